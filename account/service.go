@@ -1,0 +1,280 @@
+package account
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net/mail"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"golang.org/x/crypto/bcrypt"
+)
+
+// Limits on user input.
+const (
+	MinPasswordLen = 8
+	MaxPasswordLen = 72 // bcrypt reads no further
+	MaxNameLen     = 100
+	MaxNicknameLen = 32
+	MaxEmailLen    = 254
+	MaxURLLen      = 2048
+	// MaxCredit bounds one operator credit so that no sum of balances can
+	// overflow int64: 10^13 kopecks is 100 billion RUB.
+	MaxCredit = 10_000_000_000_000
+)
+
+// DefaultTokenTTL is how long an access token lives.
+const DefaultTokenTTL = 30 * 24 * time.Hour
+
+// Service is the account use cases: registration, log-in, tokens, profile,
+// deposits, roles and the ledger audit. It is safe for concurrent use.
+type Service struct {
+	store Store
+	// BcryptCost is the password hashing cost; tests lower it.
+	BcryptCost int
+	// TokenTTL is how long an access token lives.
+	TokenTTL time.Duration
+	// Now is the clock; tests replace it.
+	Now func() time.Time
+}
+
+// NewService returns a Service on store with production settings.
+func NewService(store Store) *Service {
+	return &Service{store: store, BcryptCost: bcrypt.DefaultCost, TokenTTL: DefaultTokenTTL, Now: func() time.Time { return time.Now().UTC() }}
+}
+
+// Registration is what a person gives to sign up.
+type Registration struct {
+	Email    string
+	Password string
+	Name     string
+	Language string // optional, "en" by default
+}
+
+// Register creates a user and returns it with a fresh access token.
+// ErrEmailTaken, *InvalidError.
+func (s *Service) Register(ctx context.Context, r Registration) (*User, string, error) {
+	email, err := normalizeEmail(r.Email)
+	if err != nil {
+		return nil, "", err
+	}
+	n := utf8.RuneCountInString(r.Password)
+	if n < MinPasswordLen || len(r.Password) > MaxPasswordLen {
+		return nil, "", invalid("password", fmt.Sprintf("must be %d to %d bytes", MinPasswordLen, MaxPasswordLen))
+	}
+	name, err := cleanName(r.Name)
+	if err != nil {
+		return nil, "", err
+	}
+	lang := r.Language
+	if lang == "" {
+		lang = "en"
+	}
+	if !slices.Contains(Languages, lang) {
+		return nil, "", invalid("language", "must be en or ru")
+	}
+	hash, err := bcrypt.GenerateFromPassword([]byte(r.Password), s.BcryptCost)
+	if err != nil {
+		return nil, "", fmt.Errorf("account: hash password: %w", err)
+	}
+	u := &User{Email: email, Name: name, Language: lang, Theme: "light", Level: 1, ReferralCode: randomCode()}
+	if err := s.store.CreateUser(ctx, u, string(hash)); err != nil {
+		return nil, "", err
+	}
+	tok, err := s.issueToken(ctx, u.ID)
+	if err != nil {
+		return nil, "", err
+	}
+	return u, tok, nil
+}
+
+// Login checks an e-mail and password and returns the user with a fresh
+// access token. ErrInvalidCredentials.
+func (s *Service) Login(ctx context.Context, email, password string) (*User, string, error) {
+	u, hash, err := s.store.UserByEmail(ctx, strings.ToLower(strings.TrimSpace(email)))
+	if errors.Is(err, ErrUserNotFound) || (err == nil && hash == "") {
+		// Spend the time a real comparison would, so that response time
+		// does not tell which e-mails are registered.
+		_ = bcrypt.CompareHashAndPassword(dummyHash, []byte(password))
+		return nil, "", ErrInvalidCredentials
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	if bcrypt.CompareHashAndPassword([]byte(hash), []byte(password)) != nil {
+		return nil, "", ErrInvalidCredentials
+	}
+	tok, err := s.issueToken(ctx, u.ID)
+	if err != nil {
+		return nil, "", err
+	}
+	return u, tok, nil
+}
+
+var dummyHash, _ = bcrypt.GenerateFromPassword([]byte("not a real password"), bcrypt.MinCost)
+
+// Authenticate returns the user an access token belongs to, or
+// ErrUnauthorized.
+func (s *Service) Authenticate(ctx context.Context, token string) (*User, error) {
+	if token == "" || len(token) > 128 {
+		return nil, ErrUnauthorized
+	}
+	return s.store.UserByToken(ctx, HashToken(token), s.Now())
+}
+
+// Logout revokes token.
+func (s *Service) Logout(ctx context.Context, token string) error {
+	return s.store.DeleteToken(ctx, HashToken(token))
+}
+
+// HashToken is how an access token is stored: only its SHA-256, so a
+// leaked database holds no usable token. Tokens are 256 random bits, so a
+// fast hash is enough (no password-style stretching is needed).
+func HashToken(token string) []byte {
+	h := sha256.Sum256([]byte(token))
+	return h[:]
+}
+
+func (s *Service) issueToken(ctx context.Context, userID int64) (string, error) {
+	tok := NewSecret()
+	if err := s.store.CreateToken(ctx, HashToken(tok), userID, s.Now().Add(s.TokenTTL)); err != nil {
+		return "", err
+	}
+	return tok, nil
+}
+
+// NewSecret returns 256 random bits, URL-safe base64: an access token, a
+// partner key or a chat session cookie.
+func NewSecret() string {
+	var b [32]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic("account: no randomness: " + err.Error()) // crypto/rand never fails on Linux
+	}
+	return base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+func randomCode() string {
+	const alphabet = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic("account: no randomness: " + err.Error())
+	}
+	for i := range b {
+		b[i] = alphabet[int(b[i])%len(alphabet)]
+	}
+	return string(b[:])
+}
+
+// User returns user id. ErrUserNotFound.
+func (s *Service) User(ctx context.Context, id int64) (*User, error) {
+	return s.store.User(ctx, id)
+}
+
+// Balances returns user id's balances.
+func (s *Service) Balances(ctx context.Context, id int64) (Balances, error) {
+	return s.store.Balances(ctx, id)
+}
+
+// UpdateProfile changes the caller's own profile. *InvalidError,
+// ErrNicknameTaken.
+func (s *Service) UpdateProfile(ctx context.Context, id int64, p ProfilePatch) (*User, error) {
+	if p.Name != nil {
+		n, err := cleanName(*p.Name)
+		if err != nil {
+			return nil, err
+		}
+		p.Name = &n
+	}
+	if p.Nickname != nil {
+		n := strings.TrimSpace(*p.Nickname)
+		if n != "" && !validNickname(n) {
+			return nil, invalid("nickname", fmt.Sprintf("must be 3 to %d letters, digits or _", MaxNicknameLen))
+		}
+		p.Nickname = &n
+	}
+	if p.Language != nil && !slices.Contains(Languages, *p.Language) {
+		return nil, invalid("language", "must be en or ru")
+	}
+	if p.Theme != nil && !slices.Contains(Themes, *p.Theme) {
+		return nil, invalid("theme", "must be light, dark or system")
+	}
+	if p.AvatarURL != nil && *p.AvatarURL != "" {
+		if len(*p.AvatarURL) > MaxURLLen || !(strings.HasPrefix(*p.AvatarURL, "https://") || strings.HasPrefix(*p.AvatarURL, "http://")) || !utf8.ValidString(*p.AvatarURL) {
+			return nil, invalid("avatar_url", "must be an http(s) URL")
+		}
+	}
+	return s.store.UpdateProfile(ctx, id, p)
+}
+
+// SetRoles is the operator's change of a user's roles. ErrUserNotFound.
+func (s *Service) SetRoles(ctx context.Context, id int64, p RolesPatch) (*User, error) {
+	return s.store.UpdateRoles(ctx, id, p)
+}
+
+// Credit is an operator's deposit of amount kopecks to user id's balance,
+// or to its bonus balance when bonus is set. It returns the new balances.
+func (s *Service) Credit(ctx context.Context, id int64, amount int64, bonus bool) (Balances, error) {
+	if amount <= 0 || amount > MaxCredit {
+		return Balances{}, invalid("amount_kopecks", fmt.Sprintf("must be 1 to %d", int64(MaxCredit)))
+	}
+	if _, err := s.store.User(ctx, id); err != nil {
+		return Balances{}, err
+	}
+	to := UserAccount(id)
+	if bonus {
+		to = BonusAccount(id)
+	}
+	if err := s.store.Transfer(ctx, []Posting{{From: External, To: to, Amount: amount, Reason: "deposit", At: s.Now()}}); err != nil {
+		return Balances{}, err
+	}
+	return s.store.Balances(ctx, id)
+}
+
+// Audit checks the whole ledger.
+func (s *Service) Audit(ctx context.Context) (Report, error) {
+	accounts, postings, err := s.store.LedgerState(ctx)
+	if err != nil {
+		return Report{}, err
+	}
+	return Check(accounts, postings, s.Now()), nil
+}
+
+func normalizeEmail(e string) (string, error) {
+	e = strings.ToLower(strings.TrimSpace(e))
+	if e == "" || len(e) > MaxEmailLen {
+		return "", invalid("email", "must be an e-mail address")
+	}
+	a, err := mail.ParseAddress(e)
+	if err != nil || a.Address != e || !strings.Contains(e[strings.LastIndexByte(e, '@'):], ".") {
+		return "", invalid("email", "must be an e-mail address")
+	}
+	return e, nil
+}
+
+func cleanName(n string) (string, error) {
+	n = strings.TrimSpace(n)
+	if n == "" || !utf8.ValidString(n) || utf8.RuneCountInString(n) > MaxNameLen || strings.ContainsFunc(n, isControl) {
+		return "", invalid("name", fmt.Sprintf("must be 1 to %d characters", MaxNameLen))
+	}
+	return n, nil
+}
+
+func isControl(r rune) bool { return r < 0x20 || r == 0x7f }
+
+func validNickname(n string) bool {
+	if len(n) < 3 || len(n) > MaxNicknameLen {
+		return false
+	}
+	for _, r := range n {
+		if !(r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,47 @@
+package account
+
+import (
+	"context"
+	"time"
+)
+
+// Store is what the account service needs from storage. Implementations:
+// storage/memory and storage/postgres.
+type Store interface {
+	// CreateUser stores u with its password hash (empty for a partner's
+	// sub-account) and sets u.ID and u.CreatedAt. ErrEmailTaken if the
+	// e-mail is registered already (compared case-insensitively).
+	CreateUser(ctx context.Context, u *User, passwordHash string) error
+	// User returns the user with id, or ErrUserNotFound.
+	User(ctx context.Context, id int64) (*User, error)
+	// UserByEmail returns the user registered with email (compared
+	// case-insensitively) and its password hash, or ErrUserNotFound.
+	UserByEmail(ctx context.Context, email string) (*User, string, error)
+	// UpdateProfile applies p to user id and returns the result.
+	// ErrUserNotFound, ErrNicknameTaken.
+	UpdateProfile(ctx context.Context, id int64, p ProfilePatch) (*User, error)
+	// UpdateRoles applies p to user id. ErrUserNotFound.
+	UpdateRoles(ctx context.Context, id int64, p RolesPatch) (*User, error)
+
+	// CreateToken stores the hash of an access token for userID.
+	CreateToken(ctx context.Context, hash []byte, userID int64, expiresAt time.Time) error
+	// UserByToken returns the user whose unexpired token has hash, or
+	// ErrUnauthorized.
+	UserByToken(ctx context.Context, hash []byte, now time.Time) (*User, error)
+	// DeleteToken revokes the token with hash; revoking an unknown token is
+	// not an error.
+	DeleteToken(ctx context.Context, hash []byte) error
+
+	// Transfer writes postings atomically, or nothing:
+	// ErrInsufficientFunds if any account that may not go negative would.
+	Transfer(ctx context.Context, postings []Posting) error
+	// Balances returns user id's balances (zero for a user with no
+	// postings).
+	Balances(ctx context.Context, id int64) (Balances, error)
+	// Balance returns one account's balance (zero if it has none).
+	Balance(ctx context.Context, ref Ref) (int64, error)
+	// LedgerState returns every ledger account with its cached balance and
+	// the sum of its postings, and the number of postings, read in one
+	// consistent snapshot.
+	LedgerState(ctx context.Context) ([]AccountState, int64, error)
+}

@@ -1,0 +1,382 @@
+package market
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"math/bits"
+	"time"
+
+	"github.com/predictkit/predictkit/account"
+	"github.com/predictkit/predictkit/lmsr"
+)
+
+// MaxTradeKopecks bounds the money of one trade (10^11 kopecks, a billion
+// RUB) and MaxTradeShares its shares, far below where int64 sums could
+// overflow.
+const (
+	MaxTradeKopecks = 100_000_000_000
+	MaxTradeShares  = 100_000_000_000
+)
+
+// Request is one trade a trader asks for.
+type Request struct {
+	UserID int64
+	Side   Side
+	Action Action
+	// Amount is the budget of a buy in kopecks (fee included); Shares the
+	// shares of a sell.
+	Amount int64
+	Shares int64
+	// UseBonus pays a buy from the bonus balance.
+	UseBonus bool
+	// MaxCost refuses a buy whose charge would exceed it; MinShares one
+	// that would buy fewer shares; MinPayout a sell that would pay less.
+	// Zero means no guard.
+	MaxCost   int64
+	MinShares int64
+	MinPayout int64
+	// TopUpFrom, when set, pays whatever the trader's balance lacks for a
+	// buy from this account (a partner's float) by moving it to the
+	// trader's balance first.
+	TopUpFrom *account.Ref
+	// PartnerID and ClientBetID mark a partner's trade.
+	PartnerID   int64
+	ClientBetID string
+}
+
+// Accounts are the ledger accounts r touches, for Lock.
+func (r *Request) Accounts() []account.Ref {
+	refs := []account.Ref{account.UserAccount(r.UserID), account.BonusAccount(r.UserID)}
+	if r.TopUpFrom != nil {
+		refs = append(refs, *r.TopUpFrom)
+	}
+	return refs
+}
+
+// Check validates r on its own, before any state is read.
+func (r *Request) Check() error {
+	switch r.Action {
+	case ActionBuy:
+		if r.Amount <= 0 || r.Amount > MaxTradeKopecks {
+			return invalid("amount_kopecks", fmt.Sprintf("must be 1 to %d", int64(MaxTradeKopecks)))
+		}
+		if r.MaxCost < 0 || r.MinShares < 0 {
+			return invalid("max_cost_kopecks", "must not be negative")
+		}
+	case ActionSell:
+		if r.Shares <= 0 || r.Shares > MaxTradeShares {
+			return invalid("shares", fmt.Sprintf("must be 1 to %d", int64(MaxTradeShares)))
+		}
+		if r.MinPayout < 0 {
+			return invalid("min_payout_kopecks", "must not be negative")
+		}
+		if r.UseBonus {
+			return invalid("use_bonus", "applies to buys only")
+		}
+	default:
+		return invalid("action", "must be buy or sell")
+	}
+	if r.Side != Yes && r.Side != No {
+		return invalid("side", "must be YES or NO")
+	}
+	return nil
+}
+
+// LockFor returns the Lock a batch of requests on market id needs.
+func LockFor(marketID int64, reqs []Request) Lock {
+	l := Lock{MarketID: marketID}
+	seen := map[int64]bool{}
+	for i := range reqs {
+		l.Accounts = append(l.Accounts, reqs[i].Accounts()...)
+		if !seen[reqs[i].UserID] {
+			seen[reqs[i].UserID] = true
+			l.Users = append(l.Users, reqs[i].UserID)
+		}
+	}
+	return l
+}
+
+// DecideTrades applies reqs in order to st and returns the effects. Each
+// request is accepted or refused on its own: a refusal leaves no trace and
+// never fails its neighbours. DecideTrades never returns an error for a
+// refused request; it returns one only when the whole batch cannot run.
+func DecideTrades(st *State, reqs []Request) (*Effects, error) {
+	d := decision{
+		market:    *st.Market,
+		balances:  maps.Clone(st.Balances),
+		positions: map[posKey]*Position{},
+		now:       st.Now,
+		eff:       &Effects{Results: make([]Result, len(reqs))},
+	}
+	for _, p := range st.Positions {
+		c := *p
+		d.positions[posKey{c.UserID, c.Side}] = &c
+	}
+	changed := map[*Position]bool{}
+	for i := range reqs {
+		r := &reqs[i]
+		var te *TradeEffect
+		var err error
+		if err = r.Check(); err == nil {
+			te, err = d.trade(r)
+		}
+		res := Result{Err: err, Balances: d.userBalances(r.UserID)}
+		if err == nil {
+			d.eff.Trades = append(d.eff.Trades, te)
+			res.Trade = te.Trade
+			if !changed[te.Position] {
+				changed[te.Position] = true
+				d.eff.Positions = append(d.eff.Positions, te.Position)
+			}
+		}
+		res.Market = d.market
+		d.eff.Results[i] = res
+	}
+	if len(d.eff.Trades) > 0 {
+		m := d.market
+		d.eff.Market = &m
+	}
+	return d.eff, nil
+}
+
+type posKey struct {
+	user int64
+	side Side
+}
+
+type decision struct {
+	market    Market
+	balances  map[account.Ref]int64
+	positions map[posKey]*Position
+	now       time.Time
+	eff       *Effects
+}
+
+func (d *decision) userBalances(id int64) account.Balances {
+	return account.Balances{Balance: d.balances[account.UserAccount(id)], Bonus: d.balances[account.BonusAccount(id)]}
+}
+
+// post applies postings to the decision's balances, all or none.
+func (d *decision) post(ps []account.Posting) error {
+	next := maps.Clone(d.balances)
+	if err := account.Apply(next, ps); err != nil {
+		return err
+	}
+	d.balances = next
+	return nil
+}
+
+func (d *decision) trade(r *Request) (*TradeEffect, error) {
+	if !d.market.Tradable() {
+		return nil, ErrClosed
+	}
+	if r.Action == ActionBuy {
+		return d.buy(r)
+	}
+	return d.sell(r)
+}
+
+func (d *decision) buy(r *Request) (*TradeEffect, error) {
+	before := d.market.Pricer()
+	q, err := lmsr.BuyForSpend(before, r.Side, r.Amount, d.market.Margin)
+	if err != nil {
+		return nil, pricerError(err)
+	}
+	if r.MaxCost > 0 && q.Charge > r.MaxCost {
+		return nil, ErrPriceMoved
+	}
+	if r.MinShares > 0 && q.Shares < r.MinShares {
+		return nil, ErrPriceMoved
+	}
+	user := account.UserAccount(r.UserID)
+	payer := user
+	if r.UseBonus {
+		payer = account.BonusAccount(r.UserID)
+	}
+	escrow := account.EscrowAccount(d.market.ID)
+	var ps []account.Posting
+	if have := d.balances[payer]; have < q.Charge && r.TopUpFrom != nil && !r.UseBonus {
+		ps = append(ps, account.Posting{From: *r.TopUpFrom, To: user, Amount: q.Charge - max(have, 0), Reason: "topup", At: d.now})
+	}
+	ps = append(ps, account.Posting{From: payer, To: escrow, Amount: q.Cost, Reason: "buy", At: d.now})
+	if q.Fee > 0 {
+		ps = append(ps, account.Posting{From: payer, To: account.Fees, Amount: q.Fee, Reason: "fee", At: d.now})
+	}
+	if err := d.post(ps); err != nil {
+		return nil, err
+	}
+
+	pos := d.positions[posKey{r.UserID, r.Side}]
+	if pos == nil {
+		pos = &Position{UserID: r.UserID, MarketID: d.market.ID, Side: r.Side, PartnerID: r.PartnerID, CreatedAt: d.now}
+		d.positions[posKey{r.UserID, r.Side}] = pos
+	}
+	pos.Shares += q.Shares
+	pos.CostBasis += q.Charge
+	pos.Bought += q.Shares
+	pos.Spent += q.Charge
+	pos.UseBonus = pos.UseBonus || r.UseBonus
+	pos.UpdatedAt = d.now
+
+	priceBefore := before.Price(Yes)
+	if r.Side == Yes {
+		d.market.QYes += q.Shares
+	} else {
+		d.market.QNo += q.Shares
+	}
+	d.market.Volume += q.Cost
+	return d.record(r, pos, q.Shares, q.Charge, q.Cost, q.Fee, priceBefore, ps), nil
+}
+
+func (d *decision) sell(r *Request) (*TradeEffect, error) {
+	pos := d.positions[posKey{r.UserID, r.Side}]
+	if pos == nil || pos.Shares == 0 {
+		return nil, ErrNoPosition
+	}
+	if r.Shares > pos.Shares {
+		return nil, ErrInsufficientShares
+	}
+	before := d.market.Pricer()
+	q, err := lmsr.SellShares(before, r.Side, r.Shares, d.market.Margin)
+	if err != nil {
+		return nil, pricerError(err)
+	}
+	if r.MinPayout > 0 && q.Payout < r.MinPayout {
+		return nil, ErrPriceMoved
+	}
+	escrow := account.EscrowAccount(d.market.ID)
+	var ps []account.Posting
+	if q.Payout > 0 {
+		ps = append(ps, account.Posting{From: escrow, To: account.UserAccount(r.UserID), Amount: q.Payout, Reason: "sell", At: d.now})
+	}
+	if q.Fee > 0 {
+		ps = append(ps, account.Posting{From: escrow, To: account.Fees, Amount: q.Fee, Reason: "fee", At: d.now})
+	}
+	if err := d.post(ps); err != nil {
+		// The escrow always covers a refund (it holds the subsidy plus every
+		// cost paid in); failing here means the ledger is broken.
+		return nil, fmt.Errorf("market %d: escrow cannot pay a refund of %d: %w", d.market.ID, q.Refund, err)
+	}
+
+	// The shares leave with their pro-rata part of the cost basis; the last
+	// sale takes all that is left, so no kopeck of basis is stranded.
+	removed := pos.CostBasis
+	if r.Shares < pos.Shares {
+		removed = mulDivRound(pos.CostBasis, r.Shares, pos.Shares)
+	}
+	pos.Shares -= r.Shares
+	pos.CostBasis -= removed
+	pos.Returned += q.Payout
+	pos.UpdatedAt = d.now
+	d.eff.PnL = append(d.eff.PnL, PnLEntry{Position: pos, Delta: q.Payout - removed, At: d.now})
+	if pos.Shares == 0 {
+		closed := d.now
+		sold := -1
+		pos.ClosedAt, pos.WonSide = &closed, &sold
+		delete(d.positions, posKey{r.UserID, r.Side})
+	}
+
+	priceBefore := before.Price(Yes)
+	if r.Side == Yes {
+		d.market.QYes -= r.Shares
+	} else {
+		d.market.QNo -= r.Shares
+	}
+	d.market.Volume += q.Refund
+	return d.record(r, pos, r.Shares, q.Payout, q.Refund, q.Fee, priceBefore, ps), nil
+}
+
+func (d *decision) record(r *Request, pos *Position, shares, amount, cost, fee int64, priceBefore float64, ps []account.Posting) *TradeEffect {
+	after := d.market.YesProbability()
+	t := &Trade{
+		MarketID: d.market.ID, UserID: r.UserID, Side: r.Side, Action: r.Action,
+		Shares: shares, Amount: amount, Cost: cost, Fee: fee,
+		PriceBefore: priceBefore, PriceAfter: after, QYes: d.market.QYes, QNo: d.market.QNo,
+		UseBonus: r.UseBonus, PartnerID: r.PartnerID, ClientBetID: r.ClientBetID, CreatedAt: d.now,
+	}
+	return &TradeEffect{
+		Trade: t, Position: pos, Postings: ps,
+		Price: PricePoint{MarketID: d.market.ID, At: d.now, YesProbability: after, QYes: d.market.QYes, QNo: d.market.QNo},
+	}
+}
+
+// pricerError turns a refusal of the market maker into a domain error.
+func pricerError(err error) error {
+	switch {
+	case errors.Is(err, lmsr.ErrTooSmall):
+		return fmt.Errorf("%w: amount too small to buy a share", ErrTradeRefused)
+	case errors.Is(err, lmsr.ErrPriceLimit):
+		return fmt.Errorf("%w: trade would push the price past its bound", ErrTradeRefused)
+	case errors.Is(err, lmsr.ErrInvalidAmount), errors.Is(err, lmsr.ErrInvalidQuantity):
+		return fmt.Errorf("%w: %v", ErrTradeRefused, err)
+	}
+	return err
+}
+
+// mulDivRound is a*b/c rounded half up, for a >= 0 and 0 <= b <= c, in
+// 128-bit arithmetic so that no product overflows (b <= c keeps the
+// quotient within a).
+func mulDivRound(a, b, c int64) int64 {
+	hi, lo := bits.Mul64(uint64(a), uint64(b))
+	q, r := bits.Div64(hi, lo, uint64(c))
+	if 2*r >= uint64(c) {
+		q++
+	}
+	return int64(q)
+}
+
+// DecideSettlement resolves the market in st with side won: every open
+// position is closed, winners are paid one kopeck a share from the escrow,
+// what is left in the escrow returns to the treasury. ErrResolved if the
+// market was resolved already.
+func DecideSettlement(st *State, won Side) (*Effects, error) {
+	if st.Market.Resolved {
+		return nil, ErrResolved
+	}
+	m := *st.Market
+	now := st.Now
+	balances := maps.Clone(st.Balances)
+	escrow := account.EscrowAccount(m.ID)
+	eff := &Effects{}
+	wonSide := 0
+	if won == Yes {
+		wonSide = 1
+	}
+	var ps []account.Posting
+	for _, p := range st.Positions {
+		c := *p
+		payout := int64(0)
+		if c.Side == won {
+			payout = c.Shares
+		}
+		if payout > 0 {
+			ps = append(ps, account.Posting{From: escrow, To: account.UserAccount(c.UserID), Amount: payout, Reason: "payout", At: now})
+		}
+		c.Returned += payout
+		eff.PnL = append(eff.PnL, PnLEntry{Position: &c, Delta: payout - c.CostBasis, At: now})
+		c.CostBasis = 0
+		c.ClosedAt = &now
+		ws := wonSide
+		c.WonSide = &ws
+		c.UpdatedAt = now
+		eff.Positions = append(eff.Positions, &c)
+	}
+	if err := account.Apply(balances, ps); err != nil {
+		return nil, fmt.Errorf("market %d: escrow cannot pay the winners: %w", m.ID, err)
+	}
+	if left := balances[escrow]; left > 0 {
+		ps = append(ps, account.Posting{From: escrow, To: account.Treasury, Amount: left, Reason: "settlement_leftover", At: now})
+	}
+	eff.Postings = ps
+	m.Resolved = true
+	w := won
+	m.WinningOutcome = &w
+	m.ResolvedAt = &now
+	eff.Market = &m
+	if won == Yes {
+		idx := m.OutcomeIndex
+		eff.PoolWonSide = &idx
+	}
+	return eff, nil
+}

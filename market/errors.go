@@ -1,0 +1,41 @@
+package market
+
+import "errors"
+
+// Errors returned by the market service and its stores.
+var (
+	ErrEventNotFound  = errors.New("market: event not found")
+	ErrPoolNotFound   = errors.New("market: pool not found")
+	ErrMarketNotFound = errors.New("market: market not found")
+	ErrForbidden      = errors.New("market: forbidden")
+	// ErrResolved: the market has been resolved already (close twice).
+	ErrResolved = errors.New("market: market already resolved")
+	// ErrClosed: the market takes no trades (resolved or paused).
+	ErrClosed = errors.New("market: market closed")
+	// ErrPriceMoved: a slippage guard (max cost, min payout) was hit.
+	ErrPriceMoved = errors.New("market: price moved past the limit")
+	// ErrNoPosition: the user holds no shares on that market and side.
+	ErrNoPosition = errors.New("market: no position")
+	// ErrInsufficientShares: selling more shares than held.
+	ErrInsufficientShares = errors.New("market: insufficient shares")
+	// ErrTradeRefused: the market maker refuses the trade (too small to buy
+	// a share, or it would push the price past its bound).
+	ErrTradeRefused = errors.New("market: trade refused")
+)
+
+// InvalidError reports input that breaks a rule of the domain; the message
+// is safe to show to the client.
+type InvalidError struct {
+	Field  string
+	Reason string
+}
+
+func (e *InvalidError) Error() string { return "market: invalid " + e.Field + ": " + e.Reason }
+
+// ErrInvalid matches every *InvalidError with errors.Is.
+var ErrInvalid = errors.New("market: invalid input")
+
+// Is makes errors.Is(err, ErrInvalid) true for an *InvalidError.
+func (e *InvalidError) Is(target error) bool { return target == ErrInvalid }
+
+func invalid(field, reason string) error { return &InvalidError{Field: field, Reason: reason} }

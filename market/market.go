@@ -1,0 +1,244 @@
+// Package market is the trading core of predictkit: events that hold pools,
+// pools that hold binary YES/NO markets priced by an LMSR market maker,
+// positions, trades, settlement and the public feeds.
+//
+// Every change of money goes through one shape, lock → decide → write: a
+// Store locks and loads what an operation touches, hands that State to a
+// pure decision function of this package, and writes the Effects it returns
+// in the same transaction, or nothing. The business rules therefore exist
+// once, for every store, and a store may re-run a decision when it retries.
+//
+// Units: money is int64 kopecks; one share pays one kopeck if its side
+// wins (100 shares = 1 token = 1 RUB); b and q are in shares; prices in
+// basis points are per token (10000 bps = 1 RUB).
+package market
+
+import (
+	"time"
+
+	"github.com/predictkit/predictkit/lmsr"
+)
+
+// Side is YES or NO.
+type Side = lmsr.Side
+
+// The two sides of a binary market.
+const (
+	Yes = lmsr.Yes
+	No  = lmsr.No
+)
+
+// ParseSide reads "YES"/"yes" or "NO"/"no".
+func ParseSide(s string) (Side, bool) {
+	switch s {
+	case "YES", "yes", "Yes":
+		return Yes, true
+	case "NO", "no", "No":
+		return No, true
+	}
+	return 0, false
+}
+
+// Event is a real-world happening people bet on: it holds pools.
+type Event struct {
+	ID        int64
+	Name      string
+	NameRu    string
+	CreatorID int64
+	IsActive  bool
+	CreatedAt time.Time
+	Pools     []*Pool
+}
+
+// Pool groups the markets of one question (for example "who wins the
+// match": one market per team). Its margin is the platform fee on trades.
+type Pool struct {
+	ID       int64
+	EventID  int64
+	Name     string
+	NameRu   string
+	Rules    string
+	RulesRu  string
+	WonSide  *int // outcome_index of the market that resolved YES
+	Margin   float64
+	LiveAt   time.Time
+	FinishAt time.Time
+	// B is the liquidity of every market of the pool, kopecks.
+	B       int64
+	Markets []*Market
+}
+
+// MarketType of every market predictkit makes.
+const MarketTypeLMSR = "lmsr"
+
+// Market is one binary market, priced by an LMSR market maker.
+type Market struct {
+	ID           int64
+	PoolID       int64
+	EventID      int64
+	Name         string
+	NameRu       string
+	YesName      string
+	NoName       string
+	OutcomeIndex int
+	// B is the LMSR liquidity; QYes and QNo the market maker's quantities
+	// (shares). Q0Yes and Q0No are the quantities it opened with: the
+	// shares held by traders on a side are Q − Q0.
+	B, QYes, QNo int64
+	Q0Yes, Q0No  int64
+	// Volume is the sum of LMSR cost and refund of every trade (fees
+	// excluded), kopecks.
+	Volume int64
+	// Margin is the pool's margin, copied here because every trade needs it.
+	Margin         float64
+	Paused         bool
+	Resolved       bool
+	WinningOutcome *Side
+	CreatedAt      time.Time
+	ResolvedAt     *time.Time
+}
+
+// Pricer is the market maker's state.
+func (m *Market) Pricer() lmsr.Binary {
+	return lmsr.Binary{B: float64(m.B), QYes: float64(m.QYes), QNo: float64(m.QNo)}
+}
+
+// YesProbability is the instantaneous price of YES, 0..1.
+func (m *Market) YesProbability() float64 { return m.Pricer().Price(Yes) }
+
+// Outstanding is how many shares traders hold on side s: what the escrow
+// pays if s wins.
+func (m *Market) Outstanding(s Side) int64 {
+	if s == Yes {
+		return m.QYes - m.Q0Yes
+	}
+	return m.QNo - m.Q0No
+}
+
+// Tradable reports whether the market accepts trades.
+func (m *Market) Tradable() bool { return !m.Resolved && !m.Paused }
+
+// Position is a user's holding on one side of one market. A position is
+// open while it holds shares; it is closed when sold to zero or when the
+// market resolves, and is then a closed position with its P&L.
+type Position struct {
+	ID       int64
+	UserID   int64
+	MarketID int64
+	Side     Side
+	// Shares held now.
+	Shares int64
+	// CostBasis is what the shares held now cost, kopecks (fees included);
+	// a partial sale removes its pro-rata part.
+	CostBasis int64
+	// Bought and Spent are every share ever bought into this position and
+	// what they cost; Returned is everything it paid back (sales, payout).
+	Bought   int64
+	Spent    int64
+	Returned int64
+	UseBonus bool
+	// PartnerID is set when a partner opened the position for its user.
+	PartnerID int64
+	CreatedAt time.Time
+	UpdatedAt time.Time
+	// ClosedAt and WonSide are set when the position is closed: WonSide is
+	// 1 when YES won, 0 when NO won, -1 when it was sold before resolution.
+	ClosedAt *time.Time
+	WonSide  *int
+}
+
+// Open reports whether p still holds shares.
+func (p *Position) Open() bool { return p.ClosedAt == nil }
+
+// AvgPriceBps is the average price paid per token, basis points: 10000 is
+// a full token's payout.
+func (p *Position) AvgPriceBps() int64 {
+	if p.Bought == 0 {
+		return 0
+	}
+	return (p.Spent*10000 + p.Bought/2) / p.Bought
+}
+
+// PnL is what a closed position returned minus what it cost.
+func (p *Position) PnL() int64 { return p.Returned - p.Spent }
+
+// Action is buy or sell.
+type Action string
+
+// Trade actions.
+const (
+	ActionBuy  Action = "buy"
+	ActionSell Action = "sell"
+)
+
+// Trade is one executed buy or sell, as the trade log keeps it.
+type Trade struct {
+	ID       int64
+	MarketID int64
+	UserID   int64
+	Side     Side
+	Action   Action
+	Shares   int64
+	// Amount is what changed hands with the trader: the charge of a buy
+	// (fee included) or the payout of a sell, kopecks.
+	Amount int64
+	// Cost is the LMSR cost (buy) or refund (sell) before the fee.
+	Cost int64
+	Fee  int64
+	// PriceBefore and PriceAfter are the YES probability around the trade.
+	PriceBefore float64
+	PriceAfter  float64
+	QYes, QNo   int64
+	UseBonus    bool
+	PartnerID   int64
+	// ClientBetID is the partner's idempotency key, when a partner traded.
+	ClientBetID string
+	CreatedAt   time.Time
+}
+
+// AvgPriceBps is the trade's average price per token, basis points.
+func (t *Trade) AvgPriceBps() int64 {
+	if t.Shares == 0 {
+		return 0
+	}
+	return (t.Amount*10000 + t.Shares/2) / t.Shares
+}
+
+// PricePoint is one point of a market's price history.
+type PricePoint struct {
+	MarketID       int64
+	At             time.Time
+	YesProbability float64
+	QYes, QNo      int64
+	TradeID        int64
+}
+
+// PnLEvent is one realization of profit or loss for a user: a sale or a
+// settlement. The PnL chart is their running sum.
+type PnLEvent struct {
+	UserID     int64
+	PositionID int64
+	At         time.Time
+	Delta      int64
+}
+
+// PositionDetail is a position with the names of what it is on.
+type PositionDetail struct {
+	Position
+	EventID    int64
+	EventName  string
+	PoolID     int64
+	PoolName   string
+	MarketName string
+	// Market is the market's current state (to value an open position).
+	Market *Market
+}
+
+// FeedTrade is an item of the public latest-trades feed.
+type FeedTrade struct {
+	Trade
+	TraderName   string
+	TraderAvatar *string
+	EventName    string
+	MarketName   string
+}

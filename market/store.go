@@ -1,0 +1,138 @@
+package market
+
+import (
+	"context"
+	"time"
+
+	"github.com/predictkit/predictkit/account"
+)
+
+// Store is what the market service needs from storage. Implementations:
+// storage/memory and storage/postgres; storage/storagetest holds the suite
+// both pass.
+type Store interface {
+	// CreateEvent stores e with its pools and markets and sets every ID and
+	// CreatedAt. In the same transaction it posts each market's Subsidy
+	// from the platform treasury to the market's escrow.
+	CreateEvent(ctx context.Context, e *Event, subsidies []int64) error
+	// Event returns event id with its pools and markets. ErrEventNotFound.
+	Event(ctx context.Context, id int64) (*Event, error)
+	// ActiveEvents returns active events, newest first.
+	ActiveEvents(ctx context.Context, limit, offset int) ([]*Event, error)
+	// SetEventActive shows or hides event id. ErrEventNotFound.
+	SetEventActive(ctx context.Context, id int64, active bool) error
+	// Pool returns pool id with its markets. ErrPoolNotFound.
+	Pool(ctx context.Context, id int64) (*Pool, error)
+	// Market returns market id. ErrMarketNotFound.
+	Market(ctx context.Context, id int64) (*Market, error)
+
+	// Exec is the money path. In one transaction it locks market
+	// lock.MarketID (ErrMarketNotFound if it does not exist), then the
+	// ledger accounts of lock.Accounts in ascending id order, loads them
+	// and the open positions lock asks for into a State, calls decide, and
+	// writes the Effects it returns; if decide fails, nothing is written
+	// and its error is returned. decide may be called more than once when
+	// the store retries a serialization failure or deadlock, so it must
+	// have no side effects. On success the IDs of new trades and positions
+	// are set in the returned Effects.
+	Exec(ctx context.Context, lock Lock, decide func(*State) (*Effects, error)) (*Effects, error)
+
+	// OpenPositions returns user id's open positions, newest first.
+	OpenPositions(ctx context.Context, userID int64) ([]*PositionDetail, error)
+	// ClosedPositions returns user id's closed positions, most recently
+	// closed first (ties by id, descending).
+	ClosedPositions(ctx context.Context, userID int64, limit, offset int) ([]*PositionDetail, error)
+	// ClosedStats returns how many closed positions user id has and the
+	// largest positive PnL among them (0 if none).
+	ClosedStats(ctx context.Context, userID int64) (count int64, biggestWin int64, err error)
+	// PnLEvents returns user id's realizations, oldest first.
+	PnLEvents(ctx context.Context, userID int64) ([]PnLEvent, error)
+	// LatestTrades returns the most recent trades on markets of active
+	// events, newest first.
+	LatestTrades(ctx context.Context, limit int) ([]*FeedTrade, error)
+	// PriceHistory returns market id's price points, oldest first, at most
+	// limit of the most recent ones.
+	PriceHistory(ctx context.Context, marketID int64, limit int) ([]PricePoint, error)
+	// Trades returns market id's trade log, oldest first.
+	Trades(ctx context.Context, marketID int64) ([]*Trade, error)
+	// Escrows returns, for every market, its state and its escrow balance.
+	Escrows(ctx context.Context) ([]EscrowState, error)
+}
+
+// Lock says what Exec locks and loads.
+type Lock struct {
+	MarketID int64
+	// Accounts are the ledger accounts decide reads and posts to, besides
+	// the market's escrow, the fee account and the treasury, which are
+	// always loaded.
+	Accounts []account.Ref
+	// Users whose open positions on the market to load.
+	Users []int64
+	// AllPositions loads every open position of the market, and the user
+	// accounts of their holders (settlement).
+	AllPositions bool
+}
+
+// State is what decide sees: the locked market and accounts.
+type State struct {
+	Market *Market
+	// Balances of every loaded account; an account with no postings yet is
+	// present with 0.
+	Balances map[account.Ref]int64
+	// Positions are the open positions loaded.
+	Positions []*Position
+	Now       time.Time
+}
+
+// Effects is what a decision changes; the store writes it all or nothing.
+type Effects struct {
+	// Market is the market's new state; nil when unchanged.
+	Market *Market
+	// PoolWonSide, when set, becomes the pool's won_side unless it has one.
+	PoolWonSide *int
+	// Positions are every position created (ID 0) or changed, closing
+	// included.
+	Positions []*Position
+	// Trades are the executed trades, in order.
+	Trades []*TradeEffect
+	// Postings that belong to no trade (settlement).
+	Postings []account.Posting
+	// PnL are realized profits and losses.
+	PnL []PnLEntry
+	// Results has one entry per request of a trade batch, in order.
+	Results []Result
+}
+
+// TradeEffect is one executed trade with what it moved.
+type TradeEffect struct {
+	Trade    *Trade
+	Position *Position
+	// Postings get Trade.ID as their TradeID when written.
+	Postings []account.Posting
+	Price    PricePoint
+}
+
+// PnLEntry is a realization of a position (which may be new in the same
+// Effects, hence the pointer).
+type PnLEntry struct {
+	Position *Position
+	Delta    int64
+	At       time.Time
+}
+
+// Result is the outcome of one request of a batch: a trade, or why not.
+type Result struct {
+	Trade *Trade
+	Err   error
+	// Balances are the trader's balances after the batch's trades up to
+	// and including this one.
+	Balances account.Balances
+	// Market is the market's state right after this trade.
+	Market Market
+}
+
+// EscrowState is one market's escrow as the audit sees it.
+type EscrowState struct {
+	Market  Market
+	Balance int64
+}

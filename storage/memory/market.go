@@ -1,0 +1,405 @@
+package memory
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/predictkit/predictkit/account"
+	"github.com/predictkit/predictkit/market"
+)
+
+// CreateEvent implements market.Store.
+func (s *Store) CreateEvent(_ context.Context, e *market.Event, subsidies []int64) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, p := range e.Pools {
+		n += len(p.Markets)
+	}
+	if len(subsidies) != n {
+		return fmt.Errorf("memory: %d subsidies for %d markets", len(subsidies), n)
+	}
+	now := s.now()
+	// Check the subsidies can be posted before anything is written.
+	var ps []account.Posting
+	e.ID = s.next("event")
+	e.CreatedAt = now
+	ev := *e
+	ev.Name, ev.NameRu, ev.Pools = strings.Clone(e.Name), strings.Clone(e.NameRu), nil
+	s.events[e.ID] = &ev
+	i := 0
+	for _, p := range e.Pools {
+		p.ID = s.next("pool")
+		p.EventID = e.ID
+		pc := *p
+		pc.Name, pc.NameRu, pc.Rules, pc.RulesRu = strings.Clone(p.Name), strings.Clone(p.NameRu), strings.Clone(p.Rules), strings.Clone(p.RulesRu)
+		pc.Markets, pc.WonSide = nil, nil
+		s.pools[p.ID] = &pc
+		s.poolIDs[e.ID] = append(s.poolIDs[e.ID], p.ID)
+		for _, m := range p.Markets {
+			m.ID = s.next("market")
+			m.PoolID, m.EventID = p.ID, e.ID
+			m.CreatedAt = now
+			mc := *m
+			mc.Name, mc.NameRu, mc.YesName, mc.NoName = strings.Clone(m.Name), strings.Clone(m.NameRu), strings.Clone(m.YesName), strings.Clone(m.NoName)
+			s.markets[m.ID] = &mc
+			s.marketIDs[p.ID] = append(s.marketIDs[p.ID], m.ID)
+			if subsidies[i] > 0 {
+				ps = append(ps, account.Posting{From: account.Treasury, To: account.EscrowAccount(m.ID), Amount: subsidies[i], Reason: "subsidy", At: now})
+			}
+			i++
+		}
+	}
+	// The treasury may go negative, so the subsidy postings cannot fail.
+	return s.post(ps)
+}
+
+func (s *Store) event(id int64) *market.Event {
+	e := *s.events[id]
+	e.Pools = nil
+	for _, pid := range s.poolIDs[id] {
+		e.Pools = append(e.Pools, s.pool(pid))
+	}
+	return &e
+}
+
+func (s *Store) pool(id int64) *market.Pool {
+	p := *s.pools[id]
+	p.WonSide = clonePtr(p.WonSide)
+	p.Markets = nil
+	for _, mid := range s.marketIDs[id] {
+		p.Markets = append(p.Markets, s.market(mid))
+	}
+	return &p
+}
+
+func (s *Store) market(id int64) *market.Market {
+	m := *s.markets[id]
+	m.WinningOutcome = clonePtr(m.WinningOutcome)
+	m.ResolvedAt = clonePtr(m.ResolvedAt)
+	m.Margin = s.pools[m.PoolID].Margin
+	return &m
+}
+
+func clonePtr[T any](p *T) *T {
+	if p == nil {
+		return nil
+	}
+	c := *p
+	return &c
+}
+
+// Event implements market.Store.
+func (s *Store) Event(_ context.Context, id int64) (*market.Event, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.events[id]; !ok {
+		return nil, market.ErrEventNotFound
+	}
+	return s.event(id), nil
+}
+
+// ActiveEvents implements market.Store.
+func (s *Store) ActiveEvents(_ context.Context, limit, offset int) ([]*market.Event, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var ids []int64
+	for id, e := range s.events {
+		if e.IsActive {
+			ids = append(ids, id)
+		}
+	}
+	slices.SortFunc(ids, func(a, b int64) int {
+		ea, eb := s.events[a], s.events[b]
+		if c := eb.CreatedAt.Compare(ea.CreatedAt); c != 0 {
+			return c
+		}
+		return cmp.Compare(b, a)
+	})
+	out := []*market.Event{}
+	for _, id := range page(ids, limit, offset) {
+		out = append(out, s.event(id))
+	}
+	return out, nil
+}
+
+func page[T any](xs []T, limit, offset int) []T {
+	if offset >= len(xs) {
+		return nil
+	}
+	xs = xs[offset:]
+	if limit >= 0 && limit < len(xs) {
+		xs = xs[:limit]
+	}
+	return xs
+}
+
+// SetEventActive implements market.Store.
+func (s *Store) SetEventActive(_ context.Context, id int64, active bool) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e, ok := s.events[id]
+	if !ok {
+		return market.ErrEventNotFound
+	}
+	e.IsActive = active
+	return nil
+}
+
+// Pool implements market.Store.
+func (s *Store) Pool(_ context.Context, id int64) (*market.Pool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.pools[id]; !ok {
+		return nil, market.ErrPoolNotFound
+	}
+	return s.pool(id), nil
+}
+
+// Market implements market.Store.
+func (s *Store) Market(_ context.Context, id int64) (*market.Market, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.markets[id]; !ok {
+		return nil, market.ErrMarketNotFound
+	}
+	return s.market(id), nil
+}
+
+// Exec implements market.Store: the whole lock → decide → write cycle runs
+// under the store's mutex.
+func (s *Store) Exec(_ context.Context, lock market.Lock, decide func(*market.State) (*market.Effects, error)) (*market.Effects, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.markets[lock.MarketID]; !ok {
+		return nil, market.ErrMarketNotFound
+	}
+	st := &market.State{Market: s.market(lock.MarketID), Balances: map[account.Ref]int64{}, Now: s.now()}
+	refs := append(slices.Clone(lock.Accounts), account.EscrowAccount(lock.MarketID), account.Fees, account.Treasury)
+	users := map[int64]bool{}
+	for _, u := range lock.Users {
+		users[u] = true
+	}
+	for k, id := range s.open {
+		if k.market == lock.MarketID && (lock.AllPositions || users[k.user]) {
+			p := *s.positions[id]
+			st.Positions = append(st.Positions, &p)
+			if lock.AllPositions {
+				refs = append(refs, account.UserAccount(k.user))
+			}
+		}
+	}
+	slices.SortFunc(st.Positions, func(a, b *market.Position) int { return cmp.Compare(a.ID, b.ID) })
+	for _, r := range refs {
+		st.Balances[r] = s.balance(r)
+	}
+	eff, err := decide(st)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.write(eff); err != nil {
+		return nil, err
+	}
+	return eff, nil
+}
+
+// write applies eff; it checks the postings first so that a failure
+// writes nothing.
+func (s *Store) write(eff *market.Effects) error {
+	var all []account.Posting
+	for _, te := range eff.Trades {
+		all = append(all, te.Postings...)
+	}
+	all = append(all, eff.Postings...)
+	touched := map[account.Ref]int64{}
+	for _, p := range all {
+		touched[p.From], touched[p.To] = s.balance(p.From), s.balance(p.To)
+	}
+	if err := account.Apply(maps.Clone(touched), all); err != nil {
+		return err
+	}
+
+	for _, p := range eff.Positions {
+		if p.ID == 0 {
+			p.ID = s.next("position")
+			s.byUser[p.UserID] = append(s.byUser[p.UserID], p.ID)
+		}
+		c := *p
+		c.ClosedAt, c.WonSide = clonePtr(p.ClosedAt), clonePtr(p.WonSide)
+		s.positions[p.ID] = &c
+		k := openKey{p.UserID, p.MarketID, p.Side}
+		if c.Open() {
+			s.open[k] = p.ID
+		} else if s.open[k] == p.ID {
+			delete(s.open, k)
+		}
+	}
+	for _, te := range eff.Trades {
+		te.Trade.ID = s.next("trade")
+		t := *te.Trade
+		t.ClientBetID = strings.Clone(t.ClientBetID)
+		s.trades = append(s.trades, &t)
+		s.tradesOf[t.MarketID] = append(s.tradesOf[t.MarketID], &t)
+		for i := range te.Postings {
+			te.Postings[i].TradeID = t.ID
+		}
+		te.Price.TradeID = t.ID
+		s.prices[t.MarketID] = append(s.prices[t.MarketID], te.Price)
+	}
+	if err := s.post(all); err != nil {
+		return err // cannot happen: checked above
+	}
+	for _, e := range eff.PnL {
+		s.pnl[e.Position.UserID] = append(s.pnl[e.Position.UserID], market.PnLEvent{UserID: e.Position.UserID, PositionID: e.Position.ID, At: e.At, Delta: e.Delta})
+	}
+	if eff.Market != nil {
+		m := *eff.Market
+		m.WinningOutcome, m.ResolvedAt = clonePtr(m.WinningOutcome), clonePtr(m.ResolvedAt)
+		s.markets[m.ID] = &m
+	}
+	if eff.PoolWonSide != nil && eff.Market != nil {
+		if p := s.pools[eff.Market.PoolID]; p.WonSide == nil {
+			p.WonSide = clonePtr(eff.PoolWonSide)
+		}
+	}
+	return nil
+}
+
+func (s *Store) detail(p *market.Position) *market.PositionDetail {
+	m := s.market(p.MarketID)
+	pool := s.pools[m.PoolID]
+	ev := s.events[m.EventID]
+	c := *p
+	c.ClosedAt, c.WonSide = clonePtr(p.ClosedAt), clonePtr(p.WonSide)
+	return &market.PositionDetail{Position: c, EventID: ev.ID, EventName: ev.Name, PoolID: pool.ID, PoolName: pool.Name, MarketName: m.Name, Market: m}
+}
+
+// OpenPositions implements market.Store.
+func (s *Store) OpenPositions(_ context.Context, userID int64) ([]*market.PositionDetail, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var ps []*market.Position
+	for _, id := range s.byUser[userID] {
+		if p := s.positions[id]; p.Open() {
+			ps = append(ps, p)
+		}
+	}
+	slices.SortFunc(ps, func(a, b *market.Position) int {
+		if c := b.CreatedAt.Compare(a.CreatedAt); c != 0 {
+			return c
+		}
+		return cmp.Compare(b.ID, a.ID)
+	})
+	out := []*market.PositionDetail{}
+	for _, p := range ps {
+		out = append(out, s.detail(p))
+	}
+	return out, nil
+}
+
+func (s *Store) closed(userID int64) []*market.Position {
+	var ps []*market.Position
+	for _, id := range s.byUser[userID] {
+		if p := s.positions[id]; !p.Open() {
+			ps = append(ps, p)
+		}
+	}
+	slices.SortFunc(ps, func(a, b *market.Position) int {
+		if c := b.ClosedAt.Compare(*a.ClosedAt); c != 0 {
+			return c
+		}
+		return cmp.Compare(b.ID, a.ID)
+	})
+	return ps
+}
+
+// ClosedPositions implements market.Store.
+func (s *Store) ClosedPositions(_ context.Context, userID int64, limit, offset int) ([]*market.PositionDetail, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := []*market.PositionDetail{}
+	for _, p := range page(s.closed(userID), limit, offset) {
+		out = append(out, s.detail(p))
+	}
+	return out, nil
+}
+
+// ClosedStats implements market.Store.
+func (s *Store) ClosedStats(_ context.Context, userID int64) (int64, int64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ps := s.closed(userID)
+	var best int64
+	for _, p := range ps {
+		best = max(best, p.PnL())
+	}
+	return int64(len(ps)), best, nil
+}
+
+// PnLEvents implements market.Store.
+func (s *Store) PnLEvents(_ context.Context, userID int64) ([]market.PnLEvent, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.pnl[userID]), nil
+}
+
+// LatestTrades implements market.Store.
+func (s *Store) LatestTrades(_ context.Context, limit int) ([]*market.FeedTrade, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := []*market.FeedTrade{}
+	for i := len(s.trades) - 1; i >= 0 && len(out) < limit; i-- {
+		t := s.trades[i]
+		m := s.markets[t.MarketID]
+		ev := s.events[m.EventID]
+		if !ev.IsActive {
+			continue
+		}
+		u := s.users[t.UserID].u
+		ft := &market.FeedTrade{Trade: *t, TraderName: u.DisplayName(), EventName: ev.Name, MarketName: m.Name}
+		if !u.ProfileHidden {
+			ft.TraderAvatar = cloneStr(u.AvatarURL)
+		}
+		out = append(out, ft)
+	}
+	return out, nil
+}
+
+// PriceHistory implements market.Store.
+func (s *Store) PriceHistory(_ context.Context, marketID int64, limit int) ([]market.PricePoint, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	pts := s.prices[marketID]
+	if len(pts) > limit {
+		pts = pts[len(pts)-limit:]
+	}
+	return slices.Clone(pts), nil
+}
+
+// Trades implements market.Store.
+func (s *Store) Trades(_ context.Context, marketID int64) ([]*market.Trade, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := []*market.Trade{}
+	for _, t := range s.tradesOf[marketID] {
+		c := *t
+		out = append(out, &c)
+	}
+	return out, nil
+}
+
+// Escrows implements market.Store.
+func (s *Store) Escrows(context.Context) ([]market.EscrowState, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ids := slices.Sorted(maps.Keys(s.markets))
+	out := make([]market.EscrowState, 0, len(ids))
+	for _, id := range ids {
+		out = append(out, market.EscrowState{Market: *s.market(id), Balance: s.balance(account.EscrowAccount(id))})
+	}
+	return out, nil
+}

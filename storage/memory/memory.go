@@ -1,0 +1,388 @@
+// Package memory keeps every predictkit store in process memory: the
+// embedded default for `go run`, tests and library users. It is safe for
+// concurrent use; one mutex serializes every operation, which makes each
+// one atomic. It never keeps a caller's string or pointer: everything is
+// copied in and out.
+package memory
+
+import (
+	"cmp"
+	"context"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/predictkit/predictkit/account"
+	"github.com/predictkit/predictkit/market"
+)
+
+// Store implements account.Store and market.Store in memory.
+type Store struct {
+	mu  sync.Mutex
+	now func() time.Time
+
+	seq map[string]int64
+
+	users   map[int64]*userRec
+	byEmail map[string]int64
+	byNick  map[string]int64
+	tokens  map[string]tokenRec
+
+	accounts map[account.Ref]*ledgerAccount
+	postings []account.Posting
+
+	events    map[int64]*market.Event // Pools left nil; assembled on read
+	pools     map[int64]*market.Pool  // Markets left nil
+	poolIDs   map[int64][]int64       // event → pools
+	marketIDs map[int64][]int64       // pool → markets
+	markets   map[int64]*market.Market
+	positions map[int64]*market.Position
+	open      map[openKey]int64
+	byUser    map[int64][]int64 // user → positions
+	trades    []*market.Trade
+	tradesOf  map[int64][]*market.Trade
+	prices    map[int64][]market.PricePoint
+	pnl       map[int64][]market.PnLEvent
+}
+
+type userRec struct {
+	u    account.User
+	hash string
+}
+
+type tokenRec struct {
+	user    int64
+	expires time.Time
+}
+
+type ledgerAccount struct {
+	id      int64
+	balance int64
+}
+
+type openKey struct {
+	user, market int64
+	side         market.Side
+}
+
+var (
+	_ account.Store = (*Store)(nil)
+	_ market.Store  = (*Store)(nil)
+)
+
+// New returns an empty Store.
+func New() *Store {
+	return &Store{
+		now:       func() time.Time { return time.Now().UTC().Truncate(time.Microsecond) },
+		seq:       map[string]int64{},
+		users:     map[int64]*userRec{},
+		byEmail:   map[string]int64{},
+		byNick:    map[string]int64{},
+		tokens:    map[string]tokenRec{},
+		accounts:  map[account.Ref]*ledgerAccount{},
+		events:    map[int64]*market.Event{},
+		pools:     map[int64]*market.Pool{},
+		poolIDs:   map[int64][]int64{},
+		marketIDs: map[int64][]int64{},
+		markets:   map[int64]*market.Market{},
+		positions: map[int64]*market.Position{},
+		open:      map[openKey]int64{},
+		byUser:    map[int64][]int64{},
+		tradesOf:  map[int64][]*market.Trade{},
+		prices:    map[int64][]market.PricePoint{},
+		pnl:       map[int64][]market.PnLEvent{},
+	}
+}
+
+// Ping always succeeds: memory is always there.
+func (s *Store) Ping(context.Context) error { return nil }
+
+// Close releases nothing; it exists so that every store closes alike.
+func (s *Store) Close() {}
+
+func (s *Store) next(name string) int64 {
+	s.seq[name]++
+	return s.seq[name]
+}
+
+// ---- users and tokens ----
+
+// CreateUser implements account.Store.
+func (s *Store) CreateUser(_ context.Context, u *account.User, hash string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	email := strings.ToLower(u.Email)
+	if email != "" {
+		if _, ok := s.byEmail[email]; ok {
+			return account.ErrEmailTaken
+		}
+	}
+	if u.Nickname != nil && *u.Nickname != "" {
+		if _, ok := s.byNick[strings.ToLower(*u.Nickname)]; ok {
+			return account.ErrNicknameTaken
+		}
+	}
+	u.ID = s.next("user")
+	u.CreatedAt = s.now()
+	rec := &userRec{u: cloneUser(*u), hash: strings.Clone(hash)}
+	s.users[u.ID] = rec
+	if email != "" {
+		s.byEmail[email] = u.ID
+	}
+	if u.Nickname != nil && *u.Nickname != "" {
+		s.byNick[strings.ToLower(*u.Nickname)] = u.ID
+	}
+	return nil
+}
+
+func cloneUser(u account.User) account.User {
+	u.Email = strings.Clone(u.Email)
+	u.Name = strings.Clone(u.Name)
+	u.ReferralCode = strings.Clone(u.ReferralCode)
+	u.Language = strings.Clone(u.Language)
+	u.Theme = strings.Clone(u.Theme)
+	u.ExternalID = strings.Clone(u.ExternalID)
+	u.TronAddress = strings.Clone(u.TronAddress)
+	u.BscAddress = strings.Clone(u.BscAddress)
+	u.PolygonAddress = strings.Clone(u.PolygonAddress)
+	u.EthereumAddress = strings.Clone(u.EthereumAddress)
+	u.Nickname = cloneStr(u.Nickname)
+	u.AvatarURL = cloneStr(u.AvatarURL)
+	return u
+}
+
+func cloneStr(p *string) *string {
+	if p == nil {
+		return nil
+	}
+	c := strings.Clone(*p)
+	return &c
+}
+
+// User implements account.Store.
+func (s *Store) User(_ context.Context, id int64) (*account.User, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rec, ok := s.users[id]
+	if !ok {
+		return nil, account.ErrUserNotFound
+	}
+	u := cloneUser(rec.u)
+	return &u, nil
+}
+
+// UserByEmail implements account.Store.
+func (s *Store) UserByEmail(_ context.Context, email string) (*account.User, string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	id, ok := s.byEmail[strings.ToLower(email)]
+	if !ok || email == "" {
+		return nil, "", account.ErrUserNotFound
+	}
+	rec := s.users[id]
+	u := cloneUser(rec.u)
+	return &u, rec.hash, nil
+}
+
+// UpdateProfile implements account.Store.
+func (s *Store) UpdateProfile(_ context.Context, id int64, p account.ProfilePatch) (*account.User, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rec, ok := s.users[id]
+	if !ok {
+		return nil, account.ErrUserNotFound
+	}
+	u := rec.u
+	if p.Nickname != nil {
+		old := ""
+		if u.Nickname != nil {
+			old = strings.ToLower(*u.Nickname)
+		}
+		nick := strings.ToLower(*p.Nickname)
+		if nick != "" && nick != old {
+			if _, taken := s.byNick[nick]; taken {
+				return nil, account.ErrNicknameTaken
+			}
+		}
+		if old != "" {
+			delete(s.byNick, old)
+		}
+		if nick != "" {
+			s.byNick[nick] = id
+			u.Nickname = cloneStr(p.Nickname)
+		} else {
+			u.Nickname = nil
+		}
+	}
+	if p.Name != nil {
+		u.Name = strings.Clone(*p.Name)
+	}
+	if p.Language != nil {
+		u.Language = strings.Clone(*p.Language)
+	}
+	if p.Theme != nil {
+		u.Theme = strings.Clone(*p.Theme)
+	}
+	if p.ProfileHidden != nil {
+		u.ProfileHidden = *p.ProfileHidden
+	}
+	if p.AvatarURL != nil {
+		if *p.AvatarURL == "" {
+			u.AvatarURL = nil
+		} else {
+			u.AvatarURL = cloneStr(p.AvatarURL)
+		}
+	}
+	rec.u = u
+	out := cloneUser(u)
+	return &out, nil
+}
+
+// UpdateRoles implements account.Store.
+func (s *Store) UpdateRoles(_ context.Context, id int64, p account.RolesPatch) (*account.User, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rec, ok := s.users[id]
+	if !ok {
+		return nil, account.ErrUserNotFound
+	}
+	if p.IsCreator != nil {
+		rec.u.IsCreator = *p.IsCreator
+	}
+	if p.IsStatsViewer != nil {
+		rec.u.IsStatsViewer = *p.IsStatsViewer
+	}
+	out := cloneUser(rec.u)
+	return &out, nil
+}
+
+// CreateToken implements account.Store.
+func (s *Store) CreateToken(_ context.Context, hash []byte, userID int64, expires time.Time) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.users[userID]; !ok {
+		return account.ErrUserNotFound
+	}
+	s.tokens[string(hash)] = tokenRec{user: userID, expires: expires}
+	return nil
+}
+
+// UserByToken implements account.Store.
+func (s *Store) UserByToken(_ context.Context, hash []byte, now time.Time) (*account.User, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t, ok := s.tokens[string(hash)]
+	if !ok || !now.Before(t.expires) {
+		return nil, account.ErrUnauthorized
+	}
+	rec, ok := s.users[t.user]
+	if !ok {
+		return nil, account.ErrUnauthorized
+	}
+	u := cloneUser(rec.u)
+	return &u, nil
+}
+
+// DeleteToken implements account.Store.
+func (s *Store) DeleteToken(_ context.Context, hash []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.tokens, string(hash))
+	return nil
+}
+
+// ---- ledger ----
+
+func (s *Store) acct(ref account.Ref) *ledgerAccount {
+	a, ok := s.accounts[ref]
+	if !ok {
+		a = &ledgerAccount{id: s.next("ledger_account")}
+		s.accounts[ref] = a
+	}
+	return a
+}
+
+func (s *Store) balance(ref account.Ref) int64 {
+	if a, ok := s.accounts[ref]; ok {
+		return a.balance
+	}
+	return 0
+}
+
+// post checks postings against the current balances and writes them all,
+// or none (account.ErrInsufficientFunds). Callers hold s.mu.
+func (s *Store) post(ps []account.Posting) error {
+	if len(ps) == 0 {
+		return nil
+	}
+	touched := map[account.Ref]int64{}
+	for _, p := range ps {
+		touched[p.From] = s.balance(p.From)
+		touched[p.To] = s.balance(p.To)
+	}
+	if err := account.Apply(touched, ps); err != nil {
+		return err
+	}
+	for _, p := range ps {
+		from, to := s.acct(p.From), s.acct(p.To)
+		from.balance -= p.Amount
+		to.balance += p.Amount
+		p.Reason = strings.Clone(p.Reason)
+		s.postings = append(s.postings, p)
+	}
+	return nil
+}
+
+// Transfer implements account.Store.
+func (s *Store) Transfer(_ context.Context, ps []account.Posting) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.now()
+	for i := range ps {
+		if ps[i].At.IsZero() {
+			ps[i].At = now
+		}
+	}
+	return s.post(ps)
+}
+
+// Balances implements account.Store.
+func (s *Store) Balances(_ context.Context, id int64) (account.Balances, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return account.Balances{Balance: s.balance(account.UserAccount(id)), Bonus: s.balance(account.BonusAccount(id))}, nil
+}
+
+// Balance implements account.Store.
+func (s *Store) Balance(_ context.Context, ref account.Ref) (int64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.balance(ref), nil
+}
+
+// LedgerState implements account.Store.
+func (s *Store) LedgerState(context.Context) ([]account.AccountState, int64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	// The sums are recomputed from the postings themselves, so that the
+	// audit compares the cached balances with an independent figure.
+	sums := map[account.Ref]int64{}
+	for _, p := range s.postings {
+		sums[p.From] -= p.Amount
+		sums[p.To] += p.Amount
+	}
+	out := make([]account.AccountState, 0, len(s.accounts))
+	for ref, a := range s.accounts {
+		out = append(out, account.AccountState{Ref: ref, Balance: a.balance, PostingsSum: sums[ref]})
+	}
+	slices.SortFunc(out, func(a, b account.AccountState) int { return cmp.Compare(s.accounts[a.Ref].id, s.accounts[b.Ref].id) })
+	return out, int64(len(s.postings)), nil
+}
+
+// Postings returns every posting, oldest first (for tests and audits).
+func (s *Store) Postings() []account.Posting {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.postings)
+}

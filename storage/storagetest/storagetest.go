@@ -1,0 +1,167 @@
+// Package storagetest is the conformance suite every predictkit store
+// passes: the same behaviours, orderings and atomicity guarantees, run
+// against storage/memory and storage/postgres alike. A store written by a
+// library user can run it too:
+//
+//	func TestConformance(t *testing.T) {
+//		storagetest.Run(t, func(t *testing.T) storagetest.Stores {
+//			s := mystore.New(t)
+//			return storagetest.Stores{Accounts: s, Markets: s}
+//		})
+//	}
+package storagetest
+
+import (
+	"context"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/predictkit/predictkit/account"
+	"github.com/predictkit/predictkit/market"
+	"golang.org/x/crypto/bcrypt"
+)
+
+// Stores are the stores under test. Accounts and Markets must share one
+// ledger (usually they are the same value).
+type Stores struct {
+	Accounts account.Store
+	Markets  market.Store
+}
+
+// Run runs the whole suite; newStores returns fresh, empty stores for each
+// subtest.
+func Run(t *testing.T, newStores func(t *testing.T) Stores) {
+	t.Run("users", func(t *testing.T) { testUsers(t, newStores) })
+	t.Run("tokens", func(t *testing.T) { testTokens(t, newStores) })
+	t.Run("ledger", func(t *testing.T) { testLedger(t, newStores) })
+	t.Run("events", func(t *testing.T) { testEvents(t, newStores) })
+	t.Run("trading", func(t *testing.T) { testTrading(t, newStores) })
+	t.Run("settlement", func(t *testing.T) { testSettlement(t, newStores) })
+	t.Run("feeds", func(t *testing.T) { testFeeds(t, newStores) })
+	t.Run("concurrency", func(t *testing.T) { testConcurrency(t, newStores) })
+}
+
+// env is a fresh pair of services on fresh stores.
+type env struct {
+	t        *testing.T
+	ctx      context.Context
+	stores   Stores
+	accounts *account.Service
+	markets  *market.Service
+}
+
+func newEnv(t *testing.T, newStores func(t *testing.T) Stores) *env {
+	t.Helper()
+	st := newStores(t)
+	acc := account.NewService(st.Accounts)
+	acc.BcryptCost = bcrypt.MinCost
+	return &env{t: t, ctx: context.Background(), stores: st, accounts: acc, markets: market.NewService(st.Markets, acc)}
+}
+
+var userSeq int
+
+// user registers a user, credits it with balance and bonus, and returns it.
+func (e *env) user(name string, balance, bonus int64) *account.User {
+	e.t.Helper()
+	userSeq++
+	u, _, err := e.accounts.Register(e.ctx, account.Registration{Email: name + "-" + itoa(userSeq) + "@example.com", Password: "password123", Name: name})
+	if err != nil {
+		e.t.Fatalf("register %s: %v", name, err)
+	}
+	if balance > 0 {
+		if _, err := e.accounts.Credit(e.ctx, u.ID, balance, false); err != nil {
+			e.t.Fatalf("credit %s: %v", name, err)
+		}
+	}
+	if bonus > 0 {
+		if _, err := e.accounts.Credit(e.ctx, u.ID, bonus, true); err != nil {
+			e.t.Fatalf("credit bonus %s: %v", name, err)
+		}
+	}
+	return u
+}
+
+// creator returns a user allowed to create events.
+func (e *env) creator() *account.User {
+	e.t.Helper()
+	u := e.user("creator", 0, 0)
+	yes := true
+	u, err := e.accounts.SetRoles(e.ctx, u.ID, account.RolesPatch{IsCreator: &yes})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return u
+}
+
+// event creates an active event with one pool of len(probs) markets.
+func (e *env) event(creator *account.User, margin float64, b int64, probs ...float64) *market.Event {
+	e.t.Helper()
+	np := market.NewPool{Name: "Winner", NameRu: "Победитель", Rules: "Official result", Margin: margin, B: b}
+	for i, p := range probs {
+		np.Markets = append(np.Markets, market.NewMarket{Name: "Outcome " + itoa(i), Probability: p})
+	}
+	ev, err := e.markets.CreateEvent(e.ctx, creator, market.NewEvent{Name: "Final", NameRu: "Финал", Pools: []market.NewPool{np}})
+	if err != nil {
+		e.t.Fatalf("create event: %v", err)
+	}
+	active := true
+	if err := e.markets.SetActive(e.ctx, creator.ID, ev.ID, &active); err != nil {
+		e.t.Fatal(err)
+	}
+	ev.IsActive = true
+	return ev
+}
+
+func (e *env) buy(u *account.User, m *market.Market, side market.Side, amount int64) (*market.Result, error) {
+	return e.markets.Execute(e.ctx, m.ID, market.Request{UserID: u.ID, Side: side, Action: market.ActionBuy, Amount: amount})
+}
+
+func (e *env) sell(u *account.User, m *market.Market, side market.Side, shares int64) (*market.Result, error) {
+	return e.markets.Execute(e.ctx, m.ID, market.Request{UserID: u.ID, Side: side, Action: market.ActionSell, Shares: shares})
+}
+
+func (e *env) balances(u *account.User) account.Balances {
+	e.t.Helper()
+	b, err := e.accounts.Balances(e.ctx, u.ID)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return b
+}
+
+func (e *env) market(id int64) *market.Market {
+	e.t.Helper()
+	m, err := e.markets.Market(e.ctx, id)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return m
+}
+
+// audit fails the test unless the ledger and every escrow check out.
+func (e *env) audit() {
+	e.t.Helper()
+	r, err := e.accounts.Audit(e.ctx)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if !r.OK {
+		e.t.Fatalf("ledger audit failed: %v", r.Problems)
+	}
+	problems, err := e.markets.AuditEscrows(e.ctx)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if len(problems) > 0 {
+		e.t.Fatalf("escrow audit failed: %v", problems)
+	}
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }
+
+func ptr[T any](v T) *T { return &v }
+
+// within reports whether two times are within a second: stores may
+// truncate precision.
+func within(a, b time.Time) bool { d := a.Sub(b); return d < time.Second && d > -time.Second }

@@ -40,18 +40,19 @@ type Request struct {
 	// buy from this account (a partner's float) by moving it to the
 	// trader's balance first.
 	TopUpFrom *account.Ref
-	// PartnerID and ClientBetID mark a partner's trade.
+	// PartnerID and ClientBetID mark a partner's trade; RequestHash is
+	// the digest of the request that a repeat of ClientBetID must match.
+	// ExternalID names the partner's sub-account when UserID is 0: the
+	// store resolves (or creates) it inside the transaction.
 	PartnerID   int64
 	ClientBetID string
+	RequestHash string
+	ExternalID  string
 }
 
-// Accounts are the ledger accounts r touches, for Lock.
-func (r *Request) Accounts() []account.Ref {
-	refs := []account.Ref{account.UserAccount(r.UserID), account.BonusAccount(r.UserID)}
-	if r.TopUpFrom != nil {
-		refs = append(refs, *r.TopUpFrom)
-	}
-	return refs
+// Key is r's idempotency key; ok is false for a request without one.
+func (r *Request) Key() (Key, bool) {
+	return Key{r.PartnerID, r.ClientBetID}, r.PartnerID != 0 && r.ClientBetID != ""
 }
 
 // Check validates r on its own, before any state is read.
@@ -87,11 +88,27 @@ func (r *Request) Check() error {
 func LockFor(marketID int64, reqs []Request) Lock {
 	l := Lock{MarketID: marketID}
 	seen := map[int64]bool{}
+	subs := map[SubAccount]bool{}
 	for i := range reqs {
-		l.Accounts = append(l.Accounts, reqs[i].Accounts()...)
-		if !seen[reqs[i].UserID] {
-			seen[reqs[i].UserID] = true
-			l.Users = append(l.Users, reqs[i].UserID)
+		r := &reqs[i]
+		if k, ok := r.Key(); ok {
+			l.Keys = append(l.Keys, k)
+		}
+		if r.TopUpFrom != nil {
+			l.Accounts = append(l.Accounts, *r.TopUpFrom)
+		}
+		if r.UserID == 0 {
+			sa := SubAccount{r.PartnerID, r.ExternalID}
+			if !subs[sa] {
+				subs[sa] = true
+				l.SubAccounts = append(l.SubAccounts, sa)
+			}
+			continue
+		}
+		l.Accounts = append(l.Accounts, account.UserAccount(r.UserID), account.BonusAccount(r.UserID))
+		if !seen[r.UserID] {
+			seen[r.UserID] = true
+			l.Users = append(l.Users, r.UserID)
 		}
 	}
 	return l
@@ -114,15 +131,39 @@ func DecideTrades(st *State, reqs []Request) (*Effects, error) {
 		d.positions[posKey{c.UserID, c.Side}] = &c
 	}
 	changed := map[*Position]bool{}
+	done := map[Key]*Trade{}
 	for i := range reqs {
-		r := &reqs[i]
+		// A copy: decide may run again on a retry, so reqs stays untouched.
+		r := reqs[i]
+		if r.UserID == 0 && r.PartnerID != 0 {
+			r.UserID = st.SubAccounts[SubAccount{r.PartnerID, r.ExternalID}]
+		}
+		if k, ok := r.Key(); ok {
+			prev := done[k]
+			if prev == nil {
+				prev = st.Existing[k]
+			}
+			if prev != nil {
+				res := Result{Trade: prev, Replayed: true, Balances: d.userBalances(prev.UserID), Market: d.market}
+				if prev.RequestHash != r.RequestHash {
+					res = Result{Err: ErrIdempotencyConflict, Market: d.market}
+				}
+				d.eff.Results[i] = res
+				continue
+			}
+		}
 		var te *TradeEffect
 		var err error
-		if err = r.Check(); err == nil {
-			te, err = d.trade(r)
+		if r.UserID == 0 {
+			err = fmt.Errorf("market: request names no user")
+		} else if err = r.Check(); err == nil {
+			te, err = d.trade(&r)
 		}
 		res := Result{Err: err, Balances: d.userBalances(r.UserID)}
 		if err == nil {
+			if k, ok := r.Key(); ok {
+				done[k] = te.Trade
+			}
 			d.eff.Trades = append(d.eff.Trades, te)
 			res.Trade = te.Trade
 			if !changed[te.Position] {
@@ -293,7 +334,7 @@ func (d *decision) record(r *Request, pos *Position, shares, amount, cost, fee i
 		MarketID: d.market.ID, UserID: r.UserID, Side: r.Side, Action: r.Action,
 		Shares: shares, Amount: amount, Cost: cost, Fee: fee,
 		PriceBefore: priceBefore, PriceAfter: after, QYes: d.market.QYes, QNo: d.market.QNo,
-		UseBonus: r.UseBonus, PartnerID: r.PartnerID, ClientBetID: r.ClientBetID, CreatedAt: d.now,
+		UseBonus: r.UseBonus, PartnerID: r.PartnerID, ClientBetID: r.ClientBetID, RequestHash: r.RequestHash, CreatedAt: d.now,
 	}
 	return &TradeEffect{
 		Trade: t, Position: pos, Postings: ps,

@@ -21,6 +21,12 @@ var (
 	// ErrTradeRefused: the market maker refuses the trade (too small to buy
 	// a share, or it would push the price past its bound).
 	ErrTradeRefused = errors.New("market: trade refused")
+	// ErrIdempotencyConflict: an idempotency key was reused for a
+	// different request.
+	ErrIdempotencyConflict = errors.New("market: idempotency key reused with other parameters")
+	// ErrDuplicateKey: a concurrent request recorded the same idempotency
+	// key first (on another market); retrying finds its trade.
+	ErrDuplicateKey = errors.New("market: idempotency key recorded concurrently")
 )
 
 // InvalidError reports input that breaks a rule of the domain; the message

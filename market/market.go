@@ -191,8 +191,11 @@ type Trade struct {
 	QYes, QNo   int64
 	UseBonus    bool
 	PartnerID   int64
-	// ClientBetID is the partner's idempotency key, when a partner traded.
+	// ClientBetID is the partner's idempotency key, when a partner traded,
+	// and RequestHash a digest of the request it came with, to tell a
+	// repeat from a conflicting reuse of the key.
 	ClientBetID string
+	RequestHash string
 	CreatedAt   time.Time
 }
 

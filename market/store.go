@@ -71,6 +71,28 @@ type Lock struct {
 	// AllPositions loads every open position of the market, and the user
 	// accounts of their holders (settlement).
 	AllPositions bool
+	// Keys are idempotency keys whose trades, if any exist already, are
+	// loaded into State.Existing.
+	Keys []Key
+	// SubAccounts are partner sub-accounts the requests trade for. The store
+	// creates those that do not exist yet, loads their ids into
+	// State.SubAccounts and their balances, and deletes again any it
+	// created that end up with no trade, so a refused first bet leaves no
+	// sub-account behind.
+	SubAccounts []SubAccount
+}
+
+// Key is a partner's idempotency key: (partner, client_bet_id) is unique
+// across every trade.
+type Key struct {
+	PartnerID   int64
+	ClientBetID string
+}
+
+// SubAccount names a partner's user by the partner's own id for it.
+type SubAccount struct {
+	PartnerID  int64
+	ExternalID string
 }
 
 // State is what decide sees: the locked market and accounts.
@@ -81,7 +103,11 @@ type State struct {
 	Balances map[account.Ref]int64
 	// Positions are the open positions loaded.
 	Positions []*Position
-	Now       time.Time
+	// Existing are the trades already recorded under Lock.Keys.
+	Existing map[Key]*Trade
+	// SubAccounts are the user ids of Lock.SubAccounts.
+	SubAccounts map[SubAccount]int64
+	Now         time.Time
 }
 
 // Effects is what a decision changes; the store writes it all or nothing.
@@ -129,6 +155,9 @@ type Result struct {
 	Balances account.Balances
 	// Market is the market's state right after this trade.
 	Market Market
+	// Replayed is set when the request repeated an idempotency key that had
+	// executed already: Trade is that original trade and nothing ran.
+	Replayed bool
 }
 
 // EscrowState is one market's escrow as the audit sees it.

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/predictkit/predictkit/account"
 	"github.com/predictkit/predictkit/market"
@@ -178,11 +179,30 @@ func (s *Store) Exec(_ context.Context, lock market.Lock, decide func(*market.St
 	if _, ok := s.markets[lock.MarketID]; !ok {
 		return nil, market.ErrMarketNotFound
 	}
-	st := &market.State{Market: s.market(lock.MarketID), Balances: map[account.Ref]int64{}, Now: s.now()}
+	now := s.now()
+	st := &market.State{Market: s.market(lock.MarketID), Balances: map[account.Ref]int64{}, Now: now,
+		Existing: map[market.Key]*market.Trade{}, SubAccounts: map[market.SubAccount]int64{}}
 	refs := append(slices.Clone(lock.Accounts), account.EscrowAccount(lock.MarketID), account.Fees, account.Treasury)
 	users := map[int64]bool{}
 	for _, u := range lock.Users {
 		users[u] = true
+	}
+	for _, k := range lock.Keys {
+		if t, ok := s.byKey[k]; ok {
+			c := *t
+			st.Existing[k] = &c
+		}
+	}
+	var created []int64
+	for _, sa := range lock.SubAccounts {
+		id, ok := s.subs[sa]
+		if !ok {
+			id = s.createSubAccount(sa, now)
+			created = append(created, id)
+		}
+		st.SubAccounts[sa] = id
+		users[id] = true
+		refs = append(refs, account.UserAccount(id), account.BonusAccount(id))
 	}
 	for k, id := range s.open {
 		if k.market == lock.MarketID && (lock.AllPositions || users[k.user]) {
@@ -198,13 +218,44 @@ func (s *Store) Exec(_ context.Context, lock market.Lock, decide func(*market.St
 		st.Balances[r] = s.balance(r)
 	}
 	eff, err := decide(st)
+	if err == nil {
+		err = s.write(eff)
+	}
+	// A sub-account made for this call that no trade used is not kept.
+	for _, id := range created {
+		if err != nil || !tradedBy(eff, id) {
+			s.deleteSubAccount(id)
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
-	if err := s.write(eff); err != nil {
-		return nil, err
-	}
 	return eff, nil
+}
+
+func tradedBy(eff *market.Effects, userID int64) bool {
+	for _, te := range eff.Trades {
+		if te.Trade.UserID == userID {
+			return true
+		}
+	}
+	return false
+}
+
+// createSubAccount makes the user behind a partner's external id: no
+// credentials, hidden from public feeds.
+func (s *Store) createSubAccount(sa market.SubAccount, now time.Time) int64 {
+	id := s.next("user")
+	s.users[id] = &userRec{u: account.User{ID: id, Name: "Partner user", Language: "en", Theme: "light", Level: 1,
+		ProfileHidden: true, PartnerID: sa.PartnerID, ExternalID: strings.Clone(sa.ExternalID), CreatedAt: now}}
+	s.subs[market.SubAccount{PartnerID: sa.PartnerID, ExternalID: strings.Clone(sa.ExternalID)}] = id
+	return id
+}
+
+func (s *Store) deleteSubAccount(id int64) {
+	u := s.users[id].u
+	delete(s.subs, market.SubAccount{PartnerID: u.PartnerID, ExternalID: u.ExternalID})
+	delete(s.users, id)
 }
 
 // write applies eff; it checks the postings first so that a failure
@@ -242,7 +293,11 @@ func (s *Store) write(eff *market.Effects) error {
 		te.Trade.ID = s.next("trade")
 		t := *te.Trade
 		t.ClientBetID = strings.Clone(t.ClientBetID)
+		t.RequestHash = strings.Clone(t.RequestHash)
 		s.trades = append(s.trades, &t)
+		if k, ok := (&market.Request{PartnerID: t.PartnerID, ClientBetID: t.ClientBetID}).Key(); ok {
+			s.byKey[k] = &t
+		}
 		s.tradesOf[t.MarketID] = append(s.tradesOf[t.MarketID], &t)
 		for i := range te.Postings {
 			te.Postings[i].TradeID = t.ID

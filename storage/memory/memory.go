@@ -44,6 +44,11 @@ type Store struct {
 	tradesOf  map[int64][]*market.Trade
 	prices    map[int64][]market.PricePoint
 	pnl       map[int64][]market.PnLEvent
+	byKey     map[market.Key]*market.Trade
+	subs      map[market.SubAccount]int64
+
+	partners    map[int64]*partnerRec
+	partnerKeys map[string]int64
 }
 
 type userRec struct {
@@ -92,6 +97,11 @@ func New() *Store {
 		tradesOf:  map[int64][]*market.Trade{},
 		prices:    map[int64][]market.PricePoint{},
 		pnl:       map[int64][]market.PnLEvent{},
+		byKey:     map[market.Key]*market.Trade{},
+		subs:      map[market.SubAccount]int64{},
+
+		partners:    map[int64]*partnerRec{},
+		partnerKeys: map[string]int64{},
 	}
 }
 

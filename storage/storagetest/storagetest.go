@@ -19,6 +19,7 @@ import (
 
 	"github.com/predictkit/predictkit/account"
 	"github.com/predictkit/predictkit/market"
+	"github.com/predictkit/predictkit/partner"
 	"golang.org/x/crypto/bcrypt"
 )
 
@@ -27,6 +28,7 @@ import (
 type Stores struct {
 	Accounts account.Store
 	Markets  market.Store
+	Partners partner.Store
 }
 
 // Run runs the whole suite; newStores returns fresh, empty stores for each
@@ -40,6 +42,7 @@ func Run(t *testing.T, newStores func(t *testing.T) Stores) {
 	t.Run("settlement", func(t *testing.T) { testSettlement(t, newStores) })
 	t.Run("feeds", func(t *testing.T) { testFeeds(t, newStores) })
 	t.Run("concurrency", func(t *testing.T) { testConcurrency(t, newStores) })
+	t.Run("partners", func(t *testing.T) { testPartners(t, newStores) })
 }
 
 // env is a fresh pair of services on fresh stores.
@@ -49,6 +52,7 @@ type env struct {
 	stores   Stores
 	accounts *account.Service
 	markets  *market.Service
+	partners *partner.Service
 }
 
 func newEnv(t *testing.T, newStores func(t *testing.T) Stores) *env {
@@ -56,7 +60,11 @@ func newEnv(t *testing.T, newStores func(t *testing.T) Stores) *env {
 	st := newStores(t)
 	acc := account.NewService(st.Accounts)
 	acc.BcryptCost = bcrypt.MinCost
-	return &env{t: t, ctx: context.Background(), stores: st, accounts: acc, markets: market.NewService(st.Markets, acc)}
+	e := &env{t: t, ctx: context.Background(), stores: st, accounts: acc, markets: market.NewService(st.Markets, acc)}
+	if st.Partners != nil {
+		e.partners = partner.NewService(st.Partners, st.Accounts, st.Markets)
+	}
+	return e
 }
 
 var userSeq int

@@ -1,0 +1,280 @@
+package partner
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/predictkit/predictkit/account"
+	"github.com/predictkit/predictkit/market"
+)
+
+// Limits on what a partner sends.
+const (
+	MaxExternalIDLen  = 256 // bytes of UTF-8
+	MaxClientBetIDLen = 128
+	MaxNameLen        = 100
+	// KeyPrefix starts every partner key, so that a key pasted in the
+	// wrong place is recognisable.
+	KeyPrefix = "pk_"
+)
+
+// Service is the partner use cases. It is safe for concurrent use.
+type Service struct {
+	store   Store
+	ledger  Ledger
+	markets Markets
+	// Now is the clock; tests replace it.
+	Now func() time.Time
+}
+
+// NewService returns a Service. A single storage value usually serves as
+// all three (storage/memory and storage/postgres do).
+func NewService(store Store, ledger Ledger, markets Markets) *Service {
+	return &Service{store: store, ledger: ledger, markets: markets, Now: func() time.Time { return time.Now().UTC() }}
+}
+
+// CreatePartner registers a partner and returns it with its key. The key is
+// shown this once: only its hash is stored.
+func (s *Service) CreatePartner(ctx context.Context, name string) (*Partner, string, error) {
+	name = strings.TrimSpace(name)
+	if name == "" || !utf8.ValidString(name) || utf8.RuneCountInString(name) > MaxNameLen {
+		return nil, "", invalid("name", fmt.Sprintf("must be 1 to %d characters", MaxNameLen))
+	}
+	key := KeyPrefix + account.NewSecret()
+	p := &Partner{Name: name}
+	if err := s.store.CreatePartner(ctx, p, account.HashToken(key)); err != nil {
+		return nil, "", err
+	}
+	return p, key, nil
+}
+
+// Authenticate returns the partner a key belongs to. ErrUnauthorized for a
+// missing or unknown key, ErrDisabled for a disabled partner.
+func (s *Service) Authenticate(ctx context.Context, key string) (*Partner, error) {
+	if key == "" || len(key) > 128 {
+		return nil, ErrUnauthorized
+	}
+	p, err := s.store.PartnerByKey(ctx, account.HashToken(key))
+	if err != nil {
+		return nil, err
+	}
+	if p.Disabled {
+		return nil, ErrDisabled
+	}
+	return p, nil
+}
+
+// Partner returns partner id. ErrNotFound.
+func (s *Service) Partner(ctx context.Context, id int64) (*Partner, error) {
+	return s.store.Partner(ctx, id)
+}
+
+// SetDisabled disables or re-enables partner id. ErrNotFound.
+func (s *Service) SetDisabled(ctx context.Context, id int64, disabled bool) error {
+	return s.store.SetPartnerDisabled(ctx, id, disabled)
+}
+
+// FundFloat moves amount kopecks from outside into partner id's float and
+// returns the float's new balance. ErrNotFound, *InvalidError.
+func (s *Service) FundFloat(ctx context.Context, id, amount int64) (int64, error) {
+	if amount <= 0 || amount > account.MaxCredit {
+		return 0, invalid("amount_kopecks", fmt.Sprintf("must be 1 to %d", int64(account.MaxCredit)))
+	}
+	if _, err := s.store.Partner(ctx, id); err != nil {
+		return 0, err
+	}
+	ref := account.FloatAccount(id)
+	if err := s.ledger.Transfer(ctx, []account.Posting{{From: account.External, To: ref, Amount: amount, Reason: "float", At: s.Now()}}); err != nil {
+		return 0, err
+	}
+	return s.ledger.Balance(ctx, ref)
+}
+
+// Float returns partner id's float balance.
+func (s *Service) Float(ctx context.Context, id int64) (int64, error) {
+	return s.ledger.Balance(ctx, account.FloatAccount(id))
+}
+
+// Bet buys for partner p's user. The sub-account is created if this is
+// its first bet; what its balance lacks is paid from p's float. A repeat
+// of an executed ClientBetID with the same parameters returns the original
+// receipt (Replayed set) and runs nothing.
+//
+// Errors: *InvalidError; ErrIdempotencyConflict; and the market's
+// refusals: market.ErrMarketNotFound, market.ErrClosed,
+// market.ErrPriceMoved, market.ErrTradeRefused,
+// account.ErrInsufficientFunds (float and sub-account together too poor).
+func (s *Service) Bet(ctx context.Context, p *Partner, b Bet) (*Receipt, error) {
+	if err := checkIDs(b.ExternalUserID, b.ClientBetID, b.MarketID); err != nil {
+		return nil, err
+	}
+	if b.AmountKopecks <= 0 || b.AmountKopecks > market.MaxTradeKopecks {
+		return nil, invalid("amount_kopecks", fmt.Sprintf("must be 1 to %d", int64(market.MaxTradeKopecks)))
+	}
+	if b.MaxCostKopecks < 0 {
+		return nil, invalid("max_cost_kopecks", "must not be negative")
+	}
+	float := account.FloatAccount(p.ID)
+	r := market.Request{
+		PartnerID: p.ID, ExternalID: b.ExternalUserID, ClientBetID: b.ClientBetID,
+		Side: b.Side, Action: market.ActionBuy, Amount: b.AmountKopecks, MaxCost: b.MaxCostKopecks, TopUpFrom: &float,
+		RequestHash: digest("bet", b.ExternalUserID, b.MarketID, int64(b.Side), b.AmountKopecks, b.MaxCostKopecks),
+	}
+	return s.run(ctx, b.MarketID, b.ExternalUserID, r)
+}
+
+// Sell sells shares for partner p's user; the payout stays on the
+// sub-account. Repeats behave as for Bet.
+//
+// Errors: *InvalidError; ErrIdempotencyConflict; ErrNoAccount (no
+// sub-account, or no shares on that market and side);
+// market.ErrInsufficientShares; market.ErrMarketNotFound,
+// market.ErrClosed, market.ErrPriceMoved, market.ErrTradeRefused.
+func (s *Service) Sell(ctx context.Context, p *Partner, sl Sell) (*Receipt, error) {
+	if err := checkIDs(sl.ExternalUserID, sl.ClientBetID, sl.MarketID); err != nil {
+		return nil, err
+	}
+	if sl.Shares <= 0 || sl.Shares > market.MaxTradeShares {
+		return nil, invalid("shares", fmt.Sprintf("must be 1 to %d", int64(market.MaxTradeShares)))
+	}
+	if sl.MinPayoutKopecks < 0 {
+		return nil, invalid("min_payout_kopecks", "must not be negative")
+	}
+	r := market.Request{
+		PartnerID: p.ID, ExternalID: sl.ExternalUserID, ClientBetID: sl.ClientBetID,
+		Side: sl.Side, Action: market.ActionSell, Shares: sl.Shares, MinPayout: sl.MinPayoutKopecks,
+		RequestHash: digest("sell", sl.ExternalUserID, sl.MarketID, int64(sl.Side), sl.Shares, sl.MinPayoutKopecks),
+	}
+	return s.run(ctx, sl.MarketID, sl.ExternalUserID, r)
+}
+
+// run executes r exactly once per idempotency key.
+func (s *Service) run(ctx context.Context, marketID int64, externalID string, r market.Request) (*Receipt, error) {
+	if r.Side != market.Yes && r.Side != market.No {
+		return nil, invalid("side", "must be yes or no")
+	}
+	key, _ := r.Key()
+	// A concurrent request may record the same key on another market
+	// between our look-up and our commit; the store then reports
+	// ErrDuplicateKey and the second look-up finds that trade.
+	for attempt := 0; ; attempt++ {
+		prev, err := s.store.TradeByKey(ctx, key)
+		if err != nil {
+			return nil, err
+		}
+		if prev != nil {
+			if prev.RequestHash != r.RequestHash {
+				return nil, ErrIdempotencyConflict
+			}
+			return receipt(prev, externalID, true), nil
+		}
+		if r.Action == market.ActionSell {
+			if _, err := s.store.SubAccount(ctx, r.PartnerID, externalID); err != nil {
+				return nil, err
+			}
+		}
+		reqs := []market.Request{r}
+		eff, err := s.markets.Exec(ctx, market.LockFor(marketID, reqs), func(st *market.State) (*market.Effects, error) {
+			return market.DecideTrades(st, reqs)
+		})
+		if errors.Is(err, market.ErrDuplicateKey) && attempt < 2 {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		res := eff.Results[0]
+		switch {
+		case errors.Is(res.Err, market.ErrNoPosition):
+			return nil, ErrNoAccount
+		case res.Err != nil:
+			return nil, res.Err
+		}
+		return receipt(res.Trade, externalID, res.Replayed), nil
+	}
+}
+
+func receipt(t *market.Trade, externalID string, replayed bool) *Receipt {
+	rc := &Receipt{
+		ClientBetID: t.ClientBetID, ExternalUserID: externalID, UserID: t.UserID, MarketID: t.MarketID,
+		Direction: string(t.Action) + "_" + strings.ToLower(t.Side.String()), TradeID: t.ID, Replayed: replayed,
+	}
+	if t.Action == market.ActionBuy {
+		rc.CostKopecks, rc.SharesDelta = t.Amount, t.Shares
+	} else {
+		rc.PayoutKopecks, rc.SharesDelta = t.Amount, -t.Shares
+	}
+	return rc
+}
+
+// digest fingerprints a request so that a repeat can be told from a reuse
+// of its key with other parameters.
+func digest(kind, externalID string, nums ...int64) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00%d:%s", kind, len(externalID), externalID)
+	for _, n := range nums {
+		fmt.Fprintf(h, "\x00%d", n)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+func checkIDs(externalID, clientBetID string, marketID int64) error {
+	if err := checkExternalID(externalID); err != nil {
+		return err
+	}
+	if clientBetID == "" || len(clientBetID) > MaxClientBetIDLen || !utf8.ValidString(clientBetID) || strings.ContainsFunc(clientBetID, unicode.IsControl) {
+		return invalid("client_bet_id", fmt.Sprintf("must be 1 to %d printable characters", MaxClientBetIDLen))
+	}
+	if marketID <= 0 {
+		return invalid("market_id", "must be a positive integer")
+	}
+	return nil
+}
+
+// checkExternalID accepts any non-empty UTF-8 text of bounded length: the
+// id is the partner's, opaque to us.
+func checkExternalID(id string) error {
+	if id == "" || len(id) > MaxExternalIDLen || !utf8.ValidString(id) {
+		return invalid("external_user_id", fmt.Sprintf("must be 1 to %d bytes of UTF-8", MaxExternalIDLen))
+	}
+	return nil
+}
+
+// State returns partner p's view of its user's sub-account: Exists false
+// (and zeros) when the user has never bet.
+func (s *Service) State(ctx context.Context, p *Partner, externalID string) (*State, error) {
+	if err := checkExternalID(externalID); err != nil {
+		return nil, err
+	}
+	st := &State{ExternalUserID: externalID, Positions: []Position{}}
+	u, err := s.store.SubAccount(ctx, p.ID, externalID)
+	if errors.Is(err, ErrNoAccount) {
+		return st, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	st.Exists, st.UserID = true, u.ID
+	b, err := s.ledger.Balances(ctx, u.ID)
+	if err != nil {
+		return nil, err
+	}
+	st.BalanceKopecks = b.Balance
+	ps, err := s.markets.OpenPositions(ctx, u.ID)
+	if err != nil {
+		return nil, err
+	}
+	for _, pd := range ps {
+		v := market.Value(pd.Market, pd.Side, pd.Shares)
+		st.Positions = append(st.Positions, Position{MarketID: pd.MarketID, Side: pd.Side, Shares: pd.Shares, AvgPriceBps: pd.AvgPriceBps(), ValueKopecks: v})
+		st.OpenPositionsKopecks += v
+	}
+	return st, nil
+}

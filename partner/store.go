@@ -1,0 +1,43 @@
+package partner
+
+import (
+	"context"
+
+	"github.com/predictkit/predictkit/account"
+	"github.com/predictkit/predictkit/market"
+)
+
+// Store is what the partner service needs from storage besides the ledger
+// and the market store. Implementations: storage/memory, storage/postgres.
+type Store interface {
+	// CreatePartner stores p with the hash of its key and sets p.ID and
+	// p.CreatedAt.
+	CreatePartner(ctx context.Context, p *Partner, keyHash []byte) error
+	// PartnerByKey returns the partner whose key has hash, or
+	// ErrUnauthorized.
+	PartnerByKey(ctx context.Context, keyHash []byte) (*Partner, error)
+	// Partner returns partner id, or ErrNotFound.
+	Partner(ctx context.Context, id int64) (*Partner, error)
+	// SetPartnerDisabled disables or re-enables partner id. ErrNotFound.
+	SetPartnerDisabled(ctx context.Context, id int64, disabled bool) error
+	// SubAccount returns the sub-account of partnerID's externalID, or
+	// ErrNoAccount.
+	SubAccount(ctx context.Context, partnerID int64, externalID string) (*account.User, error)
+	// TradeByKey returns the trade recorded under (partnerID, clientBetID),
+	// or nil and no error when there is none.
+	TradeByKey(ctx context.Context, key market.Key) (*market.Trade, error)
+}
+
+// Ledger is what the partner service needs of the ledger.
+type Ledger interface {
+	Transfer(ctx context.Context, postings []account.Posting) error
+	Balance(ctx context.Context, ref account.Ref) (int64, error)
+	Balances(ctx context.Context, userID int64) (account.Balances, error)
+}
+
+// Markets is what the partner service needs of the market store.
+type Markets interface {
+	Market(ctx context.Context, id int64) (*market.Market, error)
+	Exec(ctx context.Context, lock market.Lock, decide func(*market.State) (*market.Effects, error)) (*market.Effects, error)
+	OpenPositions(ctx context.Context, userID int64) ([]*market.PositionDetail, error)
+}

@@ -1,0 +1,699 @@
+package postgres
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/predictkit/predictkit/account"
+	"github.com/predictkit/predictkit/market"
+)
+
+// The money path takes two round trips when it succeeds: one sends BEGIN
+// and every lock and load, one sends every write and COMMIT. The market's
+// row lock is held for the second one and the time decide takes, which is
+// what bounds the trades per second of one market.
+
+const sqlLockMarket = `SELECT ` + marketCols + marketFrom + `WHERE m.id = $1 FOR NO KEY UPDATE OF m`
+
+const positionCols = `x.id, x.user_id, x.market_id, x.side, x.shares, x.cost_basis, x.bought, x.spent,
+	x.returned, x.use_bonus, COALESCE(x.partner_id, 0), x.created_at, x.updated_at, x.closed_at, x.won_side`
+
+// sqlLockPositions locks the open positions of market $1: all of them
+// ($2), or those of users $3 and of the sub-accounts ($4 partner ids, $5
+// external ids). Every writer of a market's positions holds the market's
+// lock first, so these row locks never wait; they make the rows'
+// ownership explicit.
+const sqlLockPositions = `SELECT ` + positionCols + ` FROM positions x
+WHERE x.market_id = $1 AND x.closed_at IS NULL AND ($2 OR x.user_id = ANY($3) OR x.user_id IN (
+	SELECT u.id FROM unnest($4::bigint[], $5::text[]) AS s(partner_id, external_id)
+	JOIN users u ON u.partner_id = s.partner_id AND u.external_id = s.external_id))
+ORDER BY x.id
+FOR NO KEY UPDATE`
+
+// sqlCreateSubAccounts creates the partner sub-accounts that do not exist
+// yet and returns their ids. One made by a concurrent transaction is
+// waited for and then left alone (ON CONFLICT); the next statement finds
+// it.
+const sqlCreateSubAccounts = `INSERT INTO users (name, language, theme, level, profile_hidden, partner_id, external_id, created_at)
+SELECT 'Partner user', 'en', 'light', 1, true, s.partner_id, s.external_id, $3
+FROM unnest($1::bigint[], $2::text[]) WITH ORDINALITY AS s(partner_id, external_id, ord)
+WHERE NOT EXISTS (SELECT 1 FROM users u WHERE u.partner_id = s.partner_id AND u.external_id = s.external_id)
+ORDER BY s.ord
+ON CONFLICT (partner_id, external_id) WHERE partner_id IS NOT NULL DO NOTHING
+RETURNING id`
+
+const sqlSubAccounts = `SELECT u.partner_id, u.external_id, u.id
+FROM unnest($1::bigint[], $2::text[]) AS s(partner_id, external_id)
+JOIN users u ON u.partner_id = s.partner_id AND u.external_id = s.external_id`
+
+const sqlTradesByKey = `SELECT ` + tradeCols + `
+FROM unnest($1::bigint[], $2::text[]) AS k(partner_id, client_bet_id)
+JOIN trades t ON t.partner_id = k.partner_id AND t.client_bet_id = k.client_bet_id`
+
+// sqlDeleteSubAccounts removes sub-accounts this transaction created that
+// no trade used, with the empty ledger accounts made to lock them.
+const sqlDeleteSubAccounts = `WITH gone AS (
+	DELETE FROM ledger_accounts WHERE kind IN ('user', 'user_bonus') AND owner = ANY($1)
+)
+DELETE FROM users WHERE id = ANY($1)`
+
+func positionDest(p *market.Position) ([]any, func()) {
+	var side int16
+	var won *int16
+	dest := []any{&p.ID, &p.UserID, &p.MarketID, &side, &p.Shares, &p.CostBasis, &p.Bought, &p.Spent,
+		&p.Returned, &p.UseBonus, &p.PartnerID, &p.CreatedAt, &p.UpdatedAt, &p.ClosedAt, &won}
+	return dest, func() {
+		p.Side = sideOf(side)
+		if won != nil {
+			w := int(*won)
+			p.WonSide = &w
+		}
+	}
+}
+
+func scanPositions(rows pgx.Rows) ([]*market.Position, error) {
+	var ps []*market.Position
+	for rows.Next() {
+		p := &market.Position{}
+		dest, finish := positionDest(p)
+		if err := rows.Scan(dest...); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		finish()
+		ps = append(ps, p)
+	}
+	return ps, rows.Err()
+}
+
+const sqlUpdatePositions = `UPDATE positions x SET
+	shares = u.shares, cost_basis = u.cost_basis, bought = u.bought, spent = u.spent, returned = u.returned,
+	use_bonus = u.use_bonus, updated_at = u.updated_at, closed_at = u.closed_at, won_side = u.won_side
+FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::bigint[], $5::bigint[], $6::bigint[],
+	$7::boolean[], $8::timestamptz[], $9::timestamptz[], $10::smallint[])
+	AS u(id, shares, cost_basis, bought, spent, returned, use_bonus, updated_at, closed_at, won_side)
+WHERE x.id = u.id`
+
+// sqlInsertEffects writes everything an Effects creates in one statement.
+// New rows that others refer to (positions, trades) take their ids from
+// their sequences up front, numbered 1..n in id order, so that postings,
+// price points and PnL events name their trade or position by that number
+// and the ids come back in the order they were asked for.
+const sqlInsertEffects = `WITH
+p_ids AS MATERIALIZED (
+	SELECT row_number() OVER (ORDER BY s.id) AS ord, s.id
+	FROM (SELECT nextval('positions_id_seq') AS id FROM generate_series(1, $1::int)) s
+),
+t_ids AS MATERIALIZED (
+	SELECT row_number() OVER (ORDER BY s.id) AS ord, s.id
+	FROM (SELECT nextval('trades_id_seq') AS id FROM generate_series(1, $2::int)) s
+),
+new_positions AS (
+	INSERT INTO positions (id, user_id, market_id, side, shares, cost_basis, bought, spent, returned,
+		use_bonus, partner_id, created_at, updated_at, closed_at, won_side)
+	SELECT i.id, u.user_id, u.market_id, u.side, u.shares, u.cost_basis, u.bought, u.spent, u.returned,
+		u.use_bonus, NULLIF(u.partner_id, 0), u.created_at, u.updated_at, u.closed_at, u.won_side
+	FROM unnest($3::bigint[], $4::bigint[], $5::smallint[], $6::bigint[], $7::bigint[], $8::bigint[],
+		$9::bigint[], $10::bigint[], $11::boolean[], $12::bigint[], $13::timestamptz[], $14::timestamptz[],
+		$15::timestamptz[], $16::smallint[])
+		WITH ORDINALITY AS u(user_id, market_id, side, shares, cost_basis, bought, spent, returned,
+			use_bonus, partner_id, created_at, updated_at, closed_at, won_side, ord)
+	JOIN p_ids i ON i.ord = u.ord
+	ORDER BY u.ord
+),
+new_trades AS (
+	INSERT INTO trades (id, market_id, user_id, side, action, shares, amount, cost, fee, price_before,
+		price_after, q_yes, q_no, use_bonus, partner_id, client_bet_id, request_hash, created_at)
+	SELECT i.id, u.market_id, u.user_id, u.side, u.action, u.shares, u.amount, u.cost, u.fee, u.price_before,
+		u.price_after, u.q_yes, u.q_no, u.use_bonus, NULLIF(u.partner_id, 0), NULLIF(u.client_bet_id, ''),
+		u.request_hash, u.created_at
+	FROM unnest($17::bigint[], $18::bigint[], $19::smallint[], $20::text[], $21::bigint[], $22::bigint[],
+		$23::bigint[], $24::bigint[], $25::float8[], $26::float8[], $27::bigint[], $28::bigint[],
+		$29::boolean[], $30::bigint[], $31::text[], $32::text[], $33::timestamptz[])
+		WITH ORDINALITY AS u(market_id, user_id, side, action, shares, amount, cost, fee, price_before,
+			price_after, q_yes, q_no, use_bonus, partner_id, client_bet_id, request_hash, created_at, ord)
+	JOIN t_ids i ON i.ord = u.ord
+	ORDER BY u.ord
+),
+new_postings AS (
+	INSERT INTO postings (from_account, to_account, amount, reason, trade_id, created_at)
+	SELECT u.from_account, u.to_account, u.amount, u.reason, COALESCE(i.id, NULLIF(u.trade_id, 0)), u.created_at
+	FROM unnest($34::bigint[], $35::bigint[], $36::bigint[], $37::text[], $38::bigint[], $39::bigint[],
+		$40::timestamptz[])
+		WITH ORDINALITY AS u(from_account, to_account, amount, reason, trade_ord, trade_id, created_at, ord)
+	LEFT JOIN t_ids i ON i.ord = u.trade_ord
+	ORDER BY u.ord
+),
+new_prices AS (
+	INSERT INTO price_points (market_id, trade_id, at, yes_probability, q_yes, q_no)
+	SELECT u.market_id, COALESCE(i.id, NULLIF(u.trade_id, 0)), u.at, u.yes_probability, u.q_yes, u.q_no
+	FROM unnest($41::bigint[], $42::bigint[], $43::bigint[], $44::timestamptz[], $45::float8[],
+		$46::bigint[], $47::bigint[])
+		WITH ORDINALITY AS u(market_id, trade_ord, trade_id, at, yes_probability, q_yes, q_no, ord)
+	LEFT JOIN t_ids i ON i.ord = u.trade_ord
+	ORDER BY u.ord
+),
+new_pnl AS (
+	INSERT INTO pnl_events (user_id, position_id, at, delta)
+	SELECT u.user_id, COALESCE(NULLIF(u.position_id, 0), i.id), u.at, u.delta
+	FROM unnest($48::bigint[], $49::bigint[], $50::bigint[], $51::timestamptz[], $52::bigint[])
+		WITH ORDINALITY AS u(user_id, position_ord, position_id, at, delta, ord)
+	LEFT JOIN p_ids i ON i.ord = u.position_ord
+	ORDER BY u.ord
+)
+SELECT
+	COALESCE((SELECT array_agg(id ORDER BY ord) FROM p_ids), '{}'),
+	COALESCE((SELECT array_agg(id ORDER BY ord) FROM t_ids), '{}')`
+
+const sqlUpdateMarket = `UPDATE markets SET q_yes = $2, q_no = $3, volume = $4, paused = $5, resolved = $6,
+	winning_outcome = $7, resolved_at = $8
+WHERE id = $1`
+
+// A pool's won side is the first market of it to resolve YES; a later one
+// (which the domain prevents) does not overwrite it.
+const sqlSetPoolWonSide = `UPDATE pools SET won_side = COALESCE(won_side, $2) WHERE id = $1`
+
+// Exec is the money path: in one transaction it locks market lock.MarketID
+// (market.ErrMarketNotFound if there is none), creates and locks the
+// ledger accounts lock names plus the market's escrow, the fee account and
+// the treasury (and, for AllPositions, the user accounts of every holder)
+// in ascending id order, loads the open positions lock asks for, calls
+// decide and writes the Effects it returns. An error of decide is returned
+// as it is, with nothing written. On a deadlock or serialization failure
+// the whole transaction runs again, decide included.
+func (s *Store) Exec(ctx context.Context, lock market.Lock, decide func(*market.State) (*market.Effects, error)) (*market.Effects, error) {
+	var eff *market.Effects
+	err := retry(ctx, s.retries, func() error {
+		var err error
+		eff, err = s.exec(ctx, lock, decide)
+		return err
+	})
+	if err != nil {
+		return nil, translate(err, nil)
+	}
+	return eff, nil
+}
+
+var errNoMarket = &decideError{market.ErrMarketNotFound}
+
+// exec is one attempt of Exec.
+func (s *Store) exec(ctx context.Context, lock market.Lock, decide func(*market.State) (*market.Effects, error)) (*market.Effects, error) {
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer release(conn)
+
+	l := newLoad(lock)
+	m, err := l.run(ctx, conn)
+	if err != nil {
+		return nil, err
+	}
+	if m == nil {
+		return nil, errNoMarket
+	}
+
+	// The clock is read once the market is locked, so that the times of a
+	// market's trades follow the order they happened in.
+	st := &market.State{Market: m, Balances: maps.Clone(l.accounts.balance), Positions: l.positions,
+		Existing: l.existing, SubAccounts: l.subs, Now: now()}
+	eff, err := decide(st)
+	if err != nil {
+		return nil, &decideError{err}
+	}
+	if eff == nil {
+		return nil, nil
+	}
+	w, err := plan(m, l, eff, st.Now)
+	if err != nil {
+		return nil, err
+	}
+	if err := w.send(ctx, conn); err != nil {
+		return nil, err
+	}
+	return eff, nil
+}
+
+// load is the lock-and-load half of an Exec attempt: what it asks for and
+// what it found.
+type load struct {
+	lock        market.Lock
+	kinds       []string
+	owners      []int64
+	users       []int64
+	subPartners []int64
+	subExternal []string
+	keyPartners []int64
+	keyBets     []string
+
+	accounts  *accounts
+	positions []*market.Position
+	existing  map[market.Key]*market.Trade
+	subs      map[market.SubAccount]int64
+	// created are the sub-accounts this transaction made.
+	created map[int64]bool
+}
+
+func newLoad(lock market.Lock) *load {
+	refs := append(slices.Clone(lock.Accounts), account.EscrowAccount(lock.MarketID), account.Fees, account.Treasury)
+	l := &load{lock: lock, users: lock.Users, existing: map[market.Key]*market.Trade{},
+		subs: map[market.SubAccount]int64{}, created: map[int64]bool{}}
+	l.kinds, l.owners = refArrays(refs)
+	if l.users == nil {
+		l.users = []int64{}
+	}
+	// Sorted, so that two transactions creating the same sub-accounts
+	// insert them in the same order and wait rather than deadlock.
+	subs := slices.Clone(lock.SubAccounts)
+	slices.SortFunc(subs, func(a, b market.SubAccount) int {
+		return cmp.Or(cmp.Compare(a.PartnerID, b.PartnerID), cmp.Compare(a.ExternalID, b.ExternalID))
+	})
+	subs = slices.Compact(subs)
+	l.subPartners, l.subExternal = make([]int64, len(subs)), make([]string, len(subs))
+	for i, sa := range subs {
+		l.subPartners[i], l.subExternal[i] = sa.PartnerID, sa.ExternalID
+	}
+	l.keyPartners, l.keyBets = make([]int64, len(lock.Keys)), make([]string, len(lock.Keys))
+	for i, k := range lock.Keys {
+		l.keyPartners[i], l.keyBets[i] = k.PartnerID, k.ClientBetID
+	}
+	return l
+}
+
+// run sends BEGIN and every lock and load in one round trip and reads the
+// results. The market is nil when it does not exist.
+func (l *load) run(ctx context.Context, conn *pgxpool.Conn) (*market.Market, error) {
+	lk := l.lock
+	b := &pgx.Batch{}
+	b.Queue(`BEGIN ISOLATION LEVEL READ COMMITTED`)
+	b.Queue(sqlLockMarket, lk.MarketID)
+	hasSubs, hasKeys := len(l.subPartners) > 0, len(l.keyPartners) > 0
+	if hasSubs {
+		b.Queue(sqlCreateSubAccounts, l.subPartners, l.subExternal, now())
+		b.Queue(sqlSubAccounts, l.subPartners, l.subExternal)
+	}
+	b.Queue(sqlEnsureAccounts, l.kinds, l.owners, lk.AllPositions, lk.MarketID, l.subPartners, l.subExternal)
+	b.Queue(sqlLockAccounts, l.kinds, l.owners, lk.AllPositions, lk.MarketID, l.subPartners, l.subExternal)
+	b.Queue(sqlLockPositions, lk.MarketID, lk.AllPositions, l.users, l.subPartners, l.subExternal)
+	if hasKeys {
+		b.Queue(sqlTradesByKey, l.keyPartners, l.keyBets)
+	}
+
+	br := conn.SendBatch(ctx, b)
+	defer br.Close()
+	if _, err := br.Exec(); err != nil {
+		return nil, err
+	}
+	m, err := scanMarket(br.QueryRow())
+	if errors.Is(err, pgx.ErrNoRows) {
+		m, err = nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if hasSubs {
+		rows, err := br.Query()
+		if err != nil {
+			return nil, err
+		}
+		var id int64
+		if _, err := pgx.ForEachRow(rows, []any{&id}, func() error { l.created[id] = true; return nil }); err != nil {
+			return nil, err
+		}
+		if rows, err = br.Query(); err != nil {
+			return nil, err
+		}
+		var sa market.SubAccount
+		if _, err := pgx.ForEachRow(rows, []any{&sa.PartnerID, &sa.ExternalID, &id}, func() error { l.subs[sa] = id; return nil }); err != nil {
+			return nil, err
+		}
+	}
+	if _, err := br.Exec(); err != nil {
+		return nil, err
+	}
+	rows, err := br.Query()
+	if err != nil {
+		return nil, err
+	}
+	if l.accounts, err = scanAccounts(rows); err != nil {
+		return nil, err
+	}
+	if rows, err = br.Query(); err != nil {
+		return nil, err
+	}
+	if l.positions, err = scanPositions(rows); err != nil {
+		return nil, err
+	}
+	if hasKeys {
+		if rows, err = br.Query(); err != nil {
+			return nil, err
+		}
+		for rows.Next() {
+			t := &market.Trade{}
+			dest, finish := tradeDest(t)
+			if err := rows.Scan(dest...); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			finish()
+			l.existing[market.Key{PartnerID: t.PartnerID, ClientBetID: t.ClientBetID}] = t
+		}
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+	}
+	return m, br.Close()
+}
+
+// release rolls back whatever transaction an attempt left open and
+// returns the connection. If the rollback fails, the pool discards the
+// connection rather than hand out one inside a transaction.
+func release(conn *pgxpool.Conn) {
+	if conn.Conn().PgConn().TxStatus() != 'I' && !conn.Conn().IsClosed() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_, _ = conn.Exec(ctx, "ROLLBACK")
+		cancel()
+	}
+	conn.Release()
+}
+
+// writes is an Effects turned into the statements that store it.
+type writes struct {
+	eff    *market.Effects
+	newPos []*market.Position
+	batch  *pgx.Batch
+	// insert is set when sqlInsertEffects is in the batch.
+	insert bool
+}
+
+// plan checks eff against what the transaction locked and builds the
+// batch that writes it, ending with COMMIT. Everything that could refuse
+// eff is checked here, because once the batch is sent nothing stops the
+// commit but an error of the database.
+func plan(m *market.Market, l *load, eff *market.Effects, at time.Time) (*writes, error) {
+	w := &writes{eff: eff, batch: &pgx.Batch{}}
+	a, loaded := l.accounts, l.positions
+
+	// Positions: new ones by pointer (a trade, a PnL entry and Positions
+	// share it), changed ones by id, which must be among those locked.
+	isLoaded := make(map[int64]bool, len(loaded))
+	for _, p := range loaded {
+		isLoaded[p.ID] = true
+	}
+	newOrd := map[*market.Position]int64{}
+	changed := map[int64]*market.Position{}
+	var changedOrder []int64
+	addPos := func(p *market.Position) error {
+		if p == nil {
+			return nil
+		}
+		if p.ID == 0 {
+			if _, ok := newOrd[p]; !ok {
+				w.newPos = append(w.newPos, p)
+				newOrd[p] = int64(len(w.newPos))
+			}
+			return nil
+		}
+		if !isLoaded[p.ID] {
+			return fmt.Errorf("postgres: decision changed position %d, which the operation did not lock", p.ID)
+		}
+		if _, ok := changed[p.ID]; !ok {
+			changedOrder = append(changedOrder, p.ID)
+		}
+		changed[p.ID] = p
+		return nil
+	}
+	for _, p := range eff.Positions {
+		if err := addPos(p); err != nil {
+			return nil, err
+		}
+	}
+	for _, te := range eff.Trades {
+		if err := addPos(te.Position); err != nil {
+			return nil, err
+		}
+	}
+	for _, e := range eff.PnL {
+		if e.Position == nil {
+			return nil, errors.New("postgres: PnL entry without a position")
+		}
+		if err := addPos(e.Position); err != nil {
+			return nil, err
+		}
+	}
+
+	// Postings, in the order the decision made them: those of each trade,
+	// then the rest.
+	var postings []account.Posting
+	var tradeOrd []int64
+	for i, te := range eff.Trades {
+		if te.Trade == nil {
+			return nil, errors.New("postgres: trade effect without a trade")
+		}
+		for _, p := range te.Postings {
+			postings = append(postings, p)
+			tradeOrd = append(tradeOrd, int64(i+1))
+		}
+	}
+	for _, p := range eff.Postings {
+		postings = append(postings, p)
+		tradeOrd = append(tradeOrd, 0)
+	}
+	if err := a.check(postings); err != nil {
+		return nil, err
+	}
+	accIDs, deltas, err := a.deltas(postings)
+	if err != nil {
+		return nil, err
+	}
+	if eff.Market != nil && eff.Market.ID != m.ID {
+		return nil, fmt.Errorf("postgres: decision on market %d changed market %d", m.ID, eff.Market.ID)
+	}
+
+	if len(changedOrder) > 0 {
+		w.batch.Queue(sqlUpdatePositions, updatePositionArgs(changedOrder, changed)...)
+	}
+	if len(w.newPos) > 0 || len(eff.Trades) > 0 || len(postings) > 0 || len(eff.PnL) > 0 {
+		args := []any{int32(len(w.newPos)), int32(len(eff.Trades))}
+		args = append(args, newPositionArgs(w.newPos)...)
+		args = append(args, tradeArgs(eff.Trades)...)
+		pa := a.postingArrays(postings, func(i int) int64 { return tradeOrd[i] }, at)
+		// postingArrays gives (from, to, amount, reason, ref, times); here
+		// ref is the trade's number, and a posting of no trade may still
+		// name a trade by id.
+		ids := make([]int64, len(postings))
+		for i, p := range postings {
+			if tradeOrd[i] == 0 {
+				ids[i] = p.TradeID
+			}
+		}
+		args = append(args, pa[0], pa[1], pa[2], pa[3], pa[4], ids, pa[5])
+		args = append(args, priceArgs(eff.Trades, m.ID, at)...)
+		args = append(args, pnlArgs(eff.PnL, newOrd, at)...)
+		w.batch.Queue(sqlInsertEffects, args...)
+		w.insert = true
+	}
+	if len(accIDs) > 0 {
+		w.batch.Queue(sqlAddBalances, accIDs, deltas)
+	}
+	if nm := eff.Market; nm != nil {
+		var won *int16
+		if nm.WinningOutcome != nil {
+			c := sideCode(*nm.WinningOutcome)
+			won = &c
+		}
+		w.batch.Queue(sqlUpdateMarket, m.ID, nm.QYes, nm.QNo, nm.Volume, nm.Paused, nm.Resolved, won, timePtr(nm.ResolvedAt))
+	}
+	if eff.PoolWonSide != nil {
+		w.batch.Queue(sqlSetPoolWonSide, m.PoolID, int32(*eff.PoolWonSide))
+	}
+	if unused := unusedSubAccounts(l.created, eff, postings, a); len(unused) > 0 {
+		w.batch.Queue(sqlDeleteSubAccounts, unused)
+	}
+	w.batch.Queue(`COMMIT`)
+	return w, nil
+}
+
+// unusedSubAccounts are the sub-accounts made by this transaction that no
+// trade, position or posting of eff refers to: a refused first bet must
+// leave no sub-account behind.
+func unusedSubAccounts(created map[int64]bool, eff *market.Effects, postings []account.Posting, a *accounts) []int64 {
+	if len(created) == 0 {
+		return nil
+	}
+	used := map[int64]bool{}
+	for _, te := range eff.Trades {
+		used[te.Trade.UserID] = true
+	}
+	for _, p := range eff.Positions {
+		used[p.UserID] = true
+	}
+	for _, p := range postings {
+		for _, r := range []account.Ref{p.From, p.To} {
+			if r.Kind == account.KindUser || r.Kind == account.KindUserBonus {
+				used[r.Owner] = true
+			}
+		}
+	}
+	var out []int64
+	for id := range created {
+		if !used[id] {
+			out = append(out, id)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func timePtr(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	u := dbTime(*t)
+	return &u
+}
+
+func wonCode(w *int) *int16 {
+	if w == nil {
+		return nil
+	}
+	c := int16(*w)
+	return &c
+}
+
+func updatePositionArgs(order []int64, byID map[int64]*market.Position) []any {
+	n := len(order)
+	id, shares, basis, bought, spent, returned := make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n)
+	bonus := make([]bool, n)
+	updated := make([]time.Time, n)
+	closed := make([]*time.Time, n)
+	won := make([]*int16, n)
+	for i, pid := range order {
+		p := byID[pid]
+		id[i], shares[i], basis[i], bought[i], spent[i], returned[i] = p.ID, p.Shares, p.CostBasis, p.Bought, p.Spent, p.Returned
+		bonus[i], updated[i], closed[i], won[i] = p.UseBonus, dbTime(p.UpdatedAt), timePtr(p.ClosedAt), wonCode(p.WonSide)
+	}
+	return []any{id, shares, basis, bought, spent, returned, bonus, updated, closed, won}
+}
+
+func newPositionArgs(ps []*market.Position) []any {
+	n := len(ps)
+	user, mkt, shares, basis, bought, spent, returned, partner := make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n)
+	side := make([]int16, n)
+	bonus := make([]bool, n)
+	created, updated := make([]time.Time, n), make([]time.Time, n)
+	closed := make([]*time.Time, n)
+	won := make([]*int16, n)
+	for i, p := range ps {
+		user[i], mkt[i], shares[i], basis[i], bought[i], spent[i], returned[i], partner[i] = p.UserID, p.MarketID, p.Shares, p.CostBasis, p.Bought, p.Spent, p.Returned, p.PartnerID
+		side[i], bonus[i] = sideCode(p.Side), p.UseBonus
+		created[i], updated[i], closed[i], won[i] = dbTime(p.CreatedAt), dbTime(p.UpdatedAt), timePtr(p.ClosedAt), wonCode(p.WonSide)
+	}
+	return []any{user, mkt, side, shares, basis, bought, spent, returned, bonus, partner, created, updated, closed, won}
+}
+
+func tradeArgs(tes []*market.TradeEffect) []any {
+	n := len(tes)
+	mkt, user, shares, amount, cost, fee, qYes, qNo, partner := make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n)
+	side := make([]int16, n)
+	action, clientBet, hash := make([]string, n), make([]string, n), make([]string, n)
+	before, after := make([]float64, n), make([]float64, n)
+	bonus := make([]bool, n)
+	created := make([]time.Time, n)
+	for i, te := range tes {
+		t := te.Trade
+		mkt[i], user[i], shares[i], amount[i], cost[i], fee[i], qYes[i], qNo[i], partner[i] = t.MarketID, t.UserID, t.Shares, t.Amount, t.Cost, t.Fee, t.QYes, t.QNo, t.PartnerID
+		side[i], action[i], clientBet[i], hash[i] = sideCode(t.Side), string(t.Action), t.ClientBetID, t.RequestHash
+		before[i], after[i], bonus[i], created[i] = t.PriceBefore, t.PriceAfter, t.UseBonus, dbTime(t.CreatedAt)
+	}
+	return []any{mkt, user, side, action, shares, amount, cost, fee, before, after, qYes, qNo, bonus, partner, clientBet, hash, created}
+}
+
+func priceArgs(tes []*market.TradeEffect, marketID int64, at time.Time) []any {
+	n := len(tes)
+	mkt, ord, id, qYes, qNo := make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n)
+	times := make([]time.Time, n)
+	prob := make([]float64, n)
+	for i, te := range tes {
+		p := te.Price
+		mkt[i], ord[i], qYes[i], qNo[i], prob[i] = cmpOr(p.MarketID, marketID), int64(i+1), p.QYes, p.QNo, p.YesProbability
+		times[i] = at
+		if !p.At.IsZero() {
+			times[i] = dbTime(p.At)
+		}
+	}
+	return []any{mkt, ord, id, times, prob, qYes, qNo}
+}
+
+func pnlArgs(es []market.PnLEntry, newOrd map[*market.Position]int64, at time.Time) []any {
+	n := len(es)
+	user, ord, id, delta := make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n)
+	times := make([]time.Time, n)
+	for i, e := range es {
+		user[i], id[i], delta[i] = e.Position.UserID, e.Position.ID, e.Delta
+		if e.Position.ID == 0 {
+			ord[i] = newOrd[e.Position]
+		}
+		times[i] = at
+		if !e.At.IsZero() {
+			times[i] = dbTime(e.At)
+		}
+	}
+	return []any{user, ord, id, times, delta}
+}
+
+func cmpOr(v, fallback int64) int64 {
+	if v == 0 {
+		return fallback
+	}
+	return v
+}
+
+// send writes the batch and commits; on success it sets the ids of new
+// positions and trades, and the trade ids of their postings and price
+// points, in the Effects.
+func (w *writes) send(ctx context.Context, conn *pgxpool.Conn) error {
+	br := conn.SendBatch(ctx, w.batch)
+	defer br.Close()
+	n := w.batch.Len()
+	var posIDs, tradeIDs []int64
+	for i := range n {
+		if w.insert && w.batch.QueuedQueries[i].SQL == sqlInsertEffects {
+			if err := br.QueryRow().Scan(&posIDs, &tradeIDs); err != nil {
+				return err
+			}
+			continue
+		}
+		if _, err := br.Exec(); err != nil {
+			return err
+		}
+	}
+	if err := br.Close(); err != nil {
+		return err
+	}
+	if len(posIDs) != len(w.newPos) || len(tradeIDs) != len(w.eff.Trades) {
+		// Committed already; the ids cannot be matched, so say so loudly.
+		return fmt.Errorf("postgres: wrote %d positions and %d trades but got %d and %d ids back",
+			len(w.newPos), len(w.eff.Trades), len(posIDs), len(tradeIDs))
+	}
+	for i, p := range w.newPos {
+		p.ID = posIDs[i]
+	}
+	for i, te := range w.eff.Trades {
+		id := tradeIDs[i]
+		te.Trade.ID = id
+		te.Price.TradeID = id
+		for j := range te.Postings {
+			te.Postings[j].TradeID = id
+		}
+	}
+	return nil
+}

@@ -1,0 +1,225 @@
+// Package postgres stores predictkit's domains in PostgreSQL through
+// pgx/v5. A *Store implements account.Store and market.Store; its schema
+// is a series of SQL migrations embedded in the binary and applied with
+// goose (Migrate).
+//
+// Every operation that moves money runs in one transaction that locks what
+// it touches in a fixed order — the market row first, then ledger accounts
+// by ascending id — so that concurrent operations queue instead of
+// deadlocking, and is retried from the start (decision included) when
+// PostgreSQL reports a serialization failure or a deadlock anyway.
+package postgres
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io/fs"
+	"regexp"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/pressly/goose/v3"
+	"github.com/pressly/goose/v3/lock"
+
+	"github.com/predictkit/predictkit/account"
+	"github.com/predictkit/predictkit/market"
+)
+
+var (
+	_ account.Store = (*Store)(nil)
+	_ market.Store  = (*Store)(nil)
+)
+
+//go:embed migrations/*.sql
+var migrationFiles embed.FS
+
+// Migrations are the schema's SQL migrations, in goose's format.
+func Migrations() fs.FS {
+	sub, err := fs.Sub(migrationFiles, "migrations")
+	if err != nil {
+		panic(err) // the directory is embedded at build time
+	}
+	return sub
+}
+
+// Store is the PostgreSQL implementation of account.Store and
+// market.Store. It is safe for concurrent use.
+type Store struct {
+	pool    *pgxpool.Pool
+	schema  string
+	retries int
+}
+
+// Option configures a Store.
+type Option func(*config) error
+
+type config struct {
+	schema   string
+	retries  int
+	maxConns int32
+}
+
+// DefaultRetries is how many times a money operation runs before a
+// serialization failure or deadlock is returned to the caller.
+const DefaultRetries = 5
+
+var schemaName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,62}$`)
+
+// WithSchema runs every connection with search_path set to schema, so that
+// the tables (and goose's version table) live there. Migrate creates the
+// schema if it does not exist. The name must be a plain identifier.
+func WithSchema(schema string) Option {
+	return func(c *config) error {
+		if !schemaName.MatchString(schema) {
+			return fmt.Errorf("postgres: invalid schema name %q", schema)
+		}
+		c.schema = schema
+		return nil
+	}
+}
+
+// WithRetries sets how many times a transaction that hits a serialization
+// failure or deadlock runs in all before the error is returned (at least 1).
+func WithRetries(n int) Option {
+	return func(c *config) error {
+		if n < 1 {
+			return errors.New("postgres: retries must be at least 1")
+		}
+		c.retries = n
+		return nil
+	}
+}
+
+// WithMaxConns bounds the connection pool.
+func WithMaxConns(n int32) Option {
+	return func(c *config) error {
+		if n < 1 {
+			return errors.New("postgres: max conns must be at least 1")
+		}
+		c.maxConns = n
+		return nil
+	}
+}
+
+func poolConfig(databaseURL string, opts []Option) (*pgxpool.Config, *config, error) {
+	c := &config{retries: DefaultRetries}
+	for _, o := range opts {
+		if err := o(c); err != nil {
+			return nil, nil, err
+		}
+	}
+	pc, err := pgxpool.ParseConfig(databaseURL)
+	if err != nil {
+		// pgx's message may quote the URL, password included.
+		return nil, nil, errors.New("postgres: cannot parse the database URL")
+	}
+	if c.schema != "" {
+		pc.ConnConfig.RuntimeParams["search_path"] = pgx.Identifier{c.schema}.Sanitize()
+	}
+	if c.maxConns > 0 {
+		pc.MaxConns = c.maxConns
+	}
+	// Times come back in UTC, as the domain keeps them, not in the
+	// process's local zone.
+	pc.AfterConnect = func(_ context.Context, conn *pgx.Conn) error {
+		conn.TypeMap().RegisterType(&pgtype.Type{Name: "timestamptz", OID: pgtype.TimestamptzOID, Codec: &pgtype.TimestamptzCodec{ScanLocation: time.UTC}})
+		return nil
+	}
+	return pc, c, nil
+}
+
+// New connects to the database at databaseURL (a postgres:// URL or a
+// key=value string, as pgx reads them) and pings it. It does not migrate.
+func New(ctx context.Context, databaseURL string, opts ...Option) (*Store, error) {
+	pc, c, err := poolConfig(databaseURL, opts)
+	if err != nil {
+		return nil, err
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, pc)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: connect: %w", err)
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("postgres: ping: %w", err)
+	}
+	return &Store{pool: pool, schema: c.schema, retries: c.retries}, nil
+}
+
+// Close closes every connection of the pool.
+func (s *Store) Close() { s.pool.Close() }
+
+// Ping checks that the database answers.
+func (s *Store) Ping(ctx context.Context) error {
+	if err := s.pool.Ping(ctx); err != nil {
+		return fmt.Errorf("postgres: ping: %w", err)
+	}
+	return nil
+}
+
+// DB is the connection pool, for packages that keep their own tables in
+// the same database.
+func (s *Store) DB() *pgxpool.Pool { return s.pool }
+
+// Migrate applies every pending migration. It is safe to run concurrently
+// (from several servers starting at once): a session-level advisory lock
+// lets one run while the others wait.
+func (s *Store) Migrate(ctx context.Context) error {
+	if s.schema != "" {
+		if _, err := s.pool.Exec(ctx, "CREATE SCHEMA IF NOT EXISTS "+pgx.Identifier{s.schema}.Sanitize()); err != nil {
+			return fmt.Errorf("postgres: create schema: %w", err)
+		}
+	}
+	// Each schema gets its own advisory lock, so that migrations of
+	// unrelated schemas in one database (tests) do not wait for each other,
+	// whether the schema came from WithSchema or from the URL.
+	var schema string
+	if err := s.pool.QueryRow(ctx, "SELECT COALESCE(current_schema(), '')").Scan(&schema); err != nil {
+		return fmt.Errorf("postgres: migrate: %w", err)
+	}
+	db := stdlib.OpenDBFromPool(s.pool)
+	defer db.Close()
+	return migrate(ctx, db, schema)
+}
+
+// Migrate connects to databaseURL, applies every pending migration and
+// disconnects: the `predictkit migrate` command.
+func Migrate(ctx context.Context, databaseURL string, opts ...Option) error {
+	s, err := New(ctx, databaseURL, opts...)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	return s.Migrate(ctx)
+}
+
+func migrate(ctx context.Context, db *sql.DB, schema string) error {
+	lockID := int64(crc32.ChecksumIEEE([]byte("goose:" + schema)))
+	locker, err := lock.NewPostgresSessionLocker(lock.WithLockID(lockID), lock.WithLockTimeout(1, 300))
+	if err != nil {
+		return fmt.Errorf("postgres: migrate: %w", err)
+	}
+	p, err := goose.NewProvider(goose.DialectPostgres, db, Migrations(),
+		goose.WithSessionLocker(locker), goose.WithDisableGlobalRegistry(true))
+	if err != nil {
+		return fmt.Errorf("postgres: migrate: %w", err)
+	}
+	if _, err := p.Up(ctx); err != nil {
+		return fmt.Errorf("postgres: migrate: %w", err)
+	}
+	return nil
+}
+
+// now is the store's clock: UTC, truncated to what timestamptz keeps, so
+// that a value written and read back is equal to the one in memory.
+func now() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
+
+// dbTime brings a time the caller gave to what the database will keep.
+func dbTime(t time.Time) time.Time { return t.UTC().Truncate(time.Microsecond) }

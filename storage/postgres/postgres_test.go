@@ -1,0 +1,15 @@
+package postgres_test
+
+import (
+	"testing"
+
+	"github.com/predictkit/predictkit/storage/postgres/pgtest"
+	"github.com/predictkit/predictkit/storage/storagetest"
+)
+
+func TestConformance(t *testing.T) {
+	storagetest.Run(t, func(t *testing.T) storagetest.Stores {
+		s := pgtest.New(t)
+		return storagetest.Stores{Accounts: s, Markets: s, Partners: s}
+	})
+}

@@ -1,0 +1,198 @@
+package postgres
+
+import (
+	"context"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/predictkit/predictkit/account"
+	"github.com/predictkit/predictkit/market"
+)
+
+const positionDetailSQL = `SELECT ` + positionCols + `, e.id, e.name, p.id, p.name, ` + marketCols + `
+FROM positions x
+JOIN markets m ON m.id = x.market_id
+JOIN pools p ON p.id = m.pool_id
+JOIN events e ON e.id = m.event_id
+WHERE x.user_id = $1 `
+
+func scanPositionDetails(rows pgx.Rows) ([]*market.PositionDetail, error) {
+	out := []*market.PositionDetail{}
+	for rows.Next() {
+		d := &market.PositionDetail{Market: &market.Market{}}
+		pdest, pfinish := positionDest(&d.Position)
+		mdest, mfinish := marketDest(d.Market)
+		dest := append(pdest, &d.EventID, &d.EventName, &d.PoolID, &d.PoolName)
+		if err := rows.Scan(append(dest, mdest...)...); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		pfinish()
+		mfinish()
+		d.MarketName = d.Market.Name
+		out = append(out, d)
+	}
+	return out, rows.Err()
+}
+
+// OpenPositions returns user id's open positions, newest first (ties by
+// id, descending).
+func (s *Store) OpenPositions(ctx context.Context, userID int64) ([]*market.PositionDetail, error) {
+	rows, err := s.pool.Query(ctx, positionDetailSQL+`AND x.closed_at IS NULL
+		ORDER BY x.created_at DESC, x.id DESC`, userID)
+	if err != nil {
+		return nil, translate(err, nil)
+	}
+	ps, err := scanPositionDetails(rows)
+	return ps, translate(err, nil)
+}
+
+// ClosedPositions returns a page of user id's closed positions, most
+// recently closed first (ties by id, descending). A negative limit means
+// all.
+func (s *Store) ClosedPositions(ctx context.Context, userID int64, limit, offset int) ([]*market.PositionDetail, error) {
+	rows, err := s.pool.Query(ctx, positionDetailSQL+`AND x.closed_at IS NOT NULL
+		ORDER BY x.closed_at DESC, x.id DESC LIMIT $2 OFFSET $3`, userID, pageLimit(limit), max(offset, 0))
+	if err != nil {
+		return nil, translate(err, nil)
+	}
+	ps, err := scanPositionDetails(rows)
+	return ps, translate(err, nil)
+}
+
+// ClosedStats returns how many closed positions user id has and the
+// largest positive PnL among them (0 if none).
+func (s *Store) ClosedStats(ctx context.Context, userID int64) (count int64, biggestWin int64, err error) {
+	err = s.pool.QueryRow(ctx, `SELECT count(*), COALESCE(max(returned - spent) FILTER (WHERE returned > spent), 0)
+		FROM positions WHERE user_id = $1 AND closed_at IS NOT NULL`, userID).Scan(&count, &biggestWin)
+	return count, biggestWin, translate(err, nil)
+}
+
+// PnLEvents returns user id's realizations, oldest first (ties by id).
+func (s *Store) PnLEvents(ctx context.Context, userID int64) ([]market.PnLEvent, error) {
+	rows, err := s.pool.Query(ctx, `SELECT user_id, position_id, at, delta FROM pnl_events
+		WHERE user_id = $1 ORDER BY at, id`, userID)
+	if err != nil {
+		return nil, translate(err, nil)
+	}
+	var out []market.PnLEvent
+	var e market.PnLEvent
+	_, err = pgx.ForEachRow(rows, []any{&e.UserID, &e.PositionID, &e.At, &e.Delta}, func() error {
+		out = append(out, e)
+		return nil
+	})
+	return out, translate(err, nil)
+}
+
+const tradeCols = `t.id, t.market_id, t.user_id, t.side, t.action, t.shares, t.amount, t.cost, t.fee,
+	t.price_before, t.price_after, t.q_yes, t.q_no, t.use_bonus, COALESCE(t.partner_id, 0),
+	COALESCE(t.client_bet_id, ''), t.request_hash, t.created_at`
+
+func tradeDest(t *market.Trade) ([]any, func()) {
+	var side int16
+	var action string
+	dest := []any{&t.ID, &t.MarketID, &t.UserID, &side, &action, &t.Shares, &t.Amount, &t.Cost, &t.Fee,
+		&t.PriceBefore, &t.PriceAfter, &t.QYes, &t.QNo, &t.UseBonus, &t.PartnerID, &t.ClientBetID, &t.RequestHash, &t.CreatedAt}
+	return dest, func() {
+		t.Side, t.Action = sideOf(side), market.Action(action)
+	}
+}
+
+// LatestTrades returns the most recent trades on markets of active events,
+// newest (highest id) first, with what the public may see of each trader.
+func (s *Store) LatestTrades(ctx context.Context, limit int) ([]*market.FeedTrade, error) {
+	// Walks the primary key from the newest end and stops at limit trades
+	// that pass the is_active filter. Newest is the order trades were
+	// written in, as in the memory store.
+	rows, err := s.pool.Query(ctx, `SELECT `+tradeCols+`, u.name, u.profile_hidden, u.avatar_url, e.name, m.name
+		FROM trades t
+		JOIN markets m ON m.id = t.market_id
+		JOIN events e ON e.id = m.event_id
+		JOIN users u ON u.id = t.user_id
+		WHERE e.is_active
+		ORDER BY t.id DESC
+		LIMIT $1`, pageLimit(limit))
+	if err != nil {
+		return nil, translate(err, nil)
+	}
+	out := []*market.FeedTrade{}
+	for rows.Next() {
+		f := &market.FeedTrade{}
+		var trader account.User
+		dest, finish := tradeDest(&f.Trade)
+		dest = append(dest, &trader.Name, &trader.ProfileHidden, &trader.AvatarURL, &f.EventName, &f.MarketName)
+		if err := rows.Scan(dest...); err != nil {
+			rows.Close()
+			return nil, translate(err, nil)
+		}
+		finish()
+		f.TraderName = trader.DisplayName()
+		if !trader.ProfileHidden {
+			f.TraderAvatar = trader.AvatarURL
+		}
+		out = append(out, f)
+	}
+	return out, translate(rows.Err(), nil)
+}
+
+// PriceHistory returns market id's price points, oldest first: the limit
+// most recent ones (all of them for limit <= 0).
+func (s *Store) PriceHistory(ctx context.Context, marketID int64, limit int) ([]market.PricePoint, error) {
+	rows, err := s.pool.Query(ctx, `SELECT market_id, at, yes_probability, q_yes, q_no, trade_id FROM (
+			SELECT id, market_id, at, yes_probability, q_yes, q_no, COALESCE(trade_id, 0) AS trade_id
+			FROM price_points WHERE market_id = $1 ORDER BY id DESC LIMIT $2
+		) recent ORDER BY id`, marketID, pageLimit(limit))
+	if err != nil {
+		return nil, translate(err, nil)
+	}
+	var out []market.PricePoint
+	var p market.PricePoint
+	_, err = pgx.ForEachRow(rows, []any{&p.MarketID, &p.At, &p.YesProbability, &p.QYes, &p.QNo, &p.TradeID}, func() error {
+		out = append(out, p)
+		return nil
+	})
+	return out, translate(err, nil)
+}
+
+// Trades returns market id's trade log, oldest first.
+func (s *Store) Trades(ctx context.Context, marketID int64) ([]*market.Trade, error) {
+	rows, err := s.pool.Query(ctx, `SELECT `+tradeCols+` FROM trades t WHERE t.market_id = $1 ORDER BY t.id`, marketID)
+	if err != nil {
+		return nil, translate(err, nil)
+	}
+	out := []*market.Trade{}
+	for rows.Next() {
+		t := &market.Trade{}
+		dest, finish := tradeDest(t)
+		if err := rows.Scan(dest...); err != nil {
+			rows.Close()
+			return nil, translate(err, nil)
+		}
+		finish()
+		out = append(out, t)
+	}
+	return out, translate(rows.Err(), nil)
+}
+
+// Escrows returns every market, by id, with its escrow balance (0 for a
+// market whose escrow has no postings), read in one snapshot.
+func (s *Store) Escrows(ctx context.Context) ([]market.EscrowState, error) {
+	rows, err := s.pool.Query(ctx, `SELECT `+marketCols+`, COALESCE(a.balance, 0)`+marketFrom+`
+		LEFT JOIN ledger_accounts a ON a.kind = 'market_escrow' AND a.owner = m.id
+		ORDER BY m.id`)
+	if err != nil {
+		return nil, translate(err, nil)
+	}
+	out := []market.EscrowState{}
+	for rows.Next() {
+		var e market.EscrowState
+		dest, finish := marketDest(&e.Market)
+		if err := rows.Scan(append(dest, &e.Balance)...); err != nil {
+			rows.Close()
+			return nil, translate(err, nil)
+		}
+		finish()
+		out = append(out, e)
+	}
+	return out, translate(rows.Err(), nil)
+}

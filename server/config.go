@@ -1,0 +1,313 @@
+package server
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"golang.org/x/crypto/bcrypt"
+)
+
+// BodyLimit is the largest request body the server reads: 1 MiB. A larger
+// one is answered 413 {"error":"request_too_large"}.
+const BodyLimit = 1 << 20
+
+// Config is everything the server can be told. Zero durations and an empty
+// Addr fall back to DefaultConfig's values when the server is built.
+type Config struct {
+	// Addr is the listen address.
+	Addr string
+	// DatabaseURL selects PostgreSQL; empty means the in-memory store.
+	DatabaseURL string
+	// AdminToken enables the operator endpoints (Bearer token); empty
+	// disables them (they answer 404).
+	AdminToken string
+	// Demo seeds the in-memory store with demo users, an event and trades
+	// at start. It has no effect on PostgreSQL.
+	Demo bool
+	// MigrateOnStart applies the PostgreSQL migrations at start.
+	MigrateOnStart bool
+	// HTTP server timeouts.
+	ReadTimeout  time.Duration
+	WriteTimeout time.Duration
+	IdleTimeout  time.Duration
+	// ShutdownTimeout bounds the graceful shutdown; StartTimeout the
+	// start-up (connecting, migrating, seeding, binding).
+	ShutdownTimeout time.Duration
+	StartTimeout    time.Duration
+	// BcryptCost is the password hashing cost.
+	BcryptCost int
+	// TokenTTL is how long an access token lives.
+	TokenTTL time.Duration
+	// LogLevel is debug, info, warn or error; LogFormat json or text.
+	LogLevel  string
+	LogFormat string
+	// CookieSecure marks the cookies the server sets as Secure (HTTPS only).
+	CookieSecure bool
+	// TrustedProxies are the addresses (IPs or CIDR ranges) of reverse
+	// proxies whose X-Forwarded-For is believed; empty trusts none.
+	TrustedProxies []string
+
+	// Store, when set, is used instead of the one DatabaseURL selects; the
+	// caller owns it (the server does not close it). Tests use it.
+	Store Store `json:"-"`
+	// Logger, when set, receives the server's logs instead of a handler
+	// built from LogLevel and LogFormat.
+	Logger *slog.Logger `json:"-"`
+}
+
+// DefaultConfig returns the defaults of every setting.
+func DefaultConfig() Config {
+	return Config{
+		Addr:            ":8080",
+		Demo:            true,
+		MigrateOnStart:  true,
+		ReadTimeout:     10 * time.Second,
+		WriteTimeout:    30 * time.Second,
+		IdleTimeout:     120 * time.Second,
+		ShutdownTimeout: 15 * time.Second,
+		StartTimeout:    60 * time.Second,
+		BcryptCost:      bcrypt.DefaultCost,
+		TokenTTL:        30 * 24 * time.Hour,
+		LogLevel:        "info",
+		LogFormat:       "json",
+	}
+}
+
+// withDefaults fills the zero values of c that have a default.
+func (c Config) withDefaults() Config {
+	d := DefaultConfig()
+	if c.Addr == "" {
+		c.Addr = d.Addr
+	}
+	if c.ReadTimeout <= 0 {
+		c.ReadTimeout = d.ReadTimeout
+	}
+	if c.WriteTimeout <= 0 {
+		c.WriteTimeout = d.WriteTimeout
+	}
+	if c.IdleTimeout <= 0 {
+		c.IdleTimeout = d.IdleTimeout
+	}
+	if c.ShutdownTimeout <= 0 {
+		c.ShutdownTimeout = d.ShutdownTimeout
+	}
+	if c.StartTimeout <= 0 {
+		c.StartTimeout = d.StartTimeout
+	}
+	if c.BcryptCost == 0 {
+		c.BcryptCost = d.BcryptCost
+	}
+	if c.TokenTTL <= 0 {
+		c.TokenTTL = d.TokenTTL
+	}
+	if c.LogLevel == "" {
+		c.LogLevel = d.LogLevel
+	}
+	if c.LogFormat == "" {
+		c.LogFormat = d.LogFormat
+	}
+	return c
+}
+
+// Validate reports settings that cannot work.
+func (c Config) Validate() error {
+	var errs []error
+	if c.BcryptCost != 0 && (c.BcryptCost < bcrypt.MinCost || c.BcryptCost > bcrypt.MaxCost) {
+		errs = append(errs, fmt.Errorf("bcrypt cost %d: must be %d to %d", c.BcryptCost, bcrypt.MinCost, bcrypt.MaxCost))
+	}
+	if _, err := parseLevel(c.LogLevel); err != nil {
+		errs = append(errs, err)
+	}
+	switch c.LogFormat {
+	case "", "json", "text":
+	default:
+		errs = append(errs, fmt.Errorf("log format %q: must be json or text", c.LogFormat))
+	}
+	if c.AdminToken != "" && len(c.AdminToken) < 16 {
+		errs = append(errs, errors.New("admin token: must be at least 16 characters"))
+	}
+	return errors.Join(errs...)
+}
+
+// setting is one configuration knob: its flag, its environment variable,
+// its default and how to read and write it.
+type setting struct {
+	flag, env, help string
+	get             func(*Config) string
+	set             func(*Config, string) error
+	secret, isBool  bool
+}
+
+func durationSetting(flag, env, help string, f func(*Config) *time.Duration) setting {
+	return setting{flag: flag, env: env, help: help,
+		get: func(c *Config) string { return f(c).String() },
+		set: func(c *Config, v string) error {
+			d, err := time.ParseDuration(v)
+			if err != nil || d <= 0 {
+				return fmt.Errorf("must be a positive duration such as 10s")
+			}
+			*f(c) = d
+			return nil
+		}}
+}
+
+func boolSetting(flag, env, help string, f func(*Config) *bool) setting {
+	return setting{flag: flag, env: env, help: help, isBool: true,
+		get: func(c *Config) string { return strconv.FormatBool(*f(c)) },
+		set: func(c *Config, v string) error {
+			b, err := strconv.ParseBool(v)
+			if err != nil {
+				return fmt.Errorf("must be true/false or 1/0")
+			}
+			*f(c) = b
+			return nil
+		}}
+}
+
+func stringSetting(flag, env, help string, f func(*Config) *string) setting {
+	return setting{flag: flag, env: env, help: help,
+		get: func(c *Config) string { return *f(c) },
+		set: func(c *Config, v string) error { *f(c) = v; return nil }}
+}
+
+func settings() []setting {
+	secret := func(s setting) setting { s.secret = true; return s }
+	return []setting{
+		stringSetting("addr", "PREDICTKIT_ADDR", "listen address", func(c *Config) *string { return &c.Addr }),
+		secret(stringSetting("database-url", "PREDICTKIT_DATABASE_URL", "PostgreSQL URL; empty runs on the in-memory store", func(c *Config) *string { return &c.DatabaseURL })),
+		secret(stringSetting("admin-token", "PREDICTKIT_ADMIN_TOKEN", "Bearer token of the operator endpoints (at least 16 characters); empty disables them", func(c *Config) *string { return &c.AdminToken })),
+		boolSetting("demo", "PREDICTKIT_DEMO", "seed the in-memory store with demo users, an event and trades (ignored with a database URL)", func(c *Config) *bool { return &c.Demo }),
+		boolSetting("migrate", "PREDICTKIT_MIGRATE_ON_START", "apply PostgreSQL migrations at start", func(c *Config) *bool { return &c.MigrateOnStart }),
+		durationSetting("read-timeout", "PREDICTKIT_READ_TIMEOUT", "HTTP read timeout", func(c *Config) *time.Duration { return &c.ReadTimeout }),
+		durationSetting("write-timeout", "PREDICTKIT_WRITE_TIMEOUT", "HTTP write timeout", func(c *Config) *time.Duration { return &c.WriteTimeout }),
+		durationSetting("idle-timeout", "PREDICTKIT_IDLE_TIMEOUT", "HTTP keep-alive idle timeout", func(c *Config) *time.Duration { return &c.IdleTimeout }),
+		durationSetting("shutdown-timeout", "PREDICTKIT_SHUTDOWN_TIMEOUT", "graceful shutdown limit", func(c *Config) *time.Duration { return &c.ShutdownTimeout }),
+		durationSetting("start-timeout", "PREDICTKIT_START_TIMEOUT", "start-up limit (connect, migrate, seed, bind)", func(c *Config) *time.Duration { return &c.StartTimeout }),
+		{flag: "bcrypt-cost", env: "PREDICTKIT_BCRYPT_COST", help: "password hashing cost (4 to 31)",
+			get: func(c *Config) string { return strconv.Itoa(c.BcryptCost) },
+			set: func(c *Config, v string) error {
+				n, err := strconv.Atoi(v)
+				if err != nil || n < bcrypt.MinCost || n > bcrypt.MaxCost {
+					return fmt.Errorf("must be an integer from %d to %d", bcrypt.MinCost, bcrypt.MaxCost)
+				}
+				c.BcryptCost = n
+				return nil
+			}},
+		durationSetting("token-ttl", "PREDICTKIT_TOKEN_TTL", "lifetime of an access token", func(c *Config) *time.Duration { return &c.TokenTTL }),
+		stringSetting("log-level", "PREDICTKIT_LOG_LEVEL", "debug, info, warn or error", func(c *Config) *string { return &c.LogLevel }),
+		stringSetting("log-format", "PREDICTKIT_LOG_FORMAT", "json or text", func(c *Config) *string { return &c.LogFormat }),
+		boolSetting("cookie-secure", "PREDICTKIT_COOKIE_SECURE", "mark cookies Secure (serve over HTTPS)", func(c *Config) *bool { return &c.CookieSecure }),
+		{flag: "trusted-proxies", env: "PREDICTKIT_TRUSTED_PROXIES", help: "comma-separated IPs or CIDRs of proxies whose X-Forwarded-For is trusted",
+			get: func(c *Config) string { return strings.Join(c.TrustedProxies, ",") },
+			set: func(c *Config, v string) error {
+				c.TrustedProxies = nil
+				for p := range strings.SplitSeq(v, ",") {
+					if p = strings.TrimSpace(p); p != "" {
+						c.TrustedProxies = append(c.TrustedProxies, p)
+					}
+				}
+				return nil
+			}},
+	}
+}
+
+// ConfigFromEnv returns DefaultConfig overridden by the PREDICTKIT_*
+// environment variables that are set.
+func ConfigFromEnv() (Config, error) {
+	return configFrom(os.LookupEnv)
+}
+
+func configFrom(lookup func(string) (string, bool)) (Config, error) {
+	c := DefaultConfig()
+	var errs []error
+	for _, s := range settings() {
+		if v, ok := lookup(s.env); ok {
+			if err := s.set(&c, strings.TrimSpace(v)); err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", s.env, err))
+			}
+		}
+	}
+	return c, errors.Join(errs...)
+}
+
+type flagValue struct {
+	c *Config
+	s setting
+}
+
+func (v flagValue) String() string {
+	if v.c == nil {
+		return ""
+	}
+	return v.s.get(v.c)
+}
+func (v flagValue) Set(s string) error { return v.s.set(v.c, s) }
+
+func (v flagValue) IsBoolFlag() bool { return v.s.isBool }
+
+// RegisterFlags defines one flag per setting on fs, bound to c (whose
+// current values, typically from ConfigFromEnv, are the flags' defaults),
+// and a usage text listing every flag with its environment variable and
+// default.
+func (c *Config) RegisterFlags(fs *flag.FlagSet) {
+	ss := settings()
+	for _, s := range ss {
+		fs.Var(flagValue{c, s}, s.flag, s.help+" (env "+s.env+")")
+	}
+	fs.Usage = func() {
+		w := fs.Output()
+		fmt.Fprintf(w, "Usage: predictkit %s [flags]\n\nEvery setting is read from its environment variable, then from its flag.\n\n", fs.Name())
+		PrintSettings(w)
+	}
+}
+
+// PrintSettings writes a table of every setting: flag, environment
+// variable, default and meaning.
+func PrintSettings(w io.Writer) {
+	d := DefaultConfig()
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "FLAG\tENVIRONMENT\tDEFAULT\tMEANING")
+	for _, s := range settings() {
+		def := s.get(&d)
+		if def == "" {
+			def = `""`
+		}
+		fmt.Fprintf(tw, "-%s\t%s\t%s\t%s\n", s.flag, s.env, def, s.help)
+	}
+	_ = tw.Flush()
+}
+
+func parseLevel(s string) (slog.Level, error) {
+	switch strings.ToLower(s) {
+	case "debug":
+		return slog.LevelDebug, nil
+	case "", "info":
+		return slog.LevelInfo, nil
+	case "warn", "warning":
+		return slog.LevelWarn, nil
+	case "error":
+		return slog.LevelError, nil
+	}
+	return 0, fmt.Errorf("log level %q: must be debug, info, warn or error", s)
+}
+
+// newLogger builds the server's logger from c.
+func newLogger(c Config) *slog.Logger {
+	if c.Logger != nil {
+		return c.Logger
+	}
+	lvl, _ := parseLevel(c.LogLevel)
+	opts := &slog.HandlerOptions{Level: lvl}
+	if c.LogFormat == "text" {
+		return slog.New(slog.NewTextHandler(os.Stderr, opts))
+	}
+	return slog.New(slog.NewJSONHandler(os.Stderr, opts))
+}

@@ -1,0 +1,332 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/go-playground/validator/v10"
+	"github.com/gofiber/fiber/v2"
+)
+
+// decodeStrict reads body into dst (a pointer to a struct with json tags)
+// and validates it with its `validate` tags. It refuses, as a
+// *requestError naming the field: anything but one JSON object, unknown or
+// duplicated keys, keys that differ from the field names in case only
+// (encoding/json would accept them), wrong types, numbers that do not fit
+// (fractions or overflow in integer fields), and trailing data.
+func decodeStrict(body []byte, dst any) error {
+	if len(bytes.TrimSpace(body)) == 0 {
+		return badRequest("body", "must be a JSON object")
+	}
+	if !utf8.Valid(body) {
+		return badRequest("body", "must be UTF-8")
+	}
+	if err := checkKeys(json.NewDecoder(bytes.NewReader(body)), reflect.TypeOf(dst).Elem(), ""); err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(dst); err != nil {
+		return jsonError(err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return badRequest("body", "must hold one JSON value")
+	}
+	return validate(dst)
+}
+
+// checkKeys walks one JSON value from dec against type t, refusing keys
+// that are not exactly a json name of t's fields, and duplicated keys.
+func checkKeys(dec *json.Decoder, t reflect.Type, path string) error {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	tok, err := dec.Token()
+	if err != nil {
+		return badRequest(orBody(path), "malformed JSON")
+	}
+	delim, ok := tok.(json.Delim)
+	if !ok {
+		if path == "" {
+			return badRequest("body", "must be a JSON object")
+		}
+		return nil // scalars are type-checked by the decoder
+	}
+	switch delim {
+	case '{':
+		var fields map[string]reflect.Type
+		if t.Kind() == reflect.Struct && t != reflect.TypeOf(time.Time{}) {
+			fields = jsonFields(t)
+		} else if path == "" {
+			return badRequest("body", "must be a JSON object")
+		}
+		seen := map[string]bool{}
+		for dec.More() {
+			kt, err := dec.Token()
+			if err != nil {
+				return badRequest(orBody(path), "malformed JSON")
+			}
+			key, _ := kt.(string)
+			name := key
+			if path != "" {
+				name = path + "." + key
+			}
+			if seen[key] {
+				return badRequest(name, "appears twice")
+			}
+			seen[key] = true
+			var ft reflect.Type
+			if fields != nil {
+				if ft, ok = fields[key]; !ok {
+					return badRequest(name, "unknown field")
+				}
+			} else {
+				ft = reflect.TypeOf((*any)(nil)).Elem()
+				if t.Kind() == reflect.Map {
+					ft = t.Elem()
+				}
+			}
+			if err := checkKeys(dec, ft, name); err != nil {
+				return err
+			}
+		}
+		if _, err := dec.Token(); err != nil {
+			return badRequest(orBody(path), "malformed JSON")
+		}
+	case '[':
+		if path == "" {
+			return badRequest("body", "must be a JSON object")
+		}
+		et := reflect.TypeOf((*any)(nil)).Elem()
+		if t.Kind() == reflect.Slice || t.Kind() == reflect.Array {
+			et = t.Elem()
+		}
+		for i := 0; dec.More(); i++ {
+			if err := checkKeys(dec, et, fmt.Sprintf("%s[%d]", path, i)); err != nil {
+				return err
+			}
+		}
+		if _, err := dec.Token(); err != nil {
+			return badRequest(orBody(path), "malformed JSON")
+		}
+	default:
+		return badRequest(orBody(path), "malformed JSON")
+	}
+	return nil
+}
+
+func orBody(path string) string {
+	if path == "" {
+		return "body"
+	}
+	return path
+}
+
+var fieldCache sync.Map // reflect.Type -> map[string]reflect.Type
+
+// jsonFields maps the json names of struct type t's fields to their types.
+func jsonFields(t reflect.Type) map[string]reflect.Type {
+	if m, ok := fieldCache.Load(t); ok {
+		return m.(map[string]reflect.Type)
+	}
+	m := map[string]reflect.Type{}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "-" {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		m[name] = f.Type
+	}
+	fieldCache.Store(t, m)
+	return m
+}
+
+// jsonError turns a decoding error into a *requestError naming the field.
+func jsonError(err error) error {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		field := te.Field
+		if field == "" {
+			field = "body"
+		}
+		switch {
+		case te.Value == "number" || strings.HasPrefix(te.Value, "number "):
+			return badRequest(field, "must be an integer in range")
+		default:
+			return badRequest(field, "must be "+typeName(te.Type))
+		}
+	}
+	var se *json.SyntaxError
+	if errors.As(err, &se) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+		return badRequest("body", "malformed JSON")
+	}
+	var pe *time.ParseError
+	if errors.As(err, &pe) {
+		return badRequest("body", "timestamps must be RFC 3339")
+	}
+	if strings.HasPrefix(err.Error(), "json: unknown field ") {
+		return badRequest(strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`), "unknown field")
+	}
+	return badRequest("body", "malformed JSON")
+}
+
+func typeName(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Bool:
+		return "true or false"
+	case reflect.String:
+		if t == reflect.TypeOf(time.Time{}) {
+			return "an RFC 3339 timestamp"
+		}
+		return "a string"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return "an integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.Struct:
+		if t == reflect.TypeOf(time.Time{}) {
+			return "an RFC 3339 timestamp"
+		}
+		return "an object"
+	}
+	return "of another type"
+}
+
+var validate = func() func(any) error {
+	v := validator.New(validator.WithRequiredStructEnabled())
+	v.RegisterTagNameFunc(func(f reflect.StructField) string {
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "-" {
+			return ""
+		}
+		return name
+	})
+	return func(s any) error {
+		err := v.Struct(s)
+		if err == nil {
+			return nil
+		}
+		var ves validator.ValidationErrors
+		if !errors.As(err, &ves) || len(ves) == 0 {
+			return badRequest("body", "invalid")
+		}
+		fe := ves[0]
+		field := fe.Namespace()
+		if _, rest, ok := strings.Cut(field, "."); ok {
+			field = rest // drop the struct's own name
+		}
+		return badRequest(field, reason(fe))
+	}
+}()
+
+func reason(fe validator.FieldError) string {
+	switch fe.Tag() {
+	case "required":
+		return "is required"
+	case "min", "gte":
+		return "must be at least " + fe.Param()
+	case "max", "lte":
+		return "must be at most " + fe.Param()
+	case "gt":
+		return "must be greater than " + fe.Param()
+	case "oneof":
+		return "must be one of " + strings.ReplaceAll(fe.Param(), " ", ", ")
+	}
+	return "is invalid (" + fe.Tag() + ")"
+}
+
+// pathID reads path parameter name as a decimal int64 (an optional minus
+// sign and digits), or errInvalidID. Zero and negative ids are integers
+// that name nothing: the service answers "not found" for them.
+func pathID(c *fiber.Ctx, name string) (int64, error) {
+	id, ok := parseID(c.Params(name))
+	if !ok {
+		return 0, errInvalidID
+	}
+	return id, nil
+}
+
+func parseID(s string) (int64, bool) {
+	digits := strings.TrimPrefix(s, "-")
+	if digits == "" || len(digits) > 19 || strings.TrimLeft(digits, "0123456789") != "" {
+		return 0, false
+	}
+	id, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return 0, false
+	}
+	return id, true
+}
+
+// queryInt reads query parameter name as a non-negative integer; def when
+// absent. A malformed value is a *requestError.
+func queryInt(c *fiber.Ctx, name string, def int64) (int64, error) {
+	raw := c.Query(name)
+	if raw == "" {
+		return def, nil
+	}
+	if len(raw) > 19 || strings.TrimLeft(raw, "0123456789") != "" {
+		return 0, badRequest(name, "must be a non-negative integer")
+	}
+	n, err := strconv.ParseInt(raw, 10, 64)
+	if err != nil {
+		return 0, badRequest(name, "must be a non-negative integer")
+	}
+	return n, nil
+}
+
+// page reads limit and offset (defaults def and 0; limit capped at max).
+func page(c *fiber.Ctx, def, maxLimit int) (limit, offset int, err error) {
+	l, err := queryInt(c, "limit", int64(def))
+	if err != nil {
+		return 0, 0, err
+	}
+	o, err := queryInt(c, "offset", 0)
+	if err != nil {
+		return 0, 0, err
+	}
+	if l == 0 {
+		l = int64(def)
+	}
+	if o > 1<<31 {
+		return 0, 0, badRequest("offset", "is too large")
+	}
+	return int(min(l, int64(maxLimit))), int(o), nil
+}
+
+// lenientField reads the top-level key of a JSON object body, exactly as
+// named (no case folding); ok is false when the body is not a JSON object
+// or lacks the key.
+func lenientField(body []byte, key string) (json.RawMessage, bool) {
+	var m map[string]json.RawMessage
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if err := dec.Decode(&m); err != nil || m == nil {
+		return nil, false
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, false
+	}
+	v, ok := m[key]
+	return v, ok
+}

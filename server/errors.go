@@ -1,0 +1,293 @@
+package server
+
+// This file is the one place where errors become HTTP answers. The
+// interface gives different codes for the same meaning on different
+// endpoints (pool_not_found, NOT_FOUND, "market not found"...), so every
+// route names its own small table; anything a table does not map is a 500
+// with the route's internal error code, logged with the request id, and
+// never shows the client what went wrong inside.
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/predictkit/predictkit/account"
+	"github.com/predictkit/predictkit/market"
+)
+
+// Errors the server raises itself, before any service is called.
+var (
+	// errInvalidID: a path id that is not a decimal int64.
+	errInvalidID = errors.New("server: invalid id")
+	// errBadRequest matches every *requestError: a body or query the
+	// server cannot read.
+	errBadRequest = errors.New("server: invalid request")
+	// errAdminDisabled: no admin token is configured.
+	errAdminDisabled = errors.New("server: operator endpoints disabled")
+	// errContentEncoding: the request has a Content-Encoding header.
+	errContentEncoding = errors.New("server: content encoding not supported")
+	// errUnavailable: the store does not answer its ping.
+	errUnavailable = errors.New("server: store unavailable")
+)
+
+// requestError is a malformed request; detail ("<field>: <reason>") is
+// shown to the client.
+type requestError struct{ detail string }
+
+func (e *requestError) Error() string        { return "server: invalid request: " + e.detail }
+func (e *requestError) Is(target error) bool { return target == errBadRequest }
+
+func badRequest(field, reason string) error {
+	return &requestError{detail: field + ": " + reason}
+}
+
+// rule maps errors matching target (errors.Is) to status and code.
+type rule struct {
+	target error
+	status int
+	code   string
+}
+
+func on(target error, status int, code string) rule { return rule{target, status, code} }
+
+// errorTable is one route's mapping, tried in order, then the common one.
+type errorTable struct {
+	// internal is the code of an unmapped error (500).
+	internal string
+	rules    []rule
+}
+
+func table(internal string, rules ...rule) *errorTable {
+	return &errorTable{internal: internal, rules: rules}
+}
+
+// Rules every route shares, tried after its own.
+var commonRules = []rule{
+	on(errContentEncoding, http.StatusUnsupportedMediaType, "unsupported_content_encoding"),
+	on(errAdminDisabled, http.StatusNotFound, "not_found"),
+	on(errUnavailable, http.StatusServiceUnavailable, "database_unavailable"),
+	on(errInvalidID, http.StatusBadRequest, "invalid_id"),
+	on(errBadRequest, http.StatusBadRequest, "invalid_request"),
+	on(account.ErrInvalid, http.StatusBadRequest, "invalid_request"),
+	on(market.ErrInvalid, http.StatusBadRequest, "invalid_request"),
+	on(account.ErrInvalidAmount, http.StatusBadRequest, "invalid_request"),
+}
+
+// Rules shared by several routes.
+var (
+	unauthorized = on(account.ErrUnauthorized, http.StatusUnauthorized, "unauthorized")
+	// Trades: the fixed codes of decisions.md.
+	tradeRules = []rule{
+		unauthorized,
+		on(errInvalidID, http.StatusBadRequest, "invalid_id"),
+		on(market.ErrMarketNotFound, http.StatusNotFound, "market_not_found"),
+		on(market.ErrClosed, http.StatusConflict, "market_closed"),
+		on(market.ErrResolved, http.StatusConflict, "market_closed"),
+		on(market.ErrPriceMoved, http.StatusConflict, "price_moved"),
+		on(account.ErrInsufficientFunds, http.StatusBadRequest, "insufficient_funds"),
+		on(market.ErrNoPosition, http.StatusBadRequest, "insufficient_shares"),
+		on(market.ErrInsufficientShares, http.StatusBadRequest, "insufficient_shares"),
+		on(market.ErrTradeRefused, http.StatusBadRequest, "trade_refused"),
+		on(market.ErrInvalid, http.StatusBadRequest, "invalid_request"),
+		on(account.ErrInvalidAmount, http.StatusBadRequest, "invalid_request"),
+		on(errBadRequest, http.StatusBadRequest, "invalid_request"),
+		// The trader's account vanished under a valid token.
+		on(account.ErrUserNotFound, http.StatusUnauthorized, "unauthorized"),
+	}
+	// Operator endpoints: 404 when disabled, 401 for a wrong token.
+	adminRules = []rule{
+		on(errAdminDisabled, http.StatusNotFound, "not_found"),
+		unauthorized,
+		on(errInvalidID, http.StatusBadRequest, "invalid_id"),
+		on(account.ErrUserNotFound, http.StatusNotFound, "user_not_found"),
+		on(account.ErrInvalid, http.StatusBadRequest, "invalid_request"),
+		on(account.ErrInvalidAmount, http.StatusBadRequest, "invalid_request"),
+		on(errBadRequest, http.StatusBadRequest, "invalid_request"),
+	}
+)
+
+// The routes' tables.
+var (
+	// Contract 1: GET /users/{id}/pnl/chart, /users/me/pnl/chart.
+	errsPnLChart = table("internal_error",
+		on(errInvalidID, http.StatusBadRequest, "invalid_id"),
+		unauthorized,
+		on(account.ErrUserNotFound, http.StatusNotFound, "user_not_found"),
+	)
+	// Contract 2: GET /auth/me (and PATCH /auth/me, same path).
+	errsAuthMe = table("internal_error",
+		on(account.ErrUnauthorized, http.StatusUnauthorized, "UNAUTHORIZED"),
+		on(account.ErrUserNotFound, http.StatusUnauthorized, "UNAUTHORIZED"),
+	)
+	errsUpdateProfile = table("internal_error",
+		on(account.ErrUnauthorized, http.StatusUnauthorized, "UNAUTHORIZED"),
+		on(account.ErrUserNotFound, http.StatusUnauthorized, "UNAUTHORIZED"),
+		on(account.ErrNicknameTaken, http.StatusConflict, "nickname_taken"),
+		on(account.ErrInvalid, http.StatusBadRequest, "invalid_request"),
+		on(errBadRequest, http.StatusBadRequest, "invalid_request"),
+	)
+	// Contract 7: GET /pools/{id}.
+	errsPool = table("internal_error",
+		on(errInvalidID, http.StatusBadRequest, "invalid_pool_id"),
+		on(market.ErrPoolNotFound, http.StatusNotFound, "pool_not_found"),
+	)
+	// Contract 8: GET /market/trades/latest.
+	errsLatestTrades = table("INTERNAL_ERROR")
+	// Contract 13: POST /events/{id}/active. Checks run 401, 404, 403, 400.
+	errsEventActive = table("internal_error",
+		unauthorized,
+		on(errInvalidID, http.StatusNotFound, "event not found"),
+		on(market.ErrEventNotFound, http.StatusNotFound, "event not found"),
+		on(market.ErrForbidden, http.StatusForbidden, "forbidden"),
+		on(market.ErrInvalid, http.StatusBadRequest, "invalid request"),
+		on(errBadRequest, http.StatusBadRequest, "invalid request"),
+	)
+	// Contract 14: POST /events/{id}/pools/{pool_id}/markets/{market_id}/close.
+	// Checks run 401, 404, 403, 400, 409.
+	errsMarketClose = table("internal_error",
+		unauthorized,
+		on(errInvalidID, http.StatusNotFound, "market not found"),
+		on(market.ErrMarketNotFound, http.StatusNotFound, "market not found"),
+		on(market.ErrPoolNotFound, http.StatusNotFound, "market not found"),
+		on(market.ErrEventNotFound, http.StatusNotFound, "market not found"),
+		on(market.ErrForbidden, http.StatusForbidden, "forbidden"),
+		on(market.ErrInvalid, http.StatusBadRequest, "invalid request"),
+		on(errBadRequest, http.StatusBadRequest, "invalid request"),
+		on(market.ErrResolved, http.StatusConflict, "market already resolved"),
+	)
+
+	// Extension API.
+	errsRegister = table("internal_error",
+		on(account.ErrEmailTaken, http.StatusConflict, "email_taken"),
+		on(account.ErrInvalid, http.StatusBadRequest, "invalid_request"),
+	)
+	errsLogin = table("internal_error",
+		on(account.ErrInvalidCredentials, http.StatusUnauthorized, "invalid_credentials"),
+		on(account.ErrUserNotFound, http.StatusUnauthorized, "invalid_credentials"),
+	)
+	errsLogout         = table("internal_error", unauthorized)
+	errsClosedPosition = table("internal_error", unauthorized)
+	errsCreateEvent    = table("internal_error",
+		unauthorized,
+		on(market.ErrForbidden, http.StatusForbidden, "forbidden"),
+		on(account.ErrUserNotFound, http.StatusUnauthorized, "unauthorized"),
+	)
+	errsEvents = table("internal_error")
+	errsEvent  = table("internal_error",
+		on(market.ErrEventNotFound, http.StatusNotFound, "event_not_found"),
+	)
+	errsMarket = table("internal_error",
+		on(market.ErrMarketNotFound, http.StatusNotFound, "market_not_found"),
+	)
+	errsQuote   = table("internal_error", tradeRules...)
+	errsTrade   = table("internal_error", tradeRules...)
+	errsHistory = table("internal_error",
+		on(market.ErrMarketNotFound, http.StatusNotFound, "market_not_found"),
+	)
+	errsAdmin = table("internal_error", adminRules...)
+	errsMeta  = table("internal_error")
+)
+
+// errorBody is every error answer.
+type errorBody struct {
+	Error  string `json:"error"`
+	Detail string `json:"detail,omitempty"`
+}
+
+// resolve maps err for a route with table t (nil: no route matched).
+func (t *errorTable) resolve(err error) (status int, code string) {
+	var fe *fiber.Error
+	if errors.As(err, &fe) {
+		return fe.Code, fiberCode(fe.Code)
+	}
+	if t != nil {
+		for _, r := range t.rules {
+			if errors.Is(err, r.target) {
+				return r.status, r.code
+			}
+		}
+	}
+	for _, r := range commonRules {
+		if errors.Is(err, r.target) {
+			return r.status, r.code
+		}
+	}
+	if t == nil {
+		return http.StatusInternalServerError, "internal_error"
+	}
+	return http.StatusInternalServerError, t.internal
+}
+
+// fiberCode is the code of an error Fiber raised itself (no route, wrong
+// method, body too large...).
+func fiberCode(status int) string {
+	switch status {
+	case http.StatusBadRequest:
+		return "invalid_request"
+	case http.StatusNotFound:
+		return "not_found"
+	case http.StatusMethodNotAllowed:
+		return "method_not_allowed"
+	case http.StatusRequestEntityTooLarge:
+		return "request_too_large"
+	case http.StatusRequestTimeout:
+		return "request_timeout"
+	case http.StatusRequestHeaderFieldsTooLarge:
+		return "request_headers_too_large"
+	case http.StatusUnsupportedMediaType:
+		return "unsupported_content_encoding"
+	}
+	if status >= 500 {
+		return "internal_error"
+	}
+	return strings.ReplaceAll(strings.ToLower(http.StatusText(status)), " ", "_")
+}
+
+// detail is what the client may see of a 4xx error: the field and reason
+// of an invalid input.
+func detail(err error) string {
+	var re *requestError
+	if errors.As(err, &re) {
+		return re.detail
+	}
+	var ai *account.InvalidError
+	if errors.As(err, &ai) {
+		return ai.Field + ": " + ai.Reason
+	}
+	var mi *market.InvalidError
+	if errors.As(err, &mi) {
+		return mi.Field + ": " + mi.Reason
+	}
+	return ""
+}
+
+// errorHandler is Fiber's one ErrorHandler: it writes {"error": "..."}
+// with the status and code of the matched route's table.
+func errorHandler(log *slog.Logger) fiber.ErrorHandler {
+	return func(c *fiber.Ctx, err error) error {
+		t, _ := c.Locals(localTable).(*errorTable)
+		status, code := t.resolve(err)
+		body := errorBody{Error: code}
+		if status < 500 {
+			body.Detail = detail(err)
+		} else {
+			log.LogAttrs(c.UserContext(), slog.LevelError, "request failed",
+				slog.String("request_id", requestID(c)),
+				slog.String("method", c.Method()),
+				slog.String("route", routeTemplate(c)),
+				slog.Int("status", status),
+				slog.String("error", err.Error()),
+			)
+		}
+		c.Set(fiber.HeaderCacheControl, "no-store")
+		if err := c.Status(status).JSON(body); err != nil {
+			return fmt.Errorf("write error response: %w", err)
+		}
+		return nil
+	}
+}

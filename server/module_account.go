@@ -1,0 +1,196 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+	"go.uber.org/fx"
+
+	"github.com/predictkit/predictkit/account"
+	"github.com/predictkit/predictkit/market"
+)
+
+// AccountModule provides the account service, the Bearer-token
+// authenticator and the auth routes: register, login, logout, GET and
+// PATCH /auth/me. The profile embeds positions, so it needs MarketModule.
+var AccountModule = fx.Module("account",
+	fx.Provide(newAccountService, newAuth, newProfiles, accountRoutes),
+)
+
+func newAccountService(store account.Store, cfg Config) *account.Service {
+	s := account.NewService(store)
+	if cfg.BcryptCost != 0 {
+		s.BcryptCost = cfg.BcryptCost
+	}
+	if cfg.TokenTTL > 0 {
+		s.TokenTTL = cfg.TokenTTL
+	}
+	return s
+}
+
+// Auth reads the caller from the Authorization header.
+type Auth struct{ accounts *account.Service }
+
+func newAuth(a *account.Service) *Auth { return &Auth{accounts: a} }
+
+// bearer is the token of "Authorization: Bearer <token>", or "".
+func bearer(c *fiber.Ctx) string {
+	h := strings.TrimSpace(c.Get(fiber.HeaderAuthorization))
+	scheme, tok, ok := strings.Cut(h, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return ""
+	}
+	return strings.TrimSpace(tok)
+}
+
+// User is the authenticated caller, or account.ErrUnauthorized.
+func (a *Auth) User(c *fiber.Ctx) (*account.User, error) {
+	tok := bearer(c)
+	if tok == "" {
+		return nil, account.ErrUnauthorized
+	}
+	return a.accounts.Authenticate(c.UserContext(), tok)
+}
+
+// Optional is the caller when a valid token is sent, or nil (anonymous).
+func (a *Auth) Optional(c *fiber.Ctx) (*account.User, error) {
+	if bearer(c) == "" {
+		return nil, nil
+	}
+	u, err := a.User(c)
+	if errors.Is(err, account.ErrUnauthorized) {
+		return nil, nil
+	}
+	return u, err
+}
+
+// profiles builds the User profile: the user, balances, open positions
+// valued now, the most recent closed positions and the figures.
+type profiles struct {
+	accounts *account.Service
+	markets  *market.Service
+}
+
+func newProfiles(a *account.Service, m *market.Service) *profiles { return &profiles{a, m} }
+
+func (p *profiles) build(ctx context.Context, u *account.User) (profileJSON, error) {
+	b, err := p.accounts.Balances(ctx, u.ID)
+	if err != nil {
+		return profileJSON{}, err
+	}
+	open, err := p.markets.OpenPositions(ctx, u.ID)
+	if err != nil {
+		return profileJSON{}, err
+	}
+	closed, err := p.markets.ClosedPositions(ctx, u.ID, market.ClosedInProfile, 0)
+	if err != nil {
+		return profileJSON{}, err
+	}
+	st, err := p.markets.Stats(ctx, u.ID)
+	if err != nil {
+		return profileJSON{}, err
+	}
+	return profileView(u, b, open, closed, st), nil
+}
+
+type registerBody struct {
+	Email    string `json:"email" validate:"required"`
+	Password string `json:"password" validate:"required"`
+	Name     string `json:"name" validate:"required"`
+	Language string `json:"language"`
+}
+
+type loginBody struct {
+	Email    string `json:"email" validate:"required"`
+	Password string `json:"password" validate:"required"`
+}
+
+type profileBody struct {
+	Name          *string `json:"name"`
+	Nickname      *string `json:"nickname"`
+	Language      *string `json:"language"`
+	Theme         *string `json:"theme"`
+	ProfileHidden *bool   `json:"profile_hidden"`
+	AvatarURL     *string `json:"avatar_url"`
+}
+
+func accountRoutes(accounts *account.Service, auth *Auth, prof *profiles) RoutesOut {
+	me := func(c *fiber.Ctx) error {
+		u, err := auth.User(c)
+		if err != nil {
+			return err
+		}
+		v, err := prof.build(c.UserContext(), u)
+		if err != nil {
+			return err
+		}
+		return c.JSON(fiber.Map{"user": v})
+	}
+	return RoutesOut{Routes: []Route{
+		{Method: http.MethodPost, Path: "/api/v1/auth/register", Errors: errsRegister, Handler: func(c *fiber.Ctx) error {
+			var b registerBody
+			if err := decodeStrict(c.Body(), &b); err != nil {
+				return err
+			}
+			u, tok, err := accounts.Register(c.UserContext(), account.Registration{Email: b.Email, Password: b.Password, Name: b.Name, Language: b.Language})
+			if err != nil {
+				return err
+			}
+			v, err := prof.build(c.UserContext(), u)
+			if err != nil {
+				return err
+			}
+			return c.Status(http.StatusCreated).JSON(fiber.Map{"user": v, "access_token": tok})
+		}},
+		{Method: http.MethodPost, Path: "/api/v1/auth/login", Errors: errsLogin, Handler: func(c *fiber.Ctx) error {
+			var b loginBody
+			if err := decodeStrict(c.Body(), &b); err != nil {
+				return err
+			}
+			u, tok, err := accounts.Login(c.UserContext(), b.Email, b.Password)
+			if err != nil {
+				return err
+			}
+			v, err := prof.build(c.UserContext(), u)
+			if err != nil {
+				return err
+			}
+			return c.JSON(fiber.Map{"access_token": tok, "user": v})
+		}},
+		{Method: http.MethodPost, Path: "/api/v1/auth/logout", Errors: errsLogout, Handler: func(c *fiber.Ctx) error {
+			if _, err := auth.User(c); err != nil {
+				return err
+			}
+			if err := accounts.Logout(c.UserContext(), bearer(c)); err != nil {
+				return err
+			}
+			return c.JSON(fiber.Map{"status": "ok"})
+		}},
+		{Method: http.MethodGet, Path: "/api/v1/auth/me", Errors: errsAuthMe, Handler: me},
+		{Method: http.MethodPatch, Path: "/api/v1/auth/me", Errors: errsUpdateProfile, Handler: func(c *fiber.Ctx) error {
+			u, err := auth.User(c)
+			if err != nil {
+				return err
+			}
+			var b profileBody
+			if err := decodeStrict(c.Body(), &b); err != nil {
+				return err
+			}
+			u, err = accounts.UpdateProfile(c.UserContext(), u.ID, account.ProfilePatch{
+				Name: b.Name, Nickname: b.Nickname, Language: b.Language, Theme: b.Theme,
+				ProfileHidden: b.ProfileHidden, AvatarURL: b.AvatarURL,
+			})
+			if err != nil {
+				return err
+			}
+			v, err := prof.build(c.UserContext(), u)
+			if err != nil {
+				return err
+			}
+			return c.JSON(fiber.Map{"user": v})
+		}},
+	}}
+}

@@ -1,0 +1,100 @@
+// Package server composes the predictkit domains into one HTTP API under
+// /api/v1: a Fiber application wired with fx, one fx module per domain.
+//
+// Each domain module provides its service and contributes its routes to
+// the "routes" value group (see Route and RoutesOut); errors become HTTP
+// answers through the per-route tables of errors.go. A new domain adds a
+// module here and its Store to the Store interface.
+package server
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"go.uber.org/fx"
+	"go.uber.org/fx/fxevent"
+)
+
+// New returns the server as an fx application: Start binds the listen
+// address (and migrates or seeds the store first), Stop shuts down
+// gracefully and closes the store. opts are added to the application (for
+// example fx.Populate, or fx.Decorate to replace a service).
+func New(cfg Config, opts ...fx.Option) *fx.App {
+	return fx.New(Options(cfg, opts...))
+}
+
+// Options is every option New uses, for callers that compose their own
+// fx application.
+func Options(cfg Config, opts ...fx.Option) fx.Option {
+	if err := cfg.Validate(); err != nil {
+		return fx.Error(err)
+	}
+	cfg = cfg.withDefaults()
+	log := newLogger(cfg)
+	fxLog := fx.WithLogger(func() fxevent.Logger { return fxevent.NopLogger })
+	if lvl, _ := parseLevel(cfg.LogLevel); lvl <= slog.LevelDebug {
+		fxLog = fx.WithLogger(func() fxevent.Logger { return &fxevent.SlogLogger{Logger: log} })
+	}
+	return fx.Options(
+		fxLog,
+		fx.StartTimeout(cfg.StartTimeout),
+		fx.StopTimeout(cfg.ShutdownTimeout+5*time.Second),
+		fx.Supply(cfg, log),
+		StorageModule,
+		AccountModule,
+		MarketModule,
+		AdminModule,
+		HTTPModule,
+		// Start order: the store (migrations) comes up as a dependency,
+		// then the demo data, then the listener.
+		fx.Invoke(seedDemo),
+		fx.Invoke(listen),
+		fx.Options(opts...),
+	)
+}
+
+// Build runs the constructors without starting anything and returns the
+// Fiber application, for tests that drive it with app.Test: nothing
+// listens, no start hook runs (no migrations, no demo data).
+func Build(cfg Config, opts ...fx.Option) (*fiber.App, error) {
+	var app *fiber.App
+	fxApp := fx.New(Options(cfg, append(opts, fx.Populate(&app))...))
+	if err := fxApp.Err(); err != nil {
+		return nil, err
+	}
+	return app, nil
+}
+
+// HTTPModule builds the Fiber application from the routes group and adds
+// the service's own routes: health, readiness, metrics, the API document.
+var HTTPModule = fx.Module("http",
+	fx.Provide(NewApp, NewMetrics, newListening, metaRoutes),
+)
+
+func metaRoutes(health Health, metrics *Metrics) RoutesOut {
+	return RoutesOut{Routes: []Route{
+		{Method: http.MethodGet, Path: "/healthz", Errors: errsMeta, Handler: func(c *fiber.Ctx) error {
+			return c.JSON(fiber.Map{"status": "ok"})
+		}},
+		{Method: http.MethodGet, Path: "/readyz", Errors: errsMeta, Handler: func(c *fiber.Ctx) error {
+			ctx, cancel := context.WithTimeout(c.UserContext(), 2*time.Second)
+			defer cancel()
+			if err := health(ctx); err != nil {
+				return errUnavailable
+			}
+			return c.JSON(fiber.Map{"status": "ok"})
+		}},
+		{Method: http.MethodGet, Path: "/metrics", Errors: errsMeta, Handler: metrics.handler},
+		{Method: http.MethodGet, Path: "/api/v1/openapi.json", Errors: errsMeta, Handler: func(c *fiber.Ctx) error {
+			doc, err := OpenAPIJSON()
+			if err != nil {
+				return err
+			}
+			c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
+			return c.Send(doc)
+		}},
+	}}
+}

@@ -1,0 +1,370 @@
+package server
+
+// The JSON shapes of the API. Field names are the interface's; money is
+// int64 kopecks, shares are int64 (one share pays 1 kopeck), prices in
+// basis points (10000 = 1 RUB per token), probabilities fractions 0..1,
+// timestamps RFC 3339 in UTC.
+
+import (
+	"time"
+
+	"github.com/predictkit/predictkit/account"
+	"github.com/predictkit/predictkit/market"
+)
+
+func ts(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+
+func sideName(s market.Side) string {
+	if s == market.Yes {
+		return "YES"
+	}
+	return "NO"
+}
+
+func sideRu(s market.Side) string {
+	if s == market.Yes {
+		return "ДА"
+	}
+	return "НЕТ"
+}
+
+// marketJSON is a Market.
+type marketJSON struct {
+	ID             int64   `json:"id"`
+	PoolID         int64   `json:"pool_id"`
+	EventID        int64   `json:"event_id"`
+	Name           string  `json:"name"`
+	NameRu         string  `json:"name_ru"`
+	YesProbability float64 `json:"yes_probability"`
+	MarketType     string  `json:"market_type"`
+	Volume         int64   `json:"volume"`
+	B              int64   `json:"b"`
+	QYes           int64   `json:"q_yes"`
+	QNo            int64   `json:"q_no"`
+	Paused         bool    `json:"paused"`
+	Resolved       bool    `json:"resolved"`
+	WinningOutcome *string `json:"winning_outcome"`
+	OutcomeIndex   int     `json:"outcome_index"`
+	YesName        string  `json:"yes_name"`
+	NoName         string  `json:"no_name"`
+}
+
+func marketView(m *market.Market) marketJSON {
+	v := marketJSON{
+		ID: m.ID, PoolID: m.PoolID, EventID: m.EventID, Name: m.Name, NameRu: m.NameRu,
+		YesProbability: m.YesProbability(), MarketType: market.MarketTypeLMSR,
+		Volume: m.Volume, B: m.B, QYes: m.QYes, QNo: m.QNo,
+		Paused: m.Paused, Resolved: m.Resolved, OutcomeIndex: m.OutcomeIndex,
+		YesName: m.YesName, NoName: m.NoName,
+	}
+	if m.WinningOutcome != nil {
+		w := sideName(*m.WinningOutcome)
+		v.WinningOutcome = &w
+	}
+	return v
+}
+
+// poolJSON is a Pool.
+type poolJSON struct {
+	ID       int64        `json:"id"`
+	EventID  int64        `json:"event_id"`
+	Name     string       `json:"name"`
+	NameRu   string       `json:"name_ru"`
+	Rules    string       `json:"rules"`
+	RulesRu  string       `json:"rules_ru"`
+	WonSide  *int         `json:"won_side"`
+	Margin   float64      `json:"margin"`
+	FinishAt string       `json:"finish_at"`
+	LiveAt   string       `json:"live_at"`
+	Markets  []marketJSON `json:"markets"`
+	Metadata poolMetadata `json:"metadata"`
+}
+
+type poolMetadata struct {
+	MarketNames         []string  `json:"market_names"`
+	MarketProbabilities []float64 `json:"market_probabilities"`
+	LMSRBKopecks        int64     `json:"lmsr_b_kopecks"`
+}
+
+func poolView(p *market.Pool) poolJSON {
+	v := poolJSON{
+		ID: p.ID, EventID: p.EventID, Name: p.Name, NameRu: p.NameRu, Rules: p.Rules, RulesRu: p.RulesRu,
+		WonSide: p.WonSide, Margin: p.Margin, FinishAt: ts(p.FinishAt), LiveAt: ts(p.LiveAt),
+		Markets: make([]marketJSON, 0, len(p.Markets)),
+		Metadata: poolMetadata{
+			MarketNames:         make([]string, 0, len(p.Markets)),
+			MarketProbabilities: make([]float64, 0, len(p.Markets)),
+			LMSRBKopecks:        p.B,
+		},
+	}
+	for _, m := range p.Markets {
+		mv := marketView(m)
+		v.Markets = append(v.Markets, mv)
+		v.Metadata.MarketNames = append(v.Metadata.MarketNames, mv.Name)
+		v.Metadata.MarketProbabilities = append(v.Metadata.MarketProbabilities, mv.YesProbability)
+	}
+	return v
+}
+
+// eventJSON is an Event.
+type eventJSON struct {
+	ID        int64      `json:"id"`
+	Name      string     `json:"name"`
+	NameRu    string     `json:"name_ru"`
+	CreatorID int64      `json:"creator_id"`
+	IsActive  bool       `json:"is_active"`
+	CreatedAt string     `json:"created_at"`
+	Pools     []poolJSON `json:"pools"`
+}
+
+func eventView(e *market.Event) eventJSON {
+	v := eventJSON{ID: e.ID, Name: e.Name, NameRu: e.NameRu, CreatorID: e.CreatorID, IsActive: e.IsActive,
+		CreatedAt: ts(e.CreatedAt), Pools: make([]poolJSON, 0, len(e.Pools))}
+	for _, p := range e.Pools {
+		v.Pools = append(v.Pools, poolView(p))
+	}
+	return v
+}
+
+// positionJSON is an open position (PositionWithDetails): amount is the
+// shares held, avg_price the average price paid in basis points,
+// unrealized_pnl what selling it all now would return minus its cost.
+type positionJSON struct {
+	ID            int64  `json:"id"`
+	UserID        int64  `json:"user_id"`
+	MarketID      int64  `json:"market_id"`
+	TokenType     string `json:"token_type"`
+	Amount        int64  `json:"amount"`
+	AvgPrice      int64  `json:"avg_price"`
+	UseBonus      bool   `json:"use_bonus"`
+	CreatedAt     string `json:"created_at"`
+	EventID       int64  `json:"event_id"`
+	EventName     string `json:"event_name"`
+	PoolID        int64  `json:"pool_id"`
+	PoolName      string `json:"pool_name"`
+	MarketName    string `json:"market_name"`
+	Side          string `json:"side"`
+	SideRu        string `json:"side_ru"`
+	UnrealizedPnL int64  `json:"unrealized_pnl"`
+	// CostKopecks and ValueKopecks are what the shares held cost and what
+	// selling them now would return.
+	CostKopecks  int64 `json:"cost_kopecks"`
+	ValueKopecks int64 `json:"value_kopecks"`
+}
+
+func positionView(p market.OpenPosition) positionJSON {
+	return positionJSON{
+		ID: p.ID, UserID: p.UserID, MarketID: p.MarketID, TokenType: sideName(p.Side),
+		Amount: p.Shares, AvgPrice: p.AvgPriceBps(), UseBonus: p.UseBonus, CreatedAt: ts(p.CreatedAt),
+		EventID: p.EventID, EventName: p.EventName, PoolID: p.PoolID, PoolName: p.PoolName, MarketName: p.MarketName,
+		Side: sideName(p.Side), SideRu: sideRu(p.Side), UnrealizedPnL: p.UnrealizedPnL,
+		CostKopecks: p.CostBasis, ValueKopecks: p.Value,
+	}
+}
+
+// closedPositionJSON is a closed position (ClosedPositionWithDetails):
+// amount is every share bought into it, pnl what it returned minus what it
+// cost, won_side 1 (YES won), 0 (NO won) or -1 (sold before resolution).
+type closedPositionJSON struct {
+	ID         int64  `json:"id"`
+	UserID     int64  `json:"user_id"`
+	MarketID   int64  `json:"market_id"`
+	TokenType  string `json:"token_type"`
+	Amount     int64  `json:"amount"`
+	AvgPrice   int64  `json:"avg_price"`
+	UseBonus   bool   `json:"use_bonus"`
+	EventID    int64  `json:"event_id"`
+	EventName  string `json:"event_name"`
+	PoolID     int64  `json:"pool_id"`
+	PoolName   string `json:"pool_name"`
+	MarketName string `json:"market_name"`
+	Side       string `json:"side"`
+	SideRu     string `json:"side_ru"`
+	PnL        int64  `json:"pnl"`
+	WonSide    int    `json:"won_side"`
+	ClosedAt   string `json:"closed_at"`
+	// SpentKopecks and ReturnedKopecks are what the position cost and
+	// what it paid back.
+	SpentKopecks    int64 `json:"spent_kopecks"`
+	ReturnedKopecks int64 `json:"returned_kopecks"`
+}
+
+func closedPositionView(p *market.PositionDetail) closedPositionJSON {
+	v := closedPositionJSON{
+		ID: p.ID, UserID: p.UserID, MarketID: p.MarketID, TokenType: sideName(p.Side),
+		Amount: p.Bought, AvgPrice: p.AvgPriceBps(), UseBonus: p.UseBonus,
+		EventID: p.EventID, EventName: p.EventName, PoolID: p.PoolID, PoolName: p.PoolName, MarketName: p.MarketName,
+		Side: sideName(p.Side), SideRu: sideRu(p.Side), PnL: p.PnL(), WonSide: -1,
+		SpentKopecks: p.Spent, ReturnedKopecks: p.Returned,
+	}
+	if p.WonSide != nil {
+		v.WonSide = *p.WonSide
+	}
+	if p.ClosedAt != nil {
+		v.ClosedAt = ts(*p.ClosedAt)
+	} else {
+		v.ClosedAt = ts(p.UpdatedAt)
+	}
+	return v
+}
+
+func closedViews(ps []*market.PositionDetail) []closedPositionJSON {
+	out := make([]closedPositionJSON, 0, len(ps))
+	for _, p := range ps {
+		out = append(out, closedPositionView(p))
+	}
+	return out
+}
+
+// profileJSON is the User profile of GET /auth/me.
+type profileJSON struct {
+	ID                     int64                `json:"id"`
+	Name                   string               `json:"name"`
+	Nickname               *string              `json:"nickname"`
+	ProfileHidden          bool                 `json:"profile_hidden"`
+	Email                  string               `json:"email"`
+	ReferralCode           string               `json:"referral_code"`
+	Language               string               `json:"language"`
+	Theme                  string               `json:"theme"`
+	Level                  int                  `json:"level"`
+	Balance                int64                `json:"balance"`
+	BonusBalance           int64                `json:"bonus_balance"`
+	TotalBalance           int64                `json:"total_balance"`
+	TronAddress            string               `json:"tron_address"`
+	BscAddress             string               `json:"bsc_address"`
+	PolygonAddress         string               `json:"polygon_address"`
+	EthereumAddress        string               `json:"ethereum_address"`
+	AvatarURL              *string              `json:"avatar_url"`
+	TelegramVerified       bool                 `json:"telegram_verified"`
+	IsCreator              bool                 `json:"is_creator"`
+	IsStatsViewer          bool                 `json:"is_stats_viewer"`
+	Positions              []positionJSON       `json:"positions"`
+	ClosedPositions        []closedPositionJSON `json:"closed_positions"`
+	ClosedPositionsHasMore bool                 `json:"closed_positions_has_more"`
+	TotalPredictions       int64                `json:"total_predictions"`
+	BiggestWin             int64                `json:"biggest_win"`
+	RegisteredDate         string               `json:"registered_date"`
+}
+
+func nonEmpty(s *string) *string {
+	if s == nil || *s == "" {
+		return nil
+	}
+	v := *s
+	return &v
+}
+
+func profileView(u *account.User, b account.Balances, open []market.OpenPosition, closed *market.ClosedPage, st market.Stats) profileJSON {
+	v := profileJSON{
+		ID: u.ID, Name: u.Name, Nickname: nonEmpty(u.Nickname), ProfileHidden: u.ProfileHidden, Email: u.Email,
+		ReferralCode: u.ReferralCode, Language: u.Language, Theme: u.Theme, Level: u.Level,
+		Balance: b.Balance, BonusBalance: b.Bonus, TotalBalance: b.Total(),
+		TronAddress: u.TronAddress, BscAddress: u.BscAddress, PolygonAddress: u.PolygonAddress, EthereumAddress: u.EthereumAddress,
+		AvatarURL: nonEmpty(u.AvatarURL), TelegramVerified: u.TelegramVerified, IsCreator: u.IsCreator, IsStatsViewer: u.IsStatsViewer,
+		Positions:        make([]positionJSON, 0, len(open)),
+		ClosedPositions:  []closedPositionJSON{},
+		TotalPredictions: st.TotalPredictions, BiggestWin: st.BiggestWin,
+		RegisteredDate: u.CreatedAt.UTC().Format(time.DateOnly),
+	}
+	for _, p := range open {
+		v.Positions = append(v.Positions, positionView(p))
+	}
+	if closed != nil {
+		v.ClosedPositions = closedViews(closed.Positions)
+		v.ClosedPositionsHasMore = closed.HasMore
+	}
+	return v
+}
+
+// tradeJSON is the answer of a buy or a sell.
+type tradeJSON struct {
+	TradeID       int64      `json:"trade_id"`
+	MarketID      int64      `json:"market_id"`
+	Side          string     `json:"side"`
+	Action        string     `json:"action"`
+	Shares        int64      `json:"shares"`
+	CostKopecks   *int64     `json:"cost_kopecks,omitempty"`
+	PayoutKopecks *int64     `json:"payout_kopecks,omitempty"`
+	FeeKopecks    int64      `json:"fee_kopecks"`
+	AvgPriceBps   int64      `json:"avg_price_bps"`
+	Balance       int64      `json:"balance"`
+	BonusBalance  int64      `json:"bonus_balance"`
+	TotalBalance  int64      `json:"total_balance"`
+	CreatedAt     string     `json:"created_at"`
+	Market        marketJSON `json:"market"`
+}
+
+func tradeView(r *market.Result) tradeJSON {
+	t := r.Trade
+	amount := t.Amount
+	m := r.Market
+	v := tradeJSON{
+		TradeID: t.ID, MarketID: t.MarketID, Side: sideName(t.Side), Action: string(t.Action), Shares: t.Shares,
+		FeeKopecks: t.Fee, AvgPriceBps: t.AvgPriceBps(),
+		Balance: r.Balances.Balance, BonusBalance: r.Balances.Bonus, TotalBalance: r.Balances.Total(),
+		CreatedAt: ts(t.CreatedAt), Market: marketView(&m),
+	}
+	if t.Action == market.ActionBuy {
+		v.CostKopecks = &amount
+	} else {
+		v.PayoutKopecks = &amount
+	}
+	return v
+}
+
+// quoteJSON is a price quote.
+type quoteJSON struct {
+	MarketID      int64   `json:"market_id"`
+	Side          string  `json:"side"`
+	Action        string  `json:"action"`
+	Shares        int64   `json:"shares"`
+	CostKopecks   *int64  `json:"cost_kopecks,omitempty"`
+	PayoutKopecks *int64  `json:"payout_kopecks,omitempty"`
+	FeeKopecks    int64   `json:"fee_kopecks"`
+	AvgPriceBps   int64   `json:"avg_price_bps"`
+	PriceBefore   float64 `json:"price_before"`
+	PriceAfter    float64 `json:"price_after"`
+}
+
+func quoteView(q *market.Quote) quoteJSON {
+	amount := q.Amount
+	v := quoteJSON{MarketID: q.MarketID, Side: sideName(q.Side), Action: string(q.Action), Shares: q.Shares,
+		FeeKopecks: q.Fee, AvgPriceBps: q.AvgPriceBps, PriceBefore: q.PriceBefore, PriceAfter: q.PriceAfter}
+	if q.Action == market.ActionBuy {
+		v.CostKopecks = &amount
+	} else {
+		v.PayoutKopecks = &amount
+	}
+	return v
+}
+
+// simpleTradeJSON is an item of the latest-trades feed: amount is what
+// changed hands, kopecks.
+type simpleTradeJSON struct {
+	Amount int64   `json:"amount"`
+	Name   string  `json:"name"`
+	Token  string  `json:"token"`
+	Event  string  `json:"event"`
+	Market string  `json:"market"`
+	Avatar *string `json:"avatar"`
+	// Action (buy or sell) and CreatedAt are additions.
+	Action    string `json:"action"`
+	CreatedAt string `json:"created_at"`
+}
+
+func simpleTradeView(t *market.FeedTrade) simpleTradeJSON {
+	return simpleTradeJSON{Amount: t.Amount, Name: t.TraderName, Token: sideName(t.Side), Event: t.EventName,
+		Market: t.MarketName, Avatar: nonEmpty(t.TraderAvatar), Action: string(t.Action), CreatedAt: ts(t.CreatedAt)}
+}
+
+type pnlPointJSON struct {
+	Timestamp string  `json:"timestamp"`
+	PnL       float64 `json:"pnl"`
+}
+
+type historyPointJSON struct {
+	Timestamp      string  `json:"timestamp"`
+	YesProbability float64 `json:"yes_probability"`
+	QYes           int64   `json:"q_yes"`
+	QNo            int64   `json:"q_no"`
+}

@@ -142,4 +142,3 @@ func TestInternalErrorsKeepTheContractCodesAndHideTheCause(t *testing.T) {
 		})
 	}
 }
-

@@ -319,3 +319,5 @@ func TestEveryRouteIsDocumented(t *testing.T) {
 		}
 	}
 }
+
+func memoryStore() server.Store { return memory.New() }

@@ -106,7 +106,7 @@ func (m Binary) Cost() float64 {
 	if !m.ok() {
 		return 0
 	}
-	return math.Max(m.QYes, m.QNo) + m.B*math.Log1p(math.Exp(-math.Abs(m.QYes-m.QNo)/m.B))
+	return max(m.QYes, m.QNo) + m.B*math.Log1p(math.Exp(-math.Abs(m.QYes-m.QNo)/m.B))
 }
 
 // Price returns the instantaneous price of side s, the logistic function
@@ -159,12 +159,15 @@ func (m Binary) BuyCost(s Side, delta float64) (float64, error) {
 	if !finiteQ(m.Q(s) + delta) {
 		return 0, fmt.Errorf("%w: q_%v + %v leaves ±2^53", ErrInvalidQuantity, s, delta)
 	}
-	// The other side's price is the small one near the limit; testing it
-	// rather than p_s > 1−MinPrice keeps full precision.
-	if sigmoid(-(a+delta)/m.B) < minPriceOr(m.MinPrice) {
+	// The other side's price is the small one near the limit; testing its
+	// log-odds rather than p_s > 1−MinPrice keeps full precision.
+	if -(a+delta)/m.B < minLogit(m.MinPrice) {
 		return 0, ErrPriceLimit
 	}
-	return buyCost(m.B, sigmoid(a/m.B), -bSoftplus(m.B, -a), delta), nil
+	if c, ok := buyCostDirect(m.B, sigmoid(a/m.B), delta); ok {
+		return c, nil
+	}
+	return buyCostLog(m.B, -bSoftplus(m.B, -a), delta), nil
 }
 
 // SellRefund returns the refund C(q) − C(q − Δ·e_s) for selling delta
@@ -183,7 +186,7 @@ func (m Binary) SellRefund(s Side, delta float64) (float64, error) {
 		return 0, fmt.Errorf("%w: q_%v − %v leaves ±2^53", ErrInvalidQuantity, s, delta)
 	}
 	a := m.diff(s)
-	if sigmoid((a-delta)/m.B) < minPriceOr(m.MinPrice) {
+	if (a-delta)/m.B < minLogit(m.MinPrice) {
 		return 0, ErrPriceLimit
 	}
 	return sellRefund2(m.B, a, delta), nil
@@ -198,7 +201,7 @@ func sellRefund2(b, a, delta float64) float64 {
 	// 1 − y = (1 − p) + p·e^{−Δ/b} nearly cancels in floating point, so take
 	// the log of the two terms instead: refund = −b·ln((1−p) + p·e^{−Δ/b}).
 	// y > 0.5 implies p > 1/2, hence a > 0, which the form below assumes.
-	return math.Min(a, delta) + b*math.Log1p(math.Exp(-a/b)) - b*math.Log1p(math.Exp(-math.Abs(delta-a)/b))
+	return min(a, delta) + b*math.Log1p(math.Exp(-a/b)) - b*math.Log1p(math.Exp(-math.Abs(delta-a)/b))
 }
 
 // SharesForSpend returns how many shares of side s a net spend (fee
@@ -214,13 +217,16 @@ func (m Binary) SharesForSpend(s Side, spend float64) (float64, error) {
 		return 0, nil
 	}
 	a := m.diff(s)
-	delta := sharesForSpend(m.B, sigmoid(a/m.B), -bSoftplus(m.B, -a), spend)
+	delta, ok := sharesDirect(m.B, sigmoid(a/m.B), spend)
+	if !ok {
+		delta = sharesLog(m.B, -bSoftplus(m.B, -a), spend)
+	}
 	// Every share costs less than 1, so Δ ≥ M; this also maps the
 	// degenerate underflow cases to the house's side.
 	if !(delta >= spend) {
 		delta = spend
 	}
-	if sigmoid(-(a+delta)/m.B) < minPriceOr(m.MinPrice) {
+	if -(a+delta)/m.B < minLogit(m.MinPrice) {
 		return 0, ErrPriceLimit
 	}
 	if !finiteQ(m.Q(s) + delta) {

@@ -45,6 +45,24 @@ func decimalMargin(margin float64) (num, den uint64, ok bool) {
 	if margin == 0 {
 		return 0, 1, true
 	}
+	// Fast path for margins with up to 9 decimal places (all real ones): at
+	// those k a 10^−k step is far wider than an ulp of margin, so at most one
+	// k-place decimal rounds to margin, the one nearest margin·10^k, and the
+	// first k that has one is the shortest representation. num/10^k is the
+	// correctly rounded quotient of two exact floats, so the test is exact.
+	p := 1.0
+	for k := 1; k <= 9; k++ {
+		p *= 10
+		if n := math.Round(margin * p); n/p == margin {
+			return uint64(n), uint64(p), true
+		}
+	}
+	return decimalMarginSlow(margin)
+}
+
+// decimalMarginSlow is decimalMargin by way of strconv's shortest
+// formatting, for margins with more than 9 decimal places.
+func decimalMarginSlow(margin float64) (num, den uint64, ok bool) {
 	var buf [32]byte
 	s := strconv.AppendFloat(buf[:0], margin, 'e', -1, 64) // d.ddddde±XX
 	i, digits := 0, 0
@@ -238,10 +256,13 @@ func BuyForSpend(m Binary, s Side, budget int64, margin float64) (Buy, error) {
 		return Buy{}, err
 	}
 	if ok {
-		// The guard in RoundDown may have cost one share; take it back
-		// when it is paid for.
-		if b1, ok1, err1 := fits(n + 1); err1 == nil && ok1 {
-			return b1, nil
+		// n+1 shares cost more than maxCost, hence do not fit, unless x is
+		// within float error of n+1 and the guard in RoundDown took a share
+		// that is paid for; only then is the exact check worth making.
+		if x+x*RoundingGuard >= float64(n+1) {
+			if b1, ok1, err1 := fits(n + 1); err1 == nil && ok1 {
+				return b1, nil
+			}
 		}
 		return b, nil
 	}

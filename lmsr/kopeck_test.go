@@ -77,6 +77,23 @@ func TestPropertyMarginMatchesDecimal(t *testing.T) {
 	})
 }
 
+func TestPropertyDecimalMarginFastPathMatchesStrconv(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		margin := float64(rapid.Int64Range(0, 999999999).Draw(t, "nano")) / 1e9
+		if rapid.Bool().Draw(t, "any float") {
+			margin = rapid.Float64Range(0, 1).Draw(t, "margin")
+		}
+		num, den, ok := decimalMargin(margin)
+		if margin == 0 {
+			return
+		}
+		sNum, sDen, sOK := decimalMarginSlow(margin)
+		if ok != sOK || (ok && num*sDen != sNum*den) {
+			t.Fatalf("decimalMargin(%v) = %d/%d %v, strconv says %d/%d %v", margin, num, den, ok, sNum, sDen, sOK)
+		}
+	})
+}
+
 func TestRounding(t *testing.T) {
 	tests := []struct {
 		name     string

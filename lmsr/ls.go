@@ -82,7 +82,7 @@ func (m LS) cost(i int, qi float64) float64 {
 		if j == i {
 			q = qi
 		}
-		mx = math.Max(mx, q)
+		mx = max(mx, q)
 	}
 	s := 0.0
 	for j, q := range m.Q {
@@ -123,7 +123,7 @@ func (m LS) softmaxInto(dst []float64) float64 {
 	b := m.liquidity(-1, 0)
 	mx := math.Inf(-1)
 	for _, q := range m.Q {
-		mx = math.Max(mx, q)
+		mx = max(mx, q)
 	}
 	s := 0.0
 	for j, q := range m.Q {
@@ -138,7 +138,7 @@ func (m LS) softmaxInto(dst []float64) float64 {
 		dst[j] /= s
 		h -= dst[j] * (q - mx) / b
 	}
-	return math.Max(h, 0)
+	return max(h, 0)
 }
 
 // PriceSum returns Σ_i p_i = 1 + α·n·H(π), in [1, MaxPriceSum()]
@@ -150,7 +150,7 @@ func (m LS) PriceSum() float64 {
 	b := m.liquidity(-1, 0)
 	mx := math.Inf(-1)
 	for _, q := range m.Q {
-		mx = math.Max(mx, q)
+		mx = max(mx, q)
 	}
 	s, t := 0.0, 0.0
 	for _, q := range m.Q {
@@ -158,7 +158,7 @@ func (m LS) PriceSum() float64 {
 		s += e
 		t += e * (q - mx) / b
 	}
-	h := math.Max(math.Log(s)-t/s, 0)
+	h := max(math.Log(s)-t/s, 0)
 	return 1 + m.Alpha*float64(len(m.Q))*h
 }
 
@@ -177,7 +177,7 @@ func (m LS) WorstCaseLoss() float64 {
 	}
 	mn := math.Inf(1)
 	for _, q := range m.Q {
-		mn = math.Min(mn, q)
+		mn = min(mn, q)
 	}
 	return m.cost(-1, 0) - mn
 }
@@ -195,7 +195,7 @@ func (m LS) BuyCost(i int, delta float64) (float64, error) {
 	if delta == 0 {
 		return 0, nil
 	}
-	return math.Max(m.cost(i, m.Q[i]+delta)-m.cost(-1, 0), 0), nil
+	return max(m.cost(i, m.Q[i]+delta)-m.cost(-1, 0), 0), nil
 }
 
 // SellRefund returns C(q) − C(q − Δ·e_i). The quantity may not go below 0.
@@ -209,7 +209,7 @@ func (m LS) SellRefund(i int, delta float64) (float64, error) {
 	if delta == 0 {
 		return 0, nil
 	}
-	return math.Max(m.cost(-1, 0)-m.cost(i, m.Q[i]-delta), 0), nil
+	return max(m.cost(-1, 0)-m.cost(i, m.Q[i]-delta), 0), nil
 }
 
 func (m LS) checkTrade(i int, delta float64) error {

@@ -77,24 +77,41 @@ func (m Market) With(i int, delta float64) Market {
 
 // lse returns the maximum quantity mx and ln S with S = Σ e^{(q_j − mx)/b},
 // so that C(q) = mx + b·ln S (the log-sum-exp trick: S is in [1, n]).
-// The quantity of outcome i is replaced by qi when i ≥ 0, which prices a
-// state one trade away without copying Q.
-func (m Market) lse(i int, qi float64) (mx, lnS float64) {
+func (m Market) lse() (mx, lnS float64) {
 	mx = math.Inf(-1)
-	for j, q := range m.Q {
-		if j == i {
-			q = qi
-		}
-		mx = math.Max(mx, q)
+	for _, q := range m.Q {
+		mx = max(mx, q)
 	}
 	s := 0.0
-	for j, q := range m.Q {
-		if j == i {
-			q = qi
-		}
+	for _, q := range m.Q {
 		s += math.Exp((q - mx) / m.B)
 	}
 	return mx, math.Log(s)
+}
+
+// scanned is one pass over a state, as seen by a trade in outcome i.
+type scanned struct {
+	mx, lnS  float64 // C(q) = mx + b·ln S
+	mnO, mxO float64 // smallest and largest quantity of the outcomes other than i
+}
+
+// scan computes the log-sum-exp of q and the range of the quantities other
+// than Q[i] (all of them for i < 0), which the price limits need.
+func (m Market) scan(i int) scanned {
+	st := scanned{mx: math.Inf(-1), mnO: math.Inf(1), mxO: math.Inf(-1)}
+	for j, q := range m.Q {
+		st.mx = max(st.mx, q)
+		if j != i {
+			st.mnO = min(st.mnO, q)
+			st.mxO = max(st.mxO, q)
+		}
+	}
+	s := 0.0
+	for _, q := range m.Q {
+		s += math.Exp((q - st.mx) / m.B)
+	}
+	st.lnS = math.Log(s)
+	return st
 }
 
 // Cost returns C(q) = b·ln Σ e^{q_i/b}, by log-sum-exp.
@@ -102,7 +119,7 @@ func (m Market) Cost() float64 {
 	if !m.ok() {
 		return 0
 	}
-	mx, lnS := m.lse(-1, 0)
+	mx, lnS := m.lse()
 	return mx + m.B*lnS
 }
 
@@ -112,7 +129,7 @@ func (m Market) Price(i int) float64 {
 	if !m.ok() || i < 0 || i >= len(m.Q) {
 		return 0
 	}
-	mx, lnS := m.lse(-1, 0)
+	mx, lnS := m.lse()
 	return math.Exp((m.Q[i]-mx)/m.B - lnS)
 }
 
@@ -127,7 +144,7 @@ func (m Market) PricesInto(dst []float64) error {
 	}
 	mx := math.Inf(-1)
 	for _, q := range m.Q {
-		mx = math.Max(mx, q)
+		mx = max(mx, q)
 	}
 	s := 0.0
 	for j, q := range m.Q {
@@ -157,10 +174,10 @@ func (m Market) WorstCaseLoss() float64 {
 	if !m.ok() {
 		return 0
 	}
-	mx, lnS := m.lse(-1, 0)
+	mx, lnS := m.lse()
 	mn := math.Inf(1)
 	for _, q := range m.Q {
-		mn = math.Min(mn, q)
+		mn = min(mn, q)
 	}
 	return (mx - mn) + m.B*lnS
 }
@@ -178,41 +195,6 @@ func (m Market) checkTrade(i int, delta float64) error {
 	return nil
 }
 
-// bLnPrice returns b·ln p_i for the state (mx, lnS): (q_i − mx) − b·ln S,
-// finite even where p_i itself underflows.
-func (m Market) bLnPrice(i int, mx, lnS float64) float64 {
-	return (m.Q[i] - mx) - m.B*lnS
-}
-
-// buyLimit reports whether raising Q[i] to qi keeps every other price at or
-// above the limit (the prices a buy of i pushes down).
-func (m Market) buyLimit(i int, qi float64) bool {
-	mx, lnS := m.lse(i, qi)
-	mn := math.Inf(1)
-	for j, q := range m.Q {
-		if j != i {
-			mn = math.Min(mn, q)
-		}
-	}
-	return (mn-mx)/m.B-lnS >= math.Log(minPriceOr(m.MinPrice))
-}
-
-// sellLimit reports whether lowering Q[i] to qi keeps p_i at or above the
-// limit and every other price at or below 1 − limit.
-func (m Market) sellLimit(i int, qi float64) bool {
-	mx, lnS := m.lse(i, qi)
-	mp := minPriceOr(m.MinPrice)
-	if (qi-mx)/m.B-lnS < math.Log(mp) {
-		return false
-	}
-	for j, q := range m.Q {
-		if j != i && math.Exp((q-mx)/m.B-lnS) > 1-mp {
-			return false
-		}
-	}
-	return true
-}
-
 // BuyCost returns the cost C(q + Δ·e_i) − C(q) of delta shares of outcome i,
 // by the closed form b·log1p(p_i·expm1(Δ/b)) (log domain at the extremes).
 // It refuses (ErrPriceLimit) a buy that would push another outcome's price
@@ -227,12 +209,19 @@ func (m Market) BuyCost(i int, delta float64) (float64, error) {
 	if !finiteQ(m.Q[i] + delta) {
 		return 0, fmt.Errorf("%w: q[%d] + %v leaves ±2^53", ErrInvalidQuantity, i, delta)
 	}
-	if !m.buyLimit(i, m.Q[i]+delta) {
+	b := m.B
+	st := m.scan(i)
+	blp := (m.Q[i] - st.mx) - b*st.lnS // b·ln p_i, finite where p_i underflows
+	c, ok := buyCostDirect(b, math.Exp(blp/b), delta)
+	if !ok {
+		c = buyCostLog(b, blp, delta)
+	}
+	// The buy raises C by c, which divides every other price by e^{c/b};
+	// the cheapest of them must stay at or above the limit.
+	if (st.mnO-st.mx)/b-st.lnS-c/b < lnMin(m.MinPrice) {
 		return 0, ErrPriceLimit
 	}
-	mx, lnS := m.lse(-1, 0)
-	blp := m.bLnPrice(i, mx, lnS)
-	return buyCost(m.B, math.Exp(blp/m.B), blp, delta), nil
+	return c, nil
 }
 
 // SellRefund returns the refund C(q) − C(q − Δ·e_i) for selling delta shares
@@ -250,25 +239,31 @@ func (m Market) SellRefund(i int, delta float64) (float64, error) {
 	if !finiteQ(m.Q[i] - delta) {
 		return 0, fmt.Errorf("%w: q[%d] − %v leaves ±2^53", ErrInvalidQuantity, i, delta)
 	}
-	if !m.sellLimit(i, m.Q[i]-delta) {
+	b := m.B
+	st := m.scan(i)
+	lp := (m.Q[i]-st.mx)/b - st.lnS // ln p_i
+	r := m.sellRefund(i, delta, st, math.Exp(lp))
+	// The sale lowers C by r: every other price is multiplied by e^{r/b},
+	// and p_i by e^{(r−Δ)/b}.
+	if lp+(r-delta)/b < lnMin(m.MinPrice) {
 		return 0, ErrPriceLimit
 	}
+	if math.Exp((st.mxO-st.mx)/b-st.lnS+r/b) > 1-minPriceOr(m.MinPrice) {
+		return 0, ErrPriceLimit
+	}
+	return r, nil
+}
+
+func (m Market) sellRefund(i int, delta float64, st scanned, p float64) float64 {
 	b := m.B
-	mx, lnS := m.lse(-1, 0)
-	p := math.Exp(m.bLnPrice(i, mx, lnS) / b)
 	if y := p * -math.Expm1(-delta/b); y <= 0.5 {
-		return -b * math.Log1p(-y), nil
+		return -b * math.Log1p(-y)
 	}
 	// refund = −b·ln((1 − p_i) + p_i·e^{−Δ/b}) from the logs of the two
 	// terms. b·ln(1 − p_i) = b·ln Σ_{j≠i} e^{(q_j−mx)/b} − b·ln S is
 	// computed around the largest other quantity mo, so that it stays finite
 	// when 1 − p_i underflows.
-	mo := math.Inf(-1)
-	for j, q := range m.Q {
-		if j != i {
-			mo = math.Max(mo, q)
-		}
-	}
+	mo := st.mxO
 	r := 0.0
 	for j, q := range m.Q {
 		if j != i {
@@ -276,10 +271,10 @@ func (m Market) SellRefund(i int, delta float64) (float64, error) {
 		}
 	}
 	blnR := b * math.Log(r)
-	u := (mo - mx) + blnR - b*lnS        // b·ln(1 − p_i)
-	v := (m.Q[i] - mx) - b*lnS - delta   // b·ln p_i − Δ
-	uv := ((mo - m.Q[i]) + delta) + blnR // u − v without the large terms
-	return -math.Max(u, v) - b*math.Log1p(math.Exp(-math.Abs(uv)/b)), nil
+	u := (mo - st.mx) + blnR - b*st.lnS      // b·ln(1 − p_i)
+	v := (m.Q[i] - st.mx) - b*st.lnS - delta // b·ln p_i − Δ
+	uv := ((mo - m.Q[i]) + delta) + blnR     // u − v without the large terms
+	return -max(u, v) - b*math.Log1p(math.Exp(-math.Abs(uv)/b))
 }
 
 // SharesForSpend returns how many shares of outcome i a net spend buys: the
@@ -293,17 +288,23 @@ func (m Market) SharesForSpend(i int, spend float64) (float64, error) {
 	if spend == 0 {
 		return 0, nil
 	}
-	mx, lnS := m.lse(-1, 0)
-	blp := m.bLnPrice(i, mx, lnS)
-	delta := sharesForSpend(m.B, math.Exp(blp/m.B), blp, spend)
+	b := m.B
+	st := m.scan(i)
+	blp := (m.Q[i] - st.mx) - b*st.lnS
+	delta, ok := sharesDirect(b, math.Exp(blp/b), spend)
+	if !ok {
+		delta = sharesLog(b, blp, spend)
+	}
+	// Every share costs less than 1, so Δ ≥ M; this also maps the
+	// degenerate underflow cases to the house's side.
 	if !(delta >= spend) {
 		delta = spend
 	}
+	if (st.mnO-st.mx)/b-st.lnS-spend/b < lnMin(m.MinPrice) {
+		return 0, ErrPriceLimit
+	}
 	if !finiteQ(m.Q[i] + delta) {
 		return 0, fmt.Errorf("%w: spend %v buys %v shares, leaving ±2^53", ErrInvalidQuantity, spend, delta)
-	}
-	if !m.buyLimit(i, m.Q[i]+delta) {
-		return 0, ErrPriceLimit
 	}
 	return delta, nil
 }
@@ -328,10 +329,10 @@ func (m Market) BundleCost(delta []float64) (float64, error) {
 		}
 	}
 	b := m.B
-	mx, lnS := m.lse(-1, 0)
+	mx, lnS := m.lse()
 	mx2 := math.Inf(-1)
 	for j, q := range m.Q {
-		mx2 = math.Max(mx2, q+delta[j])
+		mx2 = max(mx2, q+delta[j])
 	}
 	s2 := 0.0
 	for j, q := range m.Q {
@@ -339,7 +340,7 @@ func (m Market) BundleCost(delta []float64) (float64, error) {
 	}
 	lnS2 := math.Log(s2)
 
-	lmp := math.Log(minPriceOr(m.MinPrice))
+	lmp := lnMin(m.MinPrice)
 	for j, q := range m.Q {
 		before := (q-mx)/b - lnS
 		after := (q+delta[j]-mx2)/b - lnS2

@@ -52,12 +52,12 @@ func sigmoid(z float64) float64 {
 // written as max(u,0) + b·log1p(e^{−|u|/b}) so that it never overflows, even
 // when u/b does, and stays exact in its leading term for integer u.
 func bSoftplus(b, u float64) float64 {
-	return math.Max(u, 0) + b*math.Log1p(math.Exp(-math.Abs(u)/b))
+	return max(u, 0) + b*math.Log1p(math.Exp(-math.Abs(u)/b))
 }
 
 // bLogAddExp returns b·ln(e^{u/b} + e^{v/b}) without overflow.
 func bLogAddExp(b, u, v float64) float64 {
-	return math.Max(u, v) + b*math.Log1p(math.Exp(-math.Abs(u-v)/b))
+	return max(u, v) + b*math.Log1p(math.Exp(-math.Abs(u-v)/b))
 }
 
 // log1mexp returns ln(1 − e^{−x}) for x ≥ 0, choosing between the two
@@ -75,36 +75,70 @@ func bLnExpm1(b, delta float64) float64 {
 	return delta + b*log1mexp(delta/b)
 }
 
-// buyCost is the cost b·ln(1 + p·(e^{Δ/b} − 1)) of Δ shares of an outcome
-// whose price is p = e^{blp/b}. blp (b·ln p, kopecks) is passed alongside p
-// because p alone may have underflowed.
-func buyCost(b, p, blp, delta float64) float64 {
-	x := delta / b
-	if x <= expSafe && p >= pTiny {
-		return b * math.Log1p(p*math.Expm1(x))
+// buyCostDirect returns the cost b·ln(1 + p·(e^{Δ/b} − 1)) of Δ shares of
+// an outcome priced p, and whether the direct form applies. It does not when
+// e^{Δ/b} could overflow or p may have underflowed; then buyCostLog is used.
+func buyCostDirect(b, p, delta float64) (float64, bool) {
+	if x := delta / b; x <= expSafe && p >= pTiny {
+		return b * math.Log1p(p*math.Expm1(x)), true
 	}
-	// Log domain: cost = b·softplus(ln p + ln(e^x − 1)). The kopeck-scaled
-	// form keeps Δ and the quantity difference inside blp as separate
-	// additions, exact for integer quantities.
+	return 0, false
+}
+
+// buyCostLog is buyCostDirect in the log domain, from blp = b·ln p
+// (kopecks), which stays finite where p underflows: cost =
+// b·softplus(ln p + ln(e^x − 1)). The kopeck-scaled form keeps Δ and the
+// quantity difference inside blp as separate additions, exact for integer
+// quantities.
+func buyCostLog(b, blp, delta float64) float64 {
 	return bSoftplus(b, blp+bLnExpm1(b, delta))
 }
 
-// sharesForSpend inverts buyCost: the Δ for which buyCost = spend.
+// sharesDirect inverts buyCostDirect: the Δ for which the cost is spend,
 //
-//	Δ = b·ln(1 + (e^{M/b} − 1)/p)
+//	Δ = b·ln(1 + (e^{M/b} − 1)/p),
 //
-// and, when that overflows (large M/b or tiny p),
-//
-//	Δ = M − b·ln p + b·ln((1 − e^{−M/b}) + p·e^{−M/b})
-//
-// in which every term is non-negative or a log of a sum of positives.
-func sharesForSpend(b, p, blp, spend float64) float64 {
-	x := spend / b
-	if x <= expSafe && p >= pTiny {
+// and whether that form applies (it overflows for large M/b or tiny p).
+func sharesDirect(b, p, spend float64) (float64, bool) {
+	if x := spend / b; x <= expSafe && p >= pTiny {
 		if y := math.Expm1(x) / p; y <= math.MaxFloat64 {
-			return b * math.Log1p(y)
+			return b * math.Log1p(y), true
 		}
 	}
-	w := -math.Expm1(-x)
+	return 0, false
+}
+
+// sharesLog is the large-M/b branch of the inverse,
+//
+//	Δ = M − b·ln p + b·ln((1 − e^{−M/b}) + p·e^{−M/b}),
+//
+// in which every term is non-negative or a log of a sum of positives.
+func sharesLog(b, blp, spend float64) float64 {
+	w := -math.Expm1(-spend / b)
 	return spend - blp + b*math.Log(w+math.Exp((blp-spend)/b))
+}
+
+// defaultLnMin and defaultMinLogit are ln and log-odds of DefaultMinPrice,
+// precomputed so that the price-limit test of a default market costs a
+// comparison rather than a logarithm.
+var (
+	defaultLnMin    = math.Log(DefaultMinPrice)
+	defaultMinLogit = math.Log(DefaultMinPrice) - math.Log1p(-DefaultMinPrice)
+)
+
+// lnMin returns ln of the price limit mp (0 meaning the default).
+func lnMin(mp float64) float64 {
+	if mp == 0 || mp == DefaultMinPrice {
+		return defaultLnMin
+	}
+	return math.Log(mp)
+}
+
+// minLogit returns ln(mp/(1 − mp)): a binary price is below mp exactly when
+// its log-odds (q_s − q_other)/b are below this.
+func minLogit(mp float64) float64 {
+	if mp == 0 || mp == DefaultMinPrice {
+		return defaultMinLogit
+	}
+	return math.Log(mp) - math.Log1p(-mp)
 }

@@ -1,0 +1,104 @@
+package lmsr_test
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/predictkit/predictkit/lmsr"
+)
+
+// Price a market: open it at 70% YES with b = 10000 kopecks and read the
+// prices and the cost function.
+func ExampleBinary_Price() {
+	qYes, qNo, err := lmsr.InitialQ(10000, 0.70)
+	if err != nil {
+		panic(err)
+	}
+	m := lmsr.Binary{B: 10000, QYes: float64(qYes), QNo: float64(qNo)}
+	fmt.Printf("q = (%d, %d)\n", qYes, qNo)
+	fmt.Printf("P(YES) = %.4f, P(NO) = %.4f\n", m.Price(lmsr.Yes), m.Price(lmsr.No))
+	fmt.Printf("C(q) = %.2f kopecks\n", m.Cost())
+	// Output:
+	// q = (8473, 0)
+	// P(YES) = 0.7000, P(NO) = 0.3000
+	// C(q) = 12039.74 kopecks
+}
+
+// Buy for a budget: 50 RUB (5000 kopecks) on NO with a 3% fee. The budget
+// covers the fee; the shares are the most whose charge fits.
+func ExampleBuyForSpend() {
+	m := lmsr.Binary{B: 10000, QYes: 8473}
+	buy, err := lmsr.BuyForSpend(m, lmsr.No, 5000, 0.03)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Printf("%d shares: cost %d + fee %d = charge %d kopecks\n", buy.Shares, buy.Cost, buy.Fee, buy.Charge)
+	after := m.With(lmsr.No, float64(buy.Shares))
+	fmt.Printf("P(NO) moves from %.4f to %.4f\n", m.Price(lmsr.No), after.Price(lmsr.No))
+	// Output:
+	// 11258 shares: cost 4854 + fee 146 = charge 5000 kopecks
+	// P(NO) moves from 0.3000 to 0.5692
+}
+
+// Sell shares back: the refund is rounded down and the fee taken from it.
+func ExampleSellShares() {
+	m := lmsr.Binary{B: 10000, QYes: 8473 + 5000}
+	sell, err := lmsr.SellShares(m, lmsr.Yes, 5000, 0.03)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Printf("refund %d − fee %d = payout %d kopecks\n", sell.Refund, sell.Fee, sell.Payout)
+	// Output:
+	// refund 3743 − fee 113 = payout 3630 kopecks
+}
+
+// Compute the subsidy the platform escrows when it opens a market: the
+// maker's worst-case loss b·ln(1/min π), rounded up.
+func ExampleSubsidyKopecks() {
+	for _, p := range []float64{0.5, 0.7, 0.99} {
+		qYes, qNo, _ := lmsr.InitialQ(10000, p)
+		sub, _ := lmsr.SubsidyKopecks(lmsr.Binary{B: 10000, QYes: float64(qYes), QNo: float64(qNo)})
+		fmt.Printf("open at %.2f: escrow %d kopecks\n", p, sub)
+	}
+	// Output:
+	// open at 0.50: escrow 6932 kopecks
+	// open at 0.70: escrow 12040 kopecks
+	// open at 0.99: escrow 46052 kopecks
+}
+
+// A trade that would push a price past the limit is refused.
+func ExampleErrPriceLimit() {
+	m := lmsr.Binary{B: 100}
+	_, err := m.BuyCost(lmsr.Yes, 5000)
+	fmt.Println(errors.Is(err, lmsr.ErrPriceLimit))
+	// Output:
+	// true
+}
+
+// Price an n-outcome market for research without allocating.
+func ExampleMarket_PricesInto() {
+	q, err := lmsr.InitialQuantities(1000, []float64{0.5, 0.3, 0.2})
+	if err != nil {
+		panic(err)
+	}
+	m := lmsr.Market{B: 1000, Q: q}
+	prices := make([]float64, m.N())
+	if err := m.PricesInto(prices); err != nil {
+		panic(err)
+	}
+	cost, _ := m.BuyCost(2, 500)
+	fmt.Printf("prices %.3f, subsidy %.1f, 500 shares of outcome 2 cost %.2f\n", prices, m.WorstCaseLoss(), cost)
+	// Output:
+	// prices [0.500 0.300 0.200], subsidy 1609.4, 500 shares of outcome 2 cost 121.99
+}
+
+// The liquidity-sensitive maker: prices sum to more than 1, by at most the
+// commission v.
+func ExampleLS() {
+	m := lmsr.LS{Alpha: lmsr.AlphaForCommission(0.05, 2), Q: []float64{510, 490}}
+	prices := make([]float64, 2)
+	_ = m.PricesInto(prices)
+	fmt.Printf("b = %.1f, prices %.4f, sum %.4f ≤ %.4f\n", m.Liquidity(), prices, m.PriceSum(), m.MaxPriceSum())
+	// Output:
+	// b = 36.1, prices [0.6588 0.3885], sum 1.0473 ≤ 1.0500
+}

@@ -71,6 +71,10 @@ func translate(err error, notFound error) error {
 // when run again from the start: PostgreSQL gave up on it to keep
 // concurrent transactions consistent, not because of what it does.
 func retryable(err error) bool {
+	var de *decideError
+	if errors.As(err, &de) {
+		return false
+	}
 	var pe *pgconn.PgError
 	if !errors.As(err, &pe) {
 		return false

@@ -369,11 +369,13 @@ func (s *Store) Event(ctx context.Context, id int64) (*market.Event, error) {
 	return es[0], nil
 }
 
+const sqlActiveEvents = `SELECT ` + eventCols + ` FROM events e WHERE e.is_active
+	ORDER BY e.created_at DESC, e.id DESC LIMIT $1 OFFSET $2`
+
 // ActiveEvents returns active events, newest first (ties by id,
 // descending), each with its pools and markets.
 func (s *Store) ActiveEvents(ctx context.Context, limit, offset int) ([]*market.Event, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+eventCols+` FROM events e WHERE e.is_active
-		ORDER BY e.created_at DESC, e.id DESC LIMIT $1 OFFSET $2`, pageLimit(limit), max(offset, 0))
+	rows, err := s.pool.Query(ctx, sqlActiveEvents, pageLimit(limit), max(offset, 0))
 	if err != nil {
 		return nil, translate(err, nil)
 	}

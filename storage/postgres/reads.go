@@ -16,6 +16,35 @@ JOIN pools p ON p.id = m.pool_id
 JOIN events e ON e.id = m.event_id
 WHERE x.user_id = $1 `
 
+// The feeds, each walking an index in the order it returns rows (see the
+// migrations), so that a page costs what it holds, not what the table does.
+const (
+	sqlOpenPositions = positionDetailSQL + `AND x.closed_at IS NULL
+		ORDER BY x.created_at DESC, x.id DESC`
+	sqlClosedPositions = positionDetailSQL + `AND x.closed_at IS NOT NULL
+		ORDER BY x.closed_at DESC, x.id DESC LIMIT $2 OFFSET $3`
+	sqlClosedStats = `SELECT count(*), COALESCE(max(returned - spent) FILTER (WHERE returned > spent), 0)
+		FROM positions WHERE user_id = $1 AND closed_at IS NOT NULL`
+	sqlPnLEvents = `SELECT user_id, position_id, at, delta FROM pnl_events
+		WHERE user_id = $1 ORDER BY at, id`
+	// sqlLatestTrades walks the primary key from the newest end and stops
+	// at $1 trades that pass the is_active filter. Newest is the order
+	// trades were written in, as in the memory store.
+	sqlLatestTrades = `SELECT ` + tradeCols + `, u.name, u.profile_hidden, u.avatar_url, e.name, m.name
+		FROM trades t
+		JOIN markets m ON m.id = t.market_id
+		JOIN events e ON e.id = m.event_id
+		JOIN users u ON u.id = t.user_id
+		WHERE e.is_active
+		ORDER BY t.id DESC
+		LIMIT $1`
+	sqlPriceHistory = `SELECT market_id, at, yes_probability, q_yes, q_no, trade_id FROM (
+			SELECT id, market_id, at, yes_probability, q_yes, q_no, COALESCE(trade_id, 0) AS trade_id
+			FROM price_points WHERE market_id = $1 ORDER BY id DESC LIMIT $2
+		) recent ORDER BY id`
+	sqlTrades = `SELECT ` + tradeCols + ` FROM trades t WHERE t.market_id = $1 ORDER BY t.id`
+)
+
 func scanPositionDetails(rows pgx.Rows) ([]*market.PositionDetail, error) {
 	out := []*market.PositionDetail{}
 	for rows.Next() {
@@ -38,8 +67,7 @@ func scanPositionDetails(rows pgx.Rows) ([]*market.PositionDetail, error) {
 // OpenPositions returns user id's open positions, newest first (ties by
 // id, descending).
 func (s *Store) OpenPositions(ctx context.Context, userID int64) ([]*market.PositionDetail, error) {
-	rows, err := s.pool.Query(ctx, positionDetailSQL+`AND x.closed_at IS NULL
-		ORDER BY x.created_at DESC, x.id DESC`, userID)
+	rows, err := s.pool.Query(ctx, sqlOpenPositions, userID)
 	if err != nil {
 		return nil, translate(err, nil)
 	}
@@ -51,8 +79,7 @@ func (s *Store) OpenPositions(ctx context.Context, userID int64) ([]*market.Posi
 // recently closed first (ties by id, descending). A negative limit means
 // all.
 func (s *Store) ClosedPositions(ctx context.Context, userID int64, limit, offset int) ([]*market.PositionDetail, error) {
-	rows, err := s.pool.Query(ctx, positionDetailSQL+`AND x.closed_at IS NOT NULL
-		ORDER BY x.closed_at DESC, x.id DESC LIMIT $2 OFFSET $3`, userID, pageLimit(limit), max(offset, 0))
+	rows, err := s.pool.Query(ctx, sqlClosedPositions, userID, pageLimit(limit), max(offset, 0))
 	if err != nil {
 		return nil, translate(err, nil)
 	}
@@ -63,15 +90,13 @@ func (s *Store) ClosedPositions(ctx context.Context, userID int64, limit, offset
 // ClosedStats returns how many closed positions user id has and the
 // largest positive PnL among them (0 if none).
 func (s *Store) ClosedStats(ctx context.Context, userID int64) (count int64, biggestWin int64, err error) {
-	err = s.pool.QueryRow(ctx, `SELECT count(*), COALESCE(max(returned - spent) FILTER (WHERE returned > spent), 0)
-		FROM positions WHERE user_id = $1 AND closed_at IS NOT NULL`, userID).Scan(&count, &biggestWin)
+	err = s.pool.QueryRow(ctx, sqlClosedStats, userID).Scan(&count, &biggestWin)
 	return count, biggestWin, translate(err, nil)
 }
 
 // PnLEvents returns user id's realizations, oldest first (ties by id).
 func (s *Store) PnLEvents(ctx context.Context, userID int64) ([]market.PnLEvent, error) {
-	rows, err := s.pool.Query(ctx, `SELECT user_id, position_id, at, delta FROM pnl_events
-		WHERE user_id = $1 ORDER BY at, id`, userID)
+	rows, err := s.pool.Query(ctx, sqlPnLEvents, userID)
 	if err != nil {
 		return nil, translate(err, nil)
 	}
@@ -101,17 +126,7 @@ func tradeDest(t *market.Trade) ([]any, func()) {
 // LatestTrades returns the most recent trades on markets of active events,
 // newest (highest id) first, with what the public may see of each trader.
 func (s *Store) LatestTrades(ctx context.Context, limit int) ([]*market.FeedTrade, error) {
-	// Walks the primary key from the newest end and stops at limit trades
-	// that pass the is_active filter. Newest is the order trades were
-	// written in, as in the memory store.
-	rows, err := s.pool.Query(ctx, `SELECT `+tradeCols+`, u.name, u.profile_hidden, u.avatar_url, e.name, m.name
-		FROM trades t
-		JOIN markets m ON m.id = t.market_id
-		JOIN events e ON e.id = m.event_id
-		JOIN users u ON u.id = t.user_id
-		WHERE e.is_active
-		ORDER BY t.id DESC
-		LIMIT $1`, pageLimit(limit))
+	rows, err := s.pool.Query(ctx, sqlLatestTrades, pageLimit(limit))
 	if err != nil {
 		return nil, translate(err, nil)
 	}
@@ -138,10 +153,7 @@ func (s *Store) LatestTrades(ctx context.Context, limit int) ([]*market.FeedTrad
 // PriceHistory returns market id's price points, oldest first: the limit
 // most recent ones (all of them for limit <= 0).
 func (s *Store) PriceHistory(ctx context.Context, marketID int64, limit int) ([]market.PricePoint, error) {
-	rows, err := s.pool.Query(ctx, `SELECT market_id, at, yes_probability, q_yes, q_no, trade_id FROM (
-			SELECT id, market_id, at, yes_probability, q_yes, q_no, COALESCE(trade_id, 0) AS trade_id
-			FROM price_points WHERE market_id = $1 ORDER BY id DESC LIMIT $2
-		) recent ORDER BY id`, marketID, pageLimit(limit))
+	rows, err := s.pool.Query(ctx, sqlPriceHistory, marketID, pageLimit(limit))
 	if err != nil {
 		return nil, translate(err, nil)
 	}
@@ -156,7 +168,7 @@ func (s *Store) PriceHistory(ctx context.Context, marketID int64, limit int) ([]
 
 // Trades returns market id's trade log, oldest first.
 func (s *Store) Trades(ctx context.Context, marketID int64) ([]*market.Trade, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+tradeCols+` FROM trades t WHERE t.market_id = $1 ORDER BY t.id`, marketID)
+	rows, err := s.pool.Query(ctx, sqlTrades, marketID)
 	if err != nil {
 		return nil, translate(err, nil)
 	}

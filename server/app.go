@@ -144,6 +144,11 @@ var errPanic = fmt.Errorf("server: handler panicked")
 // requestIDs takes the client's X-Request-ID when it is a short token of
 // safe characters, or makes one, and echoes it in the response.
 func requestIDs(c *fiber.Ctx) error {
+	setRequestID(c)
+	return c.Next()
+}
+
+func setRequestID(c *fiber.Ctx) {
 	id := c.Get(fiber.HeaderXRequestID)
 	if !validRequestID(id) {
 		var b [12]byte
@@ -152,7 +157,6 @@ func requestIDs(c *fiber.Ctx) error {
 	}
 	c.Locals(localRequestID, id)
 	c.Set(fiber.HeaderXRequestID, id)
-	return c.Next()
 }
 
 func validRequestID(id string) bool {

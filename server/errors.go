@@ -270,6 +270,9 @@ func detail(err error) string {
 // with the status and code of the matched route's table.
 func errorHandler(log *slog.Logger) fiber.ErrorHandler {
 	return func(c *fiber.Ctx, err error) error {
+		if requestID(c) == "" { // an error before the middleware ran (e.g. 413)
+			setRequestID(c)
+		}
 		t, _ := c.Locals(localTable).(*errorTable)
 		status, code := t.resolve(err)
 		body := errorBody{Error: code}

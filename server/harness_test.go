@@ -40,6 +40,9 @@ type storeCase struct {
 // is available.
 var postgresStore func(t *testing.T) server.Store
 
+// postgresURL, likewise, returns the URL of a fresh empty schema.
+var postgresURL func(t *testing.T) string
+
 // stores are the stores the money tests run on: memory, and PostgreSQL
 // (skipped without PREDICTKIT_TEST_DATABASE_URL, unless required).
 func stores() []storeCase {
@@ -92,6 +95,9 @@ type harness struct {
 	app    *fiber.App
 	store  server.Store
 	router routers.Router
+	// base, when set, is the address of a started server: requests go
+	// over the network instead of through app.Test.
+	base string
 }
 
 type harnessOption func(*server.Config, *[]fx.Option)
@@ -196,7 +202,15 @@ func (h *harness) do(t *testing.T, r req) *response {
 	for k, v := range r.header {
 		hr.Header.Set(k, v)
 	}
-	res, err := h.app.Test(hr, -1)
+	var res *http.Response
+	var err error
+	if h.base != "" {
+		hr.RequestURI = ""
+		hr.URL.Scheme, hr.URL.Host, hr.Host = "http", h.base, h.base
+		res, err = http.DefaultClient.Do(hr)
+	} else {
+		res, err = h.app.Test(hr, -1)
+	}
 	if err != nil {
 		t.Fatalf("%s %s: %v", r.method, r.path, err)
 	}

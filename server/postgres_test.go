@@ -12,4 +12,5 @@ import (
 // when PREDICTKIT_REQUIRE_POSTGRES=1).
 func init() {
 	postgresStore = func(t *testing.T) server.Store { return pgtest.New(t) }
+	postgresURL = func(t *testing.T) string { return pgtest.SchemaURL(t) }
 }

@@ -45,8 +45,9 @@
 // A market opened at probabilities π has q_i = b·ln π_i ([InitialQuantities];
 // [InitialQ] gives the integer, shifted binary form). From any state q the
 // maker can lose at most C(q) − min_i q_i ([Binary.WorstCaseLoss]), which at
-// the opening state is b·ln(1/min_i π_i): the subsidy the platform escrows
-// ([SubsidyKopecks], rounded up). 50/50 with b = 10000 needs 6932 kopecks.
+// the opening state is b·ln(1/min_i π_i) ([MaxLoss]): the subsidy the
+// platform escrows ([SubsidyKopecks], rounded up). 50/50 with b = 10000
+// needs 6932 kopecks.
 //
 // # Integer kopecks: rounding in the house's favour
 //

@@ -410,3 +410,21 @@ func InitialQuantities(b float64, probs []float64) ([]float64, error) {
 	}
 	return q, nil
 }
+
+// MaxLoss returns b·ln(1/min_i π_i), the most the market maker can lose on a
+// market of liquidity b opened at probabilities probs (validated as in
+// InitialQuantities): the subsidy to escrow. For a state already trading,
+// use WorstCaseLoss.
+func MaxLoss(b float64, probs []float64) (float64, error) {
+	if _, err := InitialQuantities(b, probs); err != nil {
+		return 0, err
+	}
+	sum, mn := 0.0, 1.0
+	for _, p := range probs {
+		sum += p
+		mn = min(mn, p)
+	}
+	// −ln(π_min/Σπ), with the sum kept for the same normalisation as
+	// InitialQuantities.
+	return b * (math.Log(sum) - math.Log(mn)), nil
+}

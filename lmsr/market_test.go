@@ -87,6 +87,7 @@ func TestMarketErrors(t *testing.T) {
 		{"probabilities not summing to 1 are refused", func() error { _, err := InitialQuantities(100, []float64{0.5, 0.4}); return err }, ErrInvalidProbability},
 		{"a probability of 0 is refused", func() error { _, err := InitialQuantities(100, []float64{0, 1}); return err }, ErrInvalidProbability},
 		{"a single probability is a dimension error", func() error { _, err := InitialQuantities(100, []float64{0.5}); return err }, ErrDimension},
+		{"the maximum loss of invalid probabilities is refused", func() error { _, err := MaxLoss(100, []float64{0.7, 0.7}); return err }, ErrInvalidProbability},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -282,8 +282,12 @@ func TestPropertyInitialPrices(t *testing.T) {
 					t.Fatalf("price %d = %v, want %v", i, m.Price(i), p)
 				}
 			}
-			if want := b * math.Log(1/minP); relErr(m.WorstCaseLoss(), want) > 1e-12 {
+			want := b * math.Log(1/minP)
+			if relErr(m.WorstCaseLoss(), want) > 1e-12 {
 				t.Fatalf("worst-case loss %v, want %v", m.WorstCaseLoss(), want)
+			}
+			if got, err := MaxLoss(b, probs); err != nil || relErr(got, want) > 1e-12 {
+				t.Fatalf("MaxLoss = %v, %v; want %v", got, err, want)
 			}
 		})
 	})

@@ -165,12 +165,15 @@ func jsonError(err error) error {
 		if field == "" {
 			field = "body"
 		}
-		switch {
-		case te.Value == "number" || strings.HasPrefix(te.Value, "number "):
-			return badRequest(field, "must be an integer in range")
-		default:
-			return badRequest(field, "must be "+typeName(te.Type))
+		isNumber := te.Value == "number" || strings.HasPrefix(te.Value, "number ")
+		switch te.Type.Kind() {
+		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+			reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+			if isNumber {
+				return badRequest(field, "must be an integer in range")
+			}
 		}
+		return badRequest(field, "must be "+typeName(te.Type))
 	}
 	var se *json.SyntaxError
 	if errors.As(err, &se) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {

@@ -1,0 +1,233 @@
+package server
+
+import (
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/predictkit/predictkit/account"
+	"github.com/predictkit/predictkit/market"
+)
+
+// domainErrors are the exported error values (and error types) of the
+// domains the server serves, by their qualified name.
+var domainErrors = map[string]error{
+	"account.ErrUserNotFound":       account.ErrUserNotFound,
+	"account.ErrEmailTaken":         account.ErrEmailTaken,
+	"account.ErrNicknameTaken":      account.ErrNicknameTaken,
+	"account.ErrInvalidCredentials": account.ErrInvalidCredentials,
+	"account.ErrUnauthorized":       account.ErrUnauthorized,
+	"account.ErrInsufficientFunds":  account.ErrInsufficientFunds,
+	"account.ErrInvalidAmount":      account.ErrInvalidAmount,
+	"account.ErrInvalid":            account.ErrInvalid,
+	"account.InvalidError":          &account.InvalidError{Field: "email", Reason: "must be an e-mail address"},
+
+	"market.ErrEventNotFound":       market.ErrEventNotFound,
+	"market.ErrPoolNotFound":        market.ErrPoolNotFound,
+	"market.ErrMarketNotFound":      market.ErrMarketNotFound,
+	"market.ErrForbidden":           market.ErrForbidden,
+	"market.ErrResolved":            market.ErrResolved,
+	"market.ErrClosed":              market.ErrClosed,
+	"market.ErrPriceMoved":          market.ErrPriceMoved,
+	"market.ErrNoPosition":          market.ErrNoPosition,
+	"market.ErrInsufficientShares":  market.ErrInsufficientShares,
+	"market.ErrTradeRefused":        market.ErrTradeRefused,
+	"market.ErrIdempotencyConflict": market.ErrIdempotencyConflict,
+	"market.ErrDuplicateKey":        market.ErrDuplicateKey,
+	"market.ErrInvalid":             market.ErrInvalid,
+	"market.InvalidError":           &market.InvalidError{Field: "side", Reason: "must be YES or NO"},
+
+	// The server's own.
+	"server.errInvalidID":  errInvalidID,
+	"server.requestError":  badRequest("body", "malformed JSON"),
+	"server.errAdminOff":   errAdminDisabled,
+	"server.errEncoding":   errContentEncoding,
+	"server.errUnavailabe": errUnavailable,
+}
+
+// notOnAnyRoute are domain errors no route of the server can meet yet,
+// with the reason.
+var notOnAnyRoute = map[string]string{
+	"market.ErrIdempotencyConflict": "partner idempotency: the partner API is not served yet",
+	"market.ErrDuplicateKey":        "partner idempotency: the partner API is not served yet",
+}
+
+// canOccur lists, per route, the errors its handler and the services it
+// calls can return (from the services' documentation).
+var canOccur = []struct {
+	route string
+	table *errorTable
+	errs  []string
+}{
+	{"GET /users/{id}/pnl/chart", errsPnLChart, []string{"server.errInvalidID", "account.ErrUnauthorized", "account.ErrUserNotFound", "server.errEncoding"}},
+	{"GET /auth/me", errsAuthMe, []string{"account.ErrUnauthorized", "account.ErrUserNotFound", "server.errEncoding"}},
+	{"PATCH /auth/me", errsUpdateProfile, []string{"account.ErrUnauthorized", "account.ErrUserNotFound", "account.ErrNicknameTaken", "account.InvalidError", "account.ErrInvalid", "server.requestError"}},
+	{"POST /auth/register", errsRegister, []string{"account.ErrEmailTaken", "account.InvalidError", "account.ErrInvalid", "server.requestError"}},
+	{"POST /auth/login", errsLogin, []string{"account.ErrInvalidCredentials", "account.ErrUserNotFound", "server.requestError"}},
+	{"POST /auth/logout", errsLogout, []string{"account.ErrUnauthorized"}},
+	{"GET /users/me/positions/closed", errsClosedPosition, []string{"account.ErrUnauthorized", "server.requestError"}},
+	{"GET /pools/{id}", errsPool, []string{"server.errInvalidID", "market.ErrPoolNotFound"}},
+	{"GET /market/trades/latest", errsLatestTrades, []string{"server.errEncoding"}},
+	{"POST /events/{id}/active", errsEventActive, []string{"account.ErrUnauthorized", "server.errInvalidID", "market.ErrEventNotFound", "market.ErrForbidden", "market.InvalidError", "market.ErrInvalid"}},
+	{"POST /events/{id}/pools/{pool_id}/markets/{market_id}/close", errsMarketClose, []string{"account.ErrUnauthorized", "server.errInvalidID",
+		"market.ErrMarketNotFound", "market.ErrEventNotFound", "market.ErrPoolNotFound", "market.ErrForbidden", "market.InvalidError", "market.ErrInvalid", "market.ErrResolved"}},
+	{"POST /events", errsCreateEvent, []string{"account.ErrUnauthorized", "account.ErrUserNotFound", "market.ErrForbidden", "market.InvalidError", "market.ErrInvalid", "server.requestError"}},
+	{"GET /events", errsEvents, []string{"server.requestError"}},
+	{"GET /events/{id}", errsEvent, []string{"server.errInvalidID", "market.ErrEventNotFound"}},
+	{"GET /markets/{id}", errsMarket, []string{"server.errInvalidID", "market.ErrMarketNotFound"}},
+	{"GET /markets/{id}/quote", errsQuote, []string{"server.errInvalidID", "server.requestError", "market.ErrMarketNotFound", "market.ErrClosed", "market.ErrTradeRefused", "market.InvalidError"}},
+	{"POST /markets/{id}/buy|sell", errsTrade, []string{"account.ErrUnauthorized", "account.ErrUserNotFound", "server.errInvalidID", "server.requestError",
+		"market.ErrMarketNotFound", "market.ErrClosed", "market.ErrPriceMoved", "market.ErrNoPosition", "market.ErrInsufficientShares",
+		"market.ErrTradeRefused", "account.ErrInsufficientFunds", "account.ErrInvalidAmount", "market.InvalidError", "market.ErrInvalid"}},
+	{"GET /markets/{id}/history", errsHistory, []string{"server.errInvalidID", "market.ErrMarketNotFound"}},
+	{"admin routes", errsAdmin, []string{"server.errAdminOff", "account.ErrUnauthorized", "server.errInvalidID", "server.requestError",
+		"account.ErrUserNotFound", "account.InvalidError", "account.ErrInvalid", "account.ErrInvalidAmount"}},
+	{"GET /readyz", errsMeta, []string{"server.errUnavailabe"}},
+}
+
+// exportedErrors parses the non-test Go files of a domain package and
+// returns its exported Err* variables and *Error types.
+func exportedErrors(t *testing.T, pkg string) []string {
+	t.Helper()
+	dir := filepath.Join("..", pkg)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	fset := token.NewFileSet()
+	for _, e := range entries {
+		if !strings.HasSuffix(e.Name(), ".go") || strings.HasSuffix(e.Name(), "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, filepath.Join(dir, e.Name()), nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range f.Decls {
+			g, ok := d.(*ast.GenDecl)
+			if !ok {
+				continue
+			}
+			for _, s := range g.Specs {
+				switch s := s.(type) {
+				case *ast.ValueSpec:
+					for _, n := range s.Names {
+						if n.IsExported() && strings.HasPrefix(n.Name, "Err") {
+							names = append(names, pkg+"."+n.Name)
+						}
+					}
+				case *ast.TypeSpec:
+					if s.Name.IsExported() && strings.HasSuffix(s.Name.Name, "Error") {
+						names = append(names, pkg+"."+s.Name.Name)
+					}
+				}
+			}
+		}
+	}
+	slices.Sort(names)
+	return names
+}
+
+func TestEveryDomainErrorIsKnownToTheServer(t *testing.T) {
+	onSomeRoute := map[string]bool{}
+	for _, r := range canOccur {
+		for _, n := range r.errs {
+			onSomeRoute[n] = true
+		}
+	}
+	for _, pkg := range []string{"account", "market"} {
+		for _, name := range exportedErrors(t, pkg) {
+			t.Run(name+" is accounted for by the server", func(t *testing.T) {
+				if _, ok := domainErrors[name]; !ok {
+					t.Fatalf("%s is a new domain error: add it to domainErrors and to canOccur (or notOnAnyRoute), and map it in errors.go", name)
+				}
+				if !onSomeRoute[name] && notOnAnyRoute[name] == "" {
+					t.Errorf("%s occurs on no route in canOccur and is not listed in notOnAnyRoute", name)
+				}
+			})
+		}
+	}
+}
+
+func TestNoDomainErrorIsAnsweredAs500(t *testing.T) {
+	for _, r := range canOccur {
+		for _, name := range r.errs {
+			err, ok := domainErrors[name]
+			if !ok {
+				t.Fatalf("canOccur names unknown error %s", name)
+			}
+			for _, form := range []struct {
+				how string
+				err error
+			}{{"as is", err}, {"wrapped", fmt.Errorf("context: %w", err)}} {
+				t.Run(fmt.Sprintf("%s on %s %s is not a 500", name, r.route, form.how), func(t *testing.T) {
+					status, code := r.table.resolve(form.err)
+					if status >= 500 && !(name == "server.errUnavailabe" && status == http.StatusServiceUnavailable) {
+						t.Errorf("answered %d %q", status, code)
+					}
+					if code == "" {
+						t.Error("answered with no code")
+					}
+				})
+			}
+		}
+	}
+}
+
+func TestUnmappedErrorsAre500WithTheRouteCode(t *testing.T) {
+	cases := []struct {
+		name  string
+		table *errorTable
+		want  string
+	}{
+		{"the latest trades answer INTERNAL_ERROR", errsLatestTrades, "INTERNAL_ERROR"},
+		{"the pool answers internal_error", errsPool, "internal_error"},
+		{"an unmatched route answers internal_error", nil, "internal_error"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			status, code := c.table.resolve(fmt.Errorf("pq: connection refused"))
+			if status != 500 || code != c.want {
+				t.Errorf("got %d %q", status, code)
+			}
+			if detail(fmt.Errorf("pq: connection refused")) != "" {
+				t.Error("an internal error has a client-visible detail")
+			}
+		})
+	}
+}
+
+func TestContractCodesPerRoute(t *testing.T) {
+	cases := []struct {
+		name   string
+		table  *errorTable
+		err    error
+		status int
+		code   string
+	}{
+		{"a missing market on close is the message 'market not found'", errsMarketClose, market.ErrMarketNotFound, 404, "market not found"},
+		{"a missing market on a trade is the code market_not_found", errsTrade, market.ErrMarketNotFound, 404, "market_not_found"},
+		{"an invalid won_side is 'invalid request' with a space", errsMarketClose, &market.InvalidError{Field: "won_side"}, 400, "invalid request"},
+		{"an invalid trade is invalid_request", errsTrade, &market.InvalidError{Field: "side"}, 400, "invalid_request"},
+		{"auth/me's 401 is UNAUTHORIZED", errsAuthMe, account.ErrUnauthorized, 401, "UNAUTHORIZED"},
+		{"the chart's 401 is unauthorized", errsPnLChart, account.ErrUnauthorized, 401, "unauthorized"},
+		{"a non-integer pool id is invalid_pool_id", errsPool, errInvalidID, 400, "invalid_pool_id"},
+		{"a non-integer event id on activation is 'event not found'", errsEventActive, errInvalidID, 404, "event not found"},
+		{"a content encoding is 415 everywhere", errsPool, errContentEncoding, 415, "unsupported_content_encoding"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if status, code := c.table.resolve(c.err); status != c.status || code != c.code {
+				t.Errorf("got %d %q, want %d %q", status, code, c.status, c.code)
+			}
+		})
+	}
+}

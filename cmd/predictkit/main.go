@@ -1,0 +1,136 @@
+// Command predictkit runs the predictkit prediction-market server.
+//
+//	predictkit [serve] [flags]   serve the HTTP API (the default)
+//	predictkit migrate [flags]   apply the PostgreSQL migrations and exit
+//
+// Every setting is read from its PREDICTKIT_* environment variable, then
+// from its flag; `predictkit serve -h` lists them with their defaults.
+// With no database URL the server runs on an in-memory store seeded with
+// demo data (PREDICTKIT_DEMO=0 turns the demo data off).
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/predictkit/predictkit/server"
+	"github.com/predictkit/predictkit/storage/postgres"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+}
+
+const usage = `Usage: predictkit <command> [flags]
+
+Commands:
+  serve     serve the HTTP API (the default when no command is given)
+  migrate   apply the PostgreSQL migrations to PREDICTKIT_DATABASE_URL and exit
+
+Run "predictkit <command> -h" for its flags.
+`
+
+// run is the program; it returns the exit code. ctx ends the server.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	cmd := "serve"
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		cmd, args = args[0], args[1:]
+	}
+	switch cmd {
+	case "serve":
+		return serve(ctx, args, stderr)
+	case "migrate":
+		return migrate(ctx, args, stderr)
+	case "help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	}
+	fmt.Fprintf(stderr, "predictkit: unknown command %q\n\n%s", cmd, usage)
+	return 2
+}
+
+func serve(ctx context.Context, args []string, stderr io.Writer) int {
+	cfg, err := server.ConfigFromEnv()
+	if err != nil {
+		fmt.Fprintf(stderr, "predictkit: %v\n", err)
+		return 2
+	}
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	cfg.RegisterFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "predictkit serve: unexpected arguments %q\n", fs.Args())
+		return 2
+	}
+	if err := cfg.Validate(); err != nil {
+		fmt.Fprintf(stderr, "predictkit: %v\n", err)
+		return 2
+	}
+	app := server.New(cfg)
+	if err := app.Err(); err != nil {
+		fmt.Fprintf(stderr, "predictkit: %v\n", err)
+		return 1
+	}
+	startCtx, cancel := context.WithTimeout(ctx, app.StartTimeout())
+	defer cancel()
+	if err := app.Start(startCtx); err != nil {
+		fmt.Fprintf(stderr, "predictkit: start: %v\n", err)
+		return 1
+	}
+	select {
+	case <-ctx.Done():
+	case <-app.Wait():
+	}
+	stopCtx, cancelStop := context.WithTimeout(context.Background(), app.StopTimeout())
+	defer cancelStop()
+	if err := app.Stop(stopCtx); err != nil {
+		fmt.Fprintf(stderr, "predictkit: stop: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+func migrate(ctx context.Context, args []string, stderr io.Writer) int {
+	fs := flag.NewFlagSet("migrate", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	url := fs.String("database-url", os.Getenv("PREDICTKIT_DATABASE_URL"), "PostgreSQL URL (env PREDICTKIT_DATABASE_URL)")
+	timeout := fs.Duration("timeout", 5*time.Minute, "give up after this long")
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), "Usage: predictkit migrate [flags]\n\nApplies the embedded PostgreSQL migrations and exits.\n\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if *url == "" {
+		fmt.Fprintln(stderr, "predictkit migrate: no database URL: set PREDICTKIT_DATABASE_URL or -database-url")
+		return 2
+	}
+	ctx, cancel := context.WithTimeout(ctx, *timeout)
+	defer cancel()
+	if err := postgres.Migrate(ctx, *url); err != nil {
+		fmt.Fprintf(stderr, "predictkit migrate: %v\n", err)
+		return 1
+	}
+	fmt.Fprintln(stderr, "predictkit migrate: database is up to date")
+	return 0
+}

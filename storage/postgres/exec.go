@@ -390,8 +390,8 @@ type writes struct {
 	eff    *market.Effects
 	newPos []*market.Position
 	batch  *pgx.Batch
-	// insert is set when sqlInsertEffects is in the batch.
-	insert bool
+	// insertAt is the place of sqlInsertEffects in the batch, -1 if none.
+	insertAt int
 }
 
 // plan checks eff against what the transaction locked and builds the
@@ -399,7 +399,7 @@ type writes struct {
 // eff is checked here, because once the batch is sent nothing stops the
 // commit but an error of the database.
 func plan(m *market.Market, l *load, eff *market.Effects, at time.Time) (*writes, error) {
-	w := &writes{eff: eff, batch: &pgx.Batch{}}
+	w := &writes{eff: eff, batch: &pgx.Batch{}, insertAt: -1}
 	a, loaded := l.accounts, l.positions
 
 	// Positions: new ones by pointer (a trade, a PnL entry and Positions
@@ -498,8 +498,8 @@ func plan(m *market.Market, l *load, eff *market.Effects, at time.Time) (*writes
 		args = append(args, pa[0], pa[1], pa[2], pa[3], pa[4], ids, pa[5])
 		args = append(args, priceArgs(eff.Trades, m.ID, at)...)
 		args = append(args, pnlArgs(eff.PnL, newOrd, at)...)
+		w.insertAt = w.batch.Len()
 		w.batch.Queue(sqlInsertEffects, args...)
-		w.insert = true
 	}
 	if len(accIDs) > 0 {
 		w.batch.Queue(sqlAddBalances, accIDs, deltas)
@@ -666,7 +666,7 @@ func (w *writes) send(ctx context.Context, conn *pgxpool.Conn) error {
 	n := w.batch.Len()
 	var posIDs, tradeIDs []int64
 	for i := range n {
-		if w.insert && w.batch.QueuedQueries[i].SQL == sqlInsertEffects {
+		if i == w.insertAt {
 			if err := br.QueryRow().Scan(&posIDs, &tradeIDs); err != nil {
 				return err
 			}

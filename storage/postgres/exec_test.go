@@ -290,6 +290,38 @@ func TestExecRetriesADeadlock(t *testing.T) {
 	e.audit()
 }
 
+func TestExecGivesUpWithItsContext(t *testing.T) {
+	e := newEnv(t)
+	ev, _ := e.event(0, 10000, 0.5)
+	m := ev.Pools[0].Markets[0]
+	u := e.user("u", 5000)
+	tx, err := e.store.DB().Begin(e.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(e.ctx)
+	if _, err := tx.Exec(e.ctx, `SELECT 1 FROM markets WHERE id = $1 FOR UPDATE`, m.ID); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(e.ctx, 200*time.Millisecond)
+	defer cancel()
+	_, err = e.markets.Execute(ctx, m.ID, market.Request{UserID: u.ID, Side: market.Yes, Action: market.ActionBuy, Amount: 100})
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("a trade stuck behind a lock past its deadline: %v", err)
+	}
+	if err := tx.Rollback(e.ctx); err != nil {
+		t.Fatal(err)
+	}
+	// The abandoned attempt left no transaction open on a pooled
+	// connection: every connection serves the next trades.
+	for range 2 * e.store.DB().Config().MaxConns {
+		if _, err := e.markets.Execute(e.ctx, m.ID, market.Request{UserID: u.ID, Side: market.Yes, Action: market.ActionBuy, Amount: 100}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.audit()
+}
+
 func TestExecDuplicateKeyAcrossMarkets(t *testing.T) {
 	e := newEnv(t)
 	ev, _ := e.event(0, 10000, 0.5, 0.5)

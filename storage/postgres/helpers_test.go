@@ -16,14 +16,14 @@ import (
 
 // env is a fresh store with the services on top of it.
 type env struct {
-	t        *testing.T
+	t        testing.TB
 	ctx      context.Context
 	store    *postgres.Store
 	accounts *account.Service
 	markets  *market.Service
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t testing.TB) *env {
 	t.Helper()
 	s := pgtest.New(t)
 	acc := account.NewService(s)

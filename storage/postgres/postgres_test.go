@@ -8,6 +8,7 @@ import (
 )
 
 func TestConformance(t *testing.T) {
+	pgtest.URL(t) // skip (or fail) once, not in every subtest
 	storagetest.Run(t, func(t *testing.T) storagetest.Stores {
 		s := pgtest.New(t)
 		return storagetest.Stores{Accounts: s, Markets: s, Partners: s}

@@ -220,7 +220,7 @@ func settings() []setting {
 }
 
 // ConfigFromEnv returns DefaultConfig overridden by the PREDICTKIT_*
-// environment variables that are set.
+// environment variables that are set to something other than "".
 func ConfigFromEnv() (Config, error) {
 	return configFrom(os.LookupEnv)
 }
@@ -229,7 +229,7 @@ func configFrom(lookup func(string) (string, bool)) (Config, error) {
 	c := DefaultConfig()
 	var errs []error
 	for _, s := range settings() {
-		if v, ok := lookup(s.env); ok {
+		if v, ok := lookup(s.env); ok && strings.TrimSpace(v) != "" { // empty means unset
 			if err := s.set(&c, strings.TrimSpace(v)); err != nil {
 				errs = append(errs, fmt.Errorf("%s: %w", s.env, err))
 			}

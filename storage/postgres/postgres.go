@@ -1,7 +1,8 @@
 // Package postgres stores predictkit's domains in PostgreSQL through
-// pgx/v5. A *Store implements account.Store and market.Store; its schema
-// is a series of SQL migrations embedded in the binary and applied with
-// goose (Migrate).
+// pgx/v5. A *Store implements account.Store, market.Store and
+// partner.Store; its schema is a series of SQL migrations embedded in the
+// binary and applied with goose (Migrate). Tests get a store of their own
+// from package pgtest.
 //
 // Every operation that moves money runs in one transaction that locks what
 // it touches in a fixed order — the market row first, then ledger accounts

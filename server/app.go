@@ -80,6 +80,7 @@ func NewApp(p AppParams) *fiber.App {
 	app.Use(requestIDs)
 	app.Use(accessLog(p.Logger, p.Metrics))
 	app.Use(refuseContentEncoding)
+	app.Use(deadline(cfg.WriteTimeout))
 
 	routes := slices.Clone(p.Routes)
 	// Literal segments before parameters, so that /users/me/... wins over
@@ -222,6 +223,17 @@ func refuseContentEncoding(c *fiber.Ctx) error {
 		return errContentEncoding
 	}
 	return c.Next()
+}
+
+// deadline bounds the work of one request: the services get a context
+// that ends when the answer could no longer be written anyway.
+func deadline(d time.Duration) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		ctx, cancel := context.WithTimeout(c.UserContext(), d)
+		defer cancel()
+		c.SetUserContext(ctx)
+		return c.Next()
+	}
 }
 
 // lifecycleParams is what the listener hooks need.

@@ -74,7 +74,7 @@ var HTTPModule = fx.Module("http",
 	fx.Provide(NewApp, NewMetrics, newListening, metaRoutes),
 )
 
-func metaRoutes(health Health, metrics *Metrics) RoutesOut {
+func metaRoutes(health Health, metrics *Metrics, log *slog.Logger) RoutesOut {
 	return RoutesOut{Routes: []Route{
 		{Method: http.MethodGet, Path: "/healthz", Errors: errsMeta, Handler: func(c *fiber.Ctx) error {
 			return c.JSON(fiber.Map{"status": "ok"})
@@ -83,6 +83,7 @@ func metaRoutes(health Health, metrics *Metrics) RoutesOut {
 			ctx, cancel := context.WithTimeout(c.UserContext(), 2*time.Second)
 			defer cancel()
 			if err := health(ctx); err != nil {
+				log.Warn("not ready: the store does not answer", slog.String("request_id", requestID(c)), slog.String("error", err.Error()))
 				return errUnavailable
 			}
 			return c.JSON(fiber.Map{"status": "ok"})

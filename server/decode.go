@@ -30,7 +30,7 @@ func decodeStrict(body []byte, dst any) error {
 	if !utf8.Valid(body) {
 		return badRequest("body", "must be UTF-8")
 	}
-	if err := checkKeys(json.NewDecoder(bytes.NewReader(body)), reflect.TypeOf(dst).Elem(), ""); err != nil {
+	if err := checkKeys(json.NewDecoder(bytes.NewReader(body)), reflect.TypeOf(dst).Elem(), "", 0); err != nil {
 		return err
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
@@ -44,11 +44,18 @@ func decodeStrict(body []byte, dst any) error {
 	return validate(dst)
 }
 
+// maxDepth bounds the nesting of a request body.
+const maxDepth = 32
+
 // checkKeys walks one JSON value from dec against type t, refusing keys
-// that are not exactly a json name of t's fields, and duplicated keys.
-func checkKeys(dec *json.Decoder, t reflect.Type, path string) error {
+// that are not exactly a json name of t's fields, duplicated keys, and
+// nesting deeper than maxDepth.
+func checkKeys(dec *json.Decoder, t reflect.Type, path string, depth int) error {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
+	}
+	if depth > maxDepth {
+		return badRequest(orBody(path), "nested too deeply")
 	}
 	tok, err := dec.Token()
 	if err != nil {
@@ -95,7 +102,7 @@ func checkKeys(dec *json.Decoder, t reflect.Type, path string) error {
 					ft = t.Elem()
 				}
 			}
-			if err := checkKeys(dec, ft, name); err != nil {
+			if err := checkKeys(dec, ft, name, depth+1); err != nil {
 				return err
 			}
 		}
@@ -111,7 +118,7 @@ func checkKeys(dec *json.Decoder, t reflect.Type, path string) error {
 			et = t.Elem()
 		}
 		for i := 0; dec.More(); i++ {
-			if err := checkKeys(dec, et, fmt.Sprintf("%s[%d]", path, i)); err != nil {
+			if err := checkKeys(dec, et, fmt.Sprintf("%s[%d]", path, i), depth+1); err != nil {
 				return err
 			}
 		}

@@ -37,6 +37,7 @@ func TestDecodeStrict(t *testing.T) {
 		{"a missing required field is named", `{"amount_kopecks":5}`, "side: is required"},
 		{"a negative amount is refused", `{"side":"YES","amount_kopecks":-5}`, "amount_kopecks: must be at least 1"},
 		{"malformed JSON is refused", `{"side":"YES",}`, "body: malformed JSON"},
+		{"deep nesting is refused", `{"side":"YES","amount_kopecks":5,"items":` + strings.Repeat("[", 100000) + strings.Repeat("]", 100000) + `}`, "items"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

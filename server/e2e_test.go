@@ -307,7 +307,7 @@ func TestEndToEnd(t *testing.T) {
 				}
 				return v
 			}
-			if got := bal(account.Fees); got != fees {
+			if got, _ := feeIncome(ctx, h.store); got != fees {
 				t.Errorf("fee account %d, want the trades' fees %d", got, fees)
 			}
 			if got := bal(account.External); got != -credited {

@@ -15,7 +15,7 @@ const (
 	KindUserBonus    Kind = "user_bonus"        // a user's bonus balance, spendable on bets only
 	KindPartnerFloat Kind = "partner_float"     // a partner's prepaid float, funds its users' bets
 	KindEscrow       Kind = "market_escrow"     // a market's money: subsidy plus net trading cash
-	KindFees         Kind = "platform_fees"     // margin collected on trades
+	KindFees         Kind = "platform_fees"     // margin collected on trades, one account per market
 	KindTreasury     Kind = "platform_treasury" // the platform's capital; funds market subsidies
 	KindExternal     Kind = "external"          // the outside world: deposits come from here
 )
@@ -40,10 +40,15 @@ func (r Ref) String() string { return fmt.Sprintf("%s:%d", r.Kind, r.Owner) }
 
 // The platform's singleton accounts.
 var (
-	Fees     = Ref{KindFees, 0}
 	Treasury = Ref{KindTreasury, 0}
 	External = Ref{KindExternal, 0}
 )
+
+// FeeAccount is where the margin of market id's trades accrues. Fees are
+// kept per market, not in one platform account, so that trades on
+// different markets never wait for the same ledger row; the platform's
+// fee income is the sum over KindFees accounts.
+func FeeAccount(marketID int64) Ref { return Ref{KindFees, marketID} }
 
 // UserAccount is the withdrawable balance of user id.
 func UserAccount(id int64) Ref { return Ref{KindUser, id} }

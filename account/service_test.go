@@ -175,10 +175,10 @@ func TestApply(t *testing.T) {
 		want     error
 	}{
 		{"money may leave the outside world without limit", 0, []account.Posting{{From: ext, To: u, Amount: 500}}, nil},
-		{"a user may spend what it has", 100, []account.Posting{{From: u, To: account.Fees, Amount: 100}}, nil},
-		{"a user may not spend a kopeck more", 100, []account.Posting{{From: u, To: account.Fees, Amount: 101}}, account.ErrInsufficientFunds},
-		{"a zero posting is refused", 100, []account.Posting{{From: u, To: account.Fees, Amount: 0}}, account.ErrInvalidAmount},
-		{"a negative posting is refused", 100, []account.Posting{{From: u, To: account.Fees, Amount: -1}}, account.ErrInvalidAmount},
+		{"a user may spend what it has", 100, []account.Posting{{From: u, To: account.FeeAccount(1), Amount: 100}}, nil},
+		{"a user may not spend a kopeck more", 100, []account.Posting{{From: u, To: account.FeeAccount(1), Amount: 101}}, account.ErrInsufficientFunds},
+		{"a zero posting is refused", 100, []account.Posting{{From: u, To: account.FeeAccount(1), Amount: 0}}, account.ErrInvalidAmount},
+		{"a negative posting is refused", 100, []account.Posting{{From: u, To: account.FeeAccount(1), Amount: -1}}, account.ErrInvalidAmount},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

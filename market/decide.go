@@ -242,7 +242,7 @@ func (d *decision) buy(r *Request) (*TradeEffect, error) {
 	}
 	ps = append(ps, account.Posting{From: payer, To: escrow, Amount: q.Cost, Reason: "buy", At: d.now})
 	if q.Fee > 0 {
-		ps = append(ps, account.Posting{From: payer, To: account.Fees, Amount: q.Fee, Reason: "fee", At: d.now})
+		ps = append(ps, account.Posting{From: payer, To: account.FeeAccount(d.market.ID), Amount: q.Fee, Reason: "fee", At: d.now})
 	}
 	if err := d.post(ps); err != nil {
 		return nil, err
@@ -292,7 +292,7 @@ func (d *decision) sell(r *Request) (*TradeEffect, error) {
 		ps = append(ps, account.Posting{From: escrow, To: account.UserAccount(r.UserID), Amount: q.Payout, Reason: "sell", At: d.now})
 	}
 	if q.Fee > 0 {
-		ps = append(ps, account.Posting{From: escrow, To: account.Fees, Amount: q.Fee, Reason: "fee", At: d.now})
+		ps = append(ps, account.Posting{From: escrow, To: account.FeeAccount(d.market.ID), Amount: q.Fee, Reason: "fee", At: d.now})
 	}
 	if err := d.post(ps); err != nil {
 		// The escrow always covers a refund (it holds the subsidy plus every

@@ -63,8 +63,9 @@ type Store interface {
 type Lock struct {
 	MarketID int64
 	// Accounts are the ledger accounts decide reads and posts to, besides
-	// the market's escrow, the fee account and the treasury, which are
-	// always loaded.
+	// the market's escrow and fee account, which are always loaded. The
+	// treasury is loaded only with AllPositions (settlement), so that
+	// trades on different markets share no ledger row.
 	Accounts []account.Ref
 	// Users whose open positions on the market to load.
 	Users []int64

@@ -182,7 +182,10 @@ func (s *Store) Exec(_ context.Context, lock market.Lock, decide func(*market.St
 	now := s.now()
 	st := &market.State{Market: s.market(lock.MarketID), Balances: map[account.Ref]int64{}, Now: now,
 		Existing: map[market.Key]*market.Trade{}, SubAccounts: map[market.SubAccount]int64{}}
-	refs := append(slices.Clone(lock.Accounts), account.EscrowAccount(lock.MarketID), account.Fees, account.Treasury)
+	refs := append(slices.Clone(lock.Accounts), account.EscrowAccount(lock.MarketID), account.FeeAccount(lock.MarketID))
+	if lock.AllPositions {
+		refs = append(refs, account.Treasury)
+	}
 	users := map[int64]bool{}
 	for _, u := range lock.Users {
 		users[u] = true

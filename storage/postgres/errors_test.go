@@ -176,12 +176,12 @@ func TestDriverErrors(t *testing.T) {
 		}
 	})
 	t.Run("the treasury may go below zero in SQL", func(t *testing.T) {
-		if err := e.store.Transfer(ctx, []account.Posting{{From: account.Treasury, To: account.Fees, Amount: 5, Reason: "test"}}); err != nil {
+		if err := e.store.Transfer(ctx, []account.Posting{{From: account.Treasury, To: account.FeeAccount(1), Amount: 5, Reason: "test"}}); err != nil {
 			t.Fatal(err)
 		}
 	})
 	t.Run("a posting that is not positive is ErrInvalidAmount", func(t *testing.T) {
-		err := e.store.Transfer(ctx, []account.Posting{{From: account.External, To: account.Fees, Amount: 0, Reason: "test"}})
+		err := e.store.Transfer(ctx, []account.Posting{{From: account.External, To: account.FeeAccount(1), Amount: 0, Reason: "test"}})
 		if !errors.Is(err, account.ErrInvalidAmount) {
 			t.Fatalf("got %v", err)
 		}

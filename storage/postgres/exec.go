@@ -263,7 +263,10 @@ type load struct {
 }
 
 func newLoad(lock market.Lock) *load {
-	refs := append(slices.Clone(lock.Accounts), account.EscrowAccount(lock.MarketID), account.Fees, account.Treasury)
+	refs := append(slices.Clone(lock.Accounts), account.EscrowAccount(lock.MarketID), account.FeeAccount(lock.MarketID))
+	if lock.AllPositions {
+		refs = append(refs, account.Treasury)
+	}
 	l := &load{lock: lock, users: lock.Users, existing: map[market.Key]*market.Trade{},
 		subs: map[market.SubAccount]int64{}, created: map[int64]bool{}}
 	l.kinds, l.owners = refArrays(refs)

@@ -168,7 +168,7 @@ func TestExecDecisions(t *testing.T) {
 	})
 	t.Run("a posting that overdraws is ErrInsufficientFunds and writes nothing", func(t *testing.T) {
 		_, err := e.store.Exec(e.ctx, market.Lock{MarketID: m.ID, Accounts: []account.Ref{account.UserAccount(u.ID)}}, func(st *market.State) (*market.Effects, error) {
-			return &market.Effects{Postings: []account.Posting{{From: account.UserAccount(u.ID), To: account.Fees, Amount: 1001, Reason: "x"}}}, nil
+			return &market.Effects{Postings: []account.Posting{{From: account.UserAccount(u.ID), To: account.FeeAccount(m.ID), Amount: 1001, Reason: "x"}}}, nil
 		})
 		if !errors.Is(err, account.ErrInsufficientFunds) {
 			t.Fatalf("got %v", err)
@@ -177,7 +177,7 @@ func TestExecDecisions(t *testing.T) {
 	t.Run("the state holds every locked account, zero when new", func(t *testing.T) {
 		stranger := account.UserAccount(u.ID + 1000)
 		_, err := e.store.Exec(e.ctx, market.Lock{MarketID: m.ID, Accounts: []account.Ref{stranger, account.UserAccount(u.ID)}}, func(st *market.State) (*market.Effects, error) {
-			for _, r := range []account.Ref{stranger, account.UserAccount(u.ID), account.EscrowAccount(m.ID), account.Fees, account.Treasury} {
+			for _, r := range []account.Ref{stranger, account.UserAccount(u.ID), account.EscrowAccount(m.ID), account.FeeAccount(m.ID)} {
 				if _, ok := st.Balances[r]; !ok {
 					t.Errorf("%s not loaded", r)
 				}

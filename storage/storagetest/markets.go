@@ -127,7 +127,7 @@ func testTrading(t *testing.T, newStores func(*testing.T) Stores) {
 		if res.Balances.Balance != 10000-want.Charge || e.balances(u).Balance != 10000-want.Charge {
 			t.Fatalf("balance = %d / %d, want %d", res.Balances.Balance, e.balances(u).Balance, 10000-want.Charge)
 		}
-		fees, _ := e.stores.Accounts.Balance(e.ctx, account.Fees)
+		fees, _ := e.stores.Accounts.Balance(e.ctx, account.FeeAccount(m.ID))
 		if fees != want.Fee {
 			t.Fatalf("fees = %d, want %d", fees, want.Fee)
 		}

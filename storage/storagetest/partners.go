@@ -253,7 +253,7 @@ func testPartners(t *testing.T, newStores func(*testing.T) Stores) {
 			esc, _ := e.stores.Accounts.Balance(e.ctx, account.EscrowAccount(mk.ID))
 			total += esc
 		}
-		fees, _ := e.stores.Accounts.Balance(e.ctx, account.Fees)
+		fees := e.feeIncome()
 		treasury, _ := e.stores.Accounts.Balance(e.ctx, account.Treasury)
 		if total+fees+treasury != 80400 {
 			t.Fatalf("floats+sub-accounts+escrow+fees+treasury = %d, want the 80400 funded", total+fees+treasury)

@@ -166,6 +166,23 @@ func (e *env) audit() {
 	}
 }
 
+// feeIncome is the platform's fee income: the sum over every market's fee
+// account.
+func (e *env) feeIncome() int64 {
+	e.t.Helper()
+	accts, _, err := e.stores.Accounts.LedgerState(e.ctx)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	var sum int64
+	for _, a := range accts {
+		if a.Ref.Kind == account.KindFees {
+			sum += a.Balance
+		}
+	}
+	return sum
+}
+
 func itoa(i int) string { return strconv.Itoa(i) }
 
 func ptr[T any](v T) *T { return &v }

@@ -46,7 +46,7 @@ type Service struct {
 
 // NewService returns a Service on store with production settings.
 func NewService(store Store) *Service {
-	return &Service{store: store, BcryptCost: bcrypt.DefaultCost, TokenTTL: DefaultTokenTTL, Now: func() time.Time { return time.Now().UTC() }}
+	return &Service{store: store, BcryptCost: bcrypt.DefaultCost, TokenTTL: DefaultTokenTTL, Now: func() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }}
 }
 
 // Registration is what a person gives to sign up.

@@ -40,13 +40,14 @@ type Users interface {
 type Service struct {
 	store Store
 	users Users
-	// Now is the clock; tests replace it.
+	// Now is the clock, in microseconds (what every store keeps); tests
+	// replace it.
 	Now func() time.Time
 }
 
 // NewService returns a Service on store.
 func NewService(store Store, users Users) *Service {
-	return &Service{store: store, users: users, Now: func() time.Time { return time.Now().UTC() }}
+	return &Service{store: store, users: users, Now: func() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }}
 }
 
 // NewEvent is what a creator submits to publish an event.

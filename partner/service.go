@@ -30,14 +30,15 @@ type Service struct {
 	store   Store
 	ledger  Ledger
 	markets Markets
-	// Now is the clock; tests replace it.
+	// Now is the clock, in microseconds (what every store keeps); tests
+	// replace it.
 	Now func() time.Time
 }
 
 // NewService returns a Service. A single storage value usually serves as
 // all three (storage/memory and storage/postgres do).
 func NewService(store Store, ledger Ledger, markets Markets) *Service {
-	return &Service{store: store, ledger: ledger, markets: markets, Now: func() time.Time { return time.Now().UTC() }}
+	return &Service{store: store, ledger: ledger, markets: markets, Now: func() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }}
 }
 
 // CreatePartner registers a partner and returns it with its key. The key is

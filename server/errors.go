@@ -12,12 +12,14 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/predictkit/predictkit/account"
 	"github.com/predictkit/predictkit/market"
+	"github.com/predictkit/predictkit/partner"
 )
 
 // Errors the server raises itself, before any service is called.
@@ -33,17 +35,33 @@ var (
 	errContentEncoding = errors.New("server: content encoding not supported")
 	// errUnavailable: the store does not answer its ping.
 	errUnavailable = errors.New("server: store unavailable")
+	// errMalformedBody matches the *requestError of a body that is not
+	// one JSON object at all (not JSON, or another JSON value), as opposed
+	// to an object with a missing or invalid field. Only the routes that
+	// tell the two apart (the partner API) raise it; it also matches
+	// errBadRequest, so every other table answers it as before.
+	errMalformedBody = errors.New("server: body is not a JSON object")
 )
 
 // requestError is a malformed request; detail ("<field>: <reason>") is
 // shown to the client.
-type requestError struct{ detail string }
+type requestError struct {
+	detail string
+	// malformed: the body is not one JSON object (errMalformedBody).
+	malformed bool
+}
 
-func (e *requestError) Error() string        { return "server: invalid request: " + e.detail }
-func (e *requestError) Is(target error) bool { return target == errBadRequest }
+func (e *requestError) Error() string { return "server: invalid request: " + e.detail }
+func (e *requestError) Is(target error) bool {
+	return target == errBadRequest || e.malformed && target == errMalformedBody
+}
 
 func badRequest(field, reason string) error {
 	return &requestError{detail: field + ": " + reason}
+}
+
+func malformedBody(reason string) error {
+	return &requestError{detail: "body: " + reason, malformed: true}
 }
 
 // rule maps errors matching target (errors.Is) to status and code.
@@ -51,9 +69,19 @@ type rule struct {
 	target error
 	status int
 	code   string
+	// detail, when set, is the answer's detail instead of the error's own.
+	detail string
 }
 
-func on(target error, status int, code string) rule { return rule{target, status, code} }
+func on(target error, status int, code string) rule {
+	return rule{target: target, status: status, code: code}
+}
+
+// saying returns r answering with detail d.
+func (r rule) saying(d string) rule {
+	r.detail = d
+	return r
+}
 
 // errorTable is one route's mapping, tried in order, then the common one.
 type errorTable struct {
@@ -108,6 +136,37 @@ var (
 		on(account.ErrInvalid, http.StatusBadRequest, "invalid_request"),
 		on(account.ErrInvalidAmount, http.StatusBadRequest, "invalid_request"),
 		on(errBadRequest, http.StatusBadRequest, "invalid_request"),
+	}
+	// Partner API (decisions.md, "Errors" and "Partner operations"):
+	// authentication first, then the body, then the trade.
+	partnerAuthRules = []rule{
+		on(partner.ErrUnauthorized, http.StatusUnauthorized, "UNAUTHORIZED"),
+		on(partner.ErrDisabled, http.StatusForbidden, "FORBIDDEN"),
+	}
+	partnerParamRules = []rule{
+		on(errMalformedBody, http.StatusBadRequest, "BAD_BODY"),
+		on(errBadRequest, http.StatusBadRequest, "BAD_PARAMS"),
+		on(partner.ErrInvalid, http.StatusBadRequest, "BAD_PARAMS"),
+		on(market.ErrInvalid, http.StatusBadRequest, "BAD_PARAMS"),
+		on(account.ErrInvalid, http.StatusBadRequest, "BAD_PARAMS"),
+		on(account.ErrInvalidAmount, http.StatusBadRequest, "BAD_PARAMS"),
+	}
+	// partnerTradeRules: the market's refusals are TRADE_FAILED with a
+	// detail saying which; an unknown market is a refused trade here.
+	partnerTradeRules = []rule{
+		on(partner.ErrNoAccount, http.StatusNotFound, "NO_ACCOUNT"),
+		// The partner service turns ErrNoPosition into ErrNoAccount.
+		on(market.ErrNoPosition, http.StatusNotFound, "NO_ACCOUNT"),
+		on(partner.ErrIdempotencyConflict, http.StatusConflict, "IDEMPOTENCY_CONFLICT"),
+		// The service retries ErrDuplicateKey; should one get through, it
+		// is a concurrent use of the same key.
+		on(market.ErrDuplicateKey, http.StatusConflict, "IDEMPOTENCY_CONFLICT"),
+		on(market.ErrMarketNotFound, http.StatusBadRequest, "TRADE_FAILED").saying("market not found"),
+		on(market.ErrClosed, http.StatusBadRequest, "TRADE_FAILED").saying("market closed"),
+		on(market.ErrResolved, http.StatusBadRequest, "TRADE_FAILED").saying("market closed"),
+		on(market.ErrInsufficientShares, http.StatusBadRequest, "TRADE_FAILED").saying("insufficient shares"),
+		on(account.ErrInsufficientFunds, http.StatusBadRequest, "TRADE_FAILED").saying("insufficient funds"),
+		on(market.ErrTradeRefused, http.StatusBadRequest, "TRADE_FAILED").saying("trade refused: too small to buy a share, or past the price bound"),
 	}
 )
 
@@ -191,6 +250,19 @@ var (
 	)
 	errsAdmin = table("internal_error", adminRules...)
 	errsMeta  = table("internal_error")
+
+	// Partner API: POST /partner/bet, POST /partner/sell (contract 3),
+	// GET /partner/users/{external_user_id} (contract 4).
+	errsPartnerBet = table("INTERNAL_ERROR", slices.Concat(partnerAuthRules, partnerParamRules, partnerTradeRules,
+		[]rule{on(market.ErrPriceMoved, http.StatusBadRequest, "TRADE_FAILED").saying("price moved past max_cost_kopecks")})...)
+	errsPartnerSell = table("INTERNAL_ERROR", slices.Concat(partnerAuthRules, partnerParamRules, partnerTradeRules,
+		[]rule{on(market.ErrPriceMoved, http.StatusBadRequest, "TRADE_FAILED").saying("price moved below min_payout_kopecks")})...)
+	errsPartnerState = table("INTERNAL_ERROR", slices.Concat(partnerAuthRules, partnerParamRules)...)
+	// Operator partner routes.
+	errsAdminPartner = table("internal_error", slices.Concat(adminRules, []rule{
+		on(partner.ErrNotFound, http.StatusNotFound, "partner_not_found"),
+		on(partner.ErrInvalid, http.StatusBadRequest, "invalid_request"),
+	})...)
 )
 
 // errorBody is every error answer.
@@ -201,26 +273,33 @@ type errorBody struct {
 
 // resolve maps err for a route with table t (nil: no route matched).
 func (t *errorTable) resolve(err error) (status int, code string) {
+	r := t.match(err)
+	return r.status, r.code
+}
+
+// match is the rule err falls under for a route with table t (nil: no
+// route matched); an unmapped error gets a 500 rule.
+func (t *errorTable) match(err error) rule {
 	var fe *fiber.Error
 	if errors.As(err, &fe) {
-		return fe.Code, fiberCode(fe.Code)
+		return rule{status: fe.Code, code: fiberCode(fe.Code)}
 	}
 	if t != nil {
 		for _, r := range t.rules {
 			if errors.Is(err, r.target) {
-				return r.status, r.code
+				return r
 			}
 		}
 	}
 	for _, r := range commonRules {
 		if errors.Is(err, r.target) {
-			return r.status, r.code
+			return r
 		}
 	}
 	if t == nil {
-		return http.StatusInternalServerError, "internal_error"
+		return rule{status: http.StatusInternalServerError, code: "internal_error"}
 	}
-	return http.StatusInternalServerError, t.internal
+	return rule{status: http.StatusInternalServerError, code: t.internal}
 }
 
 // fiberCode is the code of an error Fiber raised itself (no route, wrong
@@ -263,6 +342,10 @@ func detail(err error) string {
 	if errors.As(err, &mi) {
 		return mi.Field + ": " + mi.Reason
 	}
+	var pi *partner.InvalidError
+	if errors.As(err, &pi) {
+		return pi.Field + ": " + pi.Reason
+	}
 	return ""
 }
 
@@ -274,10 +357,14 @@ func errorHandler(log *slog.Logger) fiber.ErrorHandler {
 			setRequestID(c)
 		}
 		t, _ := c.Locals(localTable).(*errorTable)
-		status, code := t.resolve(err)
-		body := errorBody{Error: code}
+		r := t.match(err)
+		status := r.status
+		body := errorBody{Error: r.code}
 		if status < 500 {
-			body.Detail = detail(err)
+			body.Detail = r.detail
+			if body.Detail == "" {
+				body.Detail = detail(err)
+			}
 		} else {
 			log.LogAttrs(c.UserContext(), slog.LevelError, "request failed",
 				slog.String("request_id", requestID(c)),

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"errors"
 	"fmt"
 	"go/ast"
 	"go/parser"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/predictkit/predictkit/account"
 	"github.com/predictkit/predictkit/market"
+	"github.com/predictkit/predictkit/partner"
 )
 
 // domainErrors are the exported error values (and error types) of the
@@ -44,20 +46,27 @@ var domainErrors = map[string]error{
 	"market.ErrInvalid":             market.ErrInvalid,
 	"market.InvalidError":           &market.InvalidError{Field: "side", Reason: "must be YES or NO"},
 
+	"partner.ErrUnauthorized":        partner.ErrUnauthorized,
+	"partner.ErrDisabled":            partner.ErrDisabled,
+	"partner.ErrNotFound":            partner.ErrNotFound,
+	"partner.ErrNoAccount":           partner.ErrNoAccount,
+	"partner.ErrIdempotencyConflict": partner.ErrIdempotencyConflict,
+	"partner.ErrInvalid":             partner.ErrInvalid,
+	"partner.InvalidError":           &partner.InvalidError{Field: "external_user_id", Reason: "must be 1 to 256 bytes of UTF-8"},
+
 	// The server's own.
 	"server.errInvalidID":  errInvalidID,
 	"server.requestError":  badRequest("body", "malformed JSON"),
 	"server.errAdminOff":   errAdminDisabled,
 	"server.errEncoding":   errContentEncoding,
 	"server.errUnavailabe": errUnavailable,
+	"server.malformedBody": malformedBody("malformed JSON"),
 }
 
 // notOnAnyRoute are domain errors no route of the server can meet yet,
-// with the reason.
-var notOnAnyRoute = map[string]string{
-	"market.ErrIdempotencyConflict": "partner idempotency: the partner API is not served yet",
-	"market.ErrDuplicateKey":        "partner idempotency: the partner API is not served yet",
-}
+// with the reason. (The partner routes made the idempotency errors
+// reachable; none is left.)
+var notOnAnyRoute = map[string]string{}
 
 // canOccur lists, per route, the errors its handler and the services it
 // calls can return (from the services' documentation).
@@ -90,7 +99,23 @@ var canOccur = []struct {
 	{"admin routes", errsAdmin, []string{"server.errAdminOff", "account.ErrUnauthorized", "server.errInvalidID", "server.requestError",
 		"account.ErrUserNotFound", "account.InvalidError", "account.ErrInvalid", "account.ErrInvalidAmount"}},
 	{"GET /readyz", errsMeta, []string{"server.errUnavailabe"}},
+	// The partner API: the key, the body, then the partner service's
+	// errors (partner.Service.Bet and Sell: *InvalidError,
+	// ErrIdempotencyConflict, ErrNoAccount and the market's refusals;
+	// ErrDuplicateKey is retried by the service and mapped defensively).
+	{"POST /partner/bet", errsPartnerBet, partnerTradeErrors},
+	{"POST /partner/sell", errsPartnerSell, partnerTradeErrors},
+	{"GET /partner/users/{external_user_id}", errsPartnerState, []string{"partner.ErrUnauthorized", "partner.ErrDisabled",
+		"server.requestError", "partner.InvalidError", "partner.ErrInvalid", "server.errEncoding"}},
+	{"admin partner routes", errsAdminPartner, []string{"server.errAdminOff", "account.ErrUnauthorized", "server.errInvalidID",
+		"server.requestError", "partner.ErrNotFound", "partner.InvalidError", "partner.ErrInvalid"}},
 }
+
+var partnerTradeErrors = []string{"partner.ErrUnauthorized", "partner.ErrDisabled", "server.malformedBody", "server.requestError",
+	"partner.InvalidError", "partner.ErrInvalid", "market.InvalidError", "market.ErrInvalid", "partner.ErrNoAccount", "market.ErrNoPosition",
+	"partner.ErrIdempotencyConflict", "market.ErrIdempotencyConflict", "market.ErrDuplicateKey",
+	"market.ErrMarketNotFound", "market.ErrClosed", "market.ErrResolved", "market.ErrPriceMoved", "market.ErrInsufficientShares",
+	"market.ErrTradeRefused", "account.ErrInsufficientFunds", "account.ErrInvalidAmount", "server.errEncoding"}
 
 // exportedErrors parses the non-test Go files of a domain package and
 // returns its exported Err* variables and *Error types.
@@ -143,7 +168,7 @@ func TestEveryDomainErrorIsKnownToTheServer(t *testing.T) {
 			onSomeRoute[n] = true
 		}
 	}
-	for _, pkg := range []string{"account", "market"} {
+	for _, pkg := range []string{"account", "market", "partner"} {
 		for _, name := range exportedErrors(t, pkg) {
 			t.Run(name+" is accounted for by the server", func(t *testing.T) {
 				if _, ok := domainErrors[name]; !ok {
@@ -222,6 +247,20 @@ func TestContractCodesPerRoute(t *testing.T) {
 		{"a non-integer pool id is invalid_pool_id", errsPool, errInvalidID, 400, "invalid_pool_id"},
 		{"a non-integer event id on activation is 'event not found'", errsEventActive, errInvalidID, 404, "event not found"},
 		{"a content encoding is 415 everywhere", errsPool, errContentEncoding, 415, "unsupported_content_encoding"},
+		{"a missing partner key is 401 UNAUTHORIZED", errsPartnerSell, partner.ErrUnauthorized, 401, "UNAUTHORIZED"},
+		{"a disabled partner is 403 FORBIDDEN", errsPartnerState, partner.ErrDisabled, 403, "FORBIDDEN"},
+		{"a partner body that is not JSON is BAD_BODY", errsPartnerBet, malformedBody("malformed JSON"), 400, "BAD_BODY"},
+		{"a partner body with a bad field is BAD_PARAMS", errsPartnerBet, badRequest("shares", "must be an integer in range"), 400, "BAD_PARAMS"},
+		{"an invalid partner field is BAD_PARAMS", errsPartnerSell, &partner.InvalidError{Field: "client_bet_id"}, 400, "BAD_PARAMS"},
+		{"a closed market on a partner bet is TRADE_FAILED", errsPartnerBet, market.ErrClosed, 400, "TRADE_FAILED"},
+		{"an unknown market on a partner sell is TRADE_FAILED, not 404", errsPartnerSell, market.ErrMarketNotFound, 400, "TRADE_FAILED"},
+		{"overselling is TRADE_FAILED", errsPartnerSell, market.ErrInsufficientShares, 400, "TRADE_FAILED"},
+		{"no sub-account is 404 NO_ACCOUNT", errsPartnerSell, partner.ErrNoAccount, 404, "NO_ACCOUNT"},
+		{"a reused client_bet_id is 409 IDEMPOTENCY_CONFLICT", errsPartnerBet, partner.ErrIdempotencyConflict, 409, "IDEMPOTENCY_CONFLICT"},
+		{"a duplicate key that got through is 409 IDEMPOTENCY_CONFLICT", errsPartnerSell, market.ErrDuplicateKey, 409, "IDEMPOTENCY_CONFLICT"},
+		{"a body that is not JSON elsewhere is still invalid_request", errsTrade, malformedBody("malformed JSON"), 400, "invalid_request"},
+		{"an unknown partner is partner_not_found to the operator", errsAdminPartner, partner.ErrNotFound, 404, "partner_not_found"},
+		{"a partner's unmapped failure is INTERNAL_ERROR", errsPartnerBet, errors.New("pq: connection refused"), 500, "INTERNAL_ERROR"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -229,5 +268,29 @@ func TestContractCodesPerRoute(t *testing.T) {
 				t.Errorf("got %d %q, want %d %q", status, code, c.status, c.code)
 			}
 		})
+	}
+}
+
+// TestPartnerRoutesAnswerOnlyPartnerCodes: every error a partner route can
+// meet becomes one of the codes of decisions.md (none of the other
+// routes' lowercase codes leaks in), and every TRADE_FAILED says why.
+func TestPartnerRoutesAnswerOnlyPartnerCodes(t *testing.T) {
+	allowed := map[string]bool{"UNAUTHORIZED": true, "FORBIDDEN": true, "BAD_BODY": true, "BAD_PARAMS": true, "TRADE_FAILED": true,
+		"NO_ACCOUNT": true, "IDEMPOTENCY_CONFLICT": true, "unsupported_content_encoding": true}
+	for _, r := range canOccur {
+		if r.table != errsPartnerBet && r.table != errsPartnerSell && r.table != errsPartnerState {
+			continue
+		}
+		for _, name := range r.errs {
+			t.Run(fmt.Sprintf("%s on %s is a partner code", name, r.route), func(t *testing.T) {
+				m := r.table.match(fmt.Errorf("context: %w", domainErrors[name]))
+				if !allowed[m.code] {
+					t.Errorf("answered %d %q", m.status, m.code)
+				}
+				if m.code == "TRADE_FAILED" && m.detail == "" {
+					t.Error("a TRADE_FAILED with no detail saying why")
+				}
+			})
+		}
 	}
 }

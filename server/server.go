@@ -47,6 +47,7 @@ func Options(cfg Config, opts ...fx.Option) fx.Option {
 		AccountModule,
 		MarketModule,
 		AdminModule,
+		PartnerModule,
 		HTTPModule,
 		// Start order: the store (migrations) comes up as a dependency,
 		// then the demo data, then the listener.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/predictkit/predictkit/account"
 	"github.com/predictkit/predictkit/market"
+	"github.com/predictkit/predictkit/partner"
 	"github.com/predictkit/predictkit/storage/memory"
 	"github.com/predictkit/predictkit/storage/postgres"
 )
@@ -19,6 +20,7 @@ import (
 type Store interface {
 	account.Store
 	market.Store
+	partner.Store
 }
 
 // Health reports whether the store answers; /readyz calls it.
@@ -34,6 +36,7 @@ type Storage struct {
 	Store    Store
 	Accounts account.Store
 	Markets  market.Store
+	Partners partner.Store
 	Health   Health
 	Kind     StoreKind
 }
@@ -82,5 +85,5 @@ func storageOf(s Store, kind StoreKind) Storage {
 	if p, ok := s.(interface{ Ping(context.Context) error }); ok {
 		h = p.Ping
 	}
-	return Storage{Store: s, Accounts: s, Markets: s, Health: h, Kind: kind}
+	return Storage{Store: s, Accounts: s, Markets: s, Partners: s, Health: h, Kind: kind}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/predictkit/predictkit/account"
 	"github.com/predictkit/predictkit/market"
+	"github.com/predictkit/predictkit/partner"
 )
 
 func ts(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
@@ -367,4 +368,101 @@ type historyPointJSON struct {
 	YesProbability float64 `json:"yes_probability"`
 	QYes           int64   `json:"q_yes"`
 	QNo            int64   `json:"q_no"`
+}
+
+// partnerSide is a side as the partner API writes it: "yes" or "no".
+func partnerSide(s market.Side) string {
+	if s == market.Yes {
+		return "yes"
+	}
+	return "no"
+}
+
+// partnerBetJSON is the receipt of an accepted partner bet. It is built
+// from the trade row alone, so a repeat gets the same bytes; the field
+// order is fixed by the struct.
+type partnerBetJSON struct {
+	Status         string `json:"status"`
+	ClientBetID    string `json:"client_bet_id"`
+	ExternalUserID string `json:"external_user_id"`
+	UserID         int64  `json:"user_id"`
+	MarketID       int64  `json:"market_id"`
+	// Side is the executed direction: buy_yes or buy_no.
+	Side        string `json:"side"`
+	CostKopecks int64  `json:"cost_kopecks"`
+	SharesDelta int64  `json:"shares_delta"`
+}
+
+func partnerBetView(r *partner.Receipt) partnerBetJSON {
+	return partnerBetJSON{Status: "accepted", ClientBetID: r.ClientBetID, ExternalUserID: r.ExternalUserID, UserID: r.UserID,
+		MarketID: r.MarketID, Side: r.Direction, CostKopecks: r.CostKopecks, SharesDelta: r.SharesDelta}
+}
+
+// partnerSellJSON is the receipt of an accepted partner sell (contract
+// 3); shares_delta is negative.
+type partnerSellJSON struct {
+	Status         string `json:"status"`
+	ClientBetID    string `json:"client_bet_id"`
+	ExternalUserID string `json:"external_user_id"`
+	UserID         int64  `json:"user_id"`
+	MarketID       int64  `json:"market_id"`
+	// Side is the executed direction: sell_yes or sell_no.
+	Side          string `json:"side"`
+	PayoutKopecks int64  `json:"payout_kopecks"`
+	SharesDelta   int64  `json:"shares_delta"`
+}
+
+func partnerSellView(r *partner.Receipt) partnerSellJSON {
+	return partnerSellJSON{Status: "accepted", ClientBetID: r.ClientBetID, ExternalUserID: r.ExternalUserID, UserID: r.UserID,
+		MarketID: r.MarketID, Side: r.Direction, PayoutKopecks: r.PayoutKopecks, SharesDelta: r.SharesDelta}
+}
+
+// partnerStateJSON is a partner user's sub-account (contract 4).
+type partnerStateJSON struct {
+	ExternalUserID       string                `json:"external_user_id"`
+	Exists               bool                  `json:"exists"`
+	UserID               int64                 `json:"user_id"`
+	BalanceKopecks       int64                 `json:"balance_kopecks"`
+	OpenPositionsKopecks int64                 `json:"open_positions_kopecks"`
+	Positions            []partnerPositionJSON `json:"positions"`
+}
+
+type partnerPositionJSON struct {
+	MarketID     int64  `json:"market_id"`
+	Side         string `json:"side"`
+	Shares       int64  `json:"shares"`
+	AvgPriceBps  int64  `json:"avg_price_bps"`
+	ValueKopecks int64  `json:"value_kopecks"`
+}
+
+func partnerStateView(st *partner.State) partnerStateJSON {
+	v := partnerStateJSON{ExternalUserID: st.ExternalUserID, Exists: st.Exists, UserID: st.UserID,
+		BalanceKopecks: st.BalanceKopecks, OpenPositionsKopecks: st.OpenPositionsKopecks,
+		Positions: make([]partnerPositionJSON, 0, len(st.Positions))}
+	for _, p := range st.Positions {
+		v.Positions = append(v.Positions, partnerPositionJSON{MarketID: p.MarketID, Side: partnerSide(p.Side), Shares: p.Shares,
+			AvgPriceBps: p.AvgPriceBps, ValueKopecks: p.ValueKopecks})
+	}
+	return v
+}
+
+// partnerJSON is a partner as the operator sees it (never its key).
+type partnerJSON struct {
+	ID           int64  `json:"id"`
+	Name         string `json:"name"`
+	Disabled     bool   `json:"disabled"`
+	FloatKopecks int64  `json:"float_kopecks"`
+	CreatedAt    string `json:"created_at"`
+}
+
+func partnerView(p *partner.Partner, float int64) partnerJSON {
+	return partnerJSON{ID: p.ID, Name: p.Name, Disabled: p.Disabled, FloatKopecks: float, CreatedAt: ts(p.CreatedAt)}
+}
+
+// newPartnerJSON is a partner just created, with its key: the only time
+// the key is shown.
+type newPartnerJSON struct {
+	ID   int64  `json:"id"`
+	Name string `json:"name"`
+	Key  string `json:"key"`
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/predictkit/predictkit/account"
 	"github.com/predictkit/predictkit/market"
+	"github.com/predictkit/predictkit/social"
 )
 
 // Store implements account.Store and market.Store in memory.
@@ -49,6 +50,8 @@ type Store struct {
 
 	partners    map[int64]*partnerRec
 	partnerKeys map[string]int64
+
+	notifications map[int64][]*social.Notification // by user
 }
 
 type userRec struct {
@@ -102,6 +105,8 @@ func New() *Store {
 
 		partners:    map[int64]*partnerRec{},
 		partnerKeys: map[string]int64{},
+
+		notifications: map[int64][]*social.Notification{},
 	}
 }
 

@@ -1,0 +1,151 @@
+// Package social is the social side of predictkit: comments on events
+// with like/dislike reactions, and per-user notifications.
+//
+// Notifications are written in the same transaction as what they report:
+// a trade's trade_executed and a settlement's market_resolved are effects
+// of the market's lock → decide → write cycle, so a notification exists
+// exactly when its cause does. A notification stores its type and typed
+// data; its title and message are rendered when read, in the reader's
+// current language (en or ru).
+package social
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// Notification types.
+const (
+	TypeTradeExecuted  = "trade_executed"
+	TypeMarketResolved = "market_resolved"
+	TypeCommentReply   = "comment_reply"
+	TypeSupportReply   = "support_reply"
+)
+
+// What a notification's RelatedID points at.
+const (
+	RelatedEvent   = "event"
+	RelatedComment = "comment"
+	RelatedChat    = "chat"
+)
+
+// Notification is a message to one user about something that happened.
+type Notification struct {
+	ID          int64
+	UserID      int64
+	Type        string
+	RelatedID   int64
+	RelatedType string
+	Data        NotificationData
+	Read        bool
+	CreatedAt   time.Time
+}
+
+// NotificationData is what a notification says, kept as data so that it
+// can be rendered in the reader's language. Fields a type does not use are
+// zero.
+type NotificationData struct {
+	EventName  string `json:"event_name,omitempty"`
+	MarketName string `json:"market_name,omitempty"`
+	Side       string `json:"side,omitempty"`   // "YES" or "NO"
+	Action     string `json:"action,omitempty"` // "buy" or "sell"
+	Shares     int64  `json:"shares,omitempty"`
+	Amount     int64  `json:"amount,omitempty"` // kopecks: a trade's charge or payout, a settlement's payout
+	Won        string `json:"won,omitempty"`    // the winning side of a resolved market
+	Author     string `json:"author,omitempty"` // who replied
+	Excerpt    string `json:"excerpt,omitempty"`
+}
+
+// Render returns n's title and message in lang ("ru" or, by default, "en").
+func (n *Notification) Render(lang string) (title, message string) {
+	d := n.Data
+	ru := lang == "ru"
+	switch n.Type {
+	case TypeTradeExecuted:
+		if ru {
+			verb := "Куплено"
+			if d.Action == "sell" {
+				verb = "Продано"
+			}
+			return "Сделка исполнена", fmt.Sprintf("%s %s акций «%s» на рынке «%s» за %s", verb, groupDigits(d.Shares), sideRu(d.Side), d.MarketName, rub(d.Amount, true))
+		}
+		verb := "Bought"
+		if d.Action == "sell" {
+			verb = "Sold"
+		}
+		return "Trade executed", fmt.Sprintf("%s %s %s shares of %q for %s", verb, groupDigits(d.Shares), d.Side, d.MarketName, rub(d.Amount, false))
+	case TypeMarketResolved:
+		if ru {
+			return "Рынок закрыт", fmt.Sprintf("Рынок «%s» закрыт, победил исход «%s». Выплата: %s", d.MarketName, sideRu(d.Won), rub(d.Amount, true))
+		}
+		return "Market resolved", fmt.Sprintf("%q resolved %s. Your payout: %s", d.MarketName, d.Won, rub(d.Amount, false))
+	case TypeCommentReply:
+		if ru {
+			return "Новый ответ", fmt.Sprintf("%s ответил(а) на ваш комментарий: %s", d.Author, d.Excerpt)
+		}
+		return "New reply", fmt.Sprintf("%s replied to your comment: %s", d.Author, d.Excerpt)
+	case TypeSupportReply:
+		if ru {
+			return "Ответ поддержки", d.Excerpt
+		}
+		return "Support replied", d.Excerpt
+	}
+	return n.Type, ""
+}
+
+func sideRu(s string) string {
+	switch s {
+	case "YES":
+		return "ДА"
+	case "NO":
+		return "НЕТ"
+	}
+	return s
+}
+
+// rub formats kopecks as roubles: "1,234.50 RUB" or "1 234,50 ₽".
+func rub(k int64, ru bool) string {
+	sign := ""
+	if k < 0 {
+		sign, k = "-", -k
+	}
+	if ru {
+		return fmt.Sprintf("%s%s,%02d ₽", sign, groupDigitsSep(k/100, "\u00a0"), k%100)
+	}
+	return fmt.Sprintf("%s%s.%02d RUB", sign, groupDigitsSep(k/100, ","), k%100)
+}
+
+func groupDigits(n int64) string { return groupDigitsSep(n, ",") }
+
+func groupDigitsSep(n int64, sep string) string {
+	s := fmt.Sprint(n)
+	if len(s) <= 3 {
+		return s
+	}
+	out := s[:len(s)%3]
+	for i := len(s) % 3; i < len(s); i += 3 {
+		if out != "" {
+			out += sep
+		}
+		out += s[i : i+3]
+	}
+	return out
+}
+
+// NotificationStore keeps notifications. Implementations: storage/memory
+// and storage/postgres. (Notifications of trades and settlements are
+// written by market.Store.Exec itself, in the trade's transaction.)
+type NotificationStore interface {
+	// CreateNotification stores n and sets its ID and CreatedAt.
+	CreateNotification(ctx context.Context, n *Notification) error
+	// Notifications returns user id's notifications, newest first (ties by
+	// id, descending); only unread ones when unreadOnly.
+	Notifications(ctx context.Context, userID int64, unreadOnly bool, limit, offset int) ([]*Notification, error)
+	// MarkRead marks notification id of user id read. ErrNotificationNotFound
+	// if there is no such notification of that user.
+	MarkRead(ctx context.Context, userID, id int64) error
+	// MarkAllRead marks every notification of user id read and returns how
+	// many changed.
+	MarkAllRead(ctx context.Context, userID int64) (int64, error)
+}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/predictkit/predictkit/account"
 	"github.com/predictkit/predictkit/lmsr"
+	"github.com/predictkit/predictkit/social"
 )
 
 // MaxTradeKopecks bounds the money of one trade (10^11 kopecks, a billion
@@ -165,6 +166,7 @@ func DecideTrades(st *State, reqs []Request) (*Effects, error) {
 				done[k] = te.Trade
 			}
 			d.eff.Trades = append(d.eff.Trades, te)
+			d.eff.Notifications = append(d.eff.Notifications, tradeNotification(&d.market, te.Trade))
 			res.Trade = te.Trade
 			if !changed[te.Position] {
 				changed[te.Position] = true
@@ -342,6 +344,13 @@ func (d *decision) record(r *Request, pos *Position, shares, amount, cost, fee i
 	}
 }
 
+func tradeNotification(m *Market, t *Trade) social.Notification {
+	return social.Notification{
+		UserID: t.UserID, Type: social.TypeTradeExecuted, RelatedID: m.EventID, RelatedType: social.RelatedEvent, CreatedAt: t.CreatedAt,
+		Data: social.NotificationData{MarketName: m.Name, Side: t.Side.String(), Action: string(t.Action), Shares: t.Shares, Amount: t.Amount},
+	}
+}
+
 // pricerError turns a refusal of the market maker into a domain error.
 func pricerError(err error) error {
 	switch {
@@ -385,12 +394,19 @@ func DecideSettlement(st *State, won Side) (*Effects, error) {
 		wonSide = 1
 	}
 	var ps []account.Posting
+	// One market_resolved per holder, with everything the market paid them.
+	paid := map[int64]int64{}
+	var holders []int64
 	for _, p := range st.Positions {
 		c := *p
 		payout := int64(0)
 		if c.Side == won {
 			payout = c.Shares
 		}
+		if _, seen := paid[c.UserID]; !seen {
+			holders = append(holders, c.UserID)
+		}
+		paid[c.UserID] += payout
 		if payout > 0 {
 			ps = append(ps, account.Posting{From: escrow, To: account.UserAccount(c.UserID), Amount: payout, Reason: "payout", At: now})
 		}
@@ -410,6 +426,12 @@ func DecideSettlement(st *State, won Side) (*Effects, error) {
 		ps = append(ps, account.Posting{From: escrow, To: account.Treasury, Amount: left, Reason: "settlement_leftover", At: now})
 	}
 	eff.Postings = ps
+	for _, u := range holders {
+		eff.Notifications = append(eff.Notifications, social.Notification{
+			UserID: u, Type: social.TypeMarketResolved, RelatedID: m.EventID, RelatedType: social.RelatedEvent, CreatedAt: now,
+			Data: social.NotificationData{MarketName: m.Name, Won: won.String(), Amount: paid[u]},
+		})
+	}
 	m.Resolved = true
 	w := won
 	m.WinningOutcome = &w

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/predictkit/predictkit/account"
+	"github.com/predictkit/predictkit/social"
 )
 
 // Store is what the market service needs from storage. Implementations:
@@ -126,6 +127,9 @@ type Effects struct {
 	Postings []account.Posting
 	// PnL are realized profits and losses.
 	PnL []PnLEntry
+	// Notifications tell users what happened (trade_executed,
+	// market_resolved); they are written in the same transaction.
+	Notifications []social.Notification
 	// Results has one entry per request of a trade batch, in order.
 	Results []Result
 }

@@ -314,6 +314,9 @@ func (s *Store) write(eff *market.Effects) error {
 	for _, e := range eff.PnL {
 		s.pnl[e.Position.UserID] = append(s.pnl[e.Position.UserID], market.PnLEvent{UserID: e.Position.UserID, PositionID: e.Position.ID, At: e.At, Delta: e.Delta})
 	}
+	for _, n := range eff.Notifications {
+		s.addNotification(n)
+	}
 	if eff.Market != nil {
 		m := *eff.Market
 		m.WinningOutcome, m.ResolvedAt = clonePtr(m.WinningOutcome), clonePtr(m.ResolvedAt)

@@ -507,6 +507,13 @@ func plan(m *market.Market, l *load, eff *market.Effects, at time.Time) (*writes
 	if len(accIDs) > 0 {
 		w.batch.Queue(sqlAddBalances, accIDs, deltas)
 	}
+	if len(eff.Notifications) > 0 {
+		args, err := notificationArgs(eff.Notifications, at)
+		if err != nil {
+			return nil, err
+		}
+		w.batch.Queue(sqlInsertNotifications, args...)
+	}
 	if nm := eff.Market; nm != nil {
 		var won *int16
 		if nm.WinningOutcome != nil {

@@ -43,6 +43,7 @@ func Run(t *testing.T, newStores func(t *testing.T) Stores) {
 	t.Run("feeds", func(t *testing.T) { testFeeds(t, newStores) })
 	t.Run("concurrency", func(t *testing.T) { testConcurrency(t, newStores) })
 	t.Run("partners", func(t *testing.T) { testPartners(t, newStores) })
+	t.Run("notifications", func(t *testing.T) { testNotifications(t, newStores) })
 }
 
 // env is a fresh pair of services on fresh stores.

@@ -40,6 +40,9 @@ type Users interface {
 type Service struct {
 	store Store
 	users Users
+	// Trader executes trades: Direct by default; a *Batcher for group
+	// commit.
+	Trader Trader
 	// Now is the clock, in microseconds (what every store keeps); tests
 	// replace it.
 	Now func() time.Time
@@ -47,7 +50,7 @@ type Service struct {
 
 // NewService returns a Service on store.
 func NewService(store Store, users Users) *Service {
-	return &Service{store: store, users: users, Now: func() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }}
+	return &Service{store: store, users: users, Trader: Direct{store}, Now: func() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }}
 }
 
 // NewEvent is what a creator submits to publish an event.
@@ -316,14 +319,10 @@ func (s *Service) Execute(ctx context.Context, marketID int64, r Request) (*Resu
 	if err := r.Check(); err != nil {
 		return nil, err
 	}
-	reqs := []Request{r}
-	eff, err := s.store.Exec(ctx, LockFor(marketID, reqs), func(st *State) (*Effects, error) {
-		return DecideTrades(st, reqs)
-	})
+	res, err := s.Trader.Trade(ctx, marketID, r)
 	if err != nil {
 		return nil, err
 	}
-	res := eff.Results[0]
 	if res.Err != nil {
 		return nil, res.Err
 	}

@@ -30,6 +30,9 @@ type Service struct {
 	store   Store
 	ledger  Ledger
 	markets Markets
+	// Trader executes the trades: market.Direct by default; the server
+	// shares its group-commit *market.Batcher with the market service.
+	Trader market.Trader
 	// Now is the clock, in microseconds (what every store keeps); tests
 	// replace it.
 	Now func() time.Time
@@ -38,7 +41,7 @@ type Service struct {
 // NewService returns a Service. A single storage value usually serves as
 // all three (storage/memory and storage/postgres do).
 func NewService(store Store, ledger Ledger, markets Markets) *Service {
-	return &Service{store: store, ledger: ledger, markets: markets, Now: func() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }}
+	return &Service{store: store, ledger: ledger, markets: markets, Trader: market.Direct{Store: markets}, Now: func() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }}
 }
 
 // CreatePartner registers a partner and returns it with its key. The key is
@@ -161,45 +164,36 @@ func (s *Service) run(ctx context.Context, marketID int64, externalID string, r 
 	if r.Side != market.Yes && r.Side != market.No {
 		return nil, invalid("side", "must be yes or no")
 	}
+	// The look-up answers most repeats without touching the market; a
+	// repeat that races its original is still caught under the market
+	// lock (or, across markets, by the unique key), and replayed there.
 	key, _ := r.Key()
-	// A concurrent request may record the same key on another market
-	// between our look-up and our commit; the store then reports
-	// ErrDuplicateKey and the second look-up finds that trade.
-	for attempt := 0; ; attempt++ {
-		prev, err := s.store.TradeByKey(ctx, key)
-		if err != nil {
-			return nil, err
-		}
-		if prev != nil {
-			if prev.RequestHash != r.RequestHash {
-				return nil, ErrIdempotencyConflict
-			}
-			return receipt(prev, externalID, true), nil
-		}
-		if r.Action == market.ActionSell {
-			if _, err := s.store.SubAccount(ctx, r.PartnerID, externalID); err != nil {
-				return nil, err
-			}
-		}
-		reqs := []market.Request{r}
-		eff, err := s.markets.Exec(ctx, market.LockFor(marketID, reqs), func(st *market.State) (*market.Effects, error) {
-			return market.DecideTrades(st, reqs)
-		})
-		if errors.Is(err, market.ErrDuplicateKey) && attempt < 2 {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		res := eff.Results[0]
-		switch {
-		case errors.Is(res.Err, market.ErrNoPosition):
-			return nil, ErrNoAccount
-		case res.Err != nil:
-			return nil, res.Err
-		}
-		return receipt(res.Trade, externalID, res.Replayed), nil
+	prev, err := s.store.TradeByKey(ctx, key)
+	if err != nil {
+		return nil, err
 	}
+	if prev != nil {
+		if prev.RequestHash != r.RequestHash {
+			return nil, ErrIdempotencyConflict
+		}
+		return receipt(prev, externalID, true), nil
+	}
+	if r.Action == market.ActionSell {
+		if _, err := s.store.SubAccount(ctx, r.PartnerID, externalID); err != nil {
+			return nil, err
+		}
+	}
+	res, err := s.Trader.Trade(ctx, marketID, r)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case errors.Is(res.Err, market.ErrNoPosition):
+		return nil, ErrNoAccount
+	case res.Err != nil:
+		return nil, res.Err
+	}
+	return receipt(res.Trade, externalID, res.Replayed), nil
 }
 
 func receipt(t *market.Trade, externalID string, replayed bool) *Receipt {

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"golang.org/x/crypto/bcrypt"
+
+	"github.com/predictkit/predictkit/market"
 )
 
 // BodyLimit is the largest request body the server reads: 1 MiB. A larger
@@ -51,6 +53,12 @@ type Config struct {
 	LogFormat string
 	// CookieSecure marks the cookies the server sets as Secure (HTTPS only).
 	CookieSecure bool
+	// TradeBatchSize bounds a group commit: how many concurrent trades on
+	// one market share a transaction; 1 commits every trade alone.
+	// TradeBatchWait is how long a batch that is not full lingers for
+	// more (0: none; batches still form while the previous one commits).
+	TradeBatchSize int
+	TradeBatchWait time.Duration
 	// TrustedProxies are the addresses (IPs or CIDR ranges) of reverse
 	// proxies whose X-Forwarded-For is believed; empty trusts none.
 	TrustedProxies []string
@@ -78,6 +86,7 @@ func DefaultConfig() Config {
 		TokenTTL:        30 * 24 * time.Hour,
 		LogLevel:        "info",
 		LogFormat:       "json",
+		TradeBatchSize:  market.DefaultMaxBatch,
 	}
 }
 
@@ -114,6 +123,9 @@ func (c Config) withDefaults() Config {
 	if c.LogFormat == "" {
 		c.LogFormat = d.LogFormat
 	}
+	if c.TradeBatchSize <= 0 {
+		c.TradeBatchSize = d.TradeBatchSize
+	}
 	return c
 }
 
@@ -131,11 +143,21 @@ func (c Config) Validate() error {
 	default:
 		errs = append(errs, fmt.Errorf("log format %q: must be json or text", c.LogFormat))
 	}
+	if c.TradeBatchSize < 0 || c.TradeBatchSize > maxTradeBatch {
+		errs = append(errs, fmt.Errorf("trade batch size %d: must be 1 to %d", c.TradeBatchSize, maxTradeBatch))
+	}
+	if c.TradeBatchWait < 0 || c.TradeBatchWait > time.Second {
+		errs = append(errs, fmt.Errorf("trade batch wait %s: must be 0 to 1s", c.TradeBatchWait))
+	}
 	if c.AdminToken != "" && len(c.AdminToken) < 16 {
 		errs = append(errs, errors.New("admin token: must be at least 16 characters"))
 	}
 	return errors.Join(errs...)
 }
+
+// maxTradeBatch bounds the group commit's batch size: larger batches hold
+// the market's row lock longer than they save.
+const maxTradeBatch = 1024
 
 // setting is one configuration knob: its flag, its environment variable,
 // its default and how to read and write it.
@@ -204,6 +226,26 @@ func settings() []setting {
 		durationSetting("token-ttl", "PREDICTKIT_TOKEN_TTL", "lifetime of an access token", func(c *Config) *time.Duration { return &c.TokenTTL }),
 		stringSetting("log-level", "PREDICTKIT_LOG_LEVEL", "debug, info, warn or error", func(c *Config) *string { return &c.LogLevel }),
 		stringSetting("log-format", "PREDICTKIT_LOG_FORMAT", "json or text", func(c *Config) *string { return &c.LogFormat }),
+		{flag: "trade-batch-size", env: "PREDICTKIT_TRADE_BATCH_SIZE", help: "group commit: most concurrent trades on one market per transaction (1 disables batching)",
+			get: func(c *Config) string { return strconv.Itoa(c.TradeBatchSize) },
+			set: func(c *Config, v string) error {
+				n, err := strconv.Atoi(v)
+				if err != nil || n < 1 || n > maxTradeBatch {
+					return fmt.Errorf("must be an integer from 1 to %d", maxTradeBatch)
+				}
+				c.TradeBatchSize = n
+				return nil
+			}},
+		{flag: "trade-batch-wait", env: "PREDICTKIT_TRADE_BATCH_WAIT", help: "group commit: how long a batch that is not full waits for more trades (0: none)",
+			get: func(c *Config) string { return c.TradeBatchWait.String() },
+			set: func(c *Config, v string) error {
+				d, err := time.ParseDuration(v)
+				if err != nil || d < 0 || d > time.Second {
+					return fmt.Errorf("must be a duration from 0 to 1s, such as 500us")
+				}
+				c.TradeBatchWait = d
+				return nil
+			}},
 		boolSetting("cookie-secure", "PREDICTKIT_COOKIE_SECURE", "mark cookies Secure (serve over HTTPS)", func(c *Config) *bool { return &c.CookieSecure }),
 		{flag: "trusted-proxies", env: "PREDICTKIT_TRUSTED_PROXIES", help: "comma-separated IPs or CIDRs of proxies whose X-Forwarded-For is trusted",
 			get: func(c *Config) string { return strings.Join(c.TrustedProxies, ",") },

@@ -16,11 +16,20 @@ import (
 // MarketModule provides the market service and the routes of events,
 // pools, markets, trading, positions, the PnL chart and the public feeds.
 var MarketModule = fx.Module("market",
-	fx.Provide(newMarketService, marketRoutes),
+	fx.Provide(newTrader, newMarketService, marketRoutes),
 )
 
-func newMarketService(store market.Store, accounts *account.Service) *market.Service {
-	return market.NewService(store, accounts)
+// newTrader is the group commit every trade goes through, shared by the
+// market and partner services so that their trades on one market batch
+// together.
+func newTrader(cfg Config, store market.Store) market.Trader {
+	return market.NewBatcher(store, cfg.TradeBatchSize, cfg.TradeBatchWait)
+}
+
+func newMarketService(store market.Store, accounts *account.Service, trader market.Trader) *market.Service {
+	s := market.NewService(store, accounts)
+	s.Trader = trader
+	return s
 }
 
 type newEventBody struct {

@@ -22,8 +22,10 @@ var PartnerModule = fx.Module("partner",
 	fx.Provide(newPartnerService, newPartnerAuth, partnerRoutes),
 )
 
-func newPartnerService(store Store) *partner.Service {
-	return partner.NewService(store, store, store)
+func newPartnerService(store Store, trader market.Trader) *partner.Service {
+	s := partner.NewService(store, store, store)
+	s.Trader = trader
+	return s
 }
 
 // HeaderPartnerKey carries a partner's key.

@@ -1,6 +1,7 @@
 package market
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"maps"
@@ -379,22 +380,58 @@ func mulDivRound(a, b, c int64) int64 {
 // DecideSettlement resolves the market in st with side won: every open
 // position is closed, winners are paid one kopeck a share from the escrow,
 // what is left in the escrow returns to the treasury. ErrResolved if the
-// market was resolved already.
+// market was resolved already. It is Settlement's three steps on a State
+// that holds every open position at once.
 func DecideSettlement(st *State, won Side) (*Effects, error) {
-	if st.Market.Resolved {
-		return nil, ErrResolved
+	s := Settlement{Won: won}
+	if err := s.Begin(st.Market); err != nil {
+		return nil, err
 	}
-	m := *st.Market
-	now := st.Now
-	balances := maps.Clone(st.Balances)
+	eff, err := s.Chunk(st)
+	if err != nil {
+		return nil, err
+	}
+	after := maps.Clone(st.Balances)
+	if err := account.Apply(after, eff.Postings); err != nil {
+		return nil, fmt.Errorf("market %d: escrow cannot pay the winners: %w", st.Market.ID, err)
+	}
+	fin, err := s.Finish(&State{Market: st.Market, Balances: after, Now: st.Now})
+	if err != nil {
+		return nil, err
+	}
+	eff.Postings = append(eff.Postings, fin.Postings...)
+	eff.Market, eff.PoolWonSide = fin.Market, fin.PoolWonSide
+	return eff, nil
+}
+
+// Settlement is the decisions of resolving a market with side Won, in
+// three pure steps, so that a store may stream a market's positions in
+// chunks inside one transaction (see Settler) and hold no more than a
+// chunk in memory.
+type Settlement struct {
+	Won Side
+}
+
+// Begin checks the locked market can be resolved: ErrResolved if it was.
+func (s Settlement) Begin(m *Market) error {
+	if m.Resolved {
+		return ErrResolved
+	}
+	return nil
+}
+
+// Chunk closes the open positions in st and pays their winners a kopeck a
+// share from the escrow; st holds the escrow's balance. A store passes all
+// positions of one holder in the same chunk, so that each holder gets one
+// market_resolved notification.
+func (s Settlement) Chunk(st *State) (*Effects, error) {
+	m, now, won := st.Market, st.Now, s.Won
 	escrow := account.EscrowAccount(m.ID)
 	eff := &Effects{}
 	wonSide := 0
 	if won == Yes {
 		wonSide = 1
 	}
-	var ps []account.Posting
-	// One market_resolved per holder, with everything the market paid them.
 	paid := map[int64]int64{}
 	var holders []int64
 	for _, p := range st.Positions {
@@ -408,7 +445,7 @@ func DecideSettlement(st *State, won Side) (*Effects, error) {
 		}
 		paid[c.UserID] += payout
 		if payout > 0 {
-			ps = append(ps, account.Posting{From: escrow, To: account.UserAccount(c.UserID), Amount: payout, Reason: "payout", At: now})
+			eff.Postings = append(eff.Postings, account.Posting{From: escrow, To: account.UserAccount(c.UserID), Amount: payout, Reason: "payout", At: now})
 		}
 		c.Returned += payout
 		eff.PnL = append(eff.PnL, PnLEntry{Position: &c, Delta: payout - c.CostBasis, At: now})
@@ -419,27 +456,50 @@ func DecideSettlement(st *State, won Side) (*Effects, error) {
 		c.UpdatedAt = now
 		eff.Positions = append(eff.Positions, &c)
 	}
-	if err := account.Apply(balances, ps); err != nil {
-		return nil, fmt.Errorf("market %d: escrow cannot pay the winners: %w", m.ID, err)
-	}
-	if left := balances[escrow]; left > 0 {
-		ps = append(ps, account.Posting{From: escrow, To: account.Treasury, Amount: left, Reason: "settlement_leftover", At: now})
-	}
-	eff.Postings = ps
 	for _, u := range holders {
 		eff.Notifications = append(eff.Notifications, social.Notification{
 			UserID: u, Type: social.TypeMarketResolved, RelatedID: m.EventID, RelatedType: social.RelatedEvent, CreatedAt: now,
 			Data: social.NotificationData{MarketName: m.Name, Won: won.String(), Amount: paid[u]},
 		})
 	}
+	return eff, nil
+}
+
+// Finish runs after every chunk: st holds the escrow's and the treasury's
+// balances. What is left in the escrow returns to the treasury and the
+// market (and, when YES won, its pool) records the result.
+func (s Settlement) Finish(st *State) (*Effects, error) {
+	m := *st.Market
+	now := st.Now
+	escrow := account.EscrowAccount(m.ID)
+	eff := &Effects{}
+	if left := st.Balances[escrow]; left > 0 {
+		eff.Postings = append(eff.Postings, account.Posting{From: escrow, To: account.Treasury, Amount: left, Reason: "settlement_leftover", At: now})
+	} else if left < 0 {
+		return nil, fmt.Errorf("market %d: escrow is %d after paying the winners", m.ID, left)
+	}
 	m.Resolved = true
-	w := won
+	w := s.Won
 	m.WinningOutcome = &w
 	m.ResolvedAt = &now
 	eff.Market = &m
-	if won == Yes {
+	if s.Won == Yes {
 		idx := m.OutcomeIndex
 		eff.PoolWonSide = &idx
 	}
 	return eff, nil
 }
+
+// Settler is a Store that can settle a market in chunks inside one
+// transaction: it locks the market (ErrMarketNotFound), calls s.Begin,
+// then for each chunk of at most chunkSize open positions (a holder's
+// positions never split across chunks) calls s.Chunk with those positions
+// and the balances of the escrow and their holders and writes its
+// effects, then calls s.Finish with the escrow's and the treasury's
+// balances and writes its effects, and commits — or writes nothing.
+type Settler interface {
+	Settle(ctx context.Context, marketID int64, chunkSize int, s Settlement) error
+}
+
+// SettleChunkSize is how many positions a Settler holds at once.
+const SettleChunkSize = 2000

@@ -52,6 +52,7 @@ type Store struct {
 	partnerKeys map[string]int64
 
 	notifications map[int64][]*social.Notification // by user
+	comments      commentTables                    // made on first use (comments.go)
 }
 
 type userRec struct {

@@ -44,6 +44,7 @@ func Run(t *testing.T, newStores func(t *testing.T) Stores) {
 	t.Run("concurrency", func(t *testing.T) { testConcurrency(t, newStores) })
 	t.Run("partners", func(t *testing.T) { testPartners(t, newStores) })
 	t.Run("notifications", func(t *testing.T) { testNotifications(t, newStores) })
+	t.Run("comments", func(t *testing.T) { testComments(t, newStores) })
 	t.Run("batching", func(t *testing.T) { testBatching(t, newStores) })
 }
 

@@ -2,6 +2,7 @@
 //
 //	predictkit [serve] [flags]   serve the HTTP API (the default)
 //	predictkit migrate [flags]   apply the PostgreSQL migrations and exit
+//	predictkit bench [flags]     load-test a running server and report
 //
 // Every setting is read from its PREDICTKIT_* environment variable, then
 // from its flag; `predictkit serve -h` lists them with their defaults.
@@ -36,6 +37,7 @@ const usage = `Usage: predictkit <command> [flags]
 Commands:
   serve     serve the HTTP API (the default when no command is given)
   migrate   apply the PostgreSQL migrations to PREDICTKIT_DATABASE_URL and exit
+  bench     load-test a running server: throughput, latency, errors, audit
 
 Run "predictkit <command> -h" for its flags.
 `
@@ -51,6 +53,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return serve(ctx, args, stderr)
 	case "migrate":
 		return migrate(ctx, args, stderr)
+	case "bench":
+		return benchCmd(ctx, args, stdout, stderr)
 	case "help":
 		fmt.Fprint(stdout, usage)
 		return 0

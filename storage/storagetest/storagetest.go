@@ -18,7 +18,9 @@ import (
 	"time"
 
 	"github.com/predictkit/predictkit/account"
+	"github.com/predictkit/predictkit/chat"
 	"github.com/predictkit/predictkit/market"
+	"github.com/predictkit/predictkit/p2p"
 	"github.com/predictkit/predictkit/partner"
 	"golang.org/x/crypto/bcrypt"
 )
@@ -29,6 +31,9 @@ type Stores struct {
 	Accounts account.Store
 	Markets  market.Store
 	Partners partner.Store
+	// P2P and Chat, when set, run the P2P and support-chat suites.
+	P2P  p2p.Store
+	Chat chat.Store
 }
 
 // Run runs the whole suite; newStores returns fresh, empty stores for each
@@ -46,6 +51,8 @@ func Run(t *testing.T, newStores func(t *testing.T) Stores) {
 	t.Run("notifications", func(t *testing.T) { testNotifications(t, newStores) })
 	t.Run("comments", func(t *testing.T) { testComments(t, newStores) })
 	t.Run("batching", func(t *testing.T) { testBatching(t, newStores) })
+	t.Run("p2p", func(t *testing.T) { testP2P(t, newStores) })
+	t.Run("chat", func(t *testing.T) { testChat(t, newStores) })
 }
 
 // env is a fresh pair of services on fresh stores.

@@ -1,0 +1,286 @@
+package storagetest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/predictkit/predictkit/account"
+	"github.com/predictkit/predictkit/chat"
+)
+
+// chatNotifier records escalations and fails while fail is set.
+type chatNotifier struct {
+	mu    sync.Mutex
+	fail  bool
+	calls []chat.Escalation
+}
+
+func (n *chatNotifier) NotifyOperator(_ context.Context, e chat.Escalation) error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.fail {
+		return errors.New("support desk unreachable")
+	}
+	n.calls = append(n.calls, e)
+	return nil
+}
+
+// chatEcho answers every message with "re: <text>".
+type chatEcho struct{}
+
+func (chatEcho) Respond(_ context.Context, q chat.Question) (chat.Answer, error) {
+	return chat.Answer{Text: q.Language + ": re: " + q.Text}, nil
+}
+
+func testChat(t *testing.T, newStores func(*testing.T) Stores) {
+	if newStores(t).Chat == nil {
+		t.Skip("this store has no chat store")
+	}
+	setup := func(t *testing.T) (*env, chat.Store, *chat.Service, *chatNotifier) {
+		e := newEnv(t, newStores)
+		n := &chatNotifier{}
+		return e, e.stores.Chat, chat.NewService(e.stores.Chat, e.accounts, nil, chatEcho{}, n), n
+	}
+	session := func(t *testing.T, e *env, st chat.Store, userID int64, secret string) *chat.Session {
+		t.Helper()
+		s := &chat.Session{PublicID: "cs_" + secret, UserID: userID, Language: "en"}
+		if err := st.CreateChatSession(e.ctx, s, account.HashToken(secret)); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	add := func(t *testing.T, e *env, st chat.Store, sessionID int64, sender, text string, at time.Time) *chat.Message {
+		t.Helper()
+		m := &chat.Message{SessionID: sessionID, Sender: sender, Text: text, CreatedAt: at}
+		if err := st.AddChatMessage(e.ctx, m); err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	// Messages are dated after the sessions were opened.
+	base := time.Now().UTC().Truncate(time.Second).Add(time.Hour)
+
+	t.Run("a session is found by its secret's hash and by its public id, nothing else", func(t *testing.T) {
+		e, st, _, _ := setup(t)
+		s := session(t, e, st, 0, "secret-a")
+		if s.ID == 0 || s.CreatedAt.IsZero() || !s.LastMessageAt.Equal(s.CreatedAt) {
+			t.Fatalf("created %+v", s)
+		}
+		got, err := st.ChatSessionBySecret(e.ctx, account.HashToken("secret-a"))
+		if err != nil || got.ID != s.ID || got.PublicID != "cs_secret-a" || got.UserID != 0 || got.Escalated || !got.Open() || got.Language != "en" {
+			t.Fatalf("by secret: %+v, %v", got, err)
+		}
+		if got, err := st.ChatSessionByPublicID(e.ctx, "cs_secret-a"); err != nil || got.ID != s.ID {
+			t.Fatalf("by public id: %+v, %v", got, err)
+		}
+		if _, err := st.ChatSessionBySecret(e.ctx, account.HashToken("cs_secret-a")); !errors.Is(err, chat.ErrSessionNotFound) {
+			t.Fatalf("the public id opens the session: %v", err)
+		}
+		if _, err := st.ChatSessionByPublicID(e.ctx, "secret-a"); !errors.Is(err, chat.ErrSessionNotFound) {
+			t.Fatalf("the secret is a public id: %v", err)
+		}
+		if err := st.CreateChatSession(e.ctx, &chat.Session{PublicID: "cs_x", UserID: 999999, Language: "en"}, account.HashToken("x")); !errors.Is(err, account.ErrUserNotFound) {
+			t.Fatalf("a session of nobody: %v", err)
+		}
+	})
+
+	t.Run("two sessions never see each other's messages", func(t *testing.T) {
+		e, st, _, _ := setup(t)
+		a, b := session(t, e, st, 0, "a"), session(t, e, st, 0, "b")
+		for i := range 3 {
+			add(t, e, st, a.ID, chat.SenderUser, fmt.Sprintf("a%d", i), base.Add(time.Duration(i)*time.Second))
+			add(t, e, st, b.ID, chat.SenderSupport, fmt.Sprintf("b%d", i), base.Add(time.Duration(i)*time.Second))
+		}
+		texts := func(ms []*chat.Message) []string {
+			var out []string
+			for _, m := range ms {
+				out = append(out, m.Text)
+			}
+			return out
+		}
+		ma, err := st.ChatMessages(e.ctx, a.ID, 0)
+		if err != nil || !slices.Equal(texts(ma), []string{"a0", "a1", "a2"}) {
+			t.Fatalf("session a: %v, %v", texts(ma), err)
+		}
+		mb, _ := st.ChatMessages(e.ctx, b.ID, 0)
+		if !slices.Equal(texts(mb), []string{"b0", "b1", "b2"}) {
+			t.Fatalf("session b: %v", texts(mb))
+		}
+		if ma[0].SessionID != a.ID || ma[0].Sender != chat.SenderUser || !ma[2].CreatedAt.Equal(base.Add(2*time.Second)) || ma[1].ID <= ma[0].ID {
+			t.Fatalf("message %+v", ma[0])
+		}
+		last, _ := st.ChatMessages(e.ctx, a.ID, 2)
+		if !slices.Equal(texts(last), []string{"a1", "a2"}) {
+			t.Fatalf("the last two: %v", texts(last))
+		}
+		if none, err := st.ChatMessages(e.ctx, 999999, 0); err != nil || len(none) != 0 {
+			t.Fatalf("messages of no session: %v, %v", none, err)
+		}
+		if err := st.AddChatMessage(e.ctx, &chat.Message{SessionID: 999999, Sender: chat.SenderUser, Text: "x"}); !errors.Is(err, chat.ErrSessionNotFound) {
+			t.Fatalf("a message to no session: %v", err)
+		}
+		got, _ := st.ChatSessionByPublicID(e.ctx, a.PublicID)
+		if got.MessageCount != 3 || !got.LastMessageAt.Equal(base.Add(2*time.Second)) {
+			t.Fatalf("session after messages: %+v", got)
+		}
+	})
+
+	t.Run("escalating and closing happen once and are remembered", func(t *testing.T) {
+		e, st, _, _ := setup(t)
+		s := session(t, e, st, 0, "s")
+		if changed, err := st.EscalateChatSession(e.ctx, s.ID, base); err != nil || !changed {
+			t.Fatalf("escalate: %v, %v", changed, err)
+		}
+		if changed, err := st.EscalateChatSession(e.ctx, s.ID, base.Add(time.Hour)); err != nil || changed {
+			t.Fatalf("escalate again: %v, %v", changed, err)
+		}
+		if err := st.CloseChatSession(e.ctx, s.ID, base.Add(time.Minute)); err != nil {
+			t.Fatal(err)
+		}
+		if err := st.CloseChatSession(e.ctx, s.ID, base.Add(time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+		got, _ := st.ChatSessionBySecret(e.ctx, account.HashToken("s"))
+		if !got.Escalated || !got.EscalatedAt.Equal(base) || got.Open() || !got.ClosedAt.Equal(base.Add(time.Minute)) {
+			t.Fatalf("session %+v", got)
+		}
+		if _, err := st.EscalateChatSession(e.ctx, 999999, base); !errors.Is(err, chat.ErrSessionNotFound) {
+			t.Fatalf("escalate nothing: %v", err)
+		}
+		if err := st.CloseChatSession(e.ctx, 999999, base); !errors.Is(err, chat.ErrSessionNotFound) {
+			t.Fatalf("close nothing: %v", err)
+		}
+	})
+
+	t.Run("an anonymous session is linked once to a user", func(t *testing.T) {
+		e, st, _, _ := setup(t)
+		u, v := e.user("ann", 0, 0), e.user("bob", 0, 0)
+		s := session(t, e, st, 0, "anon")
+		if err := st.LinkChatSession(e.ctx, s.ID, u.ID); err != nil {
+			t.Fatal(err)
+		}
+		if err := st.LinkChatSession(e.ctx, s.ID, v.ID); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := st.ChatSessionBySecret(e.ctx, account.HashToken("anon")); got.UserID != u.ID {
+			t.Fatalf("owner %d, want %d", got.UserID, u.ID)
+		}
+		if err := st.LinkChatSession(e.ctx, 999999, u.ID); !errors.Is(err, chat.ErrSessionNotFound) {
+			t.Fatalf("link nothing: %v", err)
+		}
+		other := session(t, e, st, 0, "other")
+		if err := st.LinkChatSession(e.ctx, other.ID, 999999); !errors.Is(err, account.ErrUserNotFound) {
+			t.Fatalf("link to nobody: %v", err)
+		}
+	})
+
+	t.Run("the operator's list puts open escalated sessions first, then the latest activity", func(t *testing.T) {
+		e, st, _, _ := setup(t)
+		var ss []*chat.Session
+		for i := range 5 {
+			ss = append(ss, session(t, e, st, 0, fmt.Sprintf("q%d", i)))
+		}
+		add(t, e, st, ss[0].ID, chat.SenderUser, "old", base)
+		add(t, e, st, ss[1].ID, chat.SenderUser, "newest", base.Add(3*time.Hour))
+		add(t, e, st, ss[2].ID, chat.SenderUser, "escalated", base.Add(time.Hour))
+		add(t, e, st, ss[3].ID, chat.SenderUser, "escalated, closed", base.Add(2*time.Hour))
+		add(t, e, st, ss[4].ID, chat.SenderUser, "escalated too", base.Add(30*time.Minute))
+		for _, i := range []int{2, 3, 4} {
+			if _, err := st.EscalateChatSession(e.ctx, ss[i].ID, base.Add(4*time.Hour)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := st.CloseChatSession(e.ctx, ss[3].ID, base.Add(5*time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+		list, err := st.ChatSessions(e.ctx, 10, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []int64
+		for _, s := range list {
+			got = append(got, s.ID)
+		}
+		want := []int64{ss[2].ID, ss[4].ID, ss[1].ID, ss[3].ID, ss[0].ID}
+		if !slices.Equal(got, want) {
+			t.Fatalf("order %v, want %v", got, want)
+		}
+		page, _ := st.ChatSessions(e.ctx, 2, 3)
+		if len(page) != 2 || page[0].ID != ss[3].ID || page[1].ID != ss[0].ID {
+			t.Fatalf("page %v", page)
+		}
+		if past, err := st.ChatSessions(e.ctx, 10, 10); err != nil || len(past) != 0 {
+			t.Fatalf("past the end: %v, %v", past, err)
+		}
+	})
+
+	t.Run("concurrent messages to one session are all kept and counted", func(t *testing.T) {
+		e, st, _, _ := setup(t)
+		s := session(t, e, st, 0, "busy")
+		const n = 40
+		var wg sync.WaitGroup
+		errs := make([]error, n)
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				errs[i] = st.AddChatMessage(e.ctx, &chat.Message{SessionID: s.ID, Sender: chat.SenderUser, Text: fmt.Sprint(i)})
+			}()
+		}
+		wg.Wait()
+		for _, err := range errs {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		ms, _ := st.ChatMessages(e.ctx, s.ID, 0)
+		got, _ := st.ChatSessionByPublicID(e.ctx, s.PublicID)
+		if len(ms) != n || got.MessageCount != n {
+			t.Fatalf("%d messages, count %d, want %d", len(ms), got.MessageCount, n)
+		}
+	})
+
+	t.Run("the service escalates only after the operator was told", func(t *testing.T) {
+		e, st, svc, n := setup(t)
+		s, secret, err := svc.Open(e.ctx, chat.Caller{}, "ru")
+		if err != nil {
+			t.Fatal(err)
+		}
+		sent, err := svc.Send(e.ctx, chat.Caller{Secret: secret}, "  привет  ")
+		if err != nil || sent.Message.Text != "привет" || sent.Reply == nil || sent.Reply.Text != "ru: re: привет" || sent.Reply.Sender != chat.SenderSupport {
+			t.Fatalf("send: %+v, %v", sent, err)
+		}
+		n.fail = true
+		if _, err := svc.CallOperator(e.ctx, chat.Caller{Secret: secret}); !errors.Is(err, chat.ErrNotifyFailed) {
+			t.Fatalf("call with the desk down: %v", err)
+		}
+		if got, _ := st.ChatSessionByPublicID(e.ctx, s.PublicID); got.Escalated {
+			t.Fatal("escalated although nobody was told")
+		}
+		n.fail = false
+		called, err := svc.CallOperator(e.ctx, chat.Caller{Secret: secret})
+		if err != nil || called.Already || called.Message == "" || len(n.calls) != 1 {
+			t.Fatalf("call: %+v, %v, %d calls", called, err, len(n.calls))
+		}
+		esc := n.calls[0]
+		if esc.SessionID != s.PublicID || esc.UserID != 0 || esc.Language != "ru" || len(esc.LastMessages) != 2 || esc.LastMessages[0].Text != "привет" {
+			t.Fatalf("escalation %+v", esc)
+		}
+		if got, _ := st.ChatSessionByPublicID(e.ctx, s.PublicID); !got.Escalated {
+			t.Fatal("not escalated")
+		}
+		again, err := svc.CallOperator(e.ctx, chat.Caller{Secret: secret})
+		if err != nil || !again.Already || len(n.calls) != 1 {
+			t.Fatalf("calling again: %+v, %v, %d calls", again, err, len(n.calls))
+		}
+		sent, err = svc.Send(e.ctx, chat.Caller{Secret: secret}, "hello?")
+		if err != nil || sent.Reply != nil {
+			t.Fatalf("an escalated session got an automatic answer: %+v, %v", sent, err)
+		}
+	})
+}

@@ -236,6 +236,7 @@ func (s *Store) exec(ctx context.Context, lock market.Lock, decide func(*market.
 	if err != nil {
 		return nil, err
 	}
+	w.batch.Queue(`COMMIT`)
 	if err := w.send(ctx, conn); err != nil {
 		return nil, err
 	}
@@ -398,9 +399,10 @@ type writes struct {
 }
 
 // plan checks eff against what the transaction locked and builds the
-// batch that writes it, ending with COMMIT. Everything that could refuse
-// eff is checked here, because once the batch is sent nothing stops the
-// commit but an error of the database.
+// batch that writes it; the caller queues COMMIT after it when the batch
+// ends the transaction (Exec) and not when more follows (Settle).
+// Everything that could refuse eff is checked here, because once the
+// batch is sent nothing stops the commit but an error of the database.
 func plan(m *market.Market, l *load, eff *market.Effects, at time.Time) (*writes, error) {
 	w := &writes{eff: eff, batch: &pgx.Batch{}, insertAt: -1}
 	a, loaded := l.accounts, l.positions
@@ -528,7 +530,6 @@ func plan(m *market.Market, l *load, eff *market.Effects, at time.Time) (*writes
 	if unused := unusedSubAccounts(l.created, eff, postings, a); len(unused) > 0 {
 		w.batch.Queue(sqlDeleteSubAccounts, unused)
 	}
-	w.batch.Queue(`COMMIT`)
 	return w, nil
 }
 
@@ -667,9 +668,9 @@ func cmpOr(v, fallback int64) int64 {
 	return v
 }
 
-// send writes the batch and commits; on success it sets the ids of new
-// positions and trades, and the trade ids of their postings and price
-// points, in the Effects.
+// send writes the batch (and commits, if it ends with COMMIT); on
+// success it sets the ids of new positions and trades, and the trade ids
+// of their postings and price points, in the Effects.
 func (w *writes) send(ctx context.Context, conn *pgxpool.Conn) error {
 	br := conn.SendBatch(ctx, w.batch)
 	defer br.Close()

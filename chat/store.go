@@ -10,7 +10,7 @@ import (
 type Store interface {
 	// CreateChatSession stores s with the hash of its secret and sets
 	// s.ID; a zero CreatedAt is set to now, and LastMessageAt starts at
-	// CreatedAt.
+	// CreatedAt. account.ErrUserNotFound when s.UserID names no user.
 	CreateChatSession(ctx context.Context, s *Session, secretHash []byte) error
 	// ChatSessionBySecret returns the session whose secret has hash.
 	// ErrSessionNotFound.
@@ -19,7 +19,8 @@ type Store interface {
 	// ErrSessionNotFound.
 	ChatSessionByPublicID(ctx context.Context, publicID string) (*Session, error)
 	// LinkChatSession gives anonymous session id to user userID (a
-	// session that has an owner keeps it). ErrSessionNotFound.
+	// session that has an owner keeps it). ErrSessionNotFound,
+	// account.ErrUserNotFound.
 	LinkChatSession(ctx context.Context, id, userID int64) error
 	// AddChatMessage stores m in session m.SessionID, sets m.ID (and a
 	// zero m.CreatedAt to now), and updates the session's LastMessageAt

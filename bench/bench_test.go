@@ -88,6 +88,7 @@ func TestScenariosAgainstTheRealServer(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel() // each run prepares its own users and markets
 			cfg := c.cfg
 			cfg.URL, cfg.AdminToken = url, adminToken
 			cfg.Clients = 4

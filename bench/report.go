@@ -55,8 +55,9 @@ type PhaseReport struct {
 	Errors       map[string]int64  `json:"errors"`
 	ErrorCount   int64             `json:"error_count"`
 	ErrorSamples map[string]string `json:"error_samples,omitempty"`
-	// Unsent counts the requests of an open loop that fell due in the
-	// measured window but were never sent, every client being busy.
+	// Unsent counts the requests of an open loop that fell due before
+	// the phase's end but were never sent, every client being busy: the
+	// server (or the clients) could not keep up with the rate.
 	Unsent int64 `json:"unsent,omitempty"`
 	// PercentOfHealthz is Throughput as a percentage of the healthz
 	// phase's (read scenario).
@@ -153,14 +154,22 @@ func (r *Report) WriteText(w io.Writer) error {
 	fmt.Fprintf(&b, "setup: %v\n\n", r.Setup.Round(time.Millisecond))
 
 	relative := slices.ContainsFunc(r.Phases, func(p PhaseReport) bool { return p.PercentOfHealthz > 0 })
+	// Names align left (padded here), figures right (by tabwriter).
+	width := len("phase / endpoint")
+	for _, p := range r.Phases {
+		width = max(width, len(p.Name))
+		for _, e := range p.Endpoints {
+			width = max(width, 2+len(e.Name))
+		}
+	}
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
-	head := "phase / endpoint\trequests\treq/s\t"
+	head := fmt.Sprintf("%-*s\trequests\treq/s\t", width, "phase / endpoint")
 	if relative {
 		head += "of healthz\t"
 	}
 	fmt.Fprintln(tw, head+"mean ms\tp50 ms\tp95 ms\tp99 ms\tp99.9 ms\tmax ms\terrors\t")
 	row := func(name string, n int64, tput, pct float64, l Latency, errs int64) {
-		line := fmt.Sprintf("%s\t%d\t%.1f\t", name, n, tput)
+		line := fmt.Sprintf("%-*s\t%d\t%.1f\t", width, name, n, tput)
 		if relative {
 			if pct > 0 {
 				line += fmt.Sprintf("%.0f%%\t", pct)
@@ -187,7 +196,7 @@ func (r *Report) WriteText(w io.Writer) error {
 			fmt.Fprintf(&b, "trades (%s): %d, %.1f trades/s\n", p.Name, p.Trades, p.TradesPerSecond)
 		}
 		if p.Unsent > 0 {
-			fmt.Fprintf(&b, "unsent (%s): %d requests fell due while every client was busy\n", p.Name, p.Unsent)
+			fmt.Fprintf(&b, "unsent (%s): %d requests fell due but were never sent, every client being busy: the rate was not reached\n", p.Name, p.Unsent)
 		}
 	}
 	if r.Partner != nil {

@@ -132,13 +132,14 @@ func (s *session) count(f func(c *counts)) {
 	}
 }
 
-// runPhase runs ph: warmup unmeasured, then d measured. In an open loop
-// (cfg.Rate > 0) request k is due at k/Rate seconds from the start; a
-// free client takes the earliest request not yet taken, waits until it is
-// due and sends it, and its latency counts from when it was due. The
-// phase ends on time: the requests due in the measured window that no
-// client was free to send before its end are counted as unsent, not sent
-// late.
+// runPhase runs ph: warmup unmeasured, then d measured; the requests
+// sent in the measured window are measured. In an open loop (cfg.Rate >
+// 0) request k is due at k/Rate seconds from the start; a free client
+// takes the earliest request not yet taken, waits until it is due and
+// sends it, and its latency counts from when it was due, so a server that
+// falls behind sees every later request's latency grow. The phase ends on
+// time: the requests due before its end that no client was free to send
+// are counted as unsent.
 func runPhase(ctx context.Context, a *api, cfg Config, ph phase, warmup, d time.Duration) (PhaseReport, counts) {
 	sessions := make([]*session, cfg.Clients)
 	steps := make([]step, cfg.Clients)
@@ -156,7 +157,7 @@ func runPhase(ctx context.Context, a *api, cfg Config, ph phase, warmup, d time.
 		interval = max(time.Duration(float64(time.Second)/cfg.Rate), 1)
 	}
 
-	var sent atomic.Int64 // measured requests sent, open loop
+	var sent atomic.Int64 // requests sent
 	var wg sync.WaitGroup
 	for i, s := range sessions {
 		wg.Go(func() {
@@ -175,14 +176,13 @@ func runPhase(ctx context.Context, a *api, cfg Config, ph phase, warmup, d time.
 				}
 				// A request due after the end is not sent, nor one
 				// due earlier that no client could send before it.
-				if !due.Before(end) || !time.Now().Before(end) {
+				now := time.Now()
+				if !due.Before(end) || !now.Before(end) {
 					return
 				}
 				s.start = due
-				s.record = !due.Before(measureFrom)
-				if interval > 0 && s.record {
-					sent.Add(1)
-				}
+				s.record = !now.Before(measureFrom)
+				sent.Add(1)
 				steps[i](ctx, s)
 			}
 		})
@@ -191,9 +191,7 @@ func runPhase(ctx context.Context, a *api, cfg Config, ph phase, warmup, d time.
 
 	var unsent int64
 	if interval > 0 {
-		// The requests due in [measureFrom, end): k from ⌈warmup/interval⌉
-		// to ⌈(warmup+d)/interval⌉ - 1.
-		due := int64((warmup+d+interval-1)/interval) - int64((warmup+interval-1)/interval)
+		due := int64((warmup + d + interval - 1) / interval) // k·interval < warmup+d
 		unsent = max(due-sent.Load(), 0)
 	}
 	return merge(ph, sessions, d, unsent)

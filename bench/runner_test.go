@@ -36,14 +36,15 @@ func TestOpenLoopCountsLatencyFromWhenARequestWasDue(t *testing.T) {
 		name    string
 		clients int
 		rate    float64
+		warmup  time.Duration
 		check   func(t *testing.T, pr PhaseReport)
 	}{
-		{"a closed loop times each request from its sending", 1, 0, func(t *testing.T, pr PhaseReport) {
+		{"a closed loop times each request from its sending", 1, 0, 0, func(t *testing.T, pr PhaseReport) {
 			if pr.Latency.P99 > 5*service {
 				t.Errorf("p99 %v: a closed loop of one client should see about the service time %v", pr.Latency.P99, service)
 			}
 		}},
-		{"an open loop faster than one client can serve counts the queueing delay", 1, 200, func(t *testing.T, pr PhaseReport) {
+		{"an open loop faster than one client can serve counts the queueing delay", 1, 200, 0, func(t *testing.T, pr PhaseReport) {
 			// Request k is due at 5k ms but sent at 20k ms at the
 			// earliest: its lateness grows through the run.
 			if pr.Latency.P50 < 5*service {
@@ -56,7 +57,7 @@ func TestOpenLoopCountsLatencyFromWhenARequestWasDue(t *testing.T) {
 				t.Errorf("unsent %d: about 75 of the 100 requests due could not be sent", pr.Unsent)
 			}
 		}},
-		{"an open loop with clients to spare sees only the service time", 8, 100, func(t *testing.T, pr PhaseReport) {
+		{"an open loop with clients to spare sees only the service time", 8, 100, 0, func(t *testing.T, pr PhaseReport) {
 			if pr.Latency.P50 > 3*service {
 				t.Errorf("p50 %v: with free clients a request is sent when due", pr.Latency.P50)
 			}
@@ -67,12 +68,22 @@ func TestOpenLoopCountsLatencyFromWhenARequestWasDue(t *testing.T) {
 				t.Errorf("%d requests in 500ms at 100/s, want about 50", pr.Requests)
 			}
 		}},
+		{"an overloaded open loop measures after the warm-up the backlog it left", 1, 200, 300 * time.Millisecond, func(t *testing.T, pr PhaseReport) {
+			// The requests sent in the measured window were due during
+			// the warm-up, at least 225ms before.
+			if pr.Latency.P50 < 10*service {
+				t.Errorf("p50 %v: the backlog of the warm-up is not counted", pr.Latency.P50)
+			}
+			if pr.Requests > 30 {
+				t.Errorf("%d requests measured: one client serves at most 25 in 500ms", pr.Requests)
+			}
+		}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			a, _ := slowServer(t, service)
 			cfg := Config{Clients: c.clients, Rate: c.rate}
-			pr, _ := runPhase(context.Background(), a, cfg, getPhase(), 0, 500*time.Millisecond)
+			pr, _ := runPhase(context.Background(), a, cfg, getPhase(), c.warmup, 500*time.Millisecond)
 			if pr.ErrorCount != 0 {
 				t.Fatalf("errors %v", pr.Errors)
 			}

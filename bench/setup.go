@@ -71,11 +71,11 @@ func prepare(ctx context.Context, a *api, cfg Config, sc scenario, progress io.W
 	}
 
 	fx := &fixture{runID: newRunID()}
-	fmt.Fprintf(progress, "bench: run %s: preparing %d markets", fx.runID, cfg.Markets)
+	what := plural(cfg.Markets, "market")
 	if cfg.Scenario != "partner" {
-		fmt.Fprintf(progress, " and %d users", cfg.Users)
+		what += " and " + plural(cfg.Users, "user")
 	}
-	fmt.Fprintln(progress)
+	fmt.Fprintf(progress, "bench: run %s: preparing %s\n", fx.runID, what)
 
 	fx.creator, err = register(ctx, a, fx.runID, "creator")
 	if err != nil {
@@ -115,6 +115,14 @@ func prepare(ctx context.Context, a *api, cfg Config, sc scenario, progress io.W
 // runs against one server never collide.
 func newRunID() string {
 	return time.Now().UTC().Format("20060102-150405") + "-" + strconv.FormatUint(rand.Uint64()%(36*36*36*36), 36)
+}
+
+// plural returns "1 market", "2 markets".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
 }
 
 func itoa(id int64) string { return strconv.FormatInt(id, 10) }

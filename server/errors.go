@@ -20,6 +20,7 @@ import (
 	"github.com/predictkit/predictkit/account"
 	"github.com/predictkit/predictkit/market"
 	"github.com/predictkit/predictkit/partner"
+	"github.com/predictkit/predictkit/social"
 )
 
 // Errors the server raises itself, before any service is called.
@@ -265,6 +266,56 @@ var (
 	})...)
 )
 
+// The social routes' tables. An id that is not an integer names nothing:
+// 404 not_found, as the contract's endpoint 11 answers an unknown event.
+var (
+	// Contract 11: GET /events/{event_id}/comments (a bad token reads
+	// anonymously; bad paging falls back to the defaults).
+	errsEventComments = table("internal_error",
+		on(errInvalidID, http.StatusNotFound, "not_found"),
+		on(social.ErrEventNotFound, http.StatusNotFound, "not_found"),
+	)
+	// POST /events/{event_id}/comments. Checks run 401, 404 (id), 400
+	// (body, content), 404 (event, parent), 400 (where the parent is).
+	errsPostComment = table("internal_error",
+		unauthorized,
+		on(account.ErrUserNotFound, http.StatusUnauthorized, "unauthorized"),
+		on(errInvalidID, http.StatusNotFound, "not_found"),
+		on(social.ErrEventNotFound, http.StatusNotFound, "not_found"),
+		on(social.ErrCommentNotFound, http.StatusNotFound, "not_found"),
+		on(social.ErrInvalid, http.StatusBadRequest, "invalid_request"),
+		on(errBadRequest, http.StatusBadRequest, "invalid_request"),
+	)
+	// GET /comments/{id}/replies.
+	errsReplies = table("internal_error",
+		on(errInvalidID, http.StatusNotFound, "not_found"),
+		on(social.ErrCommentNotFound, http.StatusNotFound, "not_found"),
+	)
+	// PUT /comments/{id}/reaction. Checks run 401, 404 (id), 400, 404.
+	errsReaction = table("internal_error",
+		unauthorized,
+		on(account.ErrUserNotFound, http.StatusUnauthorized, "unauthorized"),
+		on(errInvalidID, http.StatusNotFound, "not_found"),
+		on(social.ErrCommentNotFound, http.StatusNotFound, "not_found"),
+		on(social.ErrInvalid, http.StatusBadRequest, "invalid_request"),
+		on(errBadRequest, http.StatusBadRequest, "invalid_request"),
+	)
+	// Contract 12: GET /notifications/unread; also GET /notifications and
+	// POST /notifications/read-all.
+	errsNotifications = table("internal_error",
+		unauthorized,
+		on(account.ErrUserNotFound, http.StatusUnauthorized, "unauthorized"),
+	)
+	// POST /notifications/{id}/read: someone else's notification is
+	// not_found, like one that does not exist.
+	errsNotificationRead = table("internal_error",
+		unauthorized,
+		on(account.ErrUserNotFound, http.StatusUnauthorized, "unauthorized"),
+		on(errInvalidID, http.StatusNotFound, "not_found"),
+		on(social.ErrNotificationNotFound, http.StatusNotFound, "not_found"),
+	)
+)
+
 // errorBody is every error answer.
 type errorBody struct {
 	Error  string `json:"error"`
@@ -345,6 +396,10 @@ func detail(err error) string {
 	var pi *partner.InvalidError
 	if errors.As(err, &pi) {
 		return pi.Field + ": " + pi.Reason
+	}
+	var si *social.InvalidError
+	if errors.As(err, &si) {
+		return si.Field + ": " + si.Reason
 	}
 	return ""
 }

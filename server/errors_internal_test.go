@@ -16,6 +16,7 @@ import (
 	"github.com/predictkit/predictkit/account"
 	"github.com/predictkit/predictkit/market"
 	"github.com/predictkit/predictkit/partner"
+	"github.com/predictkit/predictkit/social"
 )
 
 // domainErrors are the exported error values (and error types) of the
@@ -53,6 +54,14 @@ var domainErrors = map[string]error{
 	"partner.ErrIdempotencyConflict": partner.ErrIdempotencyConflict,
 	"partner.ErrInvalid":             partner.ErrInvalid,
 	"partner.InvalidError":           &partner.InvalidError{Field: "external_user_id", Reason: "must be 1 to 256 bytes of UTF-8"},
+
+	"social.ErrNotificationNotFound": social.ErrNotificationNotFound,
+	"social.ErrEventNotFound":        social.ErrEventNotFound,
+	"social.ErrCommentNotFound":      social.ErrCommentNotFound,
+	"social.ErrInvalid":              social.ErrInvalid,
+	"social.InvalidError":            &social.InvalidError{Field: "content", Reason: "must not be empty"},
+	"social.ErrParentOtherEvent":     social.ErrParentOtherEvent,
+	"social.ErrParentIsReply":        social.ErrParentIsReply,
 
 	// The server's own.
 	"server.errInvalidID":  errInvalidID,
@@ -107,6 +116,16 @@ var canOccur = []struct {
 	{"POST /partner/sell", errsPartnerSell, partnerTradeErrors},
 	{"GET /partner/users/{external_user_id}", errsPartnerState, []string{"partner.ErrUnauthorized", "partner.ErrDisabled",
 		"server.requestError", "partner.InvalidError", "partner.ErrInvalid", "server.errEncoding"}},
+	// The social routes (social.Service: Post, EventComments, Replies,
+	// React, Unread, Notifications, MarkRead, MarkAllRead).
+	{"GET /events/{event_id}/comments", errsEventComments, []string{"server.errInvalidID", "social.ErrEventNotFound", "server.errEncoding"}},
+	{"POST /events/{event_id}/comments", errsPostComment, []string{"account.ErrUnauthorized", "account.ErrUserNotFound", "server.errInvalidID", "server.requestError",
+		"social.InvalidError", "social.ErrInvalid", "social.ErrEventNotFound", "social.ErrCommentNotFound", "social.ErrParentOtherEvent", "social.ErrParentIsReply", "server.errEncoding"}},
+	{"GET /comments/{id}/replies", errsReplies, []string{"server.errInvalidID", "social.ErrCommentNotFound", "server.errEncoding"}},
+	{"PUT /comments/{id}/reaction", errsReaction, []string{"account.ErrUnauthorized", "account.ErrUserNotFound", "server.errInvalidID", "server.requestError",
+		"social.InvalidError", "social.ErrInvalid", "social.ErrCommentNotFound", "server.errEncoding"}},
+	{"GET /notifications/unread, GET /notifications, POST /notifications/read-all", errsNotifications, []string{"account.ErrUnauthorized", "account.ErrUserNotFound", "server.errEncoding"}},
+	{"POST /notifications/{id}/read", errsNotificationRead, []string{"account.ErrUnauthorized", "account.ErrUserNotFound", "server.errInvalidID", "social.ErrNotificationNotFound", "server.errEncoding"}},
 	{"admin partner routes", errsAdminPartner, []string{"server.errAdminOff", "account.ErrUnauthorized", "server.errInvalidID",
 		"server.requestError", "partner.ErrNotFound", "partner.InvalidError", "partner.ErrInvalid"}},
 }
@@ -168,7 +187,7 @@ func TestEveryDomainErrorIsKnownToTheServer(t *testing.T) {
 			onSomeRoute[n] = true
 		}
 	}
-	for _, pkg := range []string{"account", "market", "partner"} {
+	for _, pkg := range []string{"account", "market", "partner", "social"} {
 		for _, name := range exportedErrors(t, pkg) {
 			t.Run(name+" is accounted for by the server", func(t *testing.T) {
 				if _, ok := domainErrors[name]; !ok {
@@ -261,6 +280,15 @@ func TestContractCodesPerRoute(t *testing.T) {
 		{"a body that is not JSON elsewhere is still invalid_request", errsTrade, malformedBody("malformed JSON"), 400, "invalid_request"},
 		{"an unknown partner is partner_not_found to the operator", errsAdminPartner, partner.ErrNotFound, 404, "partner_not_found"},
 		{"a partner's unmapped failure is INTERNAL_ERROR", errsPartnerBet, errors.New("pq: connection refused"), 500, "INTERNAL_ERROR"},
+		{"an unknown event's comments are 404 not_found", errsEventComments, social.ErrEventNotFound, 404, "not_found"},
+		{"a non-integer event id on the comments is 404 not_found", errsEventComments, errInvalidID, 404, "not_found"},
+		{"a failing comment read is 500 internal_error", errsEventComments, errors.New("pq: connection refused"), 500, "internal_error"},
+		{"unread notifications without a token are 401 unauthorized", errsNotifications, account.ErrUnauthorized, 401, "unauthorized"},
+		{"a failing notification read is 500 internal_error", errsNotifications, errors.New("pq: connection refused"), 500, "internal_error"},
+		{"a reply to a comment of another event is 400 invalid_request", errsPostComment, social.ErrParentOtherEvent, 400, "invalid_request"},
+		{"a reply to an unknown comment is 404 not_found", errsPostComment, social.ErrCommentNotFound, 404, "not_found"},
+		{"an unknown reaction is 400 invalid_request", errsReaction, &social.InvalidError{Field: "reaction"}, 400, "invalid_request"},
+		{"someone else's notification is 404 not_found", errsNotificationRead, social.ErrNotificationNotFound, 404, "not_found"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -48,6 +48,7 @@ func Options(cfg Config, opts ...fx.Option) fx.Option {
 		MarketModule,
 		AdminModule,
 		PartnerModule,
+		SocialModule,
 		HTTPModule,
 		// Start order: the store (migrations) comes up as a dependency,
 		// then the demo data, then the listener.

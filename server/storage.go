@@ -11,6 +11,7 @@ import (
 	"github.com/predictkit/predictkit/account"
 	"github.com/predictkit/predictkit/market"
 	"github.com/predictkit/predictkit/partner"
+	"github.com/predictkit/predictkit/social"
 	"github.com/predictkit/predictkit/storage/memory"
 	"github.com/predictkit/predictkit/storage/postgres"
 )
@@ -21,6 +22,8 @@ type Store interface {
 	account.Store
 	market.Store
 	partner.Store
+	social.CommentStore
+	social.NotificationStore
 }
 
 // Health reports whether the store answers; /readyz calls it.

@@ -467,64 +467,79 @@ func testComments(t *testing.T, newStores func(*testing.T) Stores) {
 		})
 	})
 
-	t.Run("reaction counts equal the stored reactions under 100 concurrent togglers", func(t *testing.T) {
-		se := newSocialEnv(t, newStores)
-		const togglers, each = 100, 20
-		users := make([]*account.User, togglers)
-		for i := range users {
-			users[i] = se.user("t"+itoa(i), 0, 0)
-		}
-		top := se.post(users[0], se.ev.ID, "react to me", 0)
-		kinds := []social.Reaction{social.ReactionLike, social.ReactionDislike, social.ReactionNone}
-		last := make([]social.Reaction, togglers)
-		var wg sync.WaitGroup
-		start := make(chan struct{})
-		for i, u := range users {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				<-start
-				rng := rand.New(rand.NewPCG(uint64(i), 42))
-				for range each {
-					r := kinds[rng.IntN(len(kinds))]
-					c, err := se.svc.React(se.ctx, u.ID, top.ID, r)
-					if err != nil {
-						t.Errorf("user %d: %v", i, err)
-						return
-					}
-					if c.UserReaction != r || c.LikesCount < 0 || c.DislikesCount < 0 || c.LikesCount+c.DislikesCount > togglers {
-						t.Errorf("user %d set %q and got %+v", i, r, c)
-						return
-					}
-					last[i] = r
+	// 100 goroutines toggle like, dislike and none on one comment many
+	// times: first one user each, then two at once per user (two tabs),
+	// where only the counts against the stored reactions can be checked.
+	for _, c := range []struct {
+		name    string
+		perUser int
+	}{
+		{"reaction counts equal the stored reactions under 100 concurrent togglers", 1},
+		{"reaction counts equal the stored reactions when two togglers share each user", 2},
+	} {
+		t.Run(c.name, func(t *testing.T) { testReactionRace(t, newStores, 100, c.perUser) })
+	}
+}
+
+func testReactionRace(t *testing.T, newStores func(*testing.T) Stores, togglers, perUser int) {
+	const each = 20
+	se := newSocialEnv(t, newStores)
+	users := make([]*account.User, togglers/perUser)
+	for i := range users {
+		users[i] = se.user("t"+itoa(i), 0, 0)
+	}
+	top := se.post(users[0], se.ev.ID, "react to me", 0)
+	kinds := []social.Reaction{social.ReactionLike, social.ReactionDislike, social.ReactionNone}
+	last := make([]social.Reaction, togglers)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range togglers {
+		u := users[i/perUser]
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			rng := rand.New(rand.NewPCG(uint64(i), 42))
+			for range each {
+				r := kinds[rng.IntN(len(kinds))]
+				c, err := se.svc.React(se.ctx, u.ID, top.ID, r)
+				if err != nil {
+					t.Errorf("toggler %d: %v", i, err)
+					return
 				}
-			}()
-		}
-		close(start)
-		wg.Wait()
-		var likes, dislikes int64
-		for _, r := range last {
-			switch r {
-			case social.ReactionLike:
-				likes++
-			case social.ReactionDislike:
-				dislikes++
+				if c.LikesCount < 0 || c.DislikesCount < 0 || c.LikesCount+c.DislikesCount > int64(len(users)) ||
+					perUser == 1 && c.UserReaction != r {
+					t.Errorf("toggler %d set %q and got %+v", i, r, c)
+					return
+				}
+				last[i] = r
 			}
+		}()
+	}
+	close(start)
+	wg.Wait()
+	// What each user's reaction is now, read back one by one.
+	var likes, dislikes int64
+	for i, u := range users {
+		got := se.comment(top.ID, u.ID).UserReaction
+		if perUser == 1 && got != last[i] {
+			t.Fatalf("user %d's reaction is %q, last set %q", i, got, last[i])
 		}
-		c := se.comment(top.ID, 0)
-		if c.LikesCount != likes || c.DislikesCount != dislikes {
-			t.Fatalf("counts %d likes, %d dislikes; the users' last reactions make %d and %d", c.LikesCount, c.DislikesCount, likes, dislikes)
+		switch got {
+		case social.ReactionLike:
+			likes++
+		case social.ReactionDislike:
+			dislikes++
 		}
-		if rc, ok := se.stores.Markets.(ReactionCounter); ok {
-			l, d, err := rc.ReactionCounts(se.ctx, top.ID)
-			if err != nil || l != likes || d != dislikes {
-				t.Fatalf("stored reactions: %d likes, %d dislikes (%v); want %d and %d", l, d, err, likes, dislikes)
-			}
+	}
+	c := se.comment(top.ID, 0)
+	if c.LikesCount != likes || c.DislikesCount != dislikes {
+		t.Fatalf("counts %d likes, %d dislikes; the users' reactions make %d and %d", c.LikesCount, c.DislikesCount, likes, dislikes)
+	}
+	if rc, ok := se.stores.Markets.(ReactionCounter); ok {
+		l, d, err := rc.ReactionCounts(se.ctx, top.ID)
+		if err != nil || l != likes || d != dislikes {
+			t.Fatalf("stored reactions: %d likes, %d dislikes (%v); want %d and %d", l, d, err, likes, dislikes)
 		}
-		for i, u := range users {
-			if got := se.comment(top.ID, u.ID).UserReaction; got != last[i] {
-				t.Fatalf("user %d's reaction is %q, last set %q", i, got, last[i])
-			}
-		}
-	})
+	}
 }

@@ -68,7 +68,7 @@ func (n *Notification) Render(lang string) (title, message string) {
 			if d.Action == "sell" {
 				verb = "Продано"
 			}
-			return "Сделка исполнена", fmt.Sprintf("%s %s акций «%s» на рынке «%s» за %s", verb, groupDigits(d.Shares), sideRu(d.Side), d.MarketName, rub(d.Amount, true))
+			return "Сделка исполнена", fmt.Sprintf("%s %s акций «%s» на рынке «%s» за %s", verb, groupDigitsSep(d.Shares, "\u00a0"), sideRu(d.Side), d.MarketName, rub(d.Amount, true))
 		}
 		verb := "Bought"
 		if d.Action == "sell" {

@@ -12,6 +12,8 @@ func TestRender(t *testing.T) {
 			"Trade executed", `Bought 22,911 YES shares of "Rain" for 100.00 RUB`},
 		{"a sale in Russian", "ru", Notification{Type: TypeTradeExecuted, Data: NotificationData{Action: "sell", Side: "NO", Shares: 500, Amount: 123456, MarketName: "Дождь"}},
 			"Сделка исполнена", "Продано 500 акций «НЕТ» на рынке «Дождь» за 1\u00a0234,56 ₽"},
+		{"a large buy in Russian groups digits with no-break spaces", "ru", Notification{Type: TypeTradeExecuted, Data: NotificationData{Action: "buy", Side: "YES", Shares: 22911, Amount: 10000, MarketName: "Дождь"}},
+			"Сделка исполнена", "Куплено 22\u00a0911 акций «ДА» на рынке «Дождь» за 100,00 ₽"},
 		{"a resolution in English", "en", Notification{Type: TypeMarketResolved, Data: NotificationData{Won: "NO", Amount: 5, MarketName: "Rain"}},
 			"Market resolved", `"Rain" resolved NO. Your payout: 0.05 RUB`},
 		{"a reply in an unknown language falls back to English", "de", Notification{Type: TypeCommentReply, Data: NotificationData{Author: "Ann", Excerpt: "agreed"}},

@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/predictkit/predictkit/chat"
 	"github.com/predictkit/predictkit/market"
 )
 
@@ -62,6 +63,14 @@ type Config struct {
 	// TrustedProxies are the addresses (IPs or CIDR ranges) of reverse
 	// proxies whose X-Forwarded-For is believed; empty trusts none.
 	TrustedProxies []string
+	// ChatFAQ is the FAQ file (JSON, see chat.FAQ) the support chat's
+	// automatic answers come from; empty uses the FAQ built in.
+	ChatFAQ string
+	// ChatWebhookURL, when set, receives a POST for every chat escalation
+	// (chat.WebhookNotifier); empty logs escalations instead.
+	ChatWebhookURL string
+	// ChatWebhookTimeout bounds one webhook call.
+	ChatWebhookTimeout time.Duration
 
 	// Store, when set, is used instead of the one DatabaseURL selects; the
 	// caller owns it (the server does not close it). Tests use it.
@@ -87,6 +96,8 @@ func DefaultConfig() Config {
 		LogLevel:        "info",
 		LogFormat:       "json",
 		TradeBatchSize:  market.DefaultMaxBatch,
+
+		ChatWebhookTimeout: chat.DefaultWebhookTimeout,
 	}
 }
 
@@ -126,6 +137,9 @@ func (c Config) withDefaults() Config {
 	if c.TradeBatchSize <= 0 {
 		c.TradeBatchSize = d.TradeBatchSize
 	}
+	if c.ChatWebhookTimeout <= 0 {
+		c.ChatWebhookTimeout = d.ChatWebhookTimeout
+	}
 	return c
 }
 
@@ -151,6 +165,9 @@ func (c Config) Validate() error {
 	}
 	if c.AdminToken != "" && len(c.AdminToken) < 16 {
 		errs = append(errs, errors.New("admin token: must be at least 16 characters"))
+	}
+	if c.ChatWebhookURL != "" && chat.CheckWebhookURL(c.ChatWebhookURL) != nil {
+		errs = append(errs, errors.New("chat webhook URL: must be an absolute http or https URL"))
 	}
 	return errors.Join(errs...)
 }
@@ -247,6 +264,9 @@ func settings() []setting {
 				return nil
 			}},
 		boolSetting("cookie-secure", "PREDICTKIT_COOKIE_SECURE", "mark cookies Secure (serve over HTTPS)", func(c *Config) *bool { return &c.CookieSecure }),
+		stringSetting("chat-faq", "PREDICTKIT_CHAT_FAQ", "FAQ file (JSON) of the support chat's automatic answers; empty uses the built-in FAQ", func(c *Config) *string { return &c.ChatFAQ }),
+		secret(stringSetting("chat-webhook-url", "PREDICTKIT_CHAT_WEBHOOK_URL", "URL that receives a POST for every chat escalation; empty logs escalations instead", func(c *Config) *string { return &c.ChatWebhookURL })),
+		durationSetting("chat-webhook-timeout", "PREDICTKIT_CHAT_WEBHOOK_TIMEOUT", "time limit of one chat webhook call", func(c *Config) *time.Duration { return &c.ChatWebhookTimeout }),
 		{flag: "trusted-proxies", env: "PREDICTKIT_TRUSTED_PROXIES", help: "comma-separated IPs or CIDRs of proxies whose X-Forwarded-For is trusted",
 			get: func(c *Config) string { return strings.Join(c.TrustedProxies, ",") },
 			set: func(c *Config, v string) error {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/predictkit/predictkit/account"
 	"github.com/predictkit/predictkit/market"
+	"github.com/predictkit/predictkit/p2p"
 )
 
 // The demo users, all with the password DemoPassword.
@@ -26,6 +27,7 @@ type demoParams struct {
 	Kind     StoreKind
 	Accounts *account.Service
 	Markets  *market.Service
+	P2P      *p2p.Service
 	Logger   *slog.Logger
 }
 
@@ -38,6 +40,9 @@ func seedDemo(p demoParams) {
 	p.LC.Append(fx.Hook{OnStart: func(ctx context.Context) error {
 		d, err := SeedDemo(ctx, p.Accounts, p.Markets)
 		if err != nil {
+			return fmt.Errorf("demo data: %w", err)
+		}
+		if err := SeedDemoP2P(ctx, p.Accounts, p.P2P, d); err != nil {
 			return fmt.Errorf("demo data: %w", err)
 		}
 		p.Logger.Info("demo data ready",

@@ -18,7 +18,9 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/predictkit/predictkit/account"
+	"github.com/predictkit/predictkit/chat"
 	"github.com/predictkit/predictkit/market"
+	"github.com/predictkit/predictkit/p2p"
 	"github.com/predictkit/predictkit/partner"
 	"github.com/predictkit/predictkit/social"
 )
@@ -316,6 +318,59 @@ var (
 	)
 )
 
+// The P2P and support-chat routes' tables.
+var (
+	// Contract 10: GET /p2p/ads. Any malformed parameter is
+	// INVALID_REQUEST.
+	errsP2PAds = table("INTERNAL_ERROR",
+		on(p2p.ErrInvalid, http.StatusBadRequest, "INVALID_REQUEST"),
+		on(errBadRequest, http.StatusBadRequest, "INVALID_REQUEST"),
+	)
+	// Contract 9: GET /p2p/ads/{id}. An id that is not an integer names
+	// no ad: NOT_FOUND too.
+	errsP2PAd = table("INTERNAL_ERROR",
+		on(errInvalidID, http.StatusNotFound, "NOT_FOUND"),
+		on(p2p.ErrNotFound, http.StatusNotFound, "NOT_FOUND"),
+	)
+	// Operator P2P routes; an unknown user (p2p.ErrUserNotFound is
+	// account.ErrUserNotFound) is user_not_found.
+	errsAdminP2P = table("internal_error", slices.Concat(adminRules, []rule{
+		on(p2p.ErrNotFound, http.StatusNotFound, "ad_not_found"),
+		on(p2p.ErrInvalid, http.StatusBadRequest, "invalid_request"),
+	})...)
+
+	// Contract 5: GET /chat/history. No cookie, or one that names no
+	// session, is 401.
+	errsChatHistory = table("internal_error",
+		on(chat.ErrSessionNotFound, http.StatusUnauthorized, "unauthorized"),
+	)
+	// Contract 6: POST /chat/session/call-operator. No active session
+	// (no cookie, an unknown one, a closed session) is 404 not_found; an
+	// operator who could not be notified is 500 internal_error.
+	errsChatCallOperator = table("internal_error",
+		on(chat.ErrSessionNotFound, http.StatusNotFound, "not_found"),
+		on(chat.ErrSessionClosed, http.StatusNotFound, "not_found"),
+		on(chat.ErrNotifyFailed, http.StatusInternalServerError, "internal_error"),
+	)
+	// POST /chat/session.
+	errsChatSession = table("internal_error",
+		on(errBadRequest, http.StatusBadRequest, "invalid_request"),
+	)
+	// POST /chat/messages: the body first (400), then the session (404
+	// as for call-operator).
+	errsChatMessage = table("internal_error",
+		on(chat.ErrInvalid, http.StatusBadRequest, "invalid_request"),
+		on(errBadRequest, http.StatusBadRequest, "invalid_request"),
+		on(chat.ErrSessionNotFound, http.StatusNotFound, "not_found"),
+		on(chat.ErrSessionClosed, http.StatusNotFound, "not_found"),
+	)
+	// Operator chat routes.
+	errsAdminChat = table("internal_error", slices.Concat(adminRules, []rule{
+		on(chat.ErrSessionNotFound, http.StatusNotFound, "session_not_found"),
+		on(chat.ErrInvalid, http.StatusBadRequest, "invalid_request"),
+	})...)
+)
+
 // errorBody is every error answer.
 type errorBody struct {
 	Error  string `json:"error"`
@@ -400,6 +455,14 @@ func detail(err error) string {
 	var si *social.InvalidError
 	if errors.As(err, &si) {
 		return si.Field + ": " + si.Reason
+	}
+	var p2pi *p2p.InvalidError
+	if errors.As(err, &p2pi) {
+		return p2pi.Field + ": " + p2pi.Reason
+	}
+	var ci *chat.InvalidError
+	if errors.As(err, &ci) {
+		return ci.Field + ": " + ci.Reason
 	}
 	return ""
 }

@@ -49,6 +49,8 @@ func Options(cfg Config, opts ...fx.Option) fx.Option {
 		AdminModule,
 		PartnerModule,
 		SocialModule,
+		P2PModule,
+		ChatModule,
 		HTTPModule,
 		// Start order: the store (migrations) comes up as a dependency,
 		// then the demo data, then the listener.

@@ -9,7 +9,9 @@ import (
 	"go.uber.org/fx"
 
 	"github.com/predictkit/predictkit/account"
+	"github.com/predictkit/predictkit/chat"
 	"github.com/predictkit/predictkit/market"
+	"github.com/predictkit/predictkit/p2p"
 	"github.com/predictkit/predictkit/partner"
 	"github.com/predictkit/predictkit/social"
 	"github.com/predictkit/predictkit/storage/memory"
@@ -24,6 +26,8 @@ type Store interface {
 	partner.Store
 	social.CommentStore
 	social.NotificationStore
+	p2p.Store
+	chat.Store
 }
 
 // Health reports whether the store answers; /readyz calls it.

@@ -64,81 +64,100 @@ func LoadP2PFixture() (*P2PFixture, error) {
 // P2PFixtureBase is the time the fixture's minutes count from.
 var P2PFixtureBase = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
 
-// p2pBoard is the fixture loaded into a store.
-type p2pBoard struct {
-	fixture *P2PFixture
-	users   map[string]*account.User
-	ads     map[string]int64 // label → id
-	labels  map[int64]string
-	all     []int64
+// P2PBoard is the fixture loaded into a store: its users and ads by
+// label.
+type P2PBoard struct {
+	Fixture *P2PFixture
+	Users   map[string]*account.User
+	Ads     map[string]int64 // label → id
+	Labels  map[int64]string // id → label
+	All     []int64          // every ad's id, in creation order
 }
 
-// seedP2P registers the fixture's users, sets their records and creates
-// its ads, through the services.
-func seedP2P(t *testing.T, e *env, svc *p2p.Service) *p2pBoard {
-	t.Helper()
+// SeedP2PFixture registers the fixture's users (nicknames, hidden
+// profiles), sets their P2P records and creates its ads (then moderates
+// them as the fixture says), through the services, with ads.Now set to
+// each ad's time. Two stores seeded alike hold the same ids and times.
+func SeedP2PFixture(ctx context.Context, accounts *account.Service, ads *p2p.Service) (*P2PBoard, error) {
 	f, err := LoadP2PFixture()
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
-	b := &p2pBoard{fixture: f, users: map[string]*account.User{}, ads: map[string]int64{}, labels: map[int64]string{}}
+	b := &P2PBoard{Fixture: f, Users: map[string]*account.User{}, Ads: map[string]int64{}, Labels: map[int64]string{}}
 	for _, fu := range f.Users {
-		u := e.user(fu.Label, 0, 0)
+		u, _, err := accounts.Register(ctx, account.Registration{Email: "p2p-" + fu.Label + "@example.com", Password: "password123", Name: fu.Label})
+		if err != nil {
+			return nil, fmt.Errorf("register %s: %w", fu.Label, err)
+		}
 		patch := account.ProfilePatch{ProfileHidden: ptr(fu.Hidden)}
 		if fu.Nickname != "" {
 			patch.Nickname = ptr(fu.Nickname)
 		}
-		if u, err = e.accounts.UpdateProfile(e.ctx, u.ID, patch); err != nil {
-			t.Fatal(err)
+		if u, err = accounts.UpdateProfile(ctx, u.ID, patch); err != nil {
+			return nil, err
 		}
-		b.users[fu.Label] = u
+		b.Users[fu.Label] = u
 		if fu.CompletedOrders > 0 {
-			if _, err := svc.SetStats(e.ctx, p2p.UserStats{UserID: u.ID, CompletedOrders: fu.CompletedOrders, RatingSum: fu.RatingSum, RatingCount: fu.RatingCount}); err != nil {
-				t.Fatal(err)
+			if _, err := ads.SetStats(ctx, p2p.UserStats{UserID: u.ID, CompletedOrders: fu.CompletedOrders, RatingSum: fu.RatingSum, RatingCount: fu.RatingCount}); err != nil {
+				return nil, err
 			}
 		}
 	}
+	clock := ads.Now
+	defer func() { ads.Now = clock }()
 	for _, fa := range f.Ads {
 		at := P2PFixtureBase.Add(time.Duration(fa.Minute) * time.Minute)
-		svc.Now = func() time.Time { return at }
-		ad, err := svc.Create(e.ctx, p2p.NewAd{
-			UserID: b.users[fa.Owner].ID, Type: fa.Type, FiatCurrency: fa.FiatCurrency, ExchangeRate: fa.ExchangeRate,
+		ads.Now = func() time.Time { return at }
+		ad, err := ads.Create(ctx, p2p.NewAd{
+			UserID: b.Users[fa.Owner].ID, Type: fa.Type, FiatCurrency: fa.FiatCurrency, ExchangeRate: fa.ExchangeRate,
 			MinAmount: fa.MinAmount, MaxAmount: fa.MaxAmount, PaymentMethods: fa.PaymentMethods, PaymentDuration: fa.PaymentDuration,
 			Instructions: "Pay within the time, then press Paid.",
 		})
 		if err != nil {
-			t.Fatalf("create ad %s: %v", fa.Label, err)
+			return nil, fmt.Errorf("create ad %s: %w", fa.Label, err)
 		}
 		m := p2p.Moderation{IsActive: fa.IsActive}
 		if fa.ModerationStatus != "" {
 			m.ModerationStatus = ptr(fa.ModerationStatus)
 		}
 		if m.IsActive != nil || m.ModerationStatus != nil {
-			if _, err := svc.Moderate(e.ctx, ad.ID, m); err != nil {
-				t.Fatal(err)
+			if _, err := ads.Moderate(ctx, ad.ID, m); err != nil {
+				return nil, err
 			}
 		}
-		b.ads[fa.Label], b.labels[ad.ID] = ad.ID, fa.Label
-		b.all = append(b.all, ad.ID)
+		b.Ads[fa.Label], b.Labels[ad.ID] = ad.ID, fa.Label
+		b.All = append(b.All, ad.ID)
 	}
-	svc.Now = func() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
-	return b
+	return b, nil
 }
 
-func (b *p2pBoard) names(ads []*p2p.Ad) []string {
+// p2pBoard is a P2PBoard in a test.
+type p2pBoard struct{ *P2PBoard }
+
+func seedP2P(t *testing.T, e *env, svc *p2p.Service) p2pBoard {
+	t.Helper()
+	b, err := SeedP2PFixture(e.ctx, e.accounts, svc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p2pBoard{b}
+}
+
+// Names are the labels of ads.
+func (b *P2PBoard) Names(ads []*p2p.Ad) []string {
 	out := []string{}
 	for _, ad := range ads {
-		out = append(out, b.labels[ad.ID])
+		out = append(out, b.Labels[ad.ID])
 	}
 	return out
 }
 
 // reference answers q from every ad of the board read one by one, through
 // p2p.Query.Select: what a store's list must equal.
-func (b *p2pBoard) reference(t *testing.T, ctx context.Context, st p2p.Store, q p2p.Query) []*p2p.Ad {
+func (b p2pBoard) reference(t *testing.T, ctx context.Context, st p2p.Store, q p2p.Query) []*p2p.Ad {
 	t.Helper()
 	var all []*p2p.Ad
-	for _, id := range b.all {
+	for _, id := range b.All {
 		ad, err := st.P2PAd(ctx, id)
 		if err != nil {
 			t.Fatal(err)
@@ -160,7 +179,7 @@ func testP2P(t *testing.T, newStores func(*testing.T) Stores) {
 	t.Run("every list case of the fixture returns its ads in order", func(t *testing.T) {
 		e, svc, st := setup(t)
 		b := seedP2P(t, e, svc)
-		for _, c := range b.fixture.Cases {
+		for _, c := range b.Fixture.Cases {
 			t.Run(c.Name, func(t *testing.T) {
 				v, err := url.ParseQuery(c.Query)
 				if err != nil {
@@ -174,10 +193,10 @@ func testP2P(t *testing.T, newStores func(*testing.T) Stores) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if names := b.names(got); !slices.Equal(names, c.Want) {
+				if names := b.Names(got); !slices.Equal(names, c.Want) {
 					t.Fatalf("%q: got %v, want %v", c.Query, names, c.Want)
 				}
-				if ref := b.names(b.reference(t, e.ctx, st, q)); !slices.Equal(ref, c.Want) {
+				if ref := b.Names(b.reference(t, e.ctx, st, q)); !slices.Equal(ref, c.Want) {
 					t.Fatalf("%q: the reference answers %v, the fixture says %v", c.Query, ref, c.Want)
 				}
 			})
@@ -214,7 +233,7 @@ func testP2P(t *testing.T, newStores func(*testing.T) Stores) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if g, w := b.names(got), b.names(b.reference(t, e.ctx, st, q)); !slices.Equal(g, w) {
+			if g, w := b.Names(got), b.Names(b.reference(t, e.ctx, st, q)); !slices.Equal(g, w) {
 				t.Fatalf("query %d %q: got %v, the reference %v", i, v.Encode(), g, w)
 			}
 		}
@@ -223,12 +242,12 @@ func testP2P(t *testing.T, newStores func(*testing.T) Stores) {
 	t.Run("an ad carries its owner with the owner's record", func(t *testing.T) {
 		e, svc, _ := setup(t)
 		b := seedP2P(t, e, svc)
-		ad, err := svc.Ad(e.ctx, b.ads["s1"])
+		ad, err := svc.Ad(e.ctx, b.Ads["s1"])
 		if err != nil {
 			t.Fatal(err)
 		}
 		o := ad.Owner
-		if o.ID != b.users["anna"].ID || o.Name != "anna" || o.Nickname != "Anna_P2P" || o.Stats.CompletedOrders != 120 || o.Stats.AvgRating() != 4.8 {
+		if o.ID != b.Users["anna"].ID || o.Name != "anna" || o.Nickname != "Anna_P2P" || o.Stats.CompletedOrders != 120 || o.Stats.AvgRating() != 4.8 {
 			t.Fatalf("owner = %+v", o)
 		}
 		if ad.Type != "sell" || ad.FiatCurrency != "RUB" || ad.ExchangeRate != 101 || ad.MinAmount != 1000 || ad.MaxAmount != 50000 ||
@@ -237,18 +256,18 @@ func testP2P(t *testing.T, newStores func(*testing.T) Stores) {
 			!ad.CreatedAt.Equal(P2PFixtureBase.Add(time.Minute)) || !ad.UpdatedAt.Equal(ad.CreatedAt) {
 			t.Fatalf("ad = %+v", ad)
 		}
-		hidden, err := svc.Ad(e.ctx, b.ads["s5"])
+		hidden, err := svc.Ad(e.ctx, b.Ads["s5"])
 		if err != nil {
 			t.Fatal(err)
 		}
 		if hidden.Owner.Name != "Anonymous" || hidden.Owner.Nickname != "" || hidden.Owner.AvatarURL != "" || hidden.Owner.Stats.AvgRating() != 5 {
 			t.Fatalf("a hidden owner shows %+v", hidden.Owner)
 		}
-		none, err := svc.Ad(e.ctx, b.ads["s4"])
+		none, err := svc.Ad(e.ctx, b.Ads["s4"])
 		if err != nil {
 			t.Fatal(err)
 		}
-		if none.Owner.Stats != (p2p.UserStats{UserID: b.users["dmitri"].ID}) || none.Owner.Stats.AvgRating() != 0 {
+		if none.Owner.Stats != (p2p.UserStats{UserID: b.Users["dmitri"].ID}) || none.Owner.Stats.AvgRating() != 0 {
 			t.Fatalf("an owner with no record shows %+v", none.Owner.Stats)
 		}
 	})
@@ -257,14 +276,14 @@ func testP2P(t *testing.T, newStores func(*testing.T) Stores) {
 		e, svc, _ := setup(t)
 		b := seedP2P(t, e, svc)
 		for _, label := range []string{"p1", "r1", "r2"} {
-			if _, err := svc.Ad(e.ctx, b.ads[label]); !errors.Is(err, p2p.ErrNotFound) {
+			if _, err := svc.Ad(e.ctx, b.Ads[label]); !errors.Is(err, p2p.ErrNotFound) {
 				t.Errorf("%s publicly: %v", label, err)
 			}
-			if ad, err := svc.AdForOperator(e.ctx, b.ads[label]); err != nil || ad.ID != b.ads[label] {
+			if ad, err := svc.AdForOperator(e.ctx, b.Ads[label]); err != nil || ad.ID != b.Ads[label] {
 				t.Errorf("%s for the operator: %v", label, err)
 			}
 		}
-		if ad, err := svc.Ad(e.ctx, b.ads["x1"]); err != nil || ad.IsActive {
+		if ad, err := svc.Ad(e.ctx, b.Ads["x1"]); err != nil || ad.IsActive {
 			t.Errorf("an inactive approved ad is public and says inactive: %+v, %v", ad, err)
 		}
 		for _, id := range []int64{0, -1, 999999} {
@@ -287,36 +306,36 @@ func testP2P(t *testing.T, newStores func(*testing.T) Stores) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			return b.names(ads)
+			return b.Names(ads)
 		}
 		later := P2PFixtureBase.Add(time.Hour)
 		svc.Now = func() time.Time { return later }
-		ad, err := svc.Moderate(e.ctx, b.ads["p1"], p2p.Moderation{ModerationStatus: ptr(p2p.StatusApproved)})
+		ad, err := svc.Moderate(e.ctx, b.Ads["p1"], p2p.Moderation{ModerationStatus: ptr(p2p.StatusApproved)})
 		if err != nil || ad.ModerationStatus != p2p.StatusApproved || !ad.IsActive || !ad.UpdatedAt.Equal(later) {
 			t.Fatalf("approve: %+v, %v", ad, err)
 		}
 		if got := list("type=sell&sort_by=best_price"); !slices.Equal(got, []string{"p1", "s2", "s3", "s5", "s1", "s4"}) {
 			t.Fatalf("after approval: %v", got)
 		}
-		if _, err := svc.Moderate(e.ctx, b.ads["s2"], p2p.Moderation{IsActive: ptr(false)}); err != nil {
+		if _, err := svc.Moderate(e.ctx, b.Ads["s2"], p2p.Moderation{IsActive: ptr(false)}); err != nil {
 			t.Fatal(err)
 		}
 		if got := list("is_active=false"); !slices.Equal(got, []string{"x2", "x1", "s2"}) {
 			t.Fatalf("after deactivation: %v", got)
 		}
-		if _, err := svc.Moderate(e.ctx, b.ads["s1"], p2p.Moderation{ModerationStatus: ptr(p2p.StatusRejected), IsActive: ptr(true)}); err != nil {
+		if _, err := svc.Moderate(e.ctx, b.Ads["s1"], p2p.Moderation{ModerationStatus: ptr(p2p.StatusRejected), IsActive: ptr(true)}); err != nil {
 			t.Fatal(err)
 		}
 		if got := list("author_nickname=anna_p2p"); !slices.Equal(got, []string{"b1"}) {
 			t.Fatalf("after rejection: %v", got)
 		}
-		if _, err := svc.Moderate(e.ctx, b.ads["s1"], p2p.Moderation{ModerationStatus: ptr("banned")}); !errors.Is(err, p2p.ErrInvalid) {
+		if _, err := svc.Moderate(e.ctx, b.Ads["s1"], p2p.Moderation{ModerationStatus: ptr("banned")}); !errors.Is(err, p2p.ErrInvalid) {
 			t.Fatalf("an unknown status: %v", err)
 		}
 		if _, err := svc.Moderate(e.ctx, 999999, p2p.Moderation{IsActive: ptr(true)}); !errors.Is(err, p2p.ErrNotFound) {
 			t.Fatalf("an unknown ad: %v", err)
 		}
-		if ad, err := svc.Moderate(e.ctx, b.ads["b1"], p2p.Moderation{}); err != nil || ad.ID != b.ads["b1"] {
+		if ad, err := svc.Moderate(e.ctx, b.Ads["b1"], p2p.Moderation{}); err != nil || ad.ID != b.Ads["b1"] {
 			t.Fatalf("an empty moderation: %+v, %v", ad, err)
 		}
 	})
@@ -324,7 +343,7 @@ func testP2P(t *testing.T, newStores func(*testing.T) Stores) {
 	t.Run("a changed record re-sorts the list", func(t *testing.T) {
 		e, svc, _ := setup(t)
 		b := seedP2P(t, e, svc)
-		if _, err := svc.SetStats(e.ctx, p2p.UserStats{UserID: b.users["dmitri"].ID, CompletedOrders: 500, RatingSum: 1000, RatingCount: 200}); err != nil {
+		if _, err := svc.SetStats(e.ctx, p2p.UserStats{UserID: b.Users["dmitri"].ID, CompletedOrders: 500, RatingSum: 1000, RatingCount: 200}); err != nil {
 			t.Fatal(err)
 		}
 		v := url.Values{"sort_by": {"orders_count"}, "limit": {"2"}}
@@ -333,10 +352,10 @@ func testP2P(t *testing.T, newStores func(*testing.T) Stores) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := b.names(ads); !slices.Equal(got, []string{"s4", "b4"}) {
+		if got := b.Names(ads); !slices.Equal(got, []string{"s4", "b4"}) {
 			t.Fatalf("got %v", got)
 		}
-		st, err := svc.Stats(e.ctx, b.users["dmitri"].ID)
+		st, err := svc.Stats(e.ctx, b.Users["dmitri"].ID)
 		if err != nil || st.CompletedOrders != 500 || st.AvgRating() != 5 {
 			t.Fatalf("stats %+v, %v", st, err)
 		}

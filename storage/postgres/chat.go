@@ -103,6 +103,15 @@ func (s *Store) AddChatMessage(ctx context.Context, m *chat.Message) error {
 	return translate(err, chat.ErrSessionNotFound)
 }
 
+const sqlChatMessages = `SELECT id, session_id, sender, text, created_at FROM chat_messages
+	WHERE session_id = $1 ORDER BY id`
+
+// sqlChatSessions is the operator's queue; chat_sessions_queue_idx holds
+// its order.
+const sqlChatSessions = `SELECT ` + chatSessionCols + ` FROM chat_sessions
+	ORDER BY (escalated AND closed_at IS NULL) DESC, last_message_at DESC, id DESC
+	LIMIT $1 OFFSET $2`
+
 // ChatMessages returns session id's messages, oldest first; with last > 0
 // only the last ones.
 func (s *Store) ChatMessages(ctx context.Context, sessionID int64, last int) ([]*chat.Message, error) {
@@ -113,8 +122,7 @@ func (s *Store) ChatMessages(ctx context.Context, sessionID int64, last int) ([]
 				SELECT id, session_id, sender, text, created_at FROM chat_messages
 				WHERE session_id = $1 ORDER BY id DESC LIMIT $2) m ORDER BY id`, sessionID, last)
 	} else {
-		rows, err = s.pool.Query(ctx, `SELECT id, session_id, sender, text, created_at FROM chat_messages
-			WHERE session_id = $1 ORDER BY id`, sessionID)
+		rows, err = s.pool.Query(ctx, sqlChatMessages, sessionID)
 	}
 	if err != nil {
 		return nil, translate(err, nil)
@@ -159,9 +167,7 @@ func (s *Store) CloseChatSession(ctx context.Context, id int64, at time.Time) er
 // ChatSessions returns sessions for the operator: open escalated first,
 // then by latest activity.
 func (s *Store) ChatSessions(ctx context.Context, limit, offset int) ([]*chat.Session, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+chatSessionCols+` FROM chat_sessions
-		ORDER BY (escalated AND closed_at IS NULL) DESC, last_message_at DESC, id DESC
-		LIMIT $1 OFFSET $2`, limit, offset)
+	rows, err := s.pool.Query(ctx, sqlChatSessions, limit, offset)
 	if err != nil {
 		return nil, translate(err, nil)
 	}

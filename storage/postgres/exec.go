@@ -94,13 +94,17 @@ func scanPositions(rows pgx.Rows) ([]*market.Position, error) {
 	return ps, rows.Err()
 }
 
+// sqlUpdatePositions writes changed positions by id. The redundant
+// x.id = ANY($1) lets the planner find them through the primary key: a
+// settlement chunk of thousands of rows would otherwise hash-join the
+// array against a sequential scan of the whole table.
 const sqlUpdatePositions = `UPDATE positions x SET
 	shares = u.shares, cost_basis = u.cost_basis, bought = u.bought, spent = u.spent, returned = u.returned,
 	use_bonus = u.use_bonus, updated_at = u.updated_at, closed_at = u.closed_at, won_side = u.won_side
 FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::bigint[], $5::bigint[], $6::bigint[],
 	$7::boolean[], $8::timestamptz[], $9::timestamptz[], $10::smallint[])
 	AS u(id, shares, cost_basis, bought, spent, returned, use_bonus, updated_at, closed_at, won_side)
-WHERE x.id = u.id`
+WHERE x.id = u.id AND x.id = ANY($1)`
 
 // sqlInsertEffects writes everything an Effects creates in one statement.
 // New rows that others refer to (positions, trades) take their ids from

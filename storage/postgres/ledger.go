@@ -57,9 +57,12 @@ FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::text[], $5::bigint[], 
 	WITH ORDINALITY AS u(from_account, to_account, amount, reason, trade_id, created_at, ord)
 ORDER BY u.ord`
 
+// sqlAddBalances adds deltas $2 to accounts $1. The redundant
+// a.id = ANY($1) keeps the planner on the primary key for long arrays (a
+// settlement chunk), where it would otherwise scan the whole table.
 const sqlAddBalances = `UPDATE ledger_accounts a SET balance = a.balance + u.delta
 FROM unnest($1::bigint[], $2::bigint[]) AS u(id, delta)
-WHERE a.id = u.id`
+WHERE a.id = u.id AND a.id = ANY($1)`
 
 // refArrays returns refs deduplicated and sorted, as the kind and owner
 // arrays the statements above take.

@@ -210,3 +210,87 @@ func BenchmarkSettle100kPositions(b *testing.B) { benchmarkSettle(b, 100_000) }
 
 // BenchmarkSettle10kPositions is the same with a tenth of the positions.
 func BenchmarkSettle10kPositions(b *testing.B) { benchmarkSettle(b, 10_000) }
+
+// seedClosedPositions gives user u n closed positions spread over the
+// markets ms, closed one a minute apart, sold (won_side -1), lost or won
+// with PnLs from -1000 to +500; others more users get as many each.
+func seedClosedPositions(tb testing.TB, e *env, u *account.User, ms []*market.Market, n, others int) {
+	tb.Helper()
+	ids := make([]int64, len(ms))
+	for i, m := range ms {
+		ids[i] = m.ID
+	}
+	at := time.Now().UTC().Truncate(time.Microsecond)
+	_, err := e.store.DB().Exec(e.ctx, `WITH
+others AS (INSERT INTO users (name, created_at) SELECT 'other ' || k, $4 FROM generate_series(1, $5::int) k RETURNING id),
+holders AS (SELECT $1::bigint AS id UNION ALL SELECT id FROM others)
+INSERT INTO positions (user_id, market_id, side, shares, cost_basis, bought, spent, returned, created_at, updated_at, closed_at, won_side)
+SELECT h.id, ($2::bigint[])[1 + g % cardinality($2::bigint[])], g % 2, 0, 0, 1000, 600 + g % 400,
+	CASE g % 3 WHEN 0 THEN 0 ELSE (g * 7919) % 1100 END,
+	$4 - make_interval(mins => g + 10), $4 - make_interval(mins => g), $4 - make_interval(mins => g), g % 3 - 1
+FROM holders h CROSS JOIN generate_series(1, $3::int) g
+ORDER BY g, h.id`, u.ID, ids, n, at, others)
+	if err != nil {
+		tb.Fatalf("seed closed positions: %v", err)
+	}
+	if _, err := e.store.DB().Exec(e.ctx, `VACUUM ANALYZE positions`); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// BenchmarkProfile10kClosed times the reads GET /api/v1/auth/me makes for
+// a user with 10,000 closed positions (and a few open ones) among 100,000
+// closed positions of ten users: issue 7 asks for the whole profile in
+// under 10 ms. See also server's BenchmarkProfileHandler10kClosed.
+func BenchmarkProfile10kClosed(b *testing.B) {
+	e := newEnv(b)
+	probs := make([]float64, market.MaxMarketsPerPool)
+	for i := range probs {
+		probs[i] = 0.5
+	}
+	ev, _ := e.event(0.02, 100_000, probs...)
+	ms := ev.Pools[0].Markets
+	u := e.user("profile", 1_000_000)
+	for _, m := range ms[:5] {
+		if _, err := e.buy(u, m, market.Yes, 1000); err != nil {
+			b.Fatal(err)
+		}
+	}
+	seedClosedPositions(b, e, u, ms, 10_000, 9)
+	if page, err := e.markets.ClosedPositions(e.ctx, u.ID, market.ClosedInProfile, 0); err != nil || len(page.Positions) != market.ClosedInProfile || !page.HasMore {
+		b.Fatalf("closed page: %v", err)
+	}
+	if st, err := e.markets.Stats(e.ctx, u.ID); err != nil || st.TotalPredictions != 10_000 {
+		b.Fatalf("stats %+v, %v", st, err)
+	}
+	reads := []struct {
+		name string
+		read func() error
+	}{
+		{"balances", func() error { _, err := e.accounts.Balances(e.ctx, u.ID); return err }},
+		{"open positions", func() error { _, err := e.markets.OpenPositions(e.ctx, u.ID); return err }},
+		{"closed positions, first page", func() error {
+			_, err := e.markets.ClosedPositions(e.ctx, u.ID, market.ClosedInProfile, 0)
+			return err
+		}},
+		{"stats", func() error { _, err := e.markets.Stats(e.ctx, u.ID); return err }},
+	}
+	for _, r := range reads {
+		b.Run(r.name, func(b *testing.B) {
+			for b.Loop() {
+				if err := r.read(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+	b.Run("all of the profile", func(b *testing.B) {
+		for b.Loop() {
+			for _, r := range reads {
+				if err := r.read(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	})
+}

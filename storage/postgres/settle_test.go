@@ -354,3 +354,92 @@ func TestSettleRacingTrades(t *testing.T) {
 	}
 	e.audit()
 }
+
+// TestSettleInChunksEqualsSettlingAtOnce settles two twin markets, one
+// through Exec with every position at once (DecideSettlement), the other
+// through Settle in chunks of two: every holder's payout, closed
+// positions and notification, and what returns to the treasury, are the
+// same.
+func TestSettleInChunksEqualsSettlingAtOnce(t *testing.T) {
+	e := newEnv(t)
+	ev, _ := e.event(0.03, 50_000, 0.35, 0.35)
+	once, chunked := ev.Pools[0].Markets[0], ev.Pools[0].Markets[1]
+	hs := seedHoldings(e, once, 7)
+	// The same trades, in the same order, on the twin.
+	for _, h := range hs {
+		trades, err := e.store.Trades(e.ctx, once.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tr := range trades {
+			if tr.UserID != h.u.ID {
+				continue
+			}
+			r := market.Request{UserID: tr.UserID, Side: tr.Side, Action: tr.Action, Amount: tr.Amount, Shares: tr.Shares}
+			if tr.Action == market.ActionBuy {
+				r.Shares = 0
+			} else {
+				r.Amount = 0
+			}
+			if _, err := e.markets.Execute(e.ctx, chunked.ID, r); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if _, err := e.store.Exec(e.ctx, market.Lock{MarketID: once.ID, AllPositions: true}, func(st *market.State) (*market.Effects, error) {
+		return market.DecideSettlement(st, market.No)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.store.Settle(e.ctx, chunked.ID, 2, market.Settlement{Won: market.No}); err != nil {
+		t.Fatal(err)
+	}
+	type outcome struct {
+		side            market.Side
+		returned, spent int64
+		won             int
+	}
+	closed := func(u *account.User, m *market.Market) []outcome {
+		ps, err := e.store.ClosedPositions(e.ctx, u.ID, -1, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []outcome
+		for _, p := range ps {
+			if p.MarketID == m.ID {
+				out = append(out, outcome{p.Side, p.Returned, p.Spent, *p.WonSide})
+			}
+		}
+		return out
+	}
+	for _, h := range hs {
+		a, b := closed(h.u, once), closed(h.u, chunked)
+		if fmt.Sprint(a) != fmt.Sprint(b) {
+			t.Errorf("user %d: closed positions %v at once, %v in chunks", h.u.ID, a, b)
+		}
+		var paid []int64
+		for _, n := range resolvedNotes(e, h.u) {
+			paid = append(paid, n.Data.Amount)
+		}
+		if len(paid) != 2 || paid[0] != paid[1] {
+			t.Errorf("user %d: market_resolved payouts %v, want the same twice", h.u.ID, paid)
+		}
+	}
+	var left []int64
+	rows, err := e.store.DB().Query(e.ctx, `SELECT p.amount FROM postings p JOIN ledger_accounts a ON a.id = p.from_account
+		WHERE p.reason = 'settlement_leftover' AND a.kind = 'market_escrow' ORDER BY a.owner`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var v int64
+		if err := rows.Scan(&v); err != nil {
+			t.Fatal(err)
+		}
+		left = append(left, v)
+	}
+	if len(left) != 2 || left[0] != left[1] {
+		t.Errorf("leftovers to the treasury %v, want the same twice", left)
+	}
+	e.audit()
+}

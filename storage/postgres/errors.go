@@ -4,7 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
+	"net"
+	"strings"
+	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -23,13 +27,108 @@ const (
 	codeDeadlockDetected     = "40P01"
 )
 
+// Errors of the database's availability rather than of the domain. The
+// server answers both with 503; neither is ever retried by the store once
+// a COMMIT may have reached the database.
+var (
+	// ErrUnavailable: the database could not be reached (refused or failed
+	// connection, a server that is starting up or shutting down, too many
+	// connections, no connection within the caller's deadline) or the
+	// connection broke before the operation sent its COMMIT. On the money
+	// path (trades, settlement, deposits, floats, new events) nothing was
+	// written, so the same request may simply be sent again later.
+	ErrUnavailable = errors.New("postgres: database unavailable")
+	// ErrOutcomeUnknown: the connection broke after the operation sent its
+	// COMMIT and before the database confirmed it, so the transaction may
+	// have committed or not. The store does not run it again (that could
+	// execute a trade twice). A partner learns the outcome by sending the
+	// same client_bet_id again: the original receipt comes back if it
+	// committed, and the bet runs now if it did not. A user reads their
+	// trades, positions and balance.
+	ErrOutcomeUnknown = errors.New("postgres: connection lost during COMMIT, outcome unknown")
+)
+
+// commitError marks an error met while a transaction's COMMIT was in
+// flight: the transaction may have committed, so it is never retried.
+type commitError struct{ err error }
+
+func (e *commitError) Error() string { return "commit: " + e.err.Error() }
+func (e *commitError) Unwrap() error { return e.err }
+
+// commitFailed classifies err, the error of a round trip that ended with
+// COMMIT (nil stays nil). The transaction certainly did not commit when
+// nothing was sent (the driver says it is safe to retry) or when the
+// server refused a statement with an ERROR: PostgreSQL then skips the rest
+// of the pipeline, COMMIT included. Anything else — a broken connection, a
+// FATAL, a timeout or cancellation while waiting for the answer, a
+// confirmation that cannot be read — leaves the outcome unknown.
+func commitFailed(err error) error {
+	if err == nil {
+		return nil
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && severity(pe) == "ERROR" {
+		return err
+	}
+	if pgconn.SafeToRetry(err) {
+		return err
+	}
+	return &commitError{err}
+}
+
+func severity(pe *pgconn.PgError) string {
+	if pe.SeverityUnlocalized != "" {
+		return pe.SeverityUnlocalized
+	}
+	return pe.Severity
+}
+
+// connectionLost reports whether err means that the database could not be
+// reached or that the connection broke, rather than that a statement
+// failed.
+func connectionLost(err error) bool {
+	if err == nil {
+		return false
+	}
+	var ce *pgconn.ConnectError
+	if errors.As(err, &ce) {
+		return true
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		switch {
+		case strings.HasPrefix(pe.Code, "08"): // connection_exception
+			return true
+		case pe.Code == "57P01", pe.Code == "57P02", pe.Code == "57P03": // admin_shutdown, crash_shutdown, cannot_connect_now
+			return true
+		case pe.Code == "53300": // too_many_connections
+			return true
+		}
+		s := severity(pe)
+		return s == "FATAL" || s == "PANIC"
+	}
+	if errors.Is(err, pgconn.ErrConnClosed) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, net.ErrClosed) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) ||
+		errors.Is(err, syscall.EPIPE) {
+		return true
+	}
+	var ne net.Error
+	return errors.As(err, &ne)
+}
+
 // translate is the one place where driver errors become domain errors.
 // notFound is what "no rows" means to the caller (nil when no rows cannot
 // happen). Errors it does not know are wrapped, never rewritten, so that
-// errors.Is and errors.As still reach the driver's error.
+// errors.Is and errors.As still reach the driver's error. A broken
+// connection is ErrUnavailable, or ErrOutcomeUnknown when it broke during
+// COMMIT.
 func translate(err error, notFound error) error {
 	if err == nil {
 		return nil
+	}
+	var ce *commitError
+	if errors.As(err, &ce) {
+		return fmt.Errorf("%w: %w", ErrOutcomeUnknown, ce.err)
 	}
 	var de *decideError
 	if errors.As(err, &de) {
@@ -61,7 +160,10 @@ func translate(err error, notFound error) error {
 			}
 		}
 	}
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+	if connectionLost(err) || errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("%w: %w", ErrUnavailable, err)
+	}
+	if errors.Is(err, context.Canceled) {
 		return err
 	}
 	return fmt.Errorf("postgres: %w", err)
@@ -69,17 +171,24 @@ func translate(err error, notFound error) error {
 
 // retryable reports whether a transaction that failed with err may succeed
 // when run again from the start: PostgreSQL gave up on it to keep
-// concurrent transactions consistent, not because of what it does.
+// concurrent transactions consistent, not because of what it does, or its
+// connection broke before it sent COMMIT (so nothing of it was written).
+// An error during COMMIT is never retried: the first run may have
+// committed.
 func retryable(err error) bool {
 	var de *decideError
 	if errors.As(err, &de) {
 		return false
 	}
-	var pe *pgconn.PgError
-	if !errors.As(err, &pe) {
+	var ce *commitError
+	if errors.As(err, &ce) {
 		return false
 	}
-	return pe.Code == codeSerializationFailure || pe.Code == codeDeadlockDetected
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && (pe.Code == codeSerializationFailure || pe.Code == codeDeadlockDetected) {
+		return true
+	}
+	return connectionLost(err)
 }
 
 // decideError carries an error of the domain (a decision's refusal, a

@@ -242,7 +242,9 @@ func (s *Store) exec(ctx context.Context, lock market.Lock, decide func(*market.
 	}
 	w.batch.Queue(`COMMIT`)
 	if err := w.send(ctx, conn); err != nil {
-		return nil, err
+		// The writes and COMMIT went in one round trip: unless the server
+		// refused a statement, the trade may have committed.
+		return nil, commitFailed(err)
 	}
 	return eff, nil
 }

@@ -276,9 +276,25 @@ func (s *Store) LedgerState(ctx context.Context) ([]account.AccountState, int64,
 }
 
 // tx runs fn in a transaction, from the start again while it fails with a
-// serialization failure or deadlock.
+// serialization failure or deadlock or loses its connection before
+// COMMIT. A COMMIT whose answer is lost is not retried: it may have
+// committed (commitFailed), unless the transaction was read-only.
 func (s *Store) tx(ctx context.Context, opts pgx.TxOptions, fn func(pgx.Tx) error) error {
 	return retry(ctx, s.retries, func() error {
-		return pgx.BeginTxFunc(ctx, s.pool, opts, fn)
+		tx, err := s.pool.BeginTx(ctx, opts)
+		if err != nil {
+			return err
+		}
+		if err := fn(tx); err != nil {
+			_ = tx.Rollback(ctx)
+			return err
+		}
+		if err := tx.Commit(ctx); err != nil {
+			if opts.AccessMode == pgx.ReadOnly || errors.Is(err, pgx.ErrTxCommitRollback) {
+				return err
+			}
+			return commitFailed(err)
+		}
+		return nil
 	})
 }

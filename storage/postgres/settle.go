@@ -300,5 +300,5 @@ func finishSettle(ctx context.Context, conn *pgxpool.Conn, m *market.Market, st 
 		return err
 	}
 	w.batch.Queue(`COMMIT`)
-	return w.send(ctx, conn)
+	return commitFailed(w.send(ctx, conn))
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/predictkit/predictkit/p2p"
 	"github.com/predictkit/predictkit/partner"
 	"github.com/predictkit/predictkit/social"
+	"github.com/predictkit/predictkit/storage/postgres"
 )
 
 // Errors the server raises itself, before any service is called.
@@ -100,8 +101,16 @@ func table(internal string, rules ...rule) *errorTable {
 // Rules every route shares, tried after its own.
 var commonRules = []rule{
 	on(errContentEncoding, http.StatusUnsupportedMediaType, "unsupported_content_encoding"),
+	on(errRateLimited, http.StatusTooManyRequests, "rate_limited"),
 	on(errAdminDisabled, http.StatusNotFound, "not_found"),
 	on(errUnavailable, http.StatusServiceUnavailable, "database_unavailable"),
+	// The database could not be reached, or the connection broke before
+	// anything was committed: nothing happened, send the request again.
+	on(postgres.ErrUnavailable, http.StatusServiceUnavailable, "database_unavailable"),
+	// The connection broke during COMMIT: the request may have taken
+	// effect. Partners resend the same client_bet_id; users read their
+	// trades and positions (README, "Guarantees").
+	on(postgres.ErrOutcomeUnknown, http.StatusServiceUnavailable, "outcome_unknown"),
 	on(errInvalidID, http.StatusBadRequest, "invalid_id"),
 	on(errBadRequest, http.StatusBadRequest, "invalid_request"),
 	on(account.ErrInvalid, http.StatusBadRequest, "invalid_request"),
@@ -493,6 +502,9 @@ func errorHandler(log *slog.Logger) fiber.ErrorHandler {
 			)
 		}
 		c.Set(fiber.HeaderCacheControl, "no-store")
+		if status == http.StatusServiceUnavailable {
+			c.Set(fiber.HeaderRetryAfter, "1")
+		}
 		if err := c.Status(status).JSON(body); err != nil {
 			return fmt.Errorf("write error response: %w", err)
 		}

@@ -53,12 +53,19 @@ type AppParams struct {
 	Logger  *slog.Logger
 	Routes  []Route `group:"routes"`
 	Metrics *Metrics
+	// Users and Partners identify callers for the rate limits (a
+	// composition without them limits only by client IP).
+	Users    *Auth        `optional:"true"`
+	Partners *PartnerAuth `optional:"true"`
 }
 
 // NewApp builds the Fiber application with every route, without
 // listening: tests drive it with app.Test.
 func NewApp(p AppParams) *fiber.App {
 	cfg := p.Config.withDefaults()
+	headers := headerPolicy{hsts: cfg.CookieSecure}
+	trusted, _ := parseProxies(cfg.TrustedProxies) // Validate reports errors
+	limits := newRateLimits(cfg, p.Users, p.Partners, trusted.clientIP)
 	app := fiber.New(fiber.Config{
 		AppName:                 "predictkit",
 		BodyLimit:               BodyLimit,
@@ -68,7 +75,7 @@ func NewApp(p AppParams) *fiber.App {
 		WriteTimeout:            cfg.WriteTimeout,
 		IdleTimeout:             cfg.IdleTimeout,
 		DisableStartupMessage:   true,
-		ErrorHandler:            errorHandler(p.Logger),
+		ErrorHandler:            headers.errorHandler(errorHandler(p.Logger)),
 		JSONEncoder:             json.Marshal,
 		JSONDecoder:             json.Unmarshal,
 		EnableTrustedProxyCheck: len(cfg.TrustedProxies) > 0,
@@ -78,7 +85,11 @@ func NewApp(p AppParams) *fiber.App {
 	})
 	app.Use(recoverer(p.Logger))
 	app.Use(requestIDs)
+	app.Use(headers.middleware)
 	app.Use(accessLog(p.Logger, p.Metrics))
+	if h := newCORS(cfg.CORSOrigins); h != nil {
+		app.Use(h)
+	}
 	app.Use(refuseContentEncoding)
 	app.Use(deadline(cfg.WriteTimeout))
 
@@ -88,10 +99,11 @@ func NewApp(p AppParams) *fiber.App {
 	slices.SortStableFunc(routes, func(a, b Route) int { return comparePaths(a.Path, b.Path) })
 	for _, r := range routes {
 		r := r
+		h := limits.guard(r.Method+" "+r.Path, r.Handler)
 		app.Add(r.Method, r.Path, func(c *fiber.Ctx) error {
 			c.Locals(localTable, r.Errors)
 			c.Locals(localRoute, r.Path)
-			return r.Handler(c)
+			return h(c)
 		})
 	}
 	return app

@@ -63,6 +63,19 @@ type Config struct {
 	// TrustedProxies are the addresses (IPs or CIDR ranges) of reverse
 	// proxies whose X-Forwarded-For is believed; empty trusts none.
 	TrustedProxies []string
+	// RateLogin limits login and registration per client IP (each route
+	// its own budget); RateTrade buys and sells per user; RatePartner the
+	// partner API per partner. Over the limit a request is 429
+	// {"error":"rate_limited"} with Retry-After. The zero Rate is
+	// unlimited (DefaultConfig sets generous limits).
+	RateLogin   Rate
+	RateTrade   Rate
+	RatePartner Rate
+	// CORSOrigins are the origins that browsers may call the API from
+	// ("https://app.example.com", or "*" for any, without credentials);
+	// empty sends no CORS headers, so browsers allow same-origin calls
+	// only.
+	CORSOrigins []string
 	// ChatFAQ is the FAQ file (JSON, see chat.FAQ) the support chat's
 	// automatic answers come from; empty uses the FAQ built in.
 	ChatFAQ string
@@ -78,6 +91,9 @@ type Config struct {
 	// Logger, when set, receives the server's logs instead of a handler
 	// built from LogLevel and LogFormat.
 	Logger *slog.Logger `json:"-"`
+	// Now, when set, is the clock of the rate limits instead of
+	// time.Now. Tests use it.
+	Now func() time.Time `json:"-"`
 }
 
 // DefaultConfig returns the defaults of every setting.
@@ -96,10 +112,28 @@ func DefaultConfig() Config {
 		LogLevel:        "info",
 		LogFormat:       "json",
 		TradeBatchSize:  market.DefaultMaxBatch,
+		RateLogin:       DefaultRateLogin,
+		RateTrade:       DefaultRateTrade,
+		RatePartner:     DefaultRatePartner,
 
 		ChatWebhookTimeout: chat.DefaultWebhookTimeout,
 	}
 }
+
+// The default rate limits are on but generous: the tests, the demo and
+// `predictkit bench` with 64 clients stay under them. A public server
+// should lower RateLogin (e.g. 10/m).
+var (
+	// DefaultRateLogin: 300 logins and 300 registrations per client IP in
+	// a burst, one more every 200 ms.
+	DefaultRateLogin = Rate{N: 300, Per: time.Minute}
+	// DefaultRateTrade: 6000 buys and sells per user in a burst, then
+	// 100 a second.
+	DefaultRateTrade = Rate{N: 6000, Per: time.Minute}
+	// DefaultRatePartner: 600000 partner calls per partner in a burst,
+	// then 10000 a second.
+	DefaultRatePartner = Rate{N: 600_000, Per: time.Minute}
+)
 
 // withDefaults fills the zero values of c that have a default.
 func (c Config) withDefaults() Config {
@@ -169,6 +203,17 @@ func (c Config) Validate() error {
 	if c.ChatWebhookURL != "" && chat.CheckWebhookURL(c.ChatWebhookURL) != nil {
 		errs = append(errs, errors.New("chat webhook URL: must be an absolute http or https URL"))
 	}
+	if _, err := parseProxies(c.TrustedProxies); err != nil {
+		errs = append(errs, err)
+	}
+	for _, r := range []Rate{c.RateLogin, c.RateTrade, c.RatePartner} {
+		if !r.Unlimited() && r.Per/time.Duration(r.N) <= 0 {
+			errs = append(errs, fmt.Errorf("rate %d per %s: more than one request per nanosecond", r.N, r.Per))
+		}
+	}
+	if err := checkOrigins(c.CORSOrigins); err != nil {
+		errs = append(errs, err)
+	}
 	return errors.Join(errs...)
 }
 
@@ -215,6 +260,31 @@ func stringSetting(flag, env, help string, f func(*Config) *string) setting {
 	return setting{flag: flag, env: env, help: help,
 		get: func(c *Config) string { return *f(c) },
 		set: func(c *Config, v string) error { *f(c) = v; return nil }}
+}
+
+func rateSetting(flag, env, help string, f func(*Config) *Rate) setting {
+	return setting{flag: flag, env: env, help: help,
+		get: func(c *Config) string { return f(c).String() },
+		set: func(c *Config, v string) error {
+			r, err := ParseRate(v)
+			if err != nil {
+				return err
+			}
+			*f(c) = r
+			return nil
+		}}
+}
+
+// splitList reads a comma-separated list, trimming blanks and dropping
+// empty items.
+func splitList(v string) []string {
+	var out []string
+	for p := range strings.SplitSeq(v, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 func settings() []setting {
@@ -270,13 +340,18 @@ func settings() []setting {
 		{flag: "trusted-proxies", env: "PREDICTKIT_TRUSTED_PROXIES", help: "comma-separated IPs or CIDRs of proxies whose X-Forwarded-For is trusted",
 			get: func(c *Config) string { return strings.Join(c.TrustedProxies, ",") },
 			set: func(c *Config, v string) error {
-				c.TrustedProxies = nil
-				for p := range strings.SplitSeq(v, ",") {
-					if p = strings.TrimSpace(p); p != "" {
-						c.TrustedProxies = append(c.TrustedProxies, p)
-					}
-				}
-				return nil
+				c.TrustedProxies = splitList(v)
+				_, err := parseProxies(c.TrustedProxies)
+				return err
+			}},
+		rateSetting("rate-login", "PREDICTKIT_RATE_LOGIN", "logins and registrations per client IP, each (N/s, N/m, N/h or off)", func(c *Config) *Rate { return &c.RateLogin }),
+		rateSetting("rate-trade", "PREDICTKIT_RATE_TRADE", "buys and sells per user (N/s, N/m, N/h or off)", func(c *Config) *Rate { return &c.RateTrade }),
+		rateSetting("rate-partner", "PREDICTKIT_RATE_PARTNER", "partner API calls per partner (N/s, N/m, N/h or off)", func(c *Config) *Rate { return &c.RatePartner }),
+		{flag: "cors-origins", env: "PREDICTKIT_CORS_ORIGINS", help: "comma-separated origins browsers may call the API from (or *); empty disables CORS",
+			get: func(c *Config) string { return strings.Join(c.CORSOrigins, ",") },
+			set: func(c *Config, v string) error {
+				c.CORSOrigins = splitList(v)
+				return checkOrigins(c.CORSOrigins)
 			}},
 	}
 }

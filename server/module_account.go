@@ -52,7 +52,14 @@ func (a *Auth) User(c *fiber.Ctx) (*account.User, error) {
 	if tok == "" {
 		return nil, account.ErrUnauthorized
 	}
-	return a.accounts.Authenticate(c.UserContext(), tok)
+	if u, ok := c.Locals(localUser).(*account.User); ok {
+		return u, nil // the rate limit looked the caller up first
+	}
+	u, err := a.accounts.Authenticate(c.UserContext(), tok)
+	if err == nil {
+		c.Locals(localUser, u)
+	}
+	return u, err
 }
 
 // Optional is the caller when a valid token is sent, or nil (anonymous).

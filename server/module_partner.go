@@ -43,7 +43,14 @@ func newPartnerAuth(p *partner.Service) *PartnerAuth { return &PartnerAuth{partn
 // Partner is the calling partner: partner.ErrUnauthorized for a missing
 // or unknown key, partner.ErrDisabled for a disabled partner.
 func (a *PartnerAuth) Partner(c *fiber.Ctx) (*partner.Partner, error) {
-	return a.partners.Authenticate(c.UserContext(), c.Get(HeaderPartnerKey))
+	if p, ok := c.Locals(localPartner).(*partner.Partner); ok {
+		return p, nil // the rate limit looked the partner up first
+	}
+	p, err := a.partners.Authenticate(c.UserContext(), c.Get(HeaderPartnerKey))
+	if err == nil {
+		c.Locals(localPartner, p)
+	}
+	return p, err
 }
 
 // Request bodies of the partner API. Required numbers are pointers so

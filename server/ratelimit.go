@@ -1,0 +1,276 @@
+package server
+
+// Rate limits: a token bucket per key (client IP for login and
+// registration, user id for trading, partner id for the partner API).
+// A refused request is 429 {"error":"rate_limited"} with Retry-After.
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+)
+
+// errRateLimited: the caller spent its budget; the answer is 429.
+var errRateLimited = errors.New("server: rate limited")
+
+// Locals keys of the caller that a rate limit looked up, so that the
+// handler's Auth.User or PartnerAuth.Partner does not look it up again.
+const (
+	localUser    = "predictkit.user"
+	localPartner = "predictkit.partner"
+)
+
+// Rate is a request budget: N requests per Per, with bursts of up to N.
+// It is a token bucket that holds N tokens and gets one back every Per/N.
+// The zero Rate is unlimited.
+type Rate struct {
+	N   int
+	Per time.Duration
+}
+
+// Unlimited reports whether r limits nothing.
+func (r Rate) Unlimited() bool { return r.N <= 0 || r.Per <= 0 }
+
+// String writes r as ParseRate reads it: "10/m", "200/s", "off".
+func (r Rate) String() string {
+	if r.Unlimited() {
+		return "off"
+	}
+	unit := r.Per.String()
+	switch r.Per {
+	case time.Second:
+		unit = "s"
+	case time.Minute:
+		unit = "m"
+	case time.Hour:
+		unit = "h"
+	}
+	return strconv.Itoa(r.N) + "/" + unit
+}
+
+// maxRateN bounds N so that Per/N stays a positive duration.
+const maxRateN = 1_000_000_000
+
+// ParseRate reads a rate: "N/s", "N/m", "N/h", or N per any Go duration
+// ("30/10s"); "0", "off" and "unlimited" are the unlimited Rate.
+func ParseRate(s string) (Rate, error) {
+	s = strings.TrimSpace(s)
+	switch strings.ToLower(s) {
+	case "0", "off", "unlimited", "none":
+		return Rate{}, nil
+	}
+	num, unit, ok := strings.Cut(s, "/")
+	if !ok {
+		return Rate{}, fmt.Errorf("rate %q: must be N/s, N/m, N/h, N/<duration> or off", s)
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(num))
+	if err != nil || n < 1 || n > maxRateN {
+		return Rate{}, fmt.Errorf("rate %q: N must be an integer from 1 to %d", s, maxRateN)
+	}
+	var per time.Duration
+	switch unit = strings.TrimSpace(unit); unit {
+	case "s", "sec", "second":
+		per = time.Second
+	case "m", "min", "minute":
+		per = time.Minute
+	case "h", "hour":
+		per = time.Hour
+	default:
+		per, err = time.ParseDuration(unit)
+		if err != nil || per <= 0 {
+			return Rate{}, fmt.Errorf("rate %q: the period must be s, m, h or a positive duration such as 10s", s)
+		}
+	}
+	if per/time.Duration(n) <= 0 {
+		return Rate{}, fmt.Errorf("rate %q: more than one request per nanosecond", s)
+	}
+	return Rate{N: n, Per: per}, nil
+}
+
+// maxBuckets bounds a limiter's memory: past it, buckets that are full
+// again are dropped first, then arbitrary ones (a flood of distinct keys
+// can so reset some budgets early, but never grows the map).
+const maxBuckets = 100_000
+
+// limiter is one token bucket per key, kept as GCRA: a key's state is
+// the time at which its bucket would be full again (tat); a bucket that
+// is full is the same as no bucket, so it is dropped.
+type limiter struct {
+	rate     Rate
+	interval time.Duration // Per/N: one token comes back every interval
+	burst    time.Duration // interval*(N-1): how far tat may run ahead
+	now      func() time.Time
+	max      int
+
+	mu        sync.Mutex
+	tats      map[string]time.Time
+	nextSweep time.Time
+}
+
+// newLimiter returns a limiter of rate r, or nil when r is unlimited.
+func newLimiter(r Rate, now func() time.Time) *limiter {
+	if r.Unlimited() {
+		return nil
+	}
+	if now == nil {
+		now = time.Now
+	}
+	iv := r.Per / time.Duration(r.N)
+	return &limiter{rate: r, interval: iv, burst: iv * time.Duration(r.N-1), now: now, max: maxBuckets, tats: map[string]time.Time{}}
+}
+
+// take spends one token of key's bucket. When it is empty, ok is false
+// and wait is how long until a token is back.
+func (l *limiter) take(key string) (ok bool, wait time.Duration) {
+	now := l.now()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.sweep(now)
+	tat, seen := l.tats[key]
+	if !seen || tat.Before(now) {
+		tat = now
+	}
+	if ahead := tat.Sub(now); ahead > l.burst {
+		return false, ahead - l.burst
+	}
+	if !seen && len(l.tats) >= l.max {
+		l.evict()
+	}
+	l.tats[key] = tat.Add(l.interval)
+	return true, 0
+}
+
+// sweep drops the buckets that are full again, at most once per period
+// (and at least once a minute), or at once when the map is full.
+func (l *limiter) sweep(now time.Time) {
+	if now.Before(l.nextSweep) && len(l.tats) < l.max {
+		return
+	}
+	for k, tat := range l.tats {
+		if !tat.After(now) {
+			delete(l.tats, k)
+		}
+	}
+	l.nextSweep = now.Add(min(l.rate.Per, time.Minute))
+}
+
+// evict makes room when every bucket is in use: it drops arbitrary ones
+// until an eighth of the room is free.
+func (l *limiter) evict() {
+	for k := range l.tats {
+		if len(l.tats) < l.max-l.max/8 {
+			return
+		}
+		delete(l.tats, k)
+	}
+}
+
+// size is the number of buckets held (tests).
+func (l *limiter) size() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.tats)
+}
+
+// rateClass says how a route is limited.
+type rateClass int
+
+const (
+	rateLogin   rateClass = iota + 1 // per client IP (PREDICTKIT_RATE_LOGIN)
+	rateTrade                        // per user (PREDICTKIT_RATE_TRADE)
+	ratePartner                      // per partner (PREDICTKIT_RATE_PARTNER)
+)
+
+// limitedRoutes are the routes with a rate limit, by "METHOD path". A
+// test checks that each of them is served, so that renaming a route
+// cannot silently drop its limit.
+var limitedRoutes = map[string]rateClass{
+	"POST /api/v1/auth/login":                     rateLogin,
+	"POST /api/v1/auth/register":                  rateLogin,
+	"POST /api/v1/markets/:market_id/buy":         rateTrade,
+	"POST /api/v1/markets/:market_id/sell":        rateTrade,
+	"POST /api/v1/partner/bet":                    ratePartner,
+	"POST /api/v1/partner/sell":                   ratePartner,
+	"GET /api/v1/partner/users/:external_user_id": ratePartner,
+}
+
+// rateLimits applies the limits of Config to the limited routes.
+type rateLimits struct {
+	login, trade, partner *limiter
+	users                 *Auth
+	partners              *PartnerAuth
+	ip                    func(*fiber.Ctx) string
+}
+
+func newRateLimits(cfg Config, users *Auth, partners *PartnerAuth, ip func(*fiber.Ctx) string) *rateLimits {
+	return &rateLimits{
+		login:   newLimiter(cfg.RateLogin, cfg.Now),
+		trade:   newLimiter(cfg.RateTrade, cfg.Now),
+		partner: newLimiter(cfg.RatePartner, cfg.Now),
+		users:   users, partners: partners, ip: ip,
+	}
+}
+
+// guard wraps the handler of route ("METHOD path") with its limit, or
+// returns it unchanged. Login and registration are counted per client IP
+// before anything else (each route has its own budget); trades per user
+// and partner calls per partner once the caller is known, so an
+// unauthenticated request is answered 401 (or 403), never 429. The
+// caller's identity is kept for the handler (see Auth.User), so it is
+// looked up once.
+func (rl *rateLimits) guard(route string, h fiber.Handler) fiber.Handler {
+	var key func(*fiber.Ctx) (string, bool)
+	var l *limiter
+	switch limitedRoutes[route] {
+	case rateLogin:
+		l = rl.login
+		key = func(c *fiber.Ctx) (string, bool) { return route + " " + rl.ip(c), true }
+	case rateTrade:
+		if rl.users == nil {
+			return h
+		}
+		l = rl.trade
+		key = func(c *fiber.Ctx) (string, bool) {
+			u, err := rl.users.User(c)
+			if err != nil {
+				return "", false
+			}
+			return strconv.FormatInt(u.ID, 10), true
+		}
+	case ratePartner:
+		if rl.partners == nil {
+			return h
+		}
+		l = rl.partner
+		key = func(c *fiber.Ctx) (string, bool) {
+			p, err := rl.partners.Partner(c)
+			if err != nil {
+				return "", false
+			}
+			return strconv.FormatInt(p.ID, 10), true
+		}
+	}
+	if l == nil {
+		return h
+	}
+	return func(c *fiber.Ctx) error {
+		if k, ok := key(c); ok {
+			if ok, wait := l.take(k); !ok {
+				c.Set(fiber.HeaderRetryAfter, strconv.FormatInt(retryAfterSeconds(wait), 10))
+				return errRateLimited
+			}
+		}
+		return h(c)
+	}
+}
+
+// retryAfterSeconds is wait in whole seconds, rounded up, at least 1.
+func retryAfterSeconds(wait time.Duration) int64 {
+	return max(1, int64(math.Ceil(wait.Seconds())))
+}

@@ -1,0 +1,213 @@
+package server
+
+// Response headers that harden every answer, CORS, and the client's
+// address behind trusted proxies.
+
+import (
+	"fmt"
+	"net"
+	"net/netip"
+	"net/url"
+	"slices"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/middleware/cors"
+)
+
+// APIContentSecurityPolicy is the Content-Security-Policy of every answer
+// whose handler does not set its own: the API serves JSON, never a page
+// to render, so nothing may load and nothing may frame it.
+const APIContentSecurityPolicy = "default-src 'none'; frame-ancestors 'none'"
+
+// hstsValue is Strict-Transport-Security when the server is configured
+// for HTTPS (CookieSecure): browsers keep to HTTPS for a year.
+const hstsValue = "max-age=31536000"
+
+// headerPolicy sets the security headers. It runs as a middleware and
+// again from the error handler, for the answers Fiber makes before any
+// middleware runs (413, 431, a panic).
+type headerPolicy struct{ hsts bool }
+
+// middleware sets the headers around the rest of the chain.
+func (hp headerPolicy) middleware(c *fiber.Ctx) error {
+	hp.base(c)
+	err := c.Next()
+	hp.csp(c)
+	return err
+}
+
+// base sets the headers that every answer carries: no MIME sniffing, no
+// framing, no Referer; HSTS over HTTPS; and no caching of an answer to a
+// request that carried credentials (a Bearer token, a partner key or a
+// cookie), so no shared cache or browser history keeps private data.
+func (hp headerPolicy) base(c *fiber.Ctx) {
+	h := &c.Response().Header
+	h.Set(fiber.HeaderXContentTypeOptions, "nosniff")
+	h.Set(fiber.HeaderXFrameOptions, "DENY")
+	h.Set(fiber.HeaderReferrerPolicy, "no-referrer")
+	if hp.hsts {
+		h.Set(fiber.HeaderStrictTransportSecurity, hstsValue)
+	}
+	rh := &c.Request().Header
+	if len(rh.Peek(fiber.HeaderAuthorization)) > 0 || len(rh.Peek(HeaderPartnerKey)) > 0 || len(rh.Peek(fiber.HeaderCookie)) > 0 {
+		h.Set(fiber.HeaderCacheControl, "no-store")
+	}
+}
+
+// csp sets APIContentSecurityPolicy unless the handler set a policy of
+// its own: a route that serves a page (e.g. the /docs reference, which
+// embeds its scripts and styles) sets the policy its page needs with
+// c.Set(fiber.HeaderContentSecurityPolicy, ...). Under /docs no policy is
+// forced: should that page set none, it is left working rather than
+// blank.
+func (hp headerPolicy) csp(c *fiber.Ctx) {
+	h := &c.Response().Header
+	if len(h.Peek(fiber.HeaderContentSecurityPolicy)) > 0 {
+		return
+	}
+	if p := c.Path(); p == "/docs" || strings.HasPrefix(p, "/docs/") {
+		return
+	}
+	h.Set(fiber.HeaderContentSecurityPolicy, APIContentSecurityPolicy)
+}
+
+// newCORS is the CORS middleware for origins, or nil when there are none
+// (then no CORS header is ever sent and browsers keep to same-origin
+// calls). Listed origins may send credentials (the chat cookie); "*"
+// allows any origin without them.
+func newCORS(origins []string) fiber.Handler {
+	if len(origins) == 0 {
+		return nil
+	}
+	anyOrigin := slices.Contains(origins, "*")
+	allow := strings.Join(origins, ",")
+	if anyOrigin {
+		allow = "*"
+	}
+	return cors.New(cors.Config{
+		AllowOrigins:     allow,
+		AllowMethods:     "GET,POST,PUT,PATCH,DELETE,HEAD",
+		AllowHeaders:     "Authorization,Content-Type,X-Partner-Key,X-Request-ID",
+		ExposeHeaders:    "Retry-After,X-Request-ID,Idempotent-Replayed",
+		AllowCredentials: !anyOrigin,
+		MaxAge:           600,
+	})
+}
+
+// checkOrigins refuses CORS origins that are not "*" alone or
+// scheme://host[:port] (a leading "*." in the host allows its
+// subdomains).
+func checkOrigins(origins []string) error {
+	for _, o := range origins {
+		if o == "*" {
+			if len(origins) > 1 {
+				return fmt.Errorf("CORS origins: * allows every origin and cannot be listed with others")
+			}
+			continue
+		}
+		host := strings.Replace(o, "://*.", "://", 1)
+		u, err := url.Parse(host)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || strings.Contains(u.Host, "*") ||
+			(u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+			return fmt.Errorf("CORS origin %q: must be scheme://host[:port], such as https://app.example.com", o)
+		}
+	}
+	return nil
+}
+
+// proxies are the trusted reverse proxies.
+type proxies []netip.Prefix
+
+// parseProxies reads IPs and CIDR ranges.
+func parseProxies(list []string) (proxies, error) {
+	var ps proxies
+	for _, s := range list {
+		if strings.Contains(s, "/") {
+			p, err := netip.ParsePrefix(s)
+			if err != nil {
+				return nil, fmt.Errorf("trusted proxy %q: must be an IP address or a CIDR range", s)
+			}
+			ps = append(ps, p.Masked())
+			continue
+		}
+		a, err := netip.ParseAddr(s)
+		if err != nil {
+			return nil, fmt.Errorf("trusted proxy %q: must be an IP address or a CIDR range", s)
+		}
+		a = a.Unmap()
+		ps = append(ps, netip.PrefixFrom(a, a.BitLen()))
+	}
+	return ps, nil
+}
+
+func (ps proxies) trusts(a netip.Addr) bool {
+	a = a.Unmap()
+	for _, p := range ps {
+		if p.Contains(a) {
+			return true
+		}
+	}
+	return false
+}
+
+// clientIP is the address of the client the request comes from: the
+// peer's, unless the peer is a trusted proxy. Then it is the rightmost
+// address of X-Forwarded-For that is not a trusted proxy, i.e. the one
+// the outermost trusted proxy saw; what a client writes into the header
+// itself lies to the left of it and is never believed. (Fiber's c.IP()
+// returns the header's whole text instead, which a client can vary at
+// will behind a proxy that appends to it.)
+func (ps proxies) clientIP(c *fiber.Ctx) string {
+	peer, ok := netip.AddrFromSlice(c.Context().RemoteIP())
+	if !ok {
+		return c.Context().RemoteIP().String()
+	}
+	peer = peer.Unmap()
+	if len(ps) == 0 || !ps.trusts(peer) {
+		return peer.String()
+	}
+	client := peer
+	values := c.Request().Header.PeekAll(fiber.HeaderXForwardedFor)
+	for i := len(values) - 1; i >= 0; i-- {
+		hops := strings.Split(string(values[i]), ",")
+		for j := len(hops) - 1; j >= 0; j-- {
+			a, ok := parseHop(hops[j])
+			if !ok {
+				return client.String() // garbage: nothing left of it is believed
+			}
+			client = a
+			if !ps.trusts(a) {
+				return client.String()
+			}
+		}
+	}
+	return client.String()
+}
+
+// parseHop reads one X-Forwarded-For entry: an address, optionally with a
+// port ("1.2.3.4:5678", "[2001:db8::1]:80").
+func parseHop(s string) (netip.Addr, bool) {
+	s = strings.TrimSpace(s)
+	if a, err := netip.ParseAddr(s); err == nil {
+		return a.Unmap(), true
+	}
+	if host, _, err := net.SplitHostPort(s); err == nil {
+		if a, err := netip.ParseAddr(host); err == nil {
+			return a.Unmap(), true
+		}
+	}
+	return netip.Addr{}, false
+}
+
+// errorHandler sets the headers on an error answer before next writes it:
+// Fiber calls its ErrorHandler directly for what it refuses before any
+// middleware runs (413, 431), and the recoverer's 500 comes back past the
+// middleware.
+func (hp headerPolicy) errorHandler(next fiber.ErrorHandler) fiber.ErrorHandler {
+	return func(c *fiber.Ctx, err error) error {
+		hp.base(c)
+		hp.csp(c)
+		return next(c, err)
+	}
+}

@@ -101,6 +101,7 @@ func table(internal string, rules ...rule) *errorTable {
 // Rules every route shares, tried after its own.
 var commonRules = []rule{
 	on(errContentEncoding, http.StatusUnsupportedMediaType, "unsupported_content_encoding"),
+	on(errRateLimited, http.StatusTooManyRequests, "rate_limited"),
 	on(errAdminDisabled, http.StatusNotFound, "not_found"),
 	on(errUnavailable, http.StatusServiceUnavailable, "database_unavailable"),
 	// The database could not be reached, or the connection broke before

@@ -1,0 +1,26 @@
+// Package reliability holds the tests that prove predictkit's money
+// guarantees end to end, and nothing else: no code of the engine lives
+// here.
+//
+//   - TestMoneyModel runs seeded random sequences of deposits, trades,
+//     partner bets with retries, show/hide and settlements on the memory
+//     store and on PostgreSQL in lockstep. After every operation the ledger
+//     audit and the escrow audit hold; the two stores give the same outcome
+//     to every operation and end with the same balance in every account;
+//     and every user's, sub-account's and float's balance is what the
+//     receipts say it should be.
+//   - TestCrash kills the server (SIGKILL) on PostgreSQL under load,
+//     restarts it, and checks that every answered trade is in the trade
+//     log with its postings and that no trade exists that was not asked
+//     for.
+//   - TestDatabaseFaults terminates the server's database connections under
+//     load and restarts a PostgreSQL cluster of its own under it: the server
+//     answers 503, never 500, recovers by itself, and the checks of
+//     TestCrash hold.
+//   - TestAmbiguousCommit cuts the connection of a transaction between its
+//     COMMIT and the database's answer: the store says the outcome is
+//     unknown and never runs the trade a second time.
+//
+// README.md, section "Guarantees", lists them with the commands that run
+// them longer.
+package reliability

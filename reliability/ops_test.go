@@ -1,0 +1,439 @@
+package reliability
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"github.com/predictkit/predictkit/market"
+)
+
+type opKind int
+
+const (
+	opDeposit opKind = iota
+	opBuy
+	opSell
+	opPartnerBet
+	opPartnerSell
+	opFundFloat
+	opSetActive
+	opSettle
+	opNewEvent
+)
+
+// op is one operation of the model, on logical names: user 3, market 5,
+// partner 1's external user 2.
+type op struct {
+	kind    opKind
+	user    int // user index
+	partner int
+	ext     int // external user index of a partner
+	market  int // market index
+	event   int // event index
+	side    market.Side
+	amount  int64 // buy budget, deposit, float
+	shares  int64
+	bonus   bool  // use_bonus on a buy, bonus on a deposit, active on show/hide
+	guard   int64 // max cost of a buy, min payout of a sell
+	betID   string
+	won     market.Side
+	// retry names the request an idempotent retry repeats (index in
+	// shadow.partnerReqs), -1 for a fresh one.
+	retry      int
+	conflict   bool
+	newMarkets []newMarket
+}
+
+type newMarket struct {
+	b      int64
+	margin float64
+	prob   float64
+}
+
+func (o op) String() string {
+	switch o.kind {
+	case opDeposit:
+		return fmt.Sprintf("deposit %d to user %d (bonus %v)", o.amount, o.user, o.bonus)
+	case opBuy:
+		return fmt.Sprintf("user %d buys %s on market %d for %d (bonus %v, max cost %d)", o.user, o.side, o.market, o.amount, o.bonus, o.guard)
+	case opSell:
+		return fmt.Sprintf("user %d sells %d %s on market %d (min payout %d)", o.user, o.shares, o.side, o.market, o.guard)
+	case opPartnerBet, opPartnerSell:
+		what := fmt.Sprintf("bets %d on", o.amount)
+		if o.kind == opPartnerSell {
+			what = fmt.Sprintf("sells %d", o.shares)
+		}
+		s := fmt.Sprintf("partner %d's user %d %s %s on market %d as %q (guard %d)", o.partner, o.ext, what, o.side, o.market, o.betID, o.guard)
+		if o.retry >= 0 {
+			s += fmt.Sprintf(" (repeat of request %d", o.retry)
+			if o.conflict {
+				s += ", other parameters"
+			}
+			s += ")"
+		}
+		return s
+	case opFundFloat:
+		return fmt.Sprintf("fund partner %d's float with %d", o.partner, o.amount)
+	case opSetActive:
+		return fmt.Sprintf("set event %d active %v", o.event, o.bonus)
+	case opSettle:
+		return fmt.Sprintf("resolve market %d %s", o.market, o.won)
+	case opNewEvent:
+		return fmt.Sprintf("create event with markets %+v", o.newMarkets)
+	}
+	return fmt.Sprintf("op %d", o.kind)
+}
+
+// holder is who holds a position or a balance: user `user` (partner < 0)
+// or partner `partner`'s external user `user`.
+type holder struct {
+	partner, user int
+}
+
+func (h holder) String() string {
+	if h.partner < 0 {
+		return fmt.Sprintf("user %d", h.user)
+	}
+	return fmt.Sprintf("partner %d's user %d", h.partner, h.user)
+}
+
+type posKey struct {
+	h      holder
+	market int
+	side   market.Side
+}
+
+type shadowMarket struct {
+	event    int
+	resolved bool
+	trades   int // trades executed on it
+}
+
+type partnerReq struct {
+	op       op
+	accepted bool
+}
+
+// shadow is what the receipts say the world should hold, kept apart from
+// any store: balances of users, sub-accounts and floats, open positions,
+// trades per market. The generator reads it to pick operations that mean
+// something (selling what one holds, repeating a real request).
+type shadow struct {
+	balance map[holder]int64
+	bonus   map[holder]int64
+	floats  []int64
+	pos     map[posKey]int64
+	markets []shadowMarket
+	events  int
+	// partnerReqs are every partner request sent, in order.
+	partnerReqs []partnerReq
+	nextBet     int
+}
+
+func newShadow() *shadow {
+	return &shadow{balance: map[holder]int64{}, bonus: map[holder]int64{}, floats: make([]int64, modelPartners), pos: map[posKey]int64{}}
+}
+
+func (s *shadow) live() []int {
+	var out []int
+	for i, m := range s.markets {
+		if !m.resolved {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// held lists h's open positions in a fixed order.
+func (s *shadow) held(h holder) []posKey {
+	var out []posKey
+	for m := range s.markets {
+		for _, side := range []market.Side{market.Yes, market.No} {
+			k := posKey{h, m, side}
+			if s.pos[k] > 0 {
+				out = append(out, k)
+			}
+		}
+	}
+	return out
+}
+
+// gen picks operations from a seeded source.
+type gen struct {
+	r *rand.Rand
+}
+
+func newGen(seed uint64) *gen { return &gen{r: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))} }
+
+// logUniform is an integer in [1, max] whose logarithm is uniform: small
+// and large amounts alike.
+func (g *gen) logUniform(maxV int64) int64 {
+	return max(1, int64(math.Exp(g.r.Float64()*math.Log(float64(maxV)))))
+}
+
+func (g *gen) side() market.Side {
+	if g.r.IntN(2) == 0 {
+		return market.Yes
+	}
+	return market.No
+}
+
+func (g *gen) chance(p float64) bool { return g.r.Float64() < p }
+
+// newMarkets are one or two markets of a new event: liquidity from thin
+// (trades hit the price bounds) to deep, margins from none to the
+// maximum.
+func (g *gen) newMarkets() []newMarket {
+	bs := []int64{500, 5_000, 50_000, 1_000_000}
+	margins := []float64{0, 0.01, 0.025, 0.2}
+	b, m := bs[g.r.IntN(len(bs))], margins[g.r.IntN(len(margins))]
+	out := make([]newMarket, 1+g.r.IntN(2))
+	for i := range out {
+		out[i] = newMarket{b: b, margin: m, prob: float64(2+g.r.IntN(97)) / 100}
+	}
+	return out
+}
+
+// market picks a live market, now and then any market (resolved ones
+// included).
+func (g *gen) market(s *shadow) int {
+	live := s.live()
+	if len(live) == 0 || g.chance(0.08) {
+		return g.r.IntN(len(s.markets))
+	}
+	return live[g.r.IntN(len(live))]
+}
+
+// next returns the next operation for the state s.
+func (g *gen) next(s *shadow) op {
+	o := op{retry: -1}
+	if len(s.live()) < liveMarkets {
+		o.kind, o.newMarkets = opNewEvent, g.newMarkets()
+		return o
+	}
+	switch x := g.r.Float64(); {
+	case x < 0.10:
+		o.kind, o.user, o.bonus = opDeposit, g.r.IntN(modelUsers), g.chance(0.25)
+		o.amount = g.logUniform(50_000)
+		if g.chance(0.02) {
+			o.amount = -g.r.Int64N(2) // 0 or -1: refused
+		}
+	case x < 0.38:
+		o.kind, o.user, o.market, o.side = opBuy, g.r.IntN(modelUsers), g.market(s), g.side()
+		o.amount, o.bonus = g.logUniform(30_000), g.chance(0.2)
+		if g.chance(0.08) {
+			o.guard = max(1, o.amount/2) // likely to refuse: the charge is close to the amount
+		}
+		if g.chance(0.01) {
+			o.amount = 0
+		}
+	case x < 0.58:
+		o.kind, o.user = opSell, g.r.IntN(modelUsers)
+		g.sellOf(s, &o, holder{-1, o.user})
+	case x < 0.72:
+		o.kind, o.partner, o.ext, o.market, o.side = opPartnerBet, g.r.IntN(modelPartners), g.r.IntN(modelExternal), g.market(s), g.side()
+		o.amount = g.logUniform(20_000)
+		if g.chance(0.05) {
+			o.guard = max(1, o.amount/3)
+		}
+		o.betID = s.newBetID()
+	case x < 0.80:
+		o.kind, o.partner, o.ext = opPartnerSell, g.r.IntN(modelPartners), g.r.IntN(modelExternal)
+		g.sellOf(s, &o, holder{o.partner, o.ext})
+		o.betID = s.newBetID()
+	case x < 0.91 && len(s.partnerReqs) > 0:
+		// A partner repeats an earlier request: after a timeout (same
+		// parameters), or by mistake (same id, other parameters).
+		i := g.r.IntN(len(s.partnerReqs))
+		o = s.partnerReqs[i].op
+		o.retry, o.conflict = i, g.chance(0.25)
+		if o.conflict {
+			switch g.r.IntN(3) {
+			case 0:
+				o.amount++
+				o.shares++
+			case 1:
+				o.side = o.side.Opposite()
+			default:
+				m := g.market(s)
+				if m == o.market {
+					o.side = o.side.Opposite()
+				}
+				o.market = m
+			}
+		}
+	case x < 0.94:
+		o.kind, o.partner, o.amount = opFundFloat, g.r.IntN(modelPartners), g.logUniform(200_000)
+	case x < 0.96:
+		o.kind, o.event, o.bonus = opSetActive, g.r.IntN(s.events), g.chance(0.5)
+	default:
+		o.kind, o.won = opSettle, g.side()
+		o.market = g.market(s)
+		if g.chance(0.9) {
+			live := s.live()
+			o.market = live[g.r.IntN(len(live))]
+		}
+	}
+	return o
+}
+
+// sellOf fills a sale by h: mostly of a position h holds (part of it,
+// all of it, or one share more than it), sometimes of nothing.
+func (g *gen) sellOf(s *shadow, o *op, h holder) {
+	held := s.held(h)
+	if len(held) == 0 || g.chance(0.1) {
+		o.market, o.side, o.shares = g.market(s), g.side(), g.logUniform(5_000)
+		return
+	}
+	k := held[g.r.IntN(len(held))]
+	o.market, o.side = k.market, k.side
+	n := s.pos[k]
+	switch x := g.r.Float64(); {
+	case x < 0.3:
+		o.shares = n
+	case x < 0.35:
+		o.shares = n + 1
+	default:
+		o.shares = 1 + g.r.Int64N(n)
+	}
+	if g.chance(0.04) {
+		o.guard = math.MaxInt32 // a payout no sale reaches
+	}
+}
+
+func (s *shadow) newBetID() string {
+	s.nextBet++
+	return fmt.Sprintf("bet-%d", s.nextBet)
+}
+
+// expect is what the model knows an operation must answer without asking
+// any store; ok is false where it cannot tell.
+func (s *shadow) expect(o op) (want string, ok bool) {
+	switch o.kind {
+	case opDeposit:
+		if o.amount <= 0 {
+			return "invalid:amount_kopecks", true
+		}
+		return "", true
+	case opFundFloat:
+		return "", true
+	case opSetActive:
+		return "", true
+	case opSettle:
+		if s.markets[o.market].resolved {
+			return "market_resolved", true
+		}
+		return "", true
+	case opSell:
+		if s.markets[o.market].resolved {
+			return "market_closed", true
+		}
+		n := s.pos[posKey{holder{-1, o.user}, o.market, o.side}]
+		if n == 0 {
+			return "no_position", true
+		}
+		if o.shares > n {
+			return "insufficient_shares", true
+		}
+	case opBuy:
+		if o.amount > 0 && s.markets[o.market].resolved {
+			return "market_closed", true
+		}
+	case opPartnerBet, opPartnerSell:
+		if o.retry >= 0 && s.partnerReqs[o.retry].accepted {
+			if o.conflict {
+				return "idempotency_conflict", true
+			}
+			return "", true // replayed
+		}
+	}
+	return "", false
+}
+
+// record updates the shadow with the outcome of o, and returns the
+// holders whose balances it says changed.
+func (s *shadow) record(o op, out outcome) []holder {
+	if o.kind == opPartnerBet || o.kind == opPartnerSell {
+		if o.retry < 0 {
+			s.partnerReqs = append(s.partnerReqs, partnerReq{op: o, accepted: out.ok()})
+		} else if out.ok() && !out.Replayed {
+			// A refused request recorded nothing: its repeat ran afresh,
+			// with the parameters it was sent with this time.
+			ran := o
+			ran.retry, ran.conflict = -1, false
+			s.partnerReqs[o.retry] = partnerReq{op: ran, accepted: true}
+		}
+	}
+	if o.kind == opNewEvent && out.ok() {
+		for range o.newMarkets {
+			s.markets = append(s.markets, shadowMarket{event: s.events})
+		}
+		s.events++
+		return nil
+	}
+	if !out.ok() || out.Replayed {
+		return nil
+	}
+	switch o.kind {
+	case opDeposit:
+		h := holder{-1, o.user}
+		if o.bonus {
+			s.bonus[h] += o.amount
+		} else {
+			s.balance[h] += o.amount
+		}
+		return []holder{h}
+	case opBuy:
+		h := holder{-1, o.user}
+		if o.bonus {
+			s.bonus[h] -= out.Amount
+		} else {
+			s.balance[h] -= out.Amount
+		}
+		s.pos[posKey{h, o.market, o.side}] += out.Shares
+		s.markets[o.market].trades++
+		return []holder{h}
+	case opSell:
+		h := holder{-1, o.user}
+		s.balance[h] += out.Amount
+		s.pos[posKey{h, o.market, o.side}] -= out.Shares
+		s.markets[o.market].trades++
+		return []holder{h}
+	case opPartnerBet:
+		h := holder{o.partner, o.ext}
+		// Paid from the sub-account first, the rest from the float.
+		if have := s.balance[h]; have >= out.Amount {
+			s.balance[h] -= out.Amount
+		} else {
+			s.floats[o.partner] -= out.Amount - have
+			s.balance[h] = 0
+		}
+		s.pos[posKey{h, o.market, o.side}] += out.Shares
+		s.markets[o.market].trades++
+		return []holder{h}
+	case opPartnerSell:
+		h := holder{o.partner, o.ext}
+		s.balance[h] += out.Amount
+		s.pos[posKey{h, o.market, o.side}] += out.Shares // shares_delta < 0
+		s.markets[o.market].trades++
+		return []holder{h}
+	case opFundFloat:
+		s.floats[o.partner] += o.amount
+	case opSettle:
+		s.markets[o.market].resolved = true
+		var paid []holder
+		for k, n := range s.pos {
+			if k.market != o.market || n == 0 {
+				continue
+			}
+			if k.side == o.won {
+				s.balance[k.h] += n
+				paid = append(paid, k.h)
+			}
+			delete(s.pos, k)
+		}
+		return paid
+	}
+	return nil
+}

@@ -44,6 +44,11 @@ const (
 	localTable     = "predictkit.errors"
 	localRoute     = "predictkit.route"
 	localRequestID = "predictkit.request_id"
+	// The authenticated caller, for the access log: the user's id
+	// (int64), the partner's id (int64), or true for the operator.
+	localUserID    = "predictkit.user_id"
+	localPartnerID = "predictkit.partner_id"
+	localOperator  = "predictkit.operator"
 )
 
 // AppParams is what NewApp needs.
@@ -198,12 +203,17 @@ func routeTemplate(c *fiber.Ctx) string {
 }
 
 // accessLog writes one line per request (method, route template, status,
-// duration, request id; never headers or bodies, so never tokens or
-// passwords) and counts it. Errors are answered here through the app's
+// duration, request id, and the caller: user_id, partner_id or
+// operator=true once authenticated; never headers or bodies, so never
+// tokens, keys or passwords) and counts it. Successful probes and scrapes
+// (/healthz, /readyz, /metrics) log at DEBUG, server errors at WARN,
+// everything else at INFO. Errors are answered here through the app's
 // ErrorHandler so that the line has the final status.
 func accessLog(log *slog.Logger, m *Metrics) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		start := time.Now()
+		m.inFlight(1)
+		defer m.inFlight(-1)
 		if err := c.Next(); err != nil {
 			if herr := c.App().ErrorHandler(c, err); herr != nil {
 				_ = c.SendStatus(fiber.StatusInternalServerError)
@@ -212,18 +222,35 @@ func accessLog(log *slog.Logger, m *Metrics) fiber.Handler {
 		d := time.Since(start)
 		status := c.Response().StatusCode()
 		route := routeTemplate(c)
-		m.observe(c.Method(), route, status, d)
+		m.observeRequest(c, route, status, d)
 		lvl := slog.LevelInfo
-		if status >= 500 {
+		switch {
+		case status >= 500:
 			lvl = slog.LevelWarn
+		case status < 400 && (route == "/healthz" || route == "/readyz" || route == "/metrics"):
+			lvl = slog.LevelDebug
 		}
-		log.LogAttrs(c.UserContext(), lvl, "request",
+		if !log.Enabled(c.UserContext(), lvl) {
+			return nil
+		}
+		attrs := make([]slog.Attr, 0, 8)
+		attrs = append(attrs,
 			slog.String("method", c.Method()),
 			slog.String("route", route),
 			slog.Int("status", status),
 			slog.Duration("duration", d),
 			slog.String("request_id", requestID(c)),
 		)
+		if id, ok := c.Locals(localUserID).(int64); ok {
+			attrs = append(attrs, slog.Int64("user_id", id))
+		}
+		if id, ok := c.Locals(localPartnerID).(int64); ok {
+			attrs = append(attrs, slog.Int64("partner_id", id))
+		}
+		if op, _ := c.Locals(localOperator).(bool); op {
+			attrs = append(attrs, slog.Bool("operator", true))
+		}
+		log.LogAttrs(c.UserContext(), lvl, "request", attrs...)
 		return nil
 	}
 }

@@ -84,6 +84,10 @@ type Config struct {
 	ChatWebhookURL string
 	// ChatWebhookTimeout bounds one webhook call.
 	ChatWebhookTimeout time.Duration
+	// AuditInterval, when positive, runs the ledger audit in the
+	// background this often and exports its outcome as metrics
+	// (predictkit_audit_*); 0 audits only when the operator asks.
+	AuditInterval time.Duration
 
 	// Store, when set, is used instead of the one DatabaseURL selects; the
 	// caller owns it (the server does not close it). Tests use it.
@@ -177,42 +181,66 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-// Validate reports settings that cannot work.
+// Validate reports every setting that cannot work, one error per
+// problem (joined with errors.Join), each naming the setting's
+// environment variable and flag.
 func (c Config) Validate() error {
 	var errs []error
+	bad := func(env, format string, args ...any) {
+		errs = append(errs, settingError(env, fmt.Sprintf(format, args...)))
+	}
+	if c.Addr != "" {
+		if err := checkAddr(c.Addr); err != nil {
+			bad("PREDICTKIT_ADDR", "%q: %v", c.Addr, err)
+		}
+	}
+	if c.DatabaseURL != "" && checkDatabaseURL(c.DatabaseURL) != nil {
+		bad("PREDICTKIT_DATABASE_URL", "must be a PostgreSQL URL such as postgres://user:password@host:5432/db?sslmode=disable, or a key=value connection string")
+	}
 	if c.BcryptCost != 0 && (c.BcryptCost < bcrypt.MinCost || c.BcryptCost > bcrypt.MaxCost) {
-		errs = append(errs, fmt.Errorf("bcrypt cost %d: must be %d to %d", c.BcryptCost, bcrypt.MinCost, bcrypt.MaxCost))
+		bad("PREDICTKIT_BCRYPT_COST", "%d: must be %d to %d", c.BcryptCost, bcrypt.MinCost, bcrypt.MaxCost)
 	}
 	if _, err := parseLevel(c.LogLevel); err != nil {
-		errs = append(errs, err)
+		bad("PREDICTKIT_LOG_LEVEL", "%q: must be debug, info, warn or error", c.LogLevel)
 	}
 	switch c.LogFormat {
 	case "", "json", "text":
 	default:
-		errs = append(errs, fmt.Errorf("log format %q: must be json or text", c.LogFormat))
+		bad("PREDICTKIT_LOG_FORMAT", "%q: must be json or text", c.LogFormat)
 	}
 	if c.TradeBatchSize < 0 || c.TradeBatchSize > maxTradeBatch {
-		errs = append(errs, fmt.Errorf("trade batch size %d: must be 1 to %d", c.TradeBatchSize, maxTradeBatch))
+		bad("PREDICTKIT_TRADE_BATCH_SIZE", "%d: must be 1 to %d", c.TradeBatchSize, maxTradeBatch)
 	}
 	if c.TradeBatchWait < 0 || c.TradeBatchWait > time.Second {
-		errs = append(errs, fmt.Errorf("trade batch wait %s: must be 0 to 1s", c.TradeBatchWait))
+		bad("PREDICTKIT_TRADE_BATCH_WAIT", "%s: must be 0 to 1s", c.TradeBatchWait)
 	}
 	if c.AdminToken != "" && len(c.AdminToken) < 16 {
-		errs = append(errs, errors.New("admin token: must be at least 16 characters"))
+		bad("PREDICTKIT_ADMIN_TOKEN", "the admin token must be at least 16 characters (it has %d)", len(c.AdminToken))
+	}
+	if c.ChatFAQ != "" {
+		if _, err := chat.LoadFAQResponder(c.ChatFAQ); err != nil {
+			bad("PREDICTKIT_CHAT_FAQ", "%v", err)
+		}
 	}
 	if c.ChatWebhookURL != "" && chat.CheckWebhookURL(c.ChatWebhookURL) != nil {
-		errs = append(errs, errors.New("chat webhook URL: must be an absolute http or https URL"))
+		bad("PREDICTKIT_CHAT_WEBHOOK_URL", "the chat webhook URL must be an absolute http or https URL")
+	}
+	if c.AuditInterval < 0 || c.AuditInterval > 0 && c.AuditInterval < time.Second {
+		bad("PREDICTKIT_AUDIT_INTERVAL", "%s: must be 0 (off) or at least 1s", c.AuditInterval)
 	}
 	if _, err := parseProxies(c.TrustedProxies); err != nil {
-		errs = append(errs, err)
+		bad("PREDICTKIT_TRUSTED_PROXIES", "%v", err)
 	}
-	for _, r := range []Rate{c.RateLogin, c.RateTrade, c.RatePartner} {
-		if !r.Unlimited() && r.Per/time.Duration(r.N) <= 0 {
-			errs = append(errs, fmt.Errorf("rate %d per %s: more than one request per nanosecond", r.N, r.Per))
+	for _, r := range []struct {
+		env  string
+		rate Rate
+	}{{"PREDICTKIT_RATE_LOGIN", c.RateLogin}, {"PREDICTKIT_RATE_TRADE", c.RateTrade}, {"PREDICTKIT_RATE_PARTNER", c.RatePartner}} {
+		if !r.rate.Unlimited() && r.rate.Per/time.Duration(r.rate.N) <= 0 {
+			bad(r.env, "%d per %s: more than one request per nanosecond", r.rate.N, r.rate.Per)
 		}
 	}
 	if err := checkOrigins(c.CORSOrigins); err != nil {
-		errs = append(errs, err)
+		bad("PREDICTKIT_CORS_ORIGINS", "%v", err)
 	}
 	return errors.Join(errs...)
 }
@@ -337,6 +365,16 @@ func settings() []setting {
 		stringSetting("chat-faq", "PREDICTKIT_CHAT_FAQ", "FAQ file (JSON) of the support chat's automatic answers; empty uses the built-in FAQ", func(c *Config) *string { return &c.ChatFAQ }),
 		secret(stringSetting("chat-webhook-url", "PREDICTKIT_CHAT_WEBHOOK_URL", "URL that receives a POST for every chat escalation; empty logs escalations instead", func(c *Config) *string { return &c.ChatWebhookURL })),
 		durationSetting("chat-webhook-timeout", "PREDICTKIT_CHAT_WEBHOOK_TIMEOUT", "time limit of one chat webhook call", func(c *Config) *time.Duration { return &c.ChatWebhookTimeout }),
+		{flag: "audit-interval", env: "PREDICTKIT_AUDIT_INTERVAL", help: "run the ledger audit this often in the background and export its result as metrics (0: only when the operator asks)",
+			get: func(c *Config) string { return c.AuditInterval.String() },
+			set: func(c *Config, v string) error {
+				d, err := time.ParseDuration(v)
+				if err != nil || d < 0 || d > 0 && d < time.Second {
+					return fmt.Errorf("must be 0 (off) or a duration of at least 1s, such as 5m")
+				}
+				c.AuditInterval = d
+				return nil
+			}},
 		{flag: "trusted-proxies", env: "PREDICTKIT_TRUSTED_PROXIES", help: "comma-separated IPs or CIDRs of proxies whose X-Forwarded-For is trusted",
 			get: func(c *Config) string { return strings.Join(c.TrustedProxies, ",") },
 			set: func(c *Config, v string) error {

@@ -57,6 +57,7 @@ func (a *Auth) User(c *fiber.Ctx) (*account.User, error) {
 	}
 	u, err := a.accounts.Authenticate(c.UserContext(), tok)
 	if err == nil {
+		c.Locals(localUserID, u.ID) // for the access log
 		c.Locals(localUser, u)
 	}
 	return u, err

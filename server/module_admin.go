@@ -4,13 +4,11 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"net/http"
-	"slices"
 
 	"github.com/gofiber/fiber/v2"
 	"go.uber.org/fx"
 
 	"github.com/predictkit/predictkit/account"
-	"github.com/predictkit/predictkit/market"
 )
 
 // AdminModule provides the operator routes: credit a user, set roles, the
@@ -46,6 +44,7 @@ func (a *AdminAuth) Check(c *fiber.Ctx) error {
 	if subtle.ConstantTimeCompare(h[:], a.hash) != 1 {
 		return account.ErrUnauthorized
 	}
+	c.Locals(localOperator, true) // for the access log
 	return nil
 }
 
@@ -66,7 +65,7 @@ type auditJSON struct {
 	EscrowProblems []string `json:"escrow_problems"`
 }
 
-func adminRoutes(admin *AdminAuth, accounts *account.Service, markets *market.Service, prof *profiles) RoutesOut {
+func adminRoutes(admin *AdminAuth, accounts *account.Service, audits *Auditor, prof *profiles) RoutesOut {
 	guard := func(h fiber.Handler) fiber.Handler {
 		return func(c *fiber.Ctx) error {
 			if err := admin.Check(c); err != nil {
@@ -111,24 +110,10 @@ func adminRoutes(admin *AdminAuth, accounts *account.Service, markets *market.Se
 			return c.JSON(fiber.Map{"user": v})
 		})},
 		{Method: http.MethodGet, Path: "/api/v1/admin/audit", Errors: errsAdmin, Handler: guard(func(c *fiber.Ctx) error {
-			r, err := accounts.Audit(c.UserContext())
+			out, err := audits.Run(c.UserContext())
 			if err != nil {
 				return err
 			}
-			escrow, err := markets.AuditEscrows(c.UserContext())
-			if err != nil {
-				return err
-			}
-			out := auditJSON{Report: r, EscrowProblems: slices.Clone(escrow)}
-			if out.EscrowProblems == nil {
-				out.EscrowProblems = []string{}
-			}
-			out.Problems = append(slices.Clone(r.Problems), escrow...)
-			if out.Problems == nil {
-				out.Problems = []string{}
-			}
-			out.OK = len(out.Problems) == 0
-			out.CheckedAt = r.CheckedAt.UTC()
 			return c.JSON(out)
 		})},
 	}}

@@ -22,8 +22,8 @@ var MarketModule = fx.Module("market",
 // newTrader is the group commit every trade goes through, shared by the
 // market and partner services so that their trades on one market batch
 // together.
-func newTrader(cfg Config, store market.Store) market.Trader {
-	return market.NewBatcher(store, cfg.TradeBatchSize, cfg.TradeBatchWait)
+func newTrader(cfg Config, store market.Store, m *Metrics) market.Trader {
+	return instrumentTrader(market.NewBatcher(store, cfg.TradeBatchSize, cfg.TradeBatchWait), m)
 }
 
 func newMarketService(store market.Store, accounts *account.Service, trader market.Trader) *market.Service {
@@ -94,7 +94,7 @@ func parseSide(s string) (market.Side, error) {
 	return side, nil
 }
 
-func marketRoutes(markets *market.Service, auth *Auth) RoutesOut {
+func marketRoutes(markets *market.Service, auth *Auth, metrics *Metrics) RoutesOut {
 	trade := func(action market.Action) fiber.Handler {
 		return func(c *fiber.Ctx) error {
 			u, err := auth.User(c)
@@ -251,7 +251,10 @@ func marketRoutes(markets *market.Service, auth *Auth) RoutesOut {
 			if raw, ok := lenientField(c.Body(), "won_side"); ok {
 				_ = json.Unmarshal(raw, &won) // not a string: "" is refused below
 			}
-			if err := markets.Close(c.UserContext(), u.ID, ids[0], ids[1], ids[2], won); err != nil {
+			start := time.Now()
+			err = markets.Close(c.UserContext(), u.ID, ids[0], ids[1], ids[2], won)
+			metrics.observeSettlement(time.Since(start), err)
+			if err != nil {
 				return err
 			}
 			return c.JSON(fiber.Map{"status": "ok"})

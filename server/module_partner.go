@@ -48,6 +48,7 @@ func (a *PartnerAuth) Partner(c *fiber.Ctx) (*partner.Partner, error) {
 	}
 	p, err := a.partners.Authenticate(c.UserContext(), c.Get(HeaderPartnerKey))
 	if err == nil {
+		c.Locals(localPartnerID, p.ID) // for the access log
 		c.Locals(localPartner, p)
 	}
 	return p, err

@@ -51,6 +51,7 @@ func Options(cfg Config, opts ...fx.Option) fx.Option {
 		SocialModule,
 		P2PModule,
 		ChatModule,
+		MetricsModule,
 		HTTPModule,
 		// Start order: the store (migrations) comes up as a dependency,
 		// then the demo data, then the listener.
@@ -73,9 +74,10 @@ func Build(cfg Config, opts ...fx.Option) (*fiber.App, error) {
 }
 
 // HTTPModule builds the Fiber application from the routes group and adds
-// the service's own routes: health, readiness, metrics, the API document.
+// the service's own routes: health, readiness, metrics, the API document
+// and its reference page (/docs).
 var HTTPModule = fx.Module("http",
-	fx.Provide(NewApp, NewMetrics, newListening, metaRoutes),
+	fx.Provide(NewApp, newListening, metaRoutes, docsRoutes),
 )
 
 func metaRoutes(health Health, metrics *Metrics, log *slog.Logger) RoutesOut {
@@ -92,7 +94,7 @@ func metaRoutes(health Health, metrics *Metrics, log *slog.Logger) RoutesOut {
 			}
 			return c.JSON(fiber.Map{"status": "ok"})
 		}},
-		{Method: http.MethodGet, Path: "/metrics", Errors: errsMeta, Handler: metrics.handler},
+		{Method: http.MethodGet, Path: "/metrics", Errors: errsMeta, Handler: metrics.handler()},
 		{Method: http.MethodGet, Path: "/api/v1/openapi.json", Errors: errsMeta, Handler: func(c *fiber.Ctx) error {
 			doc, err := OpenAPIJSON()
 			if err != nil {

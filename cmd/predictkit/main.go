@@ -3,6 +3,7 @@
 //	predictkit [serve] [flags]   serve the HTTP API (the default)
 //	predictkit migrate [flags]   apply the PostgreSQL migrations and exit
 //	predictkit bench [flags]     load-test a running server and report
+//	predictkit admin <command>   operator tasks over the admin API
 //
 // Every setting is read from its PREDICTKIT_* environment variable, then
 // from its flag; `predictkit serve -h` lists them with their defaults.
@@ -38,6 +39,8 @@ Commands:
   serve     serve the HTTP API (the default when no command is given)
   migrate   apply the PostgreSQL migrations to PREDICTKIT_DATABASE_URL and exit
   bench     load-test a running server: throughput, latency, errors, audit
+  admin     operator tasks over the admin API: partners, floats, credits,
+            roles, P2P ads, escalated chats, the audit
 
 Run "predictkit <command> -h" for its flags.
 `
@@ -55,6 +58,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return migrate(ctx, args, stderr)
 	case "bench":
 		return benchCmd(ctx, args, stdout, stderr)
+	case "admin":
+		return adminCmd(ctx, args, stdout, stderr)
 	case "help":
 		fmt.Fprint(stdout, usage)
 		return 0
@@ -64,26 +69,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 }
 
 func serve(ctx context.Context, args []string, stderr io.Writer) int {
-	cfg, err := server.ConfigFromEnv()
+	// Every problem of the environment, the flags and their values is
+	// reported at once.
+	cfg, err := server.LoadConfig(args, os.LookupEnv, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
 	if err != nil {
-		fmt.Fprintf(stderr, "predictkit: %v\n", err)
-		return 2
-	}
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	cfg.RegisterFlags(fs)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "predictkit serve: unexpected arguments %q\n", fs.Args())
-		return 2
-	}
-	if err := cfg.Validate(); err != nil {
-		fmt.Fprintf(stderr, "predictkit: %v\n", err)
+		fmt.Fprintf(stderr, "predictkit serve: %v\n\nRun \"predictkit serve -h\" for every setting.\n", err)
 		return 2
 	}
 	app := server.New(cfg)

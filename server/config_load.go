@@ -1,0 +1,185 @@
+package server
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// ConfigError is every problem found in a configuration, each naming the
+// setting (environment variable and flag) it is about.
+type ConfigError struct {
+	Problems []error
+}
+
+func (e *ConfigError) Error() string {
+	var b strings.Builder
+	if len(e.Problems) == 1 {
+		b.WriteString("invalid configuration: ")
+		b.WriteString(e.Problems[0].Error())
+		return b.String()
+	}
+	fmt.Fprintf(&b, "invalid configuration (%d problems):", len(e.Problems))
+	for _, p := range e.Problems {
+		b.WriteString("\n  ")
+		b.WriteString(p.Error())
+	}
+	return b.String()
+}
+
+// Unwrap gives the problems to errors.Is and errors.As.
+func (e *ConfigError) Unwrap() []error { return e.Problems }
+
+// LoadConfig reads the configuration the way `predictkit serve` does:
+// DefaultConfig, then every PREDICTKIT_* variable lookup finds (an empty
+// value counts as unset), then the flags in args, then Validate. It
+// reports every problem at once in a *ConfigError, not just the first:
+// malformed variables (unless a valid flag overrides them), malformed or
+// unknown flags, stray arguments, and settings Validate refuses. Values of
+// secret settings (database URL, admin token, webhook URL) are never
+// repeated in the messages.
+//
+// With -h or -help in args it writes the settings table to usage and
+// returns flag.ErrHelp.
+func LoadConfig(args []string, lookup func(string) (string, bool), usage io.Writer) (Config, error) {
+	c := DefaultConfig()
+	ss := settings()
+	envProblems := map[string]error{}
+	for _, s := range ss {
+		v, ok := lookup(s.env)
+		if !ok || strings.TrimSpace(v) == "" {
+			continue
+		}
+		if err := s.set(&c, strings.TrimSpace(v)); err != nil {
+			envProblems[s.flag] = settingError(s.env, shown(s, v)+problemText(err))
+		}
+	}
+
+	var problems []error
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(io.Discard) // problems are collected; the usage is printed once, on -h
+	for _, s := range ss {
+		fs.Var(collectingFlag{flagValue{&c, s}, &problems}, s.flag, s.help+" (env "+s.env+")")
+	}
+	rest := args
+	for {
+		err := fs.Parse(rest)
+		if err == nil {
+			break
+		}
+		if errors.Is(err, flag.ErrHelp) {
+			fs.SetOutput(usage)
+			fmt.Fprint(usage, "Usage: predictkit serve [flags]\n\nEvery setting is read from its environment variable, then from its flag.\n\n")
+			PrintSettings(usage)
+			return c, flag.ErrHelp
+		}
+		var ce *collectedError
+		if !errors.As(err, &ce) { // an unknown flag or bad syntax; a bad value is collected already
+			problems = append(problems, err)
+		}
+		next := fs.Args()
+		if len(next) == len(rest) { // "bad flag syntax" consumes nothing
+			next = next[1:]
+		}
+		rest = next
+	}
+	if fs.NArg() > 0 {
+		problems = append(problems, fmt.Errorf("unexpected arguments %q: settings are flags (-name value) or PREDICTKIT_* variables", fs.Args()))
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	var envList []error
+	for _, s := range ss { // in the settings' order
+		if err, ok := envProblems[s.flag]; ok && !set[s.flag] {
+			envList = append(envList, err)
+		}
+	}
+	problems = append(envList, problems...)
+	if err := c.Validate(); err != nil {
+		if j, ok := err.(interface{ Unwrap() []error }); ok {
+			problems = append(problems, j.Unwrap()...)
+		} else {
+			problems = append(problems, err)
+		}
+	}
+	if len(problems) > 0 {
+		return c, &ConfigError{Problems: problems}
+	}
+	return c, nil
+}
+
+// collectingFlag records a value its setting refuses as a problem naming
+// the variable and the flag.
+type collectingFlag struct {
+	flagValue
+	problems *[]error
+}
+
+// collectedError is what collectingFlag returns to the flag package once
+// the problem is recorded.
+type collectedError struct{ error }
+
+func (f collectingFlag) Set(v string) error {
+	if err := f.s.set(f.c, v); err != nil {
+		*f.problems = append(*f.problems, settingError(f.s.env, shown(f.s, v)+problemText(err)))
+		return &collectedError{err}
+	}
+	return nil
+}
+
+// shown is how a problem quotes a value: secrets are not repeated.
+func shown(s setting, v string) string {
+	if s.secret {
+		return ""
+	}
+	return strconv.Quote(v) + ": "
+}
+
+// problemText drops a leading "rate \"x\": "-style repetition of the
+// value from a setter's error, keeping its reason.
+func problemText(err error) string {
+	msg := err.Error()
+	if i := strings.Index(msg, "\": "); i >= 0 && strings.Count(msg[:i], "\"") == 1 {
+		return msg[i+3:]
+	}
+	return msg
+}
+
+// settingError is a problem with the setting whose variable is env:
+// "PREDICTKIT_X (-x): msg".
+func settingError(env, msg string) error {
+	for _, s := range settings() {
+		if s.env == env {
+			return fmt.Errorf("%s (-%s): %s", env, s.flag, msg)
+		}
+	}
+	return fmt.Errorf("%s: %s", env, msg)
+}
+
+// checkAddr accepts host:port, with an empty host (all interfaces) and a
+// port from 0 to 65535 (0: any free port).
+func checkAddr(addr string) error {
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return errors.New("must be host:port, such as :8080 or 127.0.0.1:8080")
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		if _, err := net.LookupPort("tcp", port); err != nil {
+			return errors.New("the port must be a number from 0 to 65535")
+		}
+	}
+	return nil
+}
+
+// checkDatabaseURL parses a PostgreSQL connection string without
+// connecting. Its error is not shown: it may quote the URL.
+func checkDatabaseURL(url string) error {
+	_, err := pgxpool.ParseConfig(url)
+	return err
+}

@@ -1,0 +1,126 @@
+package server
+
+import (
+	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"io/fs"
+	"net/http"
+	"path"
+	"sync"
+
+	"github.com/gofiber/fiber/v2"
+)
+
+// docsFiles is the API reference page and its assets: predictkit's page
+// (index.html, docs.js, docs.css) and Swagger UI, vendored from the npm
+// package swagger-ui-dist (Apache-2.0; see docs/README.md). Nothing is
+// fetched from anywhere else.
+//
+//go:embed docs
+var docsFiles embed.FS
+
+// DocsCSP is the Content-Security-Policy of /docs and its assets: the
+// page may load scripts, styles and fonts from this server only, fetch
+// the API document (and, with "Try it out", the API) from this server
+// only, show images from this server or data: URLs (Swagger UI's icons),
+// and may not be framed.
+const DocsCSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; font-src 'self'; " +
+	"connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+
+// docAsset is one embedded file, ready to serve.
+type docAsset struct {
+	body, gzipped []byte
+	contentType   string
+	etag          string
+}
+
+// docAssets are the files served under /docs/, by name; "" is the page.
+var docAssets = sync.OnceValue(func() map[string]*docAsset {
+	out := map[string]*docAsset{}
+	entries, err := fs.ReadDir(docsFiles, "docs")
+	if err != nil {
+		panic("server: embedded docs: " + err.Error()) // cannot happen: the directory is embedded
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if e.IsDir() || name == "README.md" {
+			continue
+		}
+		body, err := docsFiles.ReadFile("docs/" + name)
+		if err != nil {
+			panic("server: embedded docs: " + err.Error())
+		}
+		sum := sha256.Sum256(body)
+		a := &docAsset{body: body, contentType: docsContentType(name), etag: `"` + hex.EncodeToString(sum[:12]) + `"`}
+		if len(body) > 1024 {
+			var buf bytes.Buffer
+			zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+			_, _ = zw.Write(body)
+			_ = zw.Close()
+			a.gzipped = buf.Bytes()
+		}
+		out[name] = a
+		if name == "index.html" {
+			out[""] = a
+		}
+	}
+	return out
+})
+
+func docsContentType(name string) string {
+	switch path.Ext(name) {
+	case ".html":
+		return "text/html; charset=utf-8"
+	case ".js":
+		return "text/javascript; charset=utf-8"
+	case ".css":
+		return "text/css; charset=utf-8"
+	case ".png":
+		return "image/png"
+	}
+	return "text/plain; charset=utf-8"
+}
+
+// serveDoc answers one embedded file with its own security headers: the
+// strict DocsCSP instead of the API's, revalidation by ETag, and gzip
+// when the client takes it.
+func serveDoc(c *fiber.Ctx, name string) error {
+	a, ok := docAssets()[name]
+	if !ok {
+		return fiber.ErrNotFound
+	}
+	h := &c.Response().Header
+	h.Set(fiber.HeaderContentSecurityPolicy, DocsCSP)
+	h.Set(fiber.HeaderXContentTypeOptions, "nosniff")
+	h.Set(fiber.HeaderReferrerPolicy, "no-referrer")
+	h.Set(fiber.HeaderXFrameOptions, "DENY")
+	h.Set(fiber.HeaderCacheControl, "no-cache")
+	h.Set(fiber.HeaderETag, a.etag)
+	h.Set(fiber.HeaderVary, fiber.HeaderAcceptEncoding)
+	if c.Get(fiber.HeaderIfNoneMatch) == a.etag {
+		return c.SendStatus(http.StatusNotModified)
+	}
+	h.Set(fiber.HeaderContentType, a.contentType)
+	if a.gzipped != nil && c.Request().Header.HasAcceptEncoding("gzip") {
+		h.Set(fiber.HeaderContentEncoding, "gzip")
+		return c.Send(a.gzipped)
+	}
+	return c.Send(a.body)
+}
+
+// docsRoutes serves the API reference: GET /docs renders the OpenAPI
+// document (GET /api/v1/openapi.json) with the embedded Swagger UI, and
+// GET /docs/{file} serves the page's assets.
+func docsRoutes() RoutesOut {
+	return RoutesOut{Routes: []Route{
+		{Method: http.MethodGet, Path: "/docs", Errors: errsMeta, Handler: func(c *fiber.Ctx) error {
+			return serveDoc(c, "")
+		}},
+		{Method: http.MethodGet, Path: "/docs/:file", Errors: errsMeta, Handler: func(c *fiber.Ctx) error {
+			return serveDoc(c, c.Params("file"))
+		}},
+	}}
+}

@@ -219,7 +219,7 @@ func (c Config) Validate() error {
 	}
 	if c.ChatFAQ != "" {
 		if _, err := chat.LoadFAQResponder(c.ChatFAQ); err != nil {
-			bad("PREDICTKIT_CHAT_FAQ", "%v", err)
+			bad("PREDICTKIT_CHAT_FAQ", "%q: %v", c.ChatFAQ, err)
 		}
 	}
 	if c.ChatWebhookURL != "" && chat.CheckWebhookURL(c.ChatWebhookURL) != nil {

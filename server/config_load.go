@@ -69,6 +69,7 @@ func LoadConfig(args []string, lookup func(string) (string, bool), usage io.Writ
 	}
 	rest := args
 	for {
+		collected := len(problems)
 		err := fs.Parse(rest)
 		if err == nil {
 			break
@@ -79,8 +80,7 @@ func LoadConfig(args []string, lookup func(string) (string, bool), usage io.Writ
 			PrintSettings(usage)
 			return c, flag.ErrHelp
 		}
-		var ce *collectedError
-		if !errors.As(err, &ce) { // an unknown flag or bad syntax; a bad value is collected already
+		if len(problems) == collected { // an unknown flag or bad syntax; a bad value is collected already
 			problems = append(problems, err)
 		}
 		next := fs.Args()
@@ -102,10 +102,20 @@ func LoadConfig(args []string, lookup func(string) (string, bool), usage io.Writ
 	}
 	problems = append(envList, problems...)
 	if err := c.Validate(); err != nil {
+		vs := []error{err}
 		if j, ok := err.(interface{ Unwrap() []error }); ok {
-			problems = append(problems, j.Unwrap()...)
-		} else {
-			problems = append(problems, err)
+			vs = j.Unwrap()
+		}
+		// A value its setting refused may still be stored (lists are);
+		// the setting's problem is reported once.
+	next:
+		for _, v := range vs {
+			for _, p := range problems {
+				if env, _, ok := strings.Cut(p.Error(), " "); ok && strings.HasPrefix(env, "PREDICTKIT_") && strings.HasPrefix(v.Error(), env+" ") {
+					continue next
+				}
+			}
+			problems = append(problems, v)
 		}
 	}
 	if len(problems) > 0 {
@@ -121,14 +131,10 @@ type collectingFlag struct {
 	problems *[]error
 }
 
-// collectedError is what collectingFlag returns to the flag package once
-// the problem is recorded.
-type collectedError struct{ error }
-
 func (f collectingFlag) Set(v string) error {
 	if err := f.s.set(f.c, v); err != nil {
 		*f.problems = append(*f.problems, settingError(f.s.env, shown(f.s, v)+problemText(err)))
-		return &collectedError{err}
+		return err
 	}
 	return nil
 }

@@ -98,7 +98,8 @@ func (a *Auditor) run(ctx context.Context) (auditJSON, error) {
 }
 
 // every audits each interval until stop is closed, logging what it finds:
-// INFO when sound, ERROR with the first problems otherwise.
+// DEBUG when sound, ERROR with the first problems otherwise (the metrics
+// say it either way).
 func (a *Auditor) every(interval time.Duration, stop <-chan struct{}) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
@@ -126,7 +127,7 @@ func (a *Auditor) every(interval time.Duration, stop <-chan struct{}) {
 			a.log.Error("audit: the ledger has problems", slog.Int("problems", len(out.Problems)),
 				slog.Any("first", out.Problems[:min(len(out.Problems), 5)]), slog.Duration("duration", time.Since(start)))
 		default:
-			a.log.Info("audit: ok", slog.Int64("accounts", out.Accounts), slog.Int64("postings", out.Postings),
+			a.log.Debug("audit: ok", slog.Int64("accounts", out.Accounts), slog.Int64("postings", out.Postings),
 				slog.Duration("duration", time.Since(start)))
 		}
 	}

@@ -145,7 +145,7 @@ func (c *adminCommonFlags) register(fs *flag.FlagSet) {
 		c.timeout = 30 * time.Second
 	}
 	fs.StringVar(&c.url, "url", c.url, "base URL of the server (env PREDICTKIT_URL)")
-	fs.StringVar(&c.token, "token", c.token, "the server's operator token (env PREDICTKIT_ADMIN_TOKEN)")
+	fs.Var(secretFlag{&c.token}, "token", "the server's operator `token` (env PREDICTKIT_ADMIN_TOKEN)")
 	fs.BoolVar(&c.json, "json", c.json, "print the server's JSON answer instead of a table")
 	fs.DurationVar(&c.timeout, "timeout", c.timeout, "limit of each request")
 }
@@ -307,6 +307,15 @@ func yesNo(b bool) string {
 		return "yes"
 	}
 	return "no"
+}
+
+// secretFlag is a string flag whose value -h never shows.
+type secretFlag struct{ p *string }
+
+func (f secretFlag) String() string { return "" }
+func (f secretFlag) Set(s string) error {
+	*f.p = s
+	return nil
 }
 
 // boolFlag is an optional boolean flag: unset unless given.

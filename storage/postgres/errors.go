@@ -55,23 +55,43 @@ type commitError struct{ err error }
 func (e *commitError) Error() string { return "commit: " + e.err.Error() }
 func (e *commitError) Unwrap() error { return e.err }
 
+// stmtError is the error of statement at (0-based) of a pipelined batch
+// whose last statement is last.
+type stmtError struct {
+	at, last int
+	err      error
+}
+
+func (e *stmtError) Error() string { return e.err.Error() }
+func (e *stmtError) Unwrap() error { return e.err }
+
 // commitFailed classifies err, the error of a round trip that ended with
 // COMMIT (nil stays nil). The transaction certainly did not commit when
-// nothing was sent (the driver says it is safe to retry) or when the
-// server refused a statement with an ERROR: PostgreSQL then skips the rest
-// of the pipeline, COMMIT included. Anything else — a broken connection, a
-// FATAL, a timeout or cancellation while waiting for the answer, a
+// the server refused a statement with an ERROR (PostgreSQL then skips the
+// rest of the pipeline, COMMIT included), or when the server's error — a
+// FATAL too, such as a terminated backend — came in place of the answer
+// to a statement before COMMIT: the server answers in order, so it never
+// ran COMMIT. Anything else — a broken connection, a FATAL in place of
+// COMMIT's answer, a timeout or cancellation while waiting, a
 // confirmation that cannot be read — leaves the outcome unknown.
+//
+// pgconn.SafeToRetry is no proof that COMMIT was not sent: when the read
+// of COMMIT's answer fails, pgx v5 reports it as the lock error "conn
+// closed", which says it is safe to retry (reliability.TestAmbiguousCommit
+// cuts a connection there).
 func commitFailed(err error) error {
 	if err == nil {
 		return nil
 	}
 	var pe *pgconn.PgError
-	if errors.As(err, &pe) && severity(pe) == "ERROR" {
-		return err
-	}
-	if pgconn.SafeToRetry(err) {
-		return err
+	if errors.As(err, &pe) {
+		if severity(pe) == "ERROR" {
+			return err
+		}
+		var se *stmtError
+		if errors.As(err, &se) && se.at < se.last {
+			return err
+		}
 	}
 	return &commitError{err}
 }

@@ -685,12 +685,12 @@ func (w *writes) send(ctx context.Context, conn *pgxpool.Conn) error {
 	for i := range n {
 		if i == w.insertAt {
 			if err := br.QueryRow().Scan(&posIDs, &tradeIDs); err != nil {
-				return err
+				return &stmtError{at: i, last: n - 1, err: err}
 			}
 			continue
 		}
 		if _, err := br.Exec(); err != nil {
-			return err
+			return &stmtError{at: i, last: n - 1, err: err}
 		}
 	}
 	if err := br.Close(); err != nil {

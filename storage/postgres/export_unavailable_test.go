@@ -5,3 +5,7 @@ var (
 	CommitFailed   = commitFailed
 	ConnectionLost = connectionLost
 )
+
+// StmtError is the error of statement at of a batch whose last statement
+// (COMMIT) is last.
+func StmtError(at, last int, err error) error { return &stmtError{at: at, last: last, err: err} }

@@ -100,8 +100,11 @@ func TestErrorsDuringCommit(t *testing.T) {
 	}{
 		{"a statement refused with an ERROR rolled the transaction back", &pgconn.PgError{Severity: "ERROR", Code: "23514"}, false},
 		{"a deadlock reported by the server rolled it back", deadlock, false},
-		{"a request never sent cannot have committed", safeToRetry{}, false},
+		{"a 'conn closed' the driver calls safe to retry may have committed (pgx says so of a failed read of COMMIT's answer)", safeToRetry{}, true},
 		{"a backend terminated while committing may have committed", &pgconn.PgError{Severity: "FATAL", Code: "57P01"}, true},
+		{"a backend terminated in place of COMMIT's answer may have committed", postgres.StmtError(4, 4, &pgconn.PgError{Severity: "FATAL", Code: "57P01"}), true},
+		{"a backend terminated in place of an earlier statement's answer never ran COMMIT", postgres.StmtError(2, 4, &pgconn.PgError{Severity: "FATAL", Code: "57P01"}), false},
+		{"a stream cut while reading an earlier statement's answer may have committed", postgres.StmtError(2, 4, io.ErrUnexpectedEOF), true},
 		{"a connection reset while committing may have committed", &net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET}, true},
 		{"a stream cut while committing may have committed", io.ErrUnexpectedEOF, true},
 		{"a deadline passed while committing may have committed", context.DeadlineExceeded, true},
@@ -130,6 +133,19 @@ func TestErrorsDuringCommit(t *testing.T) {
 	t.Run("no error stays no error", func(t *testing.T) {
 		if err := postgres.CommitFailed(nil); err != nil {
 			t.Fatal(err)
+		}
+	})
+	t.Run("a backend terminated before it ran COMMIT is retried", func(t *testing.T) {
+		calls := 0
+		err := postgres.Retry(context.Background(), 5, func() error {
+			calls++
+			if calls == 1 {
+				return postgres.CommitFailed(postgres.StmtError(1, 3, &pgconn.PgError{Severity: "FATAL", Code: "57P01"}))
+			}
+			return nil
+		})
+		if err != nil || calls != 2 {
+			t.Fatalf("err %v after %d calls", err, calls)
 		}
 	})
 	t.Run("a lost connection before COMMIT is retried", func(t *testing.T) {

@@ -37,7 +37,7 @@ var (
 )
 
 // binary builds ./cmd/predictkit once per test run and returns its path.
-func binary(t *testing.T) string {
+func predictkitBinary(t *testing.T) string {
 	t.Helper()
 	buildOnce.Do(func() {
 		root, err := filepath.Abs("..")
@@ -102,7 +102,7 @@ func newProc(t *testing.T, databaseURL string, extraEnv ...string) *proc {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &proc{t: t, bin: binary(t), addr: freeAddr(t), log: log}
+	p := &proc{t: t, bin: predictkitBinary(t), addr: freeAddr(t), log: log}
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "PREDICTKIT_") {
 			p.env = append(p.env, kv)
@@ -264,4 +264,32 @@ func mustCall(t *testing.T, method, url string, headers map[string]string, in, o
 			t.Fatalf("%s %s: %v in %s", method, url, err, b)
 		}
 	}
+}
+
+// postJSON posts in and returns the status, the headers and the body of
+// the answer; no answer fails t.
+func postJSON(t *testing.T, url string, headers map[string]string, in any) (int, http.Header, []byte) {
+	t.Helper()
+	b, err := json.Marshal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	resp, err := httpClient.Do(req)
+	if err != nil {
+		t.Fatalf("POST %s: %v", url, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("POST %s: %v", url, err)
+	}
+	return resp.StatusCode, resp.Header, body
 }

@@ -1,0 +1,286 @@
+package reliability
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"testing"
+	"time"
+
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/predictkit/predictkit/account"
+	"github.com/predictkit/predictkit/market"
+	"github.com/predictkit/predictkit/partner"
+	"github.com/predictkit/predictkit/storage/postgres"
+	"github.com/predictkit/predictkit/storage/postgres/pgtest"
+)
+
+func openStore(t *testing.T, dbURL string) *postgres.Store {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s, err := postgres.New(ctx, dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	return s
+}
+
+// on returns w's logical world served by store s instead: the same users,
+// partners and markets, other connections.
+func (w *world) on(s store) *world {
+	c := *w
+	c.store = s
+	c.accounts = account.NewService(s)
+	c.accounts.BcryptCost = bcrypt.MinCost
+	c.markets = market.NewService(s, c.accounts)
+	c.partners = partner.NewService(s, s, s)
+	return &c
+}
+
+// TestAmbiguousCommit cuts a transaction's connection at chosen points
+// (tests/proxy: the database's answer to COMMIT never arrives) and checks
+// what the store says and what the database holds: a cut before COMMIT
+// is retried and runs once; a cut after COMMIT is ErrOutcomeUnknown, is
+// never run again by the store, and is learned by a partner's replay.
+func TestAmbiguousCommit(t *testing.T) {
+	dbURL := pgtest.SchemaURL(t)
+	direct := openStore(t, dbURL)
+	if err := direct.Migrate(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	cutURL, px := proxied(t, dbURL)
+	w := newWorld(t, "direct", direct)
+	if err := w.newEvent([]newMarket{{b: 100_000, margin: 0.02, prob: 0.5}}); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for i := range w.users {
+		if _, err := w.accounts.Credit(ctx, w.users[i].ID, 1_000_000, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := w.partners.FundFloat(ctx, w.partnerz[0].ID, 1_000_000); err != nil {
+		t.Fatal(err)
+	}
+	cut := w.on(openStore(t, cutURL))
+	m := w.mkts[0].id
+
+	trades := func() int {
+		t.Helper()
+		ts, err := direct.Trades(ctx, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(ts)
+	}
+	balance := func(u int) int64 {
+		t.Helper()
+		b, err := direct.Balances(ctx, w.users[u].ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b.Balance
+	}
+	buy := func(u int, amount int64) error {
+		_, err := cut.markets.Execute(ctx, m, market.Request{UserID: cut.users[u].ID, Side: market.Yes, Action: market.ActionBuy, Amount: amount})
+		return err
+	}
+	bet := func(id string) (*partner.Receipt, error) {
+		return cut.partners.Bet(ctx, cut.partnerz[0], partner.Bet{ExternalUserID: "ext-" + id, MarketID: m, Side: market.No, AmountKopecks: 5000, ClientBetID: id})
+	}
+
+	cases := []struct {
+		name string
+		at   string // the tag the proxy cuts at
+		user int    // whose balance check sees before the cut
+		run  func(t *testing.T) error
+		// check runs after the cut; want is the error the operation must
+		// give (nil: it succeeds).
+		want  error
+		check func(t *testing.T, before int, balanceBefore int64)
+	}{
+		{
+			name: "a buy cut before it wrote anything is retried and runs once",
+			at:   "BEGIN", run: func(*testing.T) error { return buy(0, 3000) }, want: nil,
+			check: func(t *testing.T, before int, bal int64) {
+				if n := trades(); n != before+1 {
+					t.Errorf("%d trades after one buy", n-before)
+				}
+			},
+		},
+		{
+			name: "a buy whose COMMIT answer is lost is outcome unknown and was executed once",
+			at:   "COMMIT", run: func(*testing.T) error { return buy(0, 3000) }, want: postgres.ErrOutcomeUnknown,
+			check: func(t *testing.T, before int, bal int64) {
+				if n := trades(); n != before+1 {
+					t.Errorf("%d trades after a committed buy", n-before)
+				}
+				if got := balance(0); got >= bal || got < bal-3000 {
+					t.Errorf("balance %d after a buy of at most 3000 from %d", got, bal)
+				}
+			},
+		},
+		{
+			name: "a buy cut while the answers of its writes come back ran at most once",
+			at:   "UPDATE", user: 1, run: func(*testing.T) error { return buy(1, 3000) }, want: postgres.ErrOutcomeUnknown,
+			check: func(t *testing.T, before int, bal int64) {
+				n := trades() - before
+				if n > 1 {
+					t.Errorf("%d trades after one buy", n)
+				}
+				if got := balance(1); (n == 0 && got != bal) || (n == 1 && (got >= bal || got < bal-3000)) {
+					t.Errorf("balance %d from %d with %d trades", got, bal, n)
+				}
+				t.Logf("the database committed %d of 1 (either is right; the answer must say 'unknown')", n)
+			},
+		},
+		{
+			name: "a deposit whose COMMIT answer is lost is outcome unknown and was credited once",
+			at:   "COMMIT", user: 2, run: func(*testing.T) error {
+				_, err := cut.accounts.Credit(ctx, cut.users[2].ID, 777, false)
+				return err
+			}, want: postgres.ErrOutcomeUnknown,
+			check: func(t *testing.T, before int, bal int64) {
+				if got := balance(2); got != bal+777 {
+					t.Errorf("balance %d after a deposit of 777 to %d", got, bal)
+				}
+			},
+		},
+		{
+			name: "a partner bet cut before it wrote anything is retried and runs once",
+			at:   "BEGIN", run: func(*testing.T) error { _, err := bet("cut-begin"); return err }, want: nil,
+			check: func(t *testing.T, before int, bal int64) {
+				if n := trades(); n != before+1 {
+					t.Errorf("%d trades after one bet", n-before)
+				}
+			},
+		},
+		{
+			name: "a partner bet whose COMMIT answer is lost is learned by sending its client_bet_id again",
+			at:   "COMMIT", run: func(*testing.T) error { _, err := bet("cut-commit"); return err }, want: postgres.ErrOutcomeUnknown,
+			check: func(t *testing.T, before int, bal int64) {
+				rc, err := bet("cut-commit")
+				if err != nil {
+					t.Fatalf("the partner's retry: %v", err)
+				}
+				if !rc.Replayed || rc.CostKopecks <= 0 || rc.CostKopecks > 5000 {
+					t.Errorf("the retry answered %+v, want the original receipt replayed", *rc)
+				}
+				if n := trades(); n != before+1 {
+					t.Errorf("%d trades after one bet and its retry", n-before)
+				}
+			},
+		},
+		{
+			name: "a settlement whose COMMIT answer is lost is outcome unknown and closing again says it is resolved",
+			at:   "COMMIT", run: func(*testing.T) error {
+				r := w.mkts[0]
+				return cut.markets.Close(ctx, cut.creator.ID, r.event, r.pool, r.id, "NO")
+			}, want: postgres.ErrOutcomeUnknown,
+			check: func(t *testing.T, before int, bal int64) {
+				r := w.mkts[0]
+				if err := cut.markets.Close(ctx, cut.creator.ID, r.event, r.pool, r.id, "NO"); !errors.Is(err, market.ErrResolved) {
+					t.Errorf("closing again: %v, want market.ErrResolved", err)
+				}
+			},
+		},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			before, bal := trades(), balance(c.user)
+			cuts := px.cutCount()
+			px.arm(c.at)
+			err := c.run(t)
+			px.arm("")
+			if px.cutCount() != cuts+1 {
+				t.Fatalf("the proxy cut %d connections, want 1", px.cutCount()-cuts)
+			}
+			switch {
+			case c.want == nil && err != nil:
+				t.Fatalf("got %v, want success", err)
+			case c.want != nil && !errors.Is(err, c.want):
+				t.Fatalf("got %v, want %v", err, c.want)
+			}
+			c.check(t, before, bal)
+			if err := w.audit(); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// TestAmbiguousCommitOverHTTP: the server maps a lost COMMIT answer to
+// 503 outcome_unknown, and a partner that sends the same client_bet_id
+// again gets the original receipt, replayed: it executed once.
+func TestAmbiguousCommitOverHTTP(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the server: not in -short")
+	}
+	dbURL := pgtest.SchemaURL(t)
+	cutURL, px := proxied(t, dbURL)
+	p := newProc(t, cutURL)
+	p.start()
+	fx := setup(t, p.base, 1, 1)
+	key := map[string]string{"X-Partner-Key": fx.partnerKey}
+	body := map[string]any{"external_user_id": "u1", "market_id": fx.markets[0], "side": "yes", "amount_kopecks": 2500, "client_bet_id": "lost-commit-1"}
+
+	ctx := context.Background()
+	px.arm("COMMIT")
+	st, b, err := call(ctx, http.MethodPost, p.base()+"/api/v1/partner/bet", key, body)
+	px.arm("")
+	if err != nil || st != http.StatusServiceUnavailable || errorCode(b) != "outcome_unknown" {
+		t.Fatalf("the bet whose COMMIT answer was lost: %d %s %v, want 503 outcome_unknown", st, b, err)
+	}
+	// The partner's retry, as the guide says: same id, same parameters.
+	var got struct {
+		Cost int64 `json:"cost_kopecks"`
+	}
+	st, hdr, b := postJSON(t, p.base()+"/api/v1/partner/bet", key, body)
+	if st != http.StatusOK || hdr.Get("Idempotent-Replayed") != "true" {
+		t.Fatalf("the retry: %d %s (Idempotent-Replayed %q), want the original receipt replayed", st, b, hdr.Get("Idempotent-Replayed"))
+	}
+	if err := json.Unmarshal(b, &got); err != nil || got.Cost <= 0 {
+		t.Fatalf("the retry's receipt %s: %v", b, err)
+	}
+
+	u := fx.users[0]
+	px.arm("COMMIT")
+	st, b, err = call(ctx, http.MethodPost, fmt.Sprintf("%s/api/v1/markets/%d/buy", p.base(), fx.markets[0]),
+		map[string]string{"Authorization": "Bearer " + u.token}, map[string]any{"side": "NO", "amount_kopecks": 4000})
+	px.arm("")
+	if err != nil || st != http.StatusServiceUnavailable || errorCode(b) != "outcome_unknown" {
+		t.Fatalf("the buy whose COMMIT answer was lost: %d %s %v, want 503 outcome_unknown", st, b, err)
+	}
+	// The user learns the outcome from the profile: the position is there.
+	var me struct {
+		User struct {
+			Balance   int64 `json:"balance"`
+			Positions []struct {
+				MarketID int64 `json:"market_id"`
+				Side     string
+			} `json:"positions"`
+		} `json:"user"`
+	}
+	mustCall(t, http.MethodGet, p.base()+"/api/v1/auth/me", map[string]string{"Authorization": "Bearer " + u.token}, nil, &me, http.StatusOK)
+	if len(me.User.Positions) != 1 || me.User.Balance > fx.credit-3900 {
+		t.Fatalf("after the lost answer the profile shows %+v: the buy committed and must show", me.User)
+	}
+
+	st2 := openStore(t, dbURL)
+	ts, err := st2.Trades(ctx, fx.markets[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ts) != 2 {
+		t.Fatalf("%d trades, want 2: the bet once (despite three requests) and the buy", len(ts))
+	}
+	if ts[0].ClientBetID != "lost-commit-1" || ts[0].Amount != got.Cost {
+		t.Fatalf("the bet's trade %+v does not match the replayed receipt (cost %d)", *ts[0], got.Cost)
+	}
+	auditOverHTTP(t, p.base())
+}

@@ -260,7 +260,7 @@ type setting struct {
 
 func durationSetting(flag, env, help string, f func(*Config) *time.Duration) setting {
 	return setting{flag: flag, env: env, help: help,
-		get: func(c *Config) string { return f(c).String() },
+		get: func(c *Config) string { return shortDuration(*f(c)) },
 		set: func(c *Config, v string) error {
 			d, err := time.ParseDuration(v)
 			if err != nil || d <= 0 {
@@ -352,7 +352,7 @@ func settings() []setting {
 				return nil
 			}},
 		{flag: "trade-batch-wait", env: "PREDICTKIT_TRADE_BATCH_WAIT", help: "group commit: how long a batch that is not full waits for more trades (0: none)",
-			get: func(c *Config) string { return c.TradeBatchWait.String() },
+			get: func(c *Config) string { return shortDuration(c.TradeBatchWait) },
 			set: func(c *Config, v string) error {
 				d, err := time.ParseDuration(v)
 				if err != nil || d < 0 || d > time.Second {
@@ -366,7 +366,7 @@ func settings() []setting {
 		secret(stringSetting("chat-webhook-url", "PREDICTKIT_CHAT_WEBHOOK_URL", "URL that receives a POST for every chat escalation; empty logs escalations instead", func(c *Config) *string { return &c.ChatWebhookURL })),
 		durationSetting("chat-webhook-timeout", "PREDICTKIT_CHAT_WEBHOOK_TIMEOUT", "time limit of one chat webhook call", func(c *Config) *time.Duration { return &c.ChatWebhookTimeout }),
 		{flag: "audit-interval", env: "PREDICTKIT_AUDIT_INTERVAL", help: "run the ledger audit this often in the background and export its result as metrics (0: only when the operator asks)",
-			get: func(c *Config) string { return c.AuditInterval.String() },
+			get: func(c *Config) string { return shortDuration(c.AuditInterval) },
 			set: func(c *Config, v string) error {
 				d, err := time.ParseDuration(v)
 				if err != nil || d < 0 || d > 0 && d < time.Second {

@@ -8,6 +8,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 )
@@ -188,4 +189,17 @@ func checkAddr(addr string) error {
 func checkDatabaseURL(url string) error {
 	_, err := pgxpool.ParseConfig(url)
 	return err
+}
+
+// shortDuration writes d as time.Duration does, without zero minutes or
+// seconds after a larger unit: 2m, 720h, 1h30m, 1m30s, 0s.
+func shortDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
 }

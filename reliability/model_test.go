@@ -18,12 +18,14 @@ import (
 // The model's run lengths. CI runs the defaults; a long run sets more:
 //
 //	go test ./reliability -run TestMoneyModel -seeds 2000 -ops 5000 -pgseeds 100 -pgops 2000 -timeout 3h
+//	go test ./reliability -run TestMoneyModel -from 5000 -seeds 500   # other seeds than CI's
 //	go test ./reliability -run TestMoneyModel -seed 1234 -ops 5000     # one seed, both stores
 //
 // Each flag can also come from the environment (PREDICTKIT_MODEL_SEED,
-// _SEEDS, _OPS, _PGSEEDS, _PGOPS), for runs through scripts.
+// _FROM, _SEEDS, _OPS, _PGSEEDS, _PGOPS), for runs through scripts.
 var (
-	flagSeed    = flag.Uint64("seed", envUint("PREDICTKIT_MODEL_SEED", 0), "run only this seed of the money model, on both stores (0: seeds 1..-seeds and 1..-pgseeds)")
+	flagFrom    = flag.Uint64("from", envUint("PREDICTKIT_MODEL_FROM", 1), "money model: the first seed of -seeds and -pgseeds")
+	flagSeed    = flag.Uint64("seed", envUint("PREDICTKIT_MODEL_SEED", 0), "run only this seed of the money model, on both stores (0: -seeds and -pgseeds seeds from -from)")
 	flagSeeds   = flag.Int("seeds", int(envUint("PREDICTKIT_MODEL_SEEDS", 20)), "money model: seeds on the memory store")
 	flagOps     = flag.Int("ops", int(envUint("PREDICTKIT_MODEL_OPS", 500)), "money model: operations per seed on the memory store")
 	flagPGSeeds = flag.Int("pgseeds", int(envUint("PREDICTKIT_MODEL_PGSEEDS", 4)), "money model: seeds on PostgreSQL, each checked against memory")
@@ -63,7 +65,7 @@ func (s *modelStats) add(o op, out outcome) {
 // ledger whole after each step, and PostgreSQL does exactly what the
 // in-memory store does.
 func TestMoneyModel(t *testing.T) {
-	memSeeds, pgSeeds := seedRange(*flagSeeds), seedRange(*flagPGSeeds)
+	memSeeds, pgSeeds := seedRange(*flagFrom, *flagSeeds), seedRange(*flagFrom, *flagPGSeeds)
 	memOps, pgOps := *flagOps, *flagPGOps
 	if *flagSeed != 0 {
 		memSeeds, pgSeeds = []uint64{*flagSeed}, []uint64{*flagSeed}
@@ -100,10 +102,10 @@ func TestMoneyModel(t *testing.T) {
 	})
 }
 
-func seedRange(n int) []uint64 {
+func seedRange(from uint64, n int) []uint64 {
 	out := make([]uint64, n)
 	for i := range out {
-		out[i] = uint64(i + 1)
+		out[i] = from + uint64(i)
 	}
 	return out
 }

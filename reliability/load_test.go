@@ -224,8 +224,8 @@ func (l *load) trader(u loadUser, r *rand.Rand) {
 			s.code = errorCode(b)
 		}
 		l.record(s)
-		if st == 0 {
-			time.Sleep(20 * time.Millisecond) // the server is down: do not spin
+		if st == 0 || st >= 500 {
+			time.Sleep(20 * time.Millisecond) // the server or its database is down: do not spin
 		}
 	}
 }

@@ -2,11 +2,13 @@ package server_test
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"net/http"
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
@@ -239,5 +241,35 @@ func TestMetricsWithoutBatching(t *testing.T) {
 	m := h.scrape(t)
 	if got := mustMetric(t, m, "predictkit_trade_batch_size", nil); got != 1 {
 		t.Errorf("with batching off each trade is a batch of one: %v batches, want 1", got)
+	}
+}
+
+func TestPeriodicAudit(t *testing.T) {
+	cfg := testConfig(memoryStore())
+	cfg.AuditInterval = time.Second
+	h, app := startServer(t, cfg)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		m := h.scrape(t)
+		if runs := mustMetric(t, m, "predictkit_audit_runs_total", map[string]string{"result": "ok"}); runs >= 1 {
+			if ok := mustMetric(t, m, "predictkit_audit_ok", nil); ok != 1 {
+				t.Errorf("predictkit_audit_ok = %v after a sound audit", ok)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no background audit ran within 20s at an interval of 1s")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	stopped := make(chan error, 1)
+	go func() { stopped <- app.Stop(context.Background()) }()
+	select {
+	case err := <-stopped:
+		if err != nil {
+			t.Errorf("stop: %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the audit loop kept the server from stopping")
 	}
 }

@@ -115,6 +115,9 @@ func newProc(t *testing.T, databaseURL string, extraEnv ...string) *proc {
 		"PREDICTKIT_LOG_LEVEL=warn",
 		"PREDICTKIT_BCRYPT_COST=4",
 		"PREDICTKIT_RATE_LOGIN=off", "PREDICTKIT_RATE_TRADE=off", "PREDICTKIT_RATE_PARTNER=off",
+		// No background transaction: the ambiguous-commit test cuts the
+		// first COMMIT after it arms its proxy.
+		"PREDICTKIT_AUDIT_INTERVAL=0",
 	)
 	p.env = append(p.env, extraEnv...)
 	t.Cleanup(func() {

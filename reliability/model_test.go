@@ -1,6 +1,7 @@
 package reliability
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/predictkit/predictkit/market"
+	"github.com/predictkit/predictkit/partner"
 	"github.com/predictkit/predictkit/storage/memory"
 	"github.com/predictkit/predictkit/storage/postgres/pgtest"
 )
@@ -171,6 +173,12 @@ func runModel(t *testing.T, seed uint64, ops int, pg bool) modelStats {
 					fail(step, "%s: after %s: %v", w.name, o, err)
 				}
 			}
+			if o.kind == opPartnerBet || o.kind == opPartnerSell {
+				// A refused first bet leaves no sub-account behind.
+				if err := checkPositions(w, sh, []holder{{o.partner, o.ext}}); err != nil {
+					fail(step, "%s: after %s: %v", w.name, o, err)
+				}
+			}
 		}
 	}
 	// The end: every account of every world, the floats, every holder's
@@ -253,11 +261,15 @@ func checkPositions(w *world, sh *shadow, hs []holder) error {
 			userID = w.users[h.user].ID
 		} else {
 			u, err := w.store.SubAccount(w.ctx, w.partnerz[h.partner].ID, externalID(h.user))
-			if err != nil {
-				if len(sh.held(h)) > 0 {
-					return fmt.Errorf("%s holds positions but has no sub-account: %v", h, err)
-				}
+			switch {
+			case errors.Is(err, partner.ErrNoAccount) && !sh.subs[h]:
 				continue
+			case errors.Is(err, partner.ErrNoAccount):
+				return fmt.Errorf("%s has bet but has no sub-account", h)
+			case err != nil:
+				return err
+			case !sh.subs[h]:
+				return fmt.Errorf("%s never had a bet accepted but has sub-account %d", h, u.ID)
 			}
 			userID = u.ID
 		}

@@ -122,6 +122,9 @@ type partnerReq struct {
 type shadow struct {
 	balance map[holder]int64
 	bonus   map[holder]int64
+	// subs are the partners' users that have bet: they, and only they,
+	// have a sub-account.
+	subs    map[holder]bool
 	floats  []int64
 	pos     map[posKey]int64
 	markets []shadowMarket
@@ -132,7 +135,7 @@ type shadow struct {
 }
 
 func newShadow() *shadow {
-	return &shadow{balance: map[holder]int64{}, bonus: map[holder]int64{}, floats: make([]int64, modelPartners), pos: map[posKey]int64{}}
+	return &shadow{balance: map[holder]int64{}, bonus: map[holder]int64{}, subs: map[holder]bool{}, floats: make([]int64, modelPartners), pos: map[posKey]int64{}}
 }
 
 func (s *shadow) live() []int {
@@ -402,6 +405,7 @@ func (s *shadow) record(o op, out outcome) []holder {
 		return []holder{h}
 	case opPartnerBet:
 		h := holder{o.partner, o.ext}
+		s.subs[h] = true
 		// Paid from the sub-account first, the rest from the float.
 		if have := s.balance[h]; have >= out.Amount {
 			s.balance[h] -= out.Amount

@@ -58,7 +58,11 @@ func TestConnectionErrorsAreUnavailable(t *testing.T) {
 		{"no error", nil, false},
 	}
 	for _, c := range cases {
-		t.Run(c.name+" is a lost connection: "+fmt.Sprint(c.want), func(t *testing.T) {
+		verdict := " means the database is unavailable"
+		if !c.want {
+			verdict = " is no availability problem"
+		}
+		t.Run(c.name+verdict, func(t *testing.T) {
 			if got := postgres.ConnectionLost(c.err); got != c.want {
 				t.Fatalf("ConnectionLost(%v) = %v", c.err, got)
 			}

@@ -58,8 +58,10 @@ func TestScenariosAgainstTheRealServer(t *testing.T) {
 			if r.Mode != "open" {
 				t.Errorf("mode %q", r.Mode)
 			}
-			if tp := r.Phases[0].Throughput; tp < 100 || tp > 220 {
-				t.Errorf("throughput %.1f/s at a rate of 200/s", tp)
+			// An open loop sends no more than it schedules, however fast the
+			// server; how many fewer depends on the machine, so is not tested.
+			if n := r.Phases[0].Requests; n > 200*1.1+1 {
+				t.Errorf("%d requests in 1s at a rate of 200/s", n)
 			}
 		}},
 		{"read measures each endpoint against healthz", bench.Config{Scenario: "read"},

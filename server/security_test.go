@@ -1065,6 +1065,7 @@ func TestSecurityHeaders(t *testing.T) {
 	}{
 		{"a public read", req{method: http.MethodGet, path: "/api/v1/events"}, false},
 		{"a probe", req{method: http.MethodGet, path: "/healthz"}, false},
+		{"the metrics", req{method: http.MethodGet, path: "/metrics"}, false},
 		{"the API document", req{method: http.MethodGet, path: "/api/v1/openapi.json"}, false},
 		{"an authenticated read", req{method: http.MethodGet, path: "/api/v1/auth/me", token: w.alice.token}, true},
 		{"an authenticated trade", req{method: http.MethodPost, path: fmt.Sprintf("/api/v1/markets/%d/buy", w.a1.ID), token: w.alice.token, body: map[string]any{"side": "YES", "amount_kopecks": 1000}}, true},

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"math"
 	"net/http"
 	"strconv"
@@ -141,22 +142,7 @@ func socialRoutes(svc *social.Service, auth *Auth) RoutesOut {
 	}
 	return RoutesOut{Routes: []Route{
 		// Contract 11.
-		{Method: http.MethodGet, Path: "/api/v1/events/:event_id/comments", Errors: errsEventComments, Handler: func(c *fiber.Ctx) error {
-			id, err := pathID(c, "event_id")
-			if err != nil {
-				return err
-			}
-			v, err := viewer(c)
-			if err != nil {
-				return err
-			}
-			limit, offset := lenientPage(c)
-			cs, err := svc.EventComments(c.UserContext(), v, id, limit, offset)
-			if err != nil {
-				return err
-			}
-			return c.JSON(fiber.Map{"comments": commentViews(cs)})
-		}},
+		{Method: http.MethodGet, Path: "/api/v1/events/:event_id/comments", Errors: errsEventComments, Handler: listComments("event_id", viewer, svc.EventComments)},
 		// Extension API. Checks run 401, 404 (an event id that is not an
 		// integer), 400 (the body and the content), 404 (no such event or
 		// parent), 400 (a parent of another event, or a reply).
@@ -183,22 +169,7 @@ func socialRoutes(svc *social.Service, auth *Auth) RoutesOut {
 			}
 			return c.Status(http.StatusCreated).JSON(commentView(cm))
 		}},
-		{Method: http.MethodGet, Path: "/api/v1/comments/:id/replies", Errors: errsReplies, Handler: func(c *fiber.Ctx) error {
-			id, err := pathID(c, "id")
-			if err != nil {
-				return err
-			}
-			v, err := viewer(c)
-			if err != nil {
-				return err
-			}
-			limit, offset := lenientPage(c)
-			cs, err := svc.Replies(c.UserContext(), v, id, limit, offset)
-			if err != nil {
-				return err
-			}
-			return c.JSON(fiber.Map{"comments": commentViews(cs)})
-		}},
+		{Method: http.MethodGet, Path: "/api/v1/comments/:id/replies", Errors: errsReplies, Handler: listComments("id", viewer, svc.Replies)},
 		{Method: http.MethodPut, Path: "/api/v1/comments/:id/reaction", Errors: errsReaction, Handler: func(c *fiber.Ctx) error {
 			u, err := auth.User(c)
 			if err != nil {
@@ -272,4 +243,27 @@ func socialRoutes(svc *social.Service, auth *Auth) RoutesOut {
 			return c.JSON(fiber.Map{"status": "ok"})
 		}},
 	}}
+}
+
+// listComments is the handler of a comment list (an event's top-level
+// comments, or a comment's replies): the id in path param, the optional
+// viewer for user_reaction, lenient paging, then list.
+func listComments(param string, viewer func(*fiber.Ctx) (int64, error),
+	list func(ctx context.Context, viewerID, id int64, limit, offset int) ([]*social.Comment, error)) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		id, err := pathID(c, param)
+		if err != nil {
+			return err
+		}
+		v, err := viewer(c)
+		if err != nil {
+			return err
+		}
+		limit, offset := lenientPage(c)
+		cs, err := list(c.UserContext(), v, id, limit, offset)
+		if err != nil {
+			return err
+		}
+		return c.JSON(fiber.Map{"comments": commentViews(cs)})
+	}
 }

@@ -57,6 +57,11 @@ func (r *Request) Key() (Key, bool) {
 	return Key{r.PartnerID, r.ClientBetID}, r.PartnerID != 0 && r.ClientBetID != ""
 }
 
+// key is the idempotency key t was made under, if any.
+func (t *Trade) key() (Key, bool) {
+	return Key{t.PartnerID, t.ClientBetID}, t.PartnerID != 0 && t.ClientBetID != ""
+}
+
 // Check validates r on its own, before any state is read.
 func (r *Request) Check() error {
 	switch r.Action {
@@ -184,6 +189,61 @@ func DecideTrades(st *State, reqs []Request) (*Effects, error) {
 	return d.eff, nil
 }
 
+// DecideMarkets is DecideTrades over several markets in one transaction
+// (Store.ExecMarkets): it applies reqs[i] to sts[i], market after market,
+// carrying balances and idempotency keys from each to the next, so the
+// batch decides exactly as running the markets' batches one after another
+// would. The States share one Balances map (see ExecMarkets), which is
+// not changed. A State with a nil Market (no such market) gets nil
+// Effects and leaves its requests unanswered: the caller reports
+// ErrMarketNotFound for them.
+func DecideMarkets(sts []*State, reqs [][]Request) ([]*Effects, error) {
+	if len(sts) != len(reqs) {
+		return nil, fmt.Errorf("market: %d states for %d request lists", len(sts), len(reqs))
+	}
+	effs := make([]*Effects, len(sts))
+	var balances map[account.Ref]int64
+	var keys map[Key]*Trade
+	for i, st := range sts {
+		if st.Market == nil {
+			continue
+		}
+		s := *st
+		if balances != nil {
+			s.Balances = balances
+		}
+		if keys != nil {
+			s.Existing = keys
+		}
+		eff, err := DecideTrades(&s, reqs[i])
+		if err != nil {
+			return nil, err
+		}
+		effs[i] = eff
+		if len(eff.Trades) == 0 || i == len(sts)-1 {
+			continue
+		}
+		if balances == nil {
+			balances = maps.Clone(st.Balances)
+		}
+		for _, te := range eff.Trades {
+			if err := account.Apply(balances, te.Postings); err != nil {
+				return nil, fmt.Errorf("market %d: a decided trade does not apply: %w", st.Market.ID, err)
+			}
+			if k, ok := te.Trade.key(); ok {
+				if keys == nil {
+					keys = maps.Clone(st.Existing)
+					if keys == nil {
+						keys = map[Key]*Trade{}
+					}
+				}
+				keys[k] = te.Trade
+			}
+		}
+	}
+	return effs, nil
+}
+
 type posKey struct {
 	user int64
 	side Side
@@ -201,13 +261,23 @@ func (d *decision) userBalances(id int64) account.Balances {
 	return account.Balances{Balance: d.balances[account.UserAccount(id)], Bonus: d.balances[account.BonusAccount(id)]}
 }
 
-// post applies postings to the decision's balances, all or none.
+// post applies postings to the decision's balances, all or none. It
+// works in place and undoes a refused set: cloning the balances for every
+// trade would cost a batch time quadratic in its size.
 func (d *decision) post(ps []account.Posting) error {
-	next := maps.Clone(d.balances)
-	if err := account.Apply(next, ps); err != nil {
-		return err
+	for i := range ps {
+		if err := account.Apply(d.balances, ps[i:i+1]); err != nil {
+			applied := ps[:i+1]
+			if errors.Is(err, account.ErrInvalidAmount) {
+				applied = ps[:i] // refused before it changed anything
+			}
+			for j := len(applied) - 1; j >= 0; j-- {
+				d.balances[applied[j].From] += applied[j].Amount
+				d.balances[applied[j].To] -= applied[j].Amount
+			}
+			return err
+		}
 	}
-	d.balances = next
 	return nil
 }
 

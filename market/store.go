@@ -37,6 +37,17 @@ type Store interface {
 	// have no side effects. On success the IDs of new trades and positions
 	// are set in the returned Effects.
 	Exec(ctx context.Context, lock Lock, decide func(*State) (*Effects, error)) (*Effects, error)
+	// ExecMarkets is Exec over several markets in one transaction: how
+	// trades on different markets share one commit. It locks the markets
+	// of locks in ascending id order, then the accounts of every lock in
+	// ascending id order, and calls decide once with a State per lock, in
+	// the order of locks. A market that does not exist fails nothing: its
+	// State has a nil Market, and its Effects must be nil. Every State's
+	// Balances is the same map, holding every account the call locked;
+	// decide must not change it. Locks name distinct markets and never
+	// ask for AllPositions. decide returns one Effects per State (nil for
+	// none); the same retry rules as Exec apply.
+	ExecMarkets(ctx context.Context, locks []Lock, decide func([]*State) ([]*Effects, error)) ([]*Effects, error)
 
 	// OpenPositions returns user id's open positions, newest first.
 	OpenPositions(ctx context.Context, userID int64) ([]*PositionDetail, error)

@@ -14,9 +14,10 @@ type Trader interface {
 	Trade(ctx context.Context, marketID int64, r Request) (Result, error)
 }
 
-// Execer is the money-path method of a Store.
+// Execer is the money path of a Store.
 type Execer interface {
 	Exec(ctx context.Context, lock Lock, decide func(*State) (*Effects, error)) (*Effects, error)
+	ExecMarkets(ctx context.Context, locks []Lock, decide func([]*State) ([]*Effects, error)) ([]*Effects, error)
 }
 
 // Direct executes every request in a transaction of its own: the usual
@@ -50,16 +51,55 @@ func execBatch(ctx context.Context, s Execer, marketID int64, reqs []Request) ([
 	}
 }
 
-// Batcher is group commit for trades: concurrent requests on the same
-// market are gathered and applied in arrival order under one lock and one
-// transaction. Each request is still accepted or refused on its own, and
-// each caller gets its answer only after the batch has committed.
+// execGroups runs the requests of several markets (distinct ids) in one
+// ExecMarkets, with the same duplicate-key retry as execBatch. missing[i]
+// is set when market ids[i] does not exist.
+func execGroups(ctx context.Context, s Execer, ids []int64, reqs [][]Request) (results [][]Result, missing []bool, err error) {
+	locks := make([]Lock, len(ids))
+	for i, id := range ids {
+		locks[i] = LockFor(id, reqs[i])
+	}
+	for attempt := 0; ; attempt++ {
+		effs, err := s.ExecMarkets(ctx, locks, func(sts []*State) ([]*Effects, error) {
+			return DecideMarkets(sts, reqs)
+		})
+		if errors.Is(err, ErrDuplicateKey) && attempt < 3 {
+			continue
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		results, missing = make([][]Result, len(ids)), make([]bool, len(ids))
+		for i, eff := range effs {
+			if eff == nil {
+				missing[i] = true
+				continue
+			}
+			results[i] = eff.Results
+		}
+		return results, missing, nil
+	}
+}
+
+// Batcher is group commit for trades: concurrent requests are gathered
+// and applied in one transaction, those of one market in arrival order
+// under its lock. Each request is still accepted or refused on its own,
+// and each caller gets its answer only after the batch has committed.
 //
-// There is at most one batch in flight per market in this process; while
-// it commits, new requests queue, and they form the next batch. So batches
-// grow with the load by themselves, and an idle market pays no wait at
-// all. MaxWait adds a linger to fill batches further. Several processes
-// on one database stay correct: their batches serialize on the market row.
+// A batch may span markets, so a thousand quiet markets share commits as
+// one hot market does. A market is in at most one batch in flight in this
+// process. One batch commits at a time, and up to MaxInFlight when enough
+// requests wait to fill half a batch each; while they commit, new
+// requests queue and form the next batches. So batches grow with the load
+// by themselves, and an idle market pays no wait at all. MaxWait adds a
+// linger to fill batches further.
+//
+// The requests of one batch were all waiting at once, so no caller can
+// have seen another's answer: any order among them is one a sequential
+// run could give. The batch takes them market by market, each market's in
+// arrival order. Several processes on one database stay correct: their
+// batches serialize on the market rows, which every batch locks in
+// ascending id order.
 type Batcher struct {
 	store Execer
 	// MaxBatch bounds a batch; 1 or less disables batching (Direct).
@@ -67,15 +107,28 @@ type Batcher struct {
 	// MaxWait is how long a batch that is not full waits for more
 	// requests before it runs; 0 runs at once.
 	MaxWait time.Duration
+	// MaxInFlight bounds the batches committing at once, on markets of
+	// their own; 0 means DefaultMaxInFlight. A batch beyond the first
+	// starts only when it would be at least half full.
+	MaxInFlight int
 	// Observe, when set, is told the size and commit time of every batch.
 	Observe func(size int, took time.Duration, err error)
 
-	mu     sync.Mutex
+	mu sync.Mutex
+	// queues holds every market with requests pending or committing.
 	queues map[int64]*queue
+	// ready lists, oldest first, the markets with requests pending and no
+	// batch in flight.
+	ready   []int64
+	waiting int // requests pending in ready markets
+	running int
 }
 
 type queue struct {
 	pending []*call
+	// busy is set while a batch of the market commits; queued while the
+	// market is in ready.
+	busy, queued bool
 }
 
 type call struct {
@@ -86,10 +139,17 @@ type call struct {
 	done chan struct{}
 }
 
+// group is one market's part of a batch.
+type group struct {
+	marketID int64
+	calls    []*call
+}
+
 // Defaults of the group commit.
 const (
-	DefaultMaxBatch = 64
-	DefaultMaxWait  = 0
+	DefaultMaxBatch    = 64
+	DefaultMaxWait     = 0
+	DefaultMaxInFlight = 2
 )
 
 // NewBatcher returns a Batcher on store.
@@ -106,73 +166,150 @@ func (b *Batcher) Trade(ctx context.Context, marketID int64, r Request) (Result,
 	}
 	c := &call{ctx: ctx, req: r, done: make(chan struct{})}
 	b.mu.Lock()
-	q, running := b.queues[marketID]
-	if !running {
+	q := b.queues[marketID]
+	if q == nil {
 		q = &queue{}
 		b.queues[marketID] = q
 	}
 	q.pending = append(q.pending, c)
+	if !q.busy {
+		if !q.queued {
+			q.queued = true
+			b.ready = append(b.ready, marketID)
+		}
+		b.waiting++
+	}
+	// A runner that is committing takes the ready markets when it is
+	// done; another starts beside it only for a batch worth its fixed
+	// cost.
+	start := b.running == 0 || b.running < b.maxInFlight() && b.waiting >= b.minShare()
+	if start {
+		b.running++
+	}
 	b.mu.Unlock()
-	if !running {
-		go b.run(marketID, q)
+	if start {
+		go b.run()
 	}
 	<-c.done
 	return c.res, c.err
 }
 
-// run commits the market's queue batch by batch until it is empty.
-func (b *Batcher) run(marketID int64, q *queue) {
+// minShare is the smallest batch that runs beside others: a batch has a
+// fixed cost (two round trips, a commit), so on a busy machine two half
+// batches side by side beat a stream of small ones.
+func (b *Batcher) minShare() int { return max(1, b.MaxBatch/2) }
+
+func (b *Batcher) maxInFlight() int {
+	if b.MaxInFlight > 0 {
+		return b.MaxInFlight
+	}
+	return DefaultMaxInFlight
+}
+
+// run commits batches until no market is ready.
+func (b *Batcher) run() {
 	for {
 		if b.MaxWait > 0 {
-			b.linger(q)
+			b.linger()
 		}
 		b.mu.Lock()
-		n := min(len(q.pending), b.MaxBatch)
-		if n == 0 {
-			delete(b.queues, marketID)
+		var batch []group
+		if b.running == 1 || b.waiting >= b.minShare() {
+			batch = b.take()
+		}
+		if len(batch) == 0 {
+			b.running--
 			b.mu.Unlock()
 			return
 		}
-		batch := q.pending[:n:n]
-		q.pending = append([]*call(nil), q.pending[n:]...)
 		b.mu.Unlock()
-		b.commit(marketID, batch)
+		b.commit(batch)
+		b.mu.Lock()
+		for _, g := range batch {
+			q := b.queues[g.marketID]
+			q.busy = false
+			if len(q.pending) == 0 {
+				delete(b.queues, g.marketID)
+				continue
+			}
+			q.queued = true
+			b.ready = append(b.ready, g.marketID)
+			b.waiting += len(q.pending)
+		}
+		b.mu.Unlock()
 	}
 }
 
-// linger waits up to MaxWait for the queue to fill a batch.
-func (b *Batcher) linger(q *queue) {
+// take removes the next batch from the ready markets, oldest first, and
+// marks its markets busy. Callers hold b.mu.
+func (b *Batcher) take() []group {
+	var batch []group
+	n := 0
+	for len(b.ready) > 0 && n < b.MaxBatch {
+		id := b.ready[0]
+		b.ready = b.ready[1:]
+		q := b.queues[id]
+		k := min(len(q.pending), b.MaxBatch-n)
+		batch = append(batch, group{id, q.pending[:k:k]})
+		q.pending = append([]*call(nil), q.pending[k:]...)
+		q.busy, q.queued = true, false
+		b.waiting -= k
+		if len(q.pending) > 0 {
+			b.waiting -= len(q.pending) // they wait for the market, not in ready
+		}
+		n += k
+	}
+	if len(b.ready) == 0 {
+		b.ready = nil // lets the backing array go
+	}
+	return batch
+}
+
+// linger waits up to MaxWait for the ready markets to fill a batch.
+func (b *Batcher) linger() {
 	deadline := time.Now().Add(b.MaxWait)
 	for time.Now().Before(deadline) {
 		b.mu.Lock()
-		full := len(q.pending) >= b.MaxBatch
+		n := b.waiting
 		b.mu.Unlock()
-		if full {
+		if n >= b.MaxBatch {
 			return
 		}
 		time.Sleep(min(time.Until(deadline), 200*time.Microsecond))
 	}
 }
 
-func (b *Batcher) commit(marketID int64, batch []*call) {
-	reqs := make([]Request, len(batch))
-	for i, c := range batch {
-		reqs[i] = c.req
+func (b *Batcher) commit(batch []group) {
+	ids := make([]int64, len(batch))
+	reqs := make([][]Request, len(batch))
+	size := 0
+	for i, g := range batch {
+		ids[i] = g.marketID
+		reqs[i] = make([]Request, len(g.calls))
+		for j, c := range g.calls {
+			reqs[i][j] = c.req
+		}
+		size += len(g.calls)
 	}
 	// The batch belongs to no single caller, so no caller's cancellation
 	// may abort it halfway; values (request ids) come from the first.
-	ctx := context.WithoutCancel(batch[0].ctx)
+	ctx := context.WithoutCancel(batch[0].calls[0].ctx)
 	start := time.Now()
-	results, err := execBatch(ctx, b.store, marketID, reqs)
+	results, missing, err := execGroups(ctx, b.store, ids, reqs)
 	if b.Observe != nil {
-		b.Observe(len(batch), time.Since(start), err)
+		b.Observe(size, time.Since(start), err)
 	}
-	for i, c := range batch {
-		if err != nil {
-			c.err = err
-		} else {
-			c.res = results[i]
+	for i, g := range batch {
+		for j, c := range g.calls {
+			switch {
+			case err != nil:
+				c.err = err
+			case missing[i]:
+				c.err = ErrMarketNotFound
+			default:
+				c.res = results[i][j]
+			}
+			close(c.done)
 		}
-		close(c.done)
 	}
 }

@@ -38,6 +38,7 @@ type Ledger interface {
 // Markets is what the partner service needs of the market store.
 type Markets interface {
 	Market(ctx context.Context, id int64) (*market.Market, error)
-	Exec(ctx context.Context, lock market.Lock, decide func(*market.State) (*market.Effects, error)) (*market.Effects, error)
+	// Execer runs the trades (directly or batched, see Service.Trader).
+	market.Execer
 	OpenPositions(ctx context.Context, userID int64) ([]*market.PositionDetail, error)
 }

@@ -54,12 +54,14 @@ type Config struct {
 	LogFormat string
 	// CookieSecure marks the cookies the server sets as Secure (HTTPS only).
 	CookieSecure bool
-	// TradeBatchSize bounds a group commit: how many concurrent trades on
-	// one market share a transaction; 1 commits every trade alone.
-	// TradeBatchWait is how long a batch that is not full lingers for
-	// more (0: none; batches still form while the previous one commits).
-	TradeBatchSize int
-	TradeBatchWait time.Duration
+	// TradeBatchSize bounds a group commit: how many concurrent trades
+	// share a transaction; 1 commits every trade alone. TradeBatchWait is
+	// how long a batch that is not full lingers for more (0: none; batches
+	// still form while the previous ones commit). TradeBatchInFlight
+	// bounds the batches committing at once, each on markets of its own.
+	TradeBatchSize     int
+	TradeBatchWait     time.Duration
+	TradeBatchInFlight int
 	// TrustedProxies are the addresses (IPs or CIDR ranges) of reverse
 	// proxies whose X-Forwarded-For is believed; empty trusts none.
 	TrustedProxies []string
@@ -103,22 +105,23 @@ type Config struct {
 // DefaultConfig returns the defaults of every setting.
 func DefaultConfig() Config {
 	return Config{
-		Addr:            ":8080",
-		Demo:            true,
-		MigrateOnStart:  true,
-		ReadTimeout:     10 * time.Second,
-		WriteTimeout:    30 * time.Second,
-		IdleTimeout:     120 * time.Second,
-		ShutdownTimeout: 15 * time.Second,
-		StartTimeout:    60 * time.Second,
-		BcryptCost:      bcrypt.DefaultCost,
-		TokenTTL:        30 * 24 * time.Hour,
-		LogLevel:        "info",
-		LogFormat:       "json",
-		TradeBatchSize:  market.DefaultMaxBatch,
-		RateLogin:       DefaultRateLogin,
-		RateTrade:       DefaultRateTrade,
-		RatePartner:     DefaultRatePartner,
+		Addr:               ":8080",
+		Demo:               true,
+		MigrateOnStart:     true,
+		ReadTimeout:        10 * time.Second,
+		WriteTimeout:       30 * time.Second,
+		IdleTimeout:        120 * time.Second,
+		ShutdownTimeout:    15 * time.Second,
+		StartTimeout:       60 * time.Second,
+		BcryptCost:         bcrypt.DefaultCost,
+		TokenTTL:           30 * 24 * time.Hour,
+		LogLevel:           "info",
+		LogFormat:          "json",
+		TradeBatchSize:     market.DefaultMaxBatch,
+		TradeBatchInFlight: market.DefaultMaxInFlight,
+		RateLogin:          DefaultRateLogin,
+		RateTrade:          DefaultRateTrade,
+		RatePartner:        DefaultRatePartner,
 
 		ChatWebhookTimeout: chat.DefaultWebhookTimeout,
 	}
@@ -175,6 +178,9 @@ func (c Config) withDefaults() Config {
 	if c.TradeBatchSize <= 0 {
 		c.TradeBatchSize = d.TradeBatchSize
 	}
+	if c.TradeBatchInFlight <= 0 {
+		c.TradeBatchInFlight = d.TradeBatchInFlight
+	}
 	if c.ChatWebhookTimeout <= 0 {
 		c.ChatWebhookTimeout = d.ChatWebhookTimeout
 	}
@@ -214,6 +220,9 @@ func (c Config) Validate() error {
 	if c.TradeBatchWait < 0 || c.TradeBatchWait > time.Second {
 		bad("PREDICTKIT_TRADE_BATCH_WAIT", "%s: must be 0 to 1s", c.TradeBatchWait)
 	}
+	if c.TradeBatchInFlight < 0 || c.TradeBatchInFlight > maxTradeBatchInFlight {
+		bad("PREDICTKIT_TRADE_BATCH_INFLIGHT", "%d: must be 1 to %d", c.TradeBatchInFlight, maxTradeBatchInFlight)
+	}
 	if c.AdminToken != "" && len(c.AdminToken) < 16 {
 		bad("PREDICTKIT_ADMIN_TOKEN", "the admin token must be at least 16 characters (it has %d)", len(c.AdminToken))
 	}
@@ -248,6 +257,10 @@ func (c Config) Validate() error {
 // maxTradeBatch bounds the group commit's batch size: larger batches hold
 // the market's row lock longer than they save.
 const maxTradeBatch = 1024
+
+// maxTradeBatchInFlight bounds the batches committing at once: each holds
+// a database connection.
+const maxTradeBatchInFlight = 64
 
 // setting is one configuration knob: its flag, its environment variable,
 // its default and how to read and write it.
@@ -341,7 +354,7 @@ func settings() []setting {
 		durationSetting("token-ttl", "PREDICTKIT_TOKEN_TTL", "lifetime of an access token", func(c *Config) *time.Duration { return &c.TokenTTL }),
 		stringSetting("log-level", "PREDICTKIT_LOG_LEVEL", "debug, info, warn or error", func(c *Config) *string { return &c.LogLevel }),
 		stringSetting("log-format", "PREDICTKIT_LOG_FORMAT", "json or text", func(c *Config) *string { return &c.LogFormat }),
-		{flag: "trade-batch-size", env: "PREDICTKIT_TRADE_BATCH_SIZE", help: "group commit: most concurrent trades on one market per transaction (1 disables batching)",
+		{flag: "trade-batch-size", env: "PREDICTKIT_TRADE_BATCH_SIZE", help: "group commit: most concurrent trades per transaction, over one market or many (1 disables batching)",
 			get: func(c *Config) string { return strconv.Itoa(c.TradeBatchSize) },
 			set: func(c *Config, v string) error {
 				n, err := strconv.Atoi(v)
@@ -359,6 +372,16 @@ func settings() []setting {
 					return fmt.Errorf("must be a duration from 0 to 1s, such as 500us")
 				}
 				c.TradeBatchWait = d
+				return nil
+			}},
+		{flag: "trade-batch-inflight", env: "PREDICTKIT_TRADE_BATCH_INFLIGHT", help: "group commit: most batches committing at once, each on markets of its own",
+			get: func(c *Config) string { return strconv.Itoa(c.TradeBatchInFlight) },
+			set: func(c *Config, v string) error {
+				n, err := strconv.Atoi(v)
+				if err != nil || n < 1 || n > maxTradeBatchInFlight {
+					return fmt.Errorf("must be an integer from 1 to %d", maxTradeBatchInFlight)
+				}
+				c.TradeBatchInFlight = n
 				return nil
 			}},
 		boolSetting("cookie-secure", "PREDICTKIT_COOKIE_SECURE", "mark cookies Secure (serve over HTTPS)", func(c *Config) *bool { return &c.CookieSecure }),

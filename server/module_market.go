@@ -23,7 +23,9 @@ var MarketModule = fx.Module("market",
 // market and partner services so that their trades on one market batch
 // together.
 func newTrader(cfg Config, store market.Store, m *Metrics) market.Trader {
-	return instrumentTrader(market.NewBatcher(store, cfg.TradeBatchSize, cfg.TradeBatchWait), m)
+	b := market.NewBatcher(store, cfg.TradeBatchSize, cfg.TradeBatchWait)
+	b.MaxInFlight = cfg.TradeBatchInFlight
+	return instrumentTrader(b, m)
 }
 
 func newMarketService(store market.Store, accounts *account.Service, trader market.Trader) *market.Service {

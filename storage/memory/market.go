@@ -171,72 +171,162 @@ func (s *Store) Market(_ context.Context, id int64) (*market.Market, error) {
 	return s.market(id), nil
 }
 
-// Exec implements market.Store: the whole lock → decide → write cycle runs
-// under the store's mutex.
+// Exec implements market.Store. The store's one mutex is the lock.
 func (s *Store) Exec(_ context.Context, lock market.Lock, decide func(*market.State) (*market.Effects, error)) (*market.Effects, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, ok := s.markets[lock.MarketID]; !ok {
 		return nil, market.ErrMarketNotFound
 	}
+	effs, err := s.exec([]market.Lock{lock}, func(sts []*market.State) ([]*market.Effects, error) {
+		eff, err := decide(sts[0])
+		return []*market.Effects{eff}, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return effs[0], nil
+}
+
+// ExecMarkets implements market.Store.
+func (s *Store) ExecMarkets(_ context.Context, locks []market.Lock, decide func([]*market.State) ([]*market.Effects, error)) ([]*market.Effects, error) {
+	seen := map[int64]bool{}
+	for _, l := range locks {
+		if l.AllPositions || seen[l.MarketID] {
+			return nil, fmt.Errorf("memory: ExecMarkets takes distinct markets and no AllPositions")
+		}
+		seen[l.MarketID] = true
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.exec(locks, decide)
+}
+
+// exec loads a State per lock (sharing one Balances map), decides, and
+// writes every Effects or none. Callers hold s.mu.
+func (s *Store) exec(locks []market.Lock, decide func([]*market.State) ([]*market.Effects, error)) ([]*market.Effects, error) {
 	now := s.now()
-	st := &market.State{Market: s.market(lock.MarketID), Balances: map[account.Ref]int64{}, Now: now,
-		Existing: map[market.Key]*market.Trade{}, SubAccounts: map[market.SubAccount]int64{}}
-	refs := append(slices.Clone(lock.Accounts), account.EscrowAccount(lock.MarketID), account.FeeAccount(lock.MarketID))
-	if lock.AllPositions {
-		refs = append(refs, account.Treasury)
-	}
-	users := map[int64]bool{}
-	for _, u := range lock.Users {
-		users[u] = true
-	}
-	for _, k := range lock.Keys {
-		if t, ok := s.byKey[k]; ok {
-			c := *t
-			st.Existing[k] = &c
-		}
-	}
+	balances := map[account.Ref]int64{}
+	existing := map[market.Key]*market.Trade{}
+	subAccounts := map[market.SubAccount]int64{}
+	sts := make([]*market.State, len(locks))
 	var created []int64
-	for _, sa := range lock.SubAccounts {
-		id, ok := s.subs[sa]
-		if !ok {
-			id = s.createSubAccount(sa, now)
-			created = append(created, id)
+	for i, lock := range locks {
+		st := &market.State{Balances: balances, Existing: existing, SubAccounts: subAccounts, Now: now}
+		sts[i] = st
+		if _, ok := s.markets[lock.MarketID]; !ok {
+			continue
 		}
-		st.SubAccounts[sa] = id
-		users[id] = true
-		refs = append(refs, account.UserAccount(id), account.BonusAccount(id))
-	}
-	for k, id := range s.open {
-		if k.market == lock.MarketID && (lock.AllPositions || users[k.user]) {
-			p := *s.positions[id]
-			st.Positions = append(st.Positions, &p)
-			if lock.AllPositions {
-				refs = append(refs, account.UserAccount(k.user))
+		st.Market = s.market(lock.MarketID)
+		refs := append(slices.Clone(lock.Accounts), account.EscrowAccount(lock.MarketID), account.FeeAccount(lock.MarketID))
+		if lock.AllPositions {
+			refs = append(refs, account.Treasury)
+		}
+		users := slices.Clone(lock.Users)
+		for _, k := range lock.Keys {
+			if t, ok := s.byKey[k]; ok {
+				c := *t
+				existing[k] = &c
 			}
 		}
+		for _, sa := range lock.SubAccounts {
+			id, ok := subAccounts[sa]
+			if !ok {
+				if id, ok = s.subs[sa]; !ok {
+					id = s.createSubAccount(sa, now)
+					created = append(created, id)
+				}
+				subAccounts[sa] = id
+			}
+			users = append(users, id)
+			refs = append(refs, account.UserAccount(id), account.BonusAccount(id))
+		}
+		if lock.AllPositions {
+			for k, id := range s.open {
+				if k.market == lock.MarketID {
+					p := *s.positions[id]
+					st.Positions = append(st.Positions, &p)
+					refs = append(refs, account.UserAccount(k.user))
+				}
+			}
+		} else {
+			slices.Sort(users)
+			for _, u := range slices.Compact(users) {
+				for _, side := range []market.Side{market.Yes, market.No} {
+					if id, ok := s.open[openKey{u, lock.MarketID, side}]; ok {
+						p := *s.positions[id]
+						st.Positions = append(st.Positions, &p)
+					}
+				}
+			}
+		}
+		slices.SortFunc(st.Positions, func(a, b *market.Position) int { return cmp.Compare(a.ID, b.ID) })
+		for _, r := range refs {
+			balances[r] = s.balance(r)
+		}
 	}
-	slices.SortFunc(st.Positions, func(a, b *market.Position) int { return cmp.Compare(a.ID, b.ID) })
-	for _, r := range refs {
-		st.Balances[r] = s.balance(r)
+	effs, err := decide(sts)
+	if err == nil && len(effs) != len(sts) {
+		err = fmt.Errorf("memory: decide returned %d effects for %d states", len(effs), len(sts))
 	}
-	eff, err := decide(st)
 	if err == nil {
-		err = s.write(eff)
+		err = s.writeAll(sts, effs)
 	}
 	// A sub-account made for this call that no trade used is not kept.
 	for _, id := range created {
-		if err != nil || !tradedBy(eff, id) {
+		if err != nil || !slices.ContainsFunc(effs, func(e *market.Effects) bool { return tradedBy(e, id) }) {
 			s.deleteSubAccount(id)
 		}
 	}
 	if err != nil {
 		return nil, err
 	}
-	return eff, nil
+	return effs, nil
+}
+
+// writeAll checks the postings of every Effects together, then writes
+// them all, so a failure writes nothing.
+func (s *Store) writeAll(sts []*market.State, effs []*market.Effects) error {
+	var all []account.Posting
+	for i, eff := range effs {
+		if eff == nil {
+			continue
+		}
+		if sts[i].Market == nil {
+			return fmt.Errorf("memory: effects for a market that does not exist")
+		}
+		all = append(all, postingsOf(eff)...)
+	}
+	touched := map[account.Ref]int64{}
+	for _, p := range all {
+		touched[p.From], touched[p.To] = s.balance(p.From), s.balance(p.To)
+	}
+	if err := account.Apply(touched, all); err != nil {
+		return err
+	}
+	for _, eff := range effs {
+		if eff == nil {
+			continue
+		}
+		if err := s.write(eff); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func postingsOf(eff *market.Effects) []account.Posting {
+	var all []account.Posting
+	for _, te := range eff.Trades {
+		all = append(all, te.Postings...)
+	}
+	return append(all, eff.Postings...)
 }
 
 func tradedBy(eff *market.Effects, userID int64) bool {
+	if eff == nil {
+		return false
+	}
 	for _, te := range eff.Trades {
 		if te.Trade.UserID == userID {
 			return true
@@ -261,22 +351,9 @@ func (s *Store) deleteSubAccount(id int64) {
 	delete(s.users, id)
 }
 
-// write applies eff; it checks the postings first so that a failure
-// writes nothing.
+// write applies eff, whose postings writeAll has checked.
 func (s *Store) write(eff *market.Effects) error {
-	var all []account.Posting
-	for _, te := range eff.Trades {
-		all = append(all, te.Postings...)
-	}
-	all = append(all, eff.Postings...)
-	touched := map[account.Ref]int64{}
-	for _, p := range all {
-		touched[p.From], touched[p.To] = s.balance(p.From), s.balance(p.To)
-	}
-	if err := account.Apply(maps.Clone(touched), all); err != nil {
-		return err
-	}
-
+	all := postingsOf(eff)
 	for _, p := range eff.Positions {
 		if p.ID == 0 {
 			p.ID = s.next("position")
@@ -309,7 +386,7 @@ func (s *Store) write(eff *market.Effects) error {
 		s.prices[t.MarketID] = append(s.prices[t.MarketID], te.Price)
 	}
 	if err := s.post(all); err != nil {
-		return err // cannot happen: checked above
+		return err // cannot happen: writeAll checked them
 	}
 	for _, e := range eff.PnL {
 		s.pnl[e.Position.UserID] = append(s.pnl[e.Position.UserID], market.PnLEvent{UserID: e.Position.UserID, PositionID: e.Position.ID, At: e.At, Delta: e.Delta})

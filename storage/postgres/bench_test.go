@@ -56,6 +56,59 @@ func BenchmarkExec(b *testing.B) {
 	}
 }
 
+// BenchmarkBatch measures one group-commit batch of 64 trades, each by
+// its own user, on one market (the hot case) and on 64 markets in one
+// ExecMarkets (the spread case), committed one after another. The two
+// differ in rows written per batch: one market row and its two ledger
+// accounts, or 64 of each.
+func BenchmarkBatch(b *testing.B) {
+	const size = 64
+	for _, markets := range []int{1, size} {
+		b.Run(fmt.Sprintf("%d trades on %d markets", size, markets), func(b *testing.B) {
+			e := newEnv(b)
+			// A pool holds at most 32 markets here: events of up to 32.
+			var ms []*market.Market
+			for len(ms) < markets {
+				probs := make([]float64, min(markets-len(ms), 32))
+				for i := range probs {
+					probs[i] = 0.5
+				}
+				ev, _ := e.event(0.02, 1_000_000_000, probs...)
+				ms = append(ms, ev.Pools[0].Markets...)
+			}
+			ids := make([]int64, markets)
+			reqs := make([][]market.Request, markets)
+			for i := range size {
+				u := e.user("bench", 1_000_000_000_000)
+				k := i % markets
+				ids[k] = ms[k].ID
+				reqs[k] = append(reqs[k], market.Request{UserID: u.ID, Side: market.Side(i % 2), Action: market.ActionBuy, Amount: 1000})
+			}
+			locks := make([]market.Lock, markets)
+			for i := range locks {
+				locks[i] = market.LockFor(ids[i], reqs[i])
+			}
+			b.ResetTimer()
+			for range b.N {
+				effs, err := e.store.ExecMarkets(e.ctx, locks, func(sts []*market.State) ([]*market.Effects, error) {
+					return market.DecideMarkets(sts, reqs)
+				})
+				if err != nil {
+					b.Fatal(err)
+				}
+				for _, eff := range effs {
+					for _, r := range eff.Results {
+						if r.Err != nil {
+							b.Fatal(r.Err)
+						}
+					}
+				}
+			}
+			b.ReportMetric(float64(b.N*size)/b.Elapsed().Seconds(), "trades/s")
+		})
+	}
+}
+
 // seedOpenPositions gives market m n open positions (n a multiple of 4)
 // in bulk SQL: every four positions are a holder on both sides and two
 // holders on one side each, 100 to 998 shares a position, each bought at

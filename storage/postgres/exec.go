@@ -14,6 +14,7 @@ import (
 
 	"github.com/predictkit/predictkit/account"
 	"github.com/predictkit/predictkit/market"
+	"github.com/predictkit/predictkit/social"
 )
 
 // The money path takes two round trips when it succeeds: one sends BEGIN
@@ -21,20 +22,31 @@ import (
 // row lock is held for the second one and the time decide takes, which is
 // what bounds the trades per second of one market.
 
-const sqlLockMarket = `SELECT ` + marketCols + marketFrom + `WHERE m.id = $1 FOR NO KEY UPDATE OF m`
+// sqlLockMarkets locks markets $1 in ascending id order: the row locks
+// are taken as the sorted rows come out, so two batches sharing markets
+// queue on the first of them rather than deadlock.
+const sqlLockMarkets = `SELECT ` + marketCols + marketFrom + `WHERE m.id = ANY($1) ORDER BY m.id FOR NO KEY UPDATE OF m`
 
 const positionCols = `x.id, x.user_id, x.market_id, x.side, x.shares, x.cost_basis, x.bought, x.spent,
 	x.returned, x.use_bonus, COALESCE(x.partner_id, 0), x.created_at, x.updated_at, x.closed_at, x.won_side`
 
-// sqlLockPositions locks the open positions of market $1: all of them
-// ($2), or those of users $3 and of the sub-accounts ($4 partner ids, $5
-// external ids). Every writer of a market's positions holds the market's
-// lock first, so these row locks never wait; they make the rows'
-// ownership explicit.
+// sqlLockPositions locks open positions: all of market $2 when $1 (a
+// settlement), else those of the (user $3, market $4) pairs and of the
+// (partner $5, external id $6, market $7) sub-account pairs, each found
+// through the open-position key. Every writer of a market's positions
+// holds the market's lock first, so these row locks never wait; they make
+// the rows' ownership explicit, and a batch locks no position it does not
+// trade.
 const sqlLockPositions = `SELECT ` + positionCols + ` FROM positions x
-WHERE x.market_id = $1 AND x.closed_at IS NULL AND ($2 OR x.user_id = ANY($3) OR x.user_id IN (
-	SELECT u.id FROM unnest($4::bigint[], $5::text[]) AS s(partner_id, external_id)
-	JOIN users u ON u.partner_id = s.partner_id AND u.external_id = s.external_id))
+WHERE x.id IN (
+	SELECT p.id FROM positions p WHERE $1 AND p.market_id = $2 AND p.closed_at IS NULL
+	UNION ALL
+	SELECT p.id FROM unnest($3::bigint[], $4::bigint[]) AS k(user_id, market_id)
+	JOIN positions p ON p.user_id = k.user_id AND p.market_id = k.market_id AND p.closed_at IS NULL
+	UNION ALL
+	SELECT p.id FROM unnest($5::bigint[], $6::text[], $7::bigint[]) AS s(partner_id, external_id, market_id)
+	JOIN users u ON u.partner_id = s.partner_id AND u.external_id = s.external_id
+	JOIN positions p ON p.user_id = u.id AND p.market_id = s.market_id AND p.closed_at IS NULL)
 ORDER BY x.id
 FOR NO KEY UPDATE`
 
@@ -177,9 +189,28 @@ SELECT
 	COALESCE((SELECT array_agg(id ORDER BY ord) FROM p_ids), '{}'),
 	COALESCE((SELECT array_agg(id ORDER BY ord) FROM t_ids), '{}')`
 
-const sqlUpdateMarket = `UPDATE markets SET q_yes = $2, q_no = $3, volume = $4, paused = $5, resolved = $6,
-	winning_outcome = $7, resolved_at = $8
-WHERE id = $1`
+const sqlUpdateMarkets = `UPDATE markets m SET q_yes = u.q_yes, q_no = u.q_no, volume = u.volume,
+	paused = u.paused, resolved = u.resolved, winning_outcome = u.winning_outcome, resolved_at = u.resolved_at
+FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::bigint[], $5::boolean[], $6::boolean[],
+	$7::smallint[], $8::timestamptz[]) AS u(id, q_yes, q_no, volume, paused, resolved, winning_outcome, resolved_at)
+WHERE m.id = u.id AND m.id = ANY($1)`
+
+func updateMarketArgs(ms []*market.Market) []any {
+	n := len(ms)
+	id, qYes, qNo, volume := make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n)
+	paused, resolved := make([]bool, n), make([]bool, n)
+	won := make([]*int16, n)
+	at := make([]*time.Time, n)
+	for i, m := range ms {
+		id[i], qYes[i], qNo[i], volume[i], paused[i], resolved[i] = m.ID, m.QYes, m.QNo, m.Volume, m.Paused, m.Resolved
+		if m.WinningOutcome != nil {
+			c := sideCode(*m.WinningOutcome)
+			won[i] = &c
+		}
+		at[i] = timePtr(m.ResolvedAt)
+	}
+	return []any{id, qYes, qNo, volume, paused, resolved, won, at}
+}
 
 // A pool's won side is the first market of it to resolve YES; a later one
 // (which the domain prevents) does not overwrite it.
@@ -196,47 +227,180 @@ const sqlSetPoolWonSide = `UPDATE pools SET won_side = COALESCE(won_side, $2) WH
 func (s *Store) Exec(ctx context.Context, lock market.Lock, decide func(*market.State) (*market.Effects, error)) (*market.Effects, error) {
 	var eff *market.Effects
 	err := retry(ctx, s.retries, func() error {
-		var err error
-		eff, err = s.exec(ctx, lock, decide)
+		effs, err := s.exec(ctx, []market.Lock{lock}, func(sts []*market.State) ([]*market.Effects, error) {
+			eff, err := decide(sts[0])
+			return []*market.Effects{eff}, err
+		})
+		if err == nil {
+			eff = effs[0]
+		}
 		return err
 	})
+	var mm *missingMarkets
+	if errors.As(err, &mm) {
+		return nil, market.ErrMarketNotFound
+	}
 	if err != nil {
 		return nil, translate(err, nil)
 	}
 	return eff, nil
 }
 
+// ExecMarkets is Exec over several markets in one transaction (see
+// market.Store). A market that does not exist is left out and the
+// transaction runs again without it, so that no ledger account is made
+// for it; markets are never deleted, so this happens at most once.
+func (s *Store) ExecMarkets(ctx context.Context, locks []market.Lock, decide func([]*market.State) ([]*market.Effects, error)) ([]*market.Effects, error) {
+	seen := make(map[int64]bool, len(locks))
+	for _, l := range locks {
+		if l.AllPositions || seen[l.MarketID] {
+			return nil, errors.New("postgres: ExecMarkets takes distinct markets and no AllPositions")
+		}
+		seen[l.MarketID] = true
+	}
+	missing := map[int64]bool{}
+	for {
+		var live []market.Lock
+		for _, l := range locks {
+			if !missing[l.MarketID] {
+				live = append(live, l)
+			}
+		}
+		if len(live) == 0 {
+			return make([]*market.Effects, len(locks)), nil
+		}
+		var effs []*market.Effects
+		err := retry(ctx, s.retries, func() error {
+			var err error
+			effs, err = s.exec(ctx, live, func(sts []*market.State) ([]*market.Effects, error) {
+				return decideAll(locks, missing, sts, decide)
+			})
+			return err
+		})
+		var mm *missingMarkets
+		if errors.As(err, &mm) {
+			for _, id := range mm.ids {
+				missing[id] = true
+			}
+			continue
+		}
+		if err != nil {
+			return nil, translate(err, nil)
+		}
+		// effs are those of the live markets; put back the gaps.
+		out := make([]*market.Effects, len(locks))
+		k := 0
+		for i, l := range locks {
+			if !missing[l.MarketID] {
+				out[i] = effs[k]
+				k++
+			}
+		}
+		return out, nil
+	}
+}
+
+// decideAll calls decide with a State for every lock, those of missing
+// markets without a Market, and returns the Effects of the others.
+func decideAll(locks []market.Lock, missing map[int64]bool, live []*market.State,
+	decide func([]*market.State) ([]*market.Effects, error)) ([]*market.Effects, error) {
+	if len(missing) == 0 {
+		return decide(live)
+	}
+	all := make([]*market.State, len(locks))
+	k := 0
+	for i, l := range locks {
+		if missing[l.MarketID] {
+			shared := live[0]
+			all[i] = &market.State{Balances: shared.Balances, Existing: shared.Existing, SubAccounts: shared.SubAccounts, Now: shared.Now}
+			continue
+		}
+		all[i] = live[k]
+		k++
+	}
+	effs, err := decide(all)
+	if err != nil {
+		return nil, err
+	}
+	if len(effs) != len(all) {
+		return nil, fmt.Errorf("postgres: decide returned %d effects for %d states", len(effs), len(all))
+	}
+	out := make([]*market.Effects, 0, len(live))
+	for i, l := range locks {
+		if missing[l.MarketID] {
+			if effs[i] != nil {
+				return nil, fmt.Errorf("postgres: effects for market %d, which does not exist", l.MarketID)
+			}
+			continue
+		}
+		out = append(out, effs[i])
+	}
+	return out, nil
+}
+
 var errNoMarket = &decideError{market.ErrMarketNotFound}
 
-// exec is one attempt of Exec.
-func (s *Store) exec(ctx context.Context, lock market.Lock, decide func(*market.State) (*market.Effects, error)) (*market.Effects, error) {
+// missingMarkets is how an attempt says that markets of its locks do not
+// exist; it travels as a decideError, so nothing retries or translates it.
+type missingMarkets struct{ ids []int64 }
+
+func (e *missingMarkets) Error() string {
+	return fmt.Sprintf("postgres: markets %v do not exist", e.ids)
+}
+
+// exec is one attempt of Exec or ExecMarkets.
+func (s *Store) exec(ctx context.Context, locks []market.Lock, decide func([]*market.State) ([]*market.Effects, error)) ([]*market.Effects, error) {
 	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer release(conn)
 
-	l := newLoad(lock)
-	m, err := l.run(ctx, conn)
-	if err != nil {
+	l := newLoad(locks)
+	if err := l.run(ctx, conn); err != nil {
 		return nil, err
 	}
-	if m == nil {
-		return nil, errNoMarket
+	if len(l.markets) < len(l.marketIDs) {
+		var gone []int64
+		for _, id := range l.marketIDs {
+			if l.markets[id] == nil {
+				gone = append(gone, id)
+			}
+		}
+		return nil, &decideError{&missingMarkets{gone}}
 	}
 
-	// The clock is read once the market is locked, so that the times of a
-	// market's trades follow the order they happened in.
-	st := &market.State{Market: m, Balances: maps.Clone(l.accounts.balance), Positions: l.positions,
-		Existing: l.existing, SubAccounts: l.subs, Now: now()}
-	eff, err := decide(st)
+	// The clock is read once the markets are locked, so that the times of
+	// a market's trades follow the order they happened in.
+	at := now()
+	balances := maps.Clone(l.accounts.balance)
+	sts := make([]*market.State, len(locks))
+	for i, lk := range locks {
+		st := &market.State{Market: l.markets[lk.MarketID], Balances: balances, Existing: l.existing, SubAccounts: l.subs, Now: at}
+		for _, p := range l.positions {
+			if p.MarketID == lk.MarketID {
+				st.Positions = append(st.Positions, p)
+			}
+		}
+		sts[i] = st
+	}
+	effs, err := decide(sts)
 	if err != nil {
 		return nil, &decideError{err}
 	}
-	if eff == nil {
-		return nil, nil
+	if len(effs) != len(sts) {
+		return nil, fmt.Errorf("postgres: decide returned %d effects for %d states", len(effs), len(sts))
 	}
-	w, err := plan(m, l, eff, st.Now)
+	parts := make([]part, 0, len(sts))
+	for i, eff := range effs {
+		if eff != nil {
+			parts = append(parts, part{sts[i].Market, eff})
+		}
+	}
+	if len(parts) == 0 {
+		return effs, nil
+	}
+	w, err := plan(l, parts, at)
 	if err != nil {
 		return nil, err
 	}
@@ -246,21 +410,28 @@ func (s *Store) exec(ctx context.Context, lock market.Lock, decide func(*market.
 		// refused a statement, the trade may have committed.
 		return nil, commitFailed(err)
 	}
-	return eff, nil
+	return effs, nil
 }
 
-// load is the lock-and-load half of an Exec attempt: what it asks for and
-// what it found.
+// load is the lock-and-load half of an attempt: what it asks for and what
+// it found.
 type load struct {
-	lock        market.Lock
-	kinds       []string
-	owners      []int64
-	users       []int64
-	subPartners []int64
-	subExternal []string
-	keyPartners []int64
-	keyBets     []string
+	// marketIDs are the markets to lock, ascending and distinct.
+	marketIDs []int64
+	all       bool // AllPositions (of the one market)
+	kinds     []string
+	owners    []int64
+	// (posUsers, posMarkets) and (posSubPartners, posSubExternal,
+	// posSubMarkets) are the positions to lock.
+	posUsers, posMarkets          []int64
+	posSubPartners, posSubMarkets []int64
+	posSubExternal                []string
+	subPartners                   []int64
+	subExternal                   []string
+	keyPartners                   []int64
+	keyBets                       []string
 
+	markets   map[int64]*market.Market
 	accounts  *accounts
 	positions []*market.Position
 	existing  map[market.Key]*market.Trade
@@ -269,20 +440,37 @@ type load struct {
 	created map[int64]bool
 }
 
-func newLoad(lock market.Lock) *load {
-	refs := append(slices.Clone(lock.Accounts), account.EscrowAccount(lock.MarketID), account.FeeAccount(lock.MarketID))
-	if lock.AllPositions {
-		refs = append(refs, account.Treasury)
+func newLoad(locks []market.Lock) *load {
+	l := &load{markets: map[int64]*market.Market{}, existing: map[market.Key]*market.Trade{},
+		subs: map[market.SubAccount]int64{}, created: map[int64]bool{},
+		posUsers: []int64{}, posMarkets: []int64{}, posSubPartners: []int64{}, posSubMarkets: []int64{}, posSubExternal: []string{}}
+	var refs []account.Ref
+	var subs []market.SubAccount
+	for _, lk := range locks {
+		l.marketIDs = append(l.marketIDs, lk.MarketID)
+		l.all = l.all || lk.AllPositions
+		refs = append(refs, lk.Accounts...)
+		refs = append(refs, account.EscrowAccount(lk.MarketID), account.FeeAccount(lk.MarketID))
+		if lk.AllPositions {
+			refs = append(refs, account.Treasury)
+		}
+		for _, u := range lk.Users {
+			l.posUsers, l.posMarkets = append(l.posUsers, u), append(l.posMarkets, lk.MarketID)
+		}
+		for _, sa := range lk.SubAccounts {
+			l.posSubPartners, l.posSubExternal = append(l.posSubPartners, sa.PartnerID), append(l.posSubExternal, sa.ExternalID)
+			l.posSubMarkets = append(l.posSubMarkets, lk.MarketID)
+		}
+		subs = append(subs, lk.SubAccounts...)
+		for _, k := range lk.Keys {
+			l.keyPartners, l.keyBets = append(l.keyPartners, k.PartnerID), append(l.keyBets, k.ClientBetID)
+		}
 	}
-	l := &load{lock: lock, users: lock.Users, existing: map[market.Key]*market.Trade{},
-		subs: map[market.SubAccount]int64{}, created: map[int64]bool{}}
+	slices.Sort(l.marketIDs)
+	l.marketIDs = slices.Compact(l.marketIDs)
 	l.kinds, l.owners = refArrays(refs)
-	if l.users == nil {
-		l.users = []int64{}
-	}
 	// Sorted, so that two transactions creating the same sub-accounts
 	// insert them in the same order and wait rather than deadlock.
-	subs := slices.Clone(lock.SubAccounts)
 	slices.SortFunc(subs, func(a, b market.SubAccount) int {
 		return cmp.Or(cmp.Compare(a.PartnerID, b.PartnerID), cmp.Compare(a.ExternalID, b.ExternalID))
 	})
@@ -291,28 +479,24 @@ func newLoad(lock market.Lock) *load {
 	for i, sa := range subs {
 		l.subPartners[i], l.subExternal[i] = sa.PartnerID, sa.ExternalID
 	}
-	l.keyPartners, l.keyBets = make([]int64, len(lock.Keys)), make([]string, len(lock.Keys))
-	for i, k := range lock.Keys {
-		l.keyPartners[i], l.keyBets[i] = k.PartnerID, k.ClientBetID
-	}
 	return l
 }
 
 // run sends BEGIN and every lock and load in one round trip and reads the
-// results. The market is nil when it does not exist.
-func (l *load) run(ctx context.Context, conn *pgxpool.Conn) (*market.Market, error) {
-	lk := l.lock
+// results. Markets that do not exist are absent from l.markets.
+func (l *load) run(ctx context.Context, conn *pgxpool.Conn) error {
 	b := &pgx.Batch{}
 	b.Queue(`BEGIN ISOLATION LEVEL READ COMMITTED`)
-	b.Queue(sqlLockMarket, lk.MarketID)
+	b.Queue(sqlLockMarkets, l.marketIDs)
 	hasSubs, hasKeys := len(l.subPartners) > 0, len(l.keyPartners) > 0
 	if hasSubs {
 		b.Queue(sqlCreateSubAccounts, l.subPartners, l.subExternal, now())
 		b.Queue(sqlSubAccounts, l.subPartners, l.subExternal)
 	}
-	b.Queue(sqlEnsureAccounts, l.kinds, l.owners, lk.AllPositions, lk.MarketID, l.subPartners, l.subExternal)
-	b.Queue(sqlLockAccounts, l.kinds, l.owners, lk.AllPositions, lk.MarketID, l.subPartners, l.subExternal)
-	b.Queue(sqlLockPositions, lk.MarketID, lk.AllPositions, l.users, l.subPartners, l.subExternal)
+	// Holders' accounts (AllPositions) are those of the one market locked.
+	b.Queue(sqlEnsureAccounts, l.kinds, l.owners, l.all, l.marketIDs[0], l.subPartners, l.subExternal)
+	b.Queue(sqlLockAccounts, l.kinds, l.owners, l.all, l.marketIDs[0], l.subPartners, l.subExternal)
+	b.Queue(sqlLockPositions, l.all, l.marketIDs[0], l.posUsers, l.posMarkets, l.posSubPartners, l.posSubExternal, l.posSubMarkets)
 	if hasKeys {
 		b.Queue(sqlTradesByKey, l.keyPartners, l.keyBets)
 	}
@@ -320,67 +504,70 @@ func (l *load) run(ctx context.Context, conn *pgxpool.Conn) (*market.Market, err
 	br := conn.SendBatch(ctx, b)
 	defer br.Close()
 	if _, err := br.Exec(); err != nil {
-		return nil, err
+		return err
 	}
-	m, err := scanMarket(br.QueryRow())
-	if errors.Is(err, pgx.ErrNoRows) {
-		m, err = nil, nil
-	}
+	rows, err := br.Query()
 	if err != nil {
-		return nil, err
+		return err
+	}
+	ms, err := scanMarkets(rows)
+	if err != nil {
+		return err
+	}
+	for _, m := range ms {
+		l.markets[m.ID] = m
 	}
 	if hasSubs {
 		rows, err := br.Query()
 		if err != nil {
-			return nil, err
+			return err
 		}
 		var id int64
 		if _, err := pgx.ForEachRow(rows, []any{&id}, func() error { l.created[id] = true; return nil }); err != nil {
-			return nil, err
+			return err
 		}
 		if rows, err = br.Query(); err != nil {
-			return nil, err
+			return err
 		}
 		var sa market.SubAccount
 		if _, err := pgx.ForEachRow(rows, []any{&sa.PartnerID, &sa.ExternalID, &id}, func() error { l.subs[sa] = id; return nil }); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	if _, err := br.Exec(); err != nil {
-		return nil, err
-	}
-	rows, err := br.Query()
-	if err != nil {
-		return nil, err
-	}
-	if l.accounts, err = scanAccounts(rows); err != nil {
-		return nil, err
+		return err
 	}
 	if rows, err = br.Query(); err != nil {
-		return nil, err
+		return err
+	}
+	if l.accounts, err = scanAccounts(rows); err != nil {
+		return err
+	}
+	if rows, err = br.Query(); err != nil {
+		return err
 	}
 	if l.positions, err = scanPositions(rows); err != nil {
-		return nil, err
+		return err
 	}
 	if hasKeys {
 		if rows, err = br.Query(); err != nil {
-			return nil, err
+			return err
 		}
 		for rows.Next() {
 			t := &market.Trade{}
 			dest, finish := tradeDest(t)
 			if err := rows.Scan(dest...); err != nil {
 				rows.Close()
-				return nil, err
+				return err
 			}
 			finish()
 			l.existing[market.Key{PartnerID: t.PartnerID, ClientBetID: t.ClientBetID}] = t
 		}
 		if err := rows.Err(); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	return m, br.Close()
+	return br.Close()
 }
 
 // release rolls back whatever transaction an attempt left open and
@@ -395,22 +582,30 @@ func release(conn *pgxpool.Conn) {
 	conn.Release()
 }
 
-// writes is an Effects turned into the statements that store it.
+// part is one market's Effects of an attempt.
+type part struct {
+	m   *market.Market
+	eff *market.Effects
+}
+
+// writes is the Effects of an attempt turned into the statements that
+// store them.
 type writes struct {
-	eff    *market.Effects
+	trades []*market.TradeEffect
 	newPos []*market.Position
 	batch  *pgx.Batch
 	// insertAt is the place of sqlInsertEffects in the batch, -1 if none.
 	insertAt int
 }
 
-// plan checks eff against what the transaction locked and builds the
-// batch that writes it; the caller queues COMMIT after it when the batch
-// ends the transaction (Exec) and not when more follows (Settle).
-// Everything that could refuse eff is checked here, because once the
-// batch is sent nothing stops the commit but an error of the database.
-func plan(m *market.Market, l *load, eff *market.Effects, at time.Time) (*writes, error) {
-	w := &writes{eff: eff, batch: &pgx.Batch{}, insertAt: -1}
+// plan checks the parts' Effects against what the transaction locked and
+// builds the batch that writes them all; the caller queues COMMIT after it
+// when the batch ends the transaction (Exec) and not when more follows
+// (Settle). Everything that could refuse them is checked here, because
+// once the batch is sent nothing stops the commit but an error of the
+// database.
+func plan(l *load, parts []part, at time.Time) (*writes, error) {
+	w := &writes{batch: &pgx.Batch{}, insertAt: -1}
 	a, loaded := l.accounts, l.positions
 
 	// Positions: new ones by pointer (a trade, a PnL entry and Positions
@@ -442,41 +637,57 @@ func plan(m *market.Market, l *load, eff *market.Effects, at time.Time) (*writes
 		changed[p.ID] = p
 		return nil
 	}
-	for _, p := range eff.Positions {
-		if err := addPos(p); err != nil {
-			return nil, err
-		}
-	}
-	for _, te := range eff.Trades {
-		if err := addPos(te.Position); err != nil {
-			return nil, err
-		}
-	}
-	for _, e := range eff.PnL {
-		if e.Position == nil {
-			return nil, errors.New("postgres: PnL entry without a position")
-		}
-		if err := addPos(e.Position); err != nil {
-			return nil, err
-		}
-	}
-
-	// Postings, in the order the decision made them: those of each trade,
-	// then the rest.
+	// Postings, in the order the decisions made them: those of each
+	// trade, then the rest, market after market. tradeMarket is the
+	// market of each trade, for price points that do not name theirs.
 	var postings []account.Posting
-	var tradeOrd []int64
-	for i, te := range eff.Trades {
-		if te.Trade == nil {
-			return nil, errors.New("postgres: trade effect without a trade")
+	var tradeOrd, tradeMarket []int64
+	var pnl []market.PnLEntry
+	var notes []social.Notification
+	var updated []*market.Market
+	for _, pt := range parts {
+		m, eff := pt.m, pt.eff
+		for _, p := range eff.Positions {
+			if err := addPos(p); err != nil {
+				return nil, err
+			}
 		}
-		for _, p := range te.Postings {
+		for _, te := range eff.Trades {
+			if err := addPos(te.Position); err != nil {
+				return nil, err
+			}
+		}
+		for _, e := range eff.PnL {
+			if e.Position == nil {
+				return nil, errors.New("postgres: PnL entry without a position")
+			}
+			if err := addPos(e.Position); err != nil {
+				return nil, err
+			}
+		}
+		for _, te := range eff.Trades {
+			if te.Trade == nil {
+				return nil, errors.New("postgres: trade effect without a trade")
+			}
+			w.trades = append(w.trades, te)
+			tradeMarket = append(tradeMarket, m.ID)
+			for _, p := range te.Postings {
+				postings = append(postings, p)
+				tradeOrd = append(tradeOrd, int64(len(w.trades)))
+			}
+		}
+		for _, p := range eff.Postings {
 			postings = append(postings, p)
-			tradeOrd = append(tradeOrd, int64(i+1))
+			tradeOrd = append(tradeOrd, 0)
 		}
-	}
-	for _, p := range eff.Postings {
-		postings = append(postings, p)
-		tradeOrd = append(tradeOrd, 0)
+		pnl = append(pnl, eff.PnL...)
+		notes = append(notes, eff.Notifications...)
+		if nm := eff.Market; nm != nil {
+			if nm.ID != m.ID {
+				return nil, fmt.Errorf("postgres: decision on market %d changed market %d", m.ID, nm.ID)
+			}
+			updated = append(updated, nm)
+		}
 	}
 	if err := a.check(postings); err != nil {
 		return nil, err
@@ -485,17 +696,14 @@ func plan(m *market.Market, l *load, eff *market.Effects, at time.Time) (*writes
 	if err != nil {
 		return nil, err
 	}
-	if eff.Market != nil && eff.Market.ID != m.ID {
-		return nil, fmt.Errorf("postgres: decision on market %d changed market %d", m.ID, eff.Market.ID)
-	}
 
 	if len(changedOrder) > 0 {
 		w.batch.Queue(sqlUpdatePositions, updatePositionArgs(changedOrder, changed)...)
 	}
-	if len(w.newPos) > 0 || len(eff.Trades) > 0 || len(postings) > 0 || len(eff.PnL) > 0 {
-		args := []any{int32(len(w.newPos)), int32(len(eff.Trades))}
+	if len(w.newPos) > 0 || len(w.trades) > 0 || len(postings) > 0 || len(pnl) > 0 {
+		args := []any{int32(len(w.newPos)), int32(len(w.trades))}
 		args = append(args, newPositionArgs(w.newPos)...)
-		args = append(args, tradeArgs(eff.Trades)...)
+		args = append(args, tradeArgs(w.trades)...)
 		pa := a.postingArrays(postings, func(i int) int64 { return tradeOrd[i] }, at)
 		// postingArrays gives (from, to, amount, reason, ref, times); here
 		// ref is the trade's number, and a posting of no trade may still
@@ -507,50 +715,51 @@ func plan(m *market.Market, l *load, eff *market.Effects, at time.Time) (*writes
 			}
 		}
 		args = append(args, pa[0], pa[1], pa[2], pa[3], pa[4], ids, pa[5])
-		args = append(args, priceArgs(eff.Trades, m.ID, at)...)
-		args = append(args, pnlArgs(eff.PnL, newOrd, at)...)
+		args = append(args, priceArgs(w.trades, tradeMarket, at)...)
+		args = append(args, pnlArgs(pnl, newOrd, at)...)
 		w.insertAt = w.batch.Len()
 		w.batch.Queue(sqlInsertEffects, args...)
 	}
 	if len(accIDs) > 0 {
 		w.batch.Queue(sqlAddBalances, accIDs, deltas)
 	}
-	if len(eff.Notifications) > 0 {
-		args, err := notificationArgs(eff.Notifications, at)
+	if len(notes) > 0 {
+		args, err := notificationArgs(notes, at)
 		if err != nil {
 			return nil, err
 		}
 		w.batch.Queue(sqlInsertNotifications, args...)
 	}
-	if nm := eff.Market; nm != nil {
-		var won *int16
-		if nm.WinningOutcome != nil {
-			c := sideCode(*nm.WinningOutcome)
-			won = &c
+	if len(updated) > 0 {
+		w.batch.Queue(sqlUpdateMarkets, updateMarketArgs(updated)...)
+	}
+	for _, pt := range parts {
+		if pt.eff.PoolWonSide != nil {
+			w.batch.Queue(sqlSetPoolWonSide, pt.m.PoolID, int32(*pt.eff.PoolWonSide))
 		}
-		w.batch.Queue(sqlUpdateMarket, m.ID, nm.QYes, nm.QNo, nm.Volume, nm.Paused, nm.Resolved, won, timePtr(nm.ResolvedAt))
 	}
-	if eff.PoolWonSide != nil {
-		w.batch.Queue(sqlSetPoolWonSide, m.PoolID, int32(*eff.PoolWonSide))
-	}
-	if unused := unusedSubAccounts(l.created, eff, postings, a); len(unused) > 0 {
+	if unused := unusedSubAccounts(l.created, w.trades, newOrd, changed, postings); len(unused) > 0 {
 		w.batch.Queue(sqlDeleteSubAccounts, unused)
 	}
 	return w, nil
 }
 
 // unusedSubAccounts are the sub-accounts made by this transaction that no
-// trade, position or posting of eff refers to: a refused first bet must
-// leave no sub-account behind.
-func unusedSubAccounts(created map[int64]bool, eff *market.Effects, postings []account.Posting, a *accounts) []int64 {
+// trade, position or posting of the attempt refers to: a refused first bet
+// must leave no sub-account behind.
+func unusedSubAccounts(created map[int64]bool, trades []*market.TradeEffect, newPos map[*market.Position]int64,
+	changed map[int64]*market.Position, postings []account.Posting) []int64 {
 	if len(created) == 0 {
 		return nil
 	}
 	used := map[int64]bool{}
-	for _, te := range eff.Trades {
+	for _, te := range trades {
 		used[te.Trade.UserID] = true
 	}
-	for _, p := range eff.Positions {
+	for p := range newPos {
+		used[p.UserID] = true
+	}
+	for _, p := range changed {
 		used[p.UserID] = true
 	}
 	for _, p := range postings {
@@ -634,14 +843,14 @@ func tradeArgs(tes []*market.TradeEffect) []any {
 	return []any{mkt, user, side, action, shares, amount, cost, fee, before, after, qYes, qNo, bonus, partner, clientBet, hash, created}
 }
 
-func priceArgs(tes []*market.TradeEffect, marketID int64, at time.Time) []any {
+func priceArgs(tes []*market.TradeEffect, marketIDs []int64, at time.Time) []any {
 	n := len(tes)
 	mkt, ord, id, qYes, qNo := make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n)
 	times := make([]time.Time, n)
 	prob := make([]float64, n)
 	for i, te := range tes {
 		p := te.Price
-		mkt[i], ord[i], qYes[i], qNo[i], prob[i] = cmpOr(p.MarketID, marketID), int64(i+1), p.QYes, p.QNo, p.YesProbability
+		mkt[i], ord[i], qYes[i], qNo[i], prob[i] = cmpOr(p.MarketID, marketIDs[i]), int64(i+1), p.QYes, p.QNo, p.YesProbability
 		times[i] = at
 		if !p.At.IsZero() {
 			times[i] = dbTime(p.At)
@@ -696,15 +905,15 @@ func (w *writes) send(ctx context.Context, conn *pgxpool.Conn) error {
 	if err := br.Close(); err != nil {
 		return err
 	}
-	if len(posIDs) != len(w.newPos) || len(tradeIDs) != len(w.eff.Trades) {
+	if len(posIDs) != len(w.newPos) || len(tradeIDs) != len(w.trades) {
 		// Committed already; the ids cannot be matched, so say so loudly.
 		return fmt.Errorf("postgres: wrote %d positions and %d trades but got %d and %d ids back",
-			len(w.newPos), len(w.eff.Trades), len(posIDs), len(tradeIDs))
+			len(w.newPos), len(w.trades), len(posIDs), len(tradeIDs))
 	}
 	for i, p := range w.newPos {
 		p.ID = posIDs[i]
 	}
-	for i, te := range w.eff.Trades {
+	for i, te := range w.trades {
 		id := tradeIDs[i]
 		te.Trade.ID = id
 		te.Price.TradeID = id

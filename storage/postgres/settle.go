@@ -153,7 +153,7 @@ func beginSettle(ctx context.Context, conn *pgxpool.Conn, marketID int64) (*mark
 	none := []int64{}
 	b := &pgx.Batch{}
 	b.Queue(`BEGIN ISOLATION LEVEL READ COMMITTED`)
-	b.Queue(sqlLockMarket, marketID)
+	b.Queue(sqlLockMarkets, []int64{marketID})
 	b.Queue(sqlEnsureAccounts, kinds, owners, false, marketID, none, []string{})
 	b.Queue(sqlLockAccounts, kinds, owners, false, marketID, none, []string{})
 	b.Queue(sqlEnsureHolderAccounts, marketID)
@@ -244,7 +244,7 @@ func settleChunk(ctx context.Context, conn *pgxpool.Conn, m *market.Market, st m
 	if err != nil {
 		return 0, &decideError{err}
 	}
-	w, err := plan(m, &load{accounts: acc, positions: positions}, eff, at)
+	w, err := plan(&load{accounts: acc, positions: positions}, []part{{m, eff}}, at)
 	if err != nil {
 		return 0, err
 	}
@@ -295,7 +295,7 @@ func finishSettle(ctx context.Context, conn *pgxpool.Conn, m *market.Market, st 
 	if err != nil {
 		return &decideError{err}
 	}
-	w, err := plan(m, &load{accounts: acc}, eff, at)
+	w, err := plan(&load{accounts: acc}, []part{{m, eff}}, at)
 	if err != nil {
 		return err
 	}

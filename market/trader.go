@@ -54,14 +54,18 @@ func execBatch(ctx context.Context, s Execer, marketID int64, reqs []Request) ([
 // execGroups runs the requests of several markets (distinct ids) in one
 // ExecMarkets, with the same duplicate-key retry as execBatch. missing[i]
 // is set when market ids[i] does not exist.
-func execGroups(ctx context.Context, s Execer, ids []int64, reqs [][]Request) (results [][]Result, missing []bool, err error) {
+func execGroups(ctx context.Context, s Execer, ids []int64, reqs [][]Request, decided func()) (results [][]Result, missing []bool, err error) {
 	locks := make([]Lock, len(ids))
 	for i, id := range ids {
 		locks[i] = LockFor(id, reqs[i])
 	}
 	for attempt := 0; ; attempt++ {
 		effs, err := s.ExecMarkets(ctx, locks, func(sts []*State) ([]*Effects, error) {
-			return DecideMarkets(sts, reqs)
+			effs, err := DecideMarkets(sts, reqs)
+			if decided != nil {
+				decided()
+			}
+			return effs, err
 		})
 		if errors.Is(err, ErrDuplicateKey) && attempt < 3 {
 			continue
@@ -188,10 +192,24 @@ func (b *Batcher) Trade(ctx context.Context, marketID int64, r Request) (Result,
 	}
 	b.mu.Unlock()
 	if start {
-		go b.run()
+		go b.run(true)
 	}
 	<-c.done
 	return c.res, c.err
+}
+
+// decided is told that a batch has locked its markets and decided, and
+// goes on to write and commit: the next batch may lock and load meanwhile.
+func (b *Batcher) decided() {
+	b.mu.Lock()
+	start := b.running < b.maxInFlight() && b.waiting > 0
+	if start {
+		b.running++
+	}
+	b.mu.Unlock()
+	if start {
+		go b.run(true)
+	}
 }
 
 // minShare is the smallest batch that runs beside others: a batch has a
@@ -207,16 +225,17 @@ func (b *Batcher) maxInFlight() int {
 }
 
 // run commits batches until no market is ready.
-func (b *Batcher) run() {
+func (b *Batcher) run(first bool) {
 	for {
 		if b.MaxWait > 0 {
 			b.linger()
 		}
 		b.mu.Lock()
 		var batch []group
-		if b.running == 1 || b.waiting >= b.minShare() {
+		if first || b.running == 1 || b.waiting >= b.minShare() {
 			batch = b.take()
 		}
+		first = false
 		if len(batch) == 0 {
 			b.running--
 			b.mu.Unlock()
@@ -295,7 +314,8 @@ func (b *Batcher) commit(batch []group) {
 	// may abort it halfway; values (request ids) come from the first.
 	ctx := context.WithoutCancel(batch[0].calls[0].ctx)
 	start := time.Now()
-	results, missing, err := execGroups(ctx, b.store, ids, reqs)
+	var once sync.Once
+	results, missing, err := execGroups(ctx, b.store, ids, reqs, func() { once.Do(b.decided) })
 	if b.Observe != nil {
 		b.Observe(size, time.Since(start), err)
 	}

@@ -63,8 +63,9 @@ func BenchmarkExec(b *testing.B) {
 // accounts, or 64 of each.
 func BenchmarkBatch(b *testing.B) {
 	const size = 64
-	for _, markets := range []int{1, size} {
-		b.Run(fmt.Sprintf("%d trades on %d markets", size, markets), func(b *testing.B) {
+	for _, c := range []struct{ markets, parallel int }{{1, 1}, {size, 1}, {size, 2}} {
+		markets := c.markets
+		b.Run(fmt.Sprintf("%d trades on %d markets, %d at once", size, markets, c.parallel), func(b *testing.B) {
 			e := newEnv(b)
 			// A pool holds at most 32 markets here: events of up to 32.
 			var ms []*market.Market
@@ -89,6 +90,26 @@ func BenchmarkBatch(b *testing.B) {
 				locks[i] = market.LockFor(ids[i], reqs[i])
 			}
 			b.ResetTimer()
+			if c.parallel > 1 {
+				// Each worker its own half of the markets and users.
+				var next atomic.Int64
+				b.SetParallelism(1)
+				b.RunParallel(func(pb *testing.PB) {
+					w := int(next.Add(1)-1) % c.parallel
+					n := markets / c.parallel
+					ls, rs := locks[w*n:(w+1)*n], reqs[w*n:(w+1)*n]
+					for pb.Next() {
+						if _, err := e.store.ExecMarkets(e.ctx, ls, func(sts []*market.State) ([]*market.Effects, error) {
+							return market.DecideMarkets(sts, rs)
+						}); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				})
+				b.ReportMetric(float64(b.N*size/c.parallel)/b.Elapsed().Seconds(), "trades/s")
+				return
+			}
 			for range b.N {
 				effs, err := e.store.ExecMarkets(e.ctx, locks, func(sts []*market.State) ([]*market.Effects, error) {
 					return market.DecideMarkets(sts, reqs)

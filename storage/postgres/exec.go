@@ -36,17 +36,18 @@ const positionCols = `x.id, x.user_id, x.market_id, x.side, x.shares, x.cost_bas
 // through the open-position key. Every writer of a market's positions
 // holds the market's lock first, so these row locks never wait; they make
 // the rows' ownership explicit, and a batch locks no position it does not
-// trade.
+// trade. Each pair is looked up on its own, as in sqlLockAccounts.
 const sqlLockPositions = `SELECT ` + positionCols + ` FROM positions x
-WHERE x.id IN (
+WHERE x.id = ANY(ARRAY(
 	SELECT p.id FROM positions p WHERE $1 AND p.market_id = $2 AND p.closed_at IS NULL
 	UNION ALL
 	SELECT p.id FROM unnest($3::bigint[], $4::bigint[]) AS k(user_id, market_id)
-	JOIN positions p ON p.user_id = k.user_id AND p.market_id = k.market_id AND p.closed_at IS NULL
+	CROSS JOIN LATERAL (SELECT p.id FROM positions p
+		WHERE p.user_id = k.user_id AND p.market_id = k.market_id AND p.closed_at IS NULL OFFSET 0) p
 	UNION ALL
 	SELECT p.id FROM unnest($5::bigint[], $6::text[], $7::bigint[]) AS s(partner_id, external_id, market_id)
 	JOIN users u ON u.partner_id = s.partner_id AND u.external_id = s.external_id
-	JOIN positions p ON p.user_id = u.id AND p.market_id = s.market_id AND p.closed_at IS NULL)
+	JOIN positions p ON p.user_id = u.id AND p.market_id = s.market_id AND p.closed_at IS NULL))
 ORDER BY x.id
 FOR NO KEY UPDATE`
 

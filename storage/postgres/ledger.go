@@ -31,6 +31,12 @@ const refsCTE = `refs AS (
 	CROSS JOIN (VALUES ('user'), ('user_bonus')) AS k(kind)
 )`
 
+// The statements below take their plans from the plan cache, made once
+// for any number of refs (a generic plan guesses ten). So that a big
+// batch still finds its rows through the unique (kind, owner) index
+// rather than by hashing the whole table, each ref is looked up on its
+// own: OFFSET 0 keeps the planner from turning the lookups into a join.
+
 // sqlEnsureAccounts creates the accounts of refs that do not exist yet.
 // The NOT EXISTS spares the sequence a number per existing account; the
 // fixed insertion order keeps two transactions creating the same new
@@ -38,7 +44,7 @@ const refsCTE = `refs AS (
 const sqlEnsureAccounts = `WITH ` + refsCTE + `
 INSERT INTO ledger_accounts (kind, owner)
 SELECT r.kind, r.owner FROM refs r
-WHERE NOT EXISTS (SELECT 1 FROM ledger_accounts a WHERE a.kind = r.kind AND a.owner = r.owner)
+WHERE NOT EXISTS (SELECT 1 FROM ledger_accounts a WHERE a.kind = r.kind AND a.owner = r.owner OFFSET 0)
 ORDER BY r.kind, r.owner
 ON CONFLICT (kind, owner) DO NOTHING`
 
@@ -47,7 +53,10 @@ ON CONFLICT (kind, owner) DO NOTHING`
 // hold each other's rows.
 const sqlLockAccounts = `WITH ` + refsCTE + `
 SELECT a.id, a.kind, a.owner, a.balance
-FROM ledger_accounts a JOIN refs r ON r.kind = a.kind AND r.owner = a.owner
+FROM ledger_accounts a
+WHERE a.id = ANY(ARRAY(
+	SELECT l.id FROM refs r
+	CROSS JOIN LATERAL (SELECT l.id FROM ledger_accounts l WHERE l.kind = r.kind AND l.owner = r.owner OFFSET 0) l))
 ORDER BY a.id
 FOR NO KEY UPDATE OF a`
 

@@ -196,6 +196,9 @@ func translate(err error, notFound error) error {
 // An error during COMMIT is never retried: the first run may have
 // committed.
 func retryable(err error) bool {
+	if errors.Is(err, errStaleAccountIDs) {
+		return true
+	}
 	var de *decideError
 	if errors.As(err, &de) {
 		return false

@@ -357,7 +357,7 @@ func (s *Store) exec(ctx context.Context, locks []market.Lock, decide func([]*ma
 	}
 	defer release(conn)
 
-	l := newLoad(locks)
+	l := newLoad(locks, &s.accountIDs)
 	if err := l.run(ctx, conn); err != nil {
 		return nil, err
 	}
@@ -411,6 +411,7 @@ func (s *Store) exec(ctx context.Context, locks []market.Lock, decide func([]*ma
 		// refused a statement, the trade may have committed.
 		return nil, commitFailed(err)
 	}
+	s.accountIDs.remember(l.accounts.id, w.dropped)
 	return effs, nil
 }
 
@@ -422,6 +423,11 @@ type load struct {
 	all       bool // AllPositions (of the one market)
 	kinds     []string
 	owners    []int64
+	// refs are the accounts to lock; ids their ids when every one is known
+	// (cache), which locks them by primary key and creates none.
+	refs  []account.Ref
+	ids   []int64
+	cache *accountIDs
 	// (posUsers, posMarkets) and (posSubPartners, posSubExternal,
 	// posSubMarkets) are the positions to lock.
 	posUsers, posMarkets          []int64
@@ -441,8 +447,8 @@ type load struct {
 	created map[int64]bool
 }
 
-func newLoad(locks []market.Lock) *load {
-	l := &load{markets: map[int64]*market.Market{}, existing: map[market.Key]*market.Trade{},
+func newLoad(locks []market.Lock, cache *accountIDs) *load {
+	l := &load{cache: cache, markets: map[int64]*market.Market{}, existing: map[market.Key]*market.Trade{},
 		subs: map[market.SubAccount]int64{}, created: map[int64]bool{},
 		posUsers: []int64{}, posMarkets: []int64{}, posSubPartners: []int64{}, posSubMarkets: []int64{}, posSubExternal: []string{}}
 	var refs []account.Ref
@@ -470,6 +476,16 @@ func newLoad(locks []market.Lock) *load {
 	slices.Sort(l.marketIDs)
 	l.marketIDs = slices.Compact(l.marketIDs)
 	l.kinds, l.owners = refArrays(refs)
+	if !l.all && len(subs) == 0 {
+		l.refs = make([]account.Ref, len(l.kinds))
+		for i := range l.kinds {
+			l.refs[i] = account.Ref{Kind: account.Kind(l.kinds[i]), Owner: l.owners[i]}
+		}
+		if ids, ok := cache.lookup(l.refs); ok {
+			slices.Sort(ids)
+			l.ids = ids
+		}
+	}
 	// Sorted, so that two transactions creating the same sub-accounts
 	// insert them in the same order and wait rather than deadlock.
 	slices.SortFunc(subs, func(a, b market.SubAccount) int {
@@ -494,9 +510,14 @@ func (l *load) run(ctx context.Context, conn *pgxpool.Conn) error {
 		b.Queue(sqlCreateSubAccounts, l.subPartners, l.subExternal, now())
 		b.Queue(sqlSubAccounts, l.subPartners, l.subExternal)
 	}
-	// Holders' accounts (AllPositions) are those of the one market locked.
-	b.Queue(sqlEnsureAccounts, l.kinds, l.owners, l.all, l.marketIDs[0], l.subPartners, l.subExternal)
-	b.Queue(sqlLockAccounts, l.kinds, l.owners, l.all, l.marketIDs[0], l.subPartners, l.subExternal)
+	if l.ids != nil {
+		b.Queue(sqlLockAccountIDs, l.ids)
+	} else {
+		// Holders' accounts (AllPositions) are those of the one market
+		// locked.
+		b.Queue(sqlEnsureAccounts, l.kinds, l.owners, l.all, l.marketIDs[0], l.subPartners, l.subExternal)
+		b.Queue(sqlLockAccounts, l.kinds, l.owners, l.all, l.marketIDs[0], l.subPartners, l.subExternal)
+	}
 	b.Queue(sqlLockPositions, l.all, l.marketIDs[0], l.posUsers, l.posMarkets, l.posSubPartners, l.posSubExternal, l.posSubMarkets)
 	if hasKeys {
 		b.Queue(sqlTradesByKey, l.keyPartners, l.keyBets)
@@ -535,14 +556,20 @@ func (l *load) run(ctx context.Context, conn *pgxpool.Conn) error {
 			return err
 		}
 	}
-	if _, err := br.Exec(); err != nil {
-		return err
+	if l.ids == nil {
+		if _, err := br.Exec(); err != nil {
+			return err
+		}
 	}
 	if rows, err = br.Query(); err != nil {
 		return err
 	}
 	if l.accounts, err = scanAccounts(rows); err != nil {
 		return err
+	}
+	if l.ids != nil && !l.lockedRefs() {
+		l.cache.forget()
+		return errStaleAccountIDs
 	}
 	if rows, err = br.Query(); err != nil {
 		return err
@@ -571,6 +598,19 @@ func (l *load) run(ctx context.Context, conn *pgxpool.Conn) error {
 	return br.Close()
 }
 
+// lockedRefs reports whether the accounts locked by id are exactly refs.
+func (l *load) lockedRefs() bool {
+	if len(l.accounts.id) != len(l.refs) {
+		return false
+	}
+	for _, r := range l.refs {
+		if _, ok := l.accounts.id[r]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
 // release rolls back whatever transaction an attempt left open and
 // returns the connection. If the rollback fails, the pool discards the
 // connection rather than hand out one inside a transaction.
@@ -593,8 +633,10 @@ type part struct {
 // store them.
 type writes struct {
 	trades []*market.TradeEffect
-	newPos []*market.Position
-	batch  *pgx.Batch
+	// dropped are the sub-accounts the writes delete again.
+	dropped []int64
+	newPos  []*market.Position
+	batch   *pgx.Batch
 	// insertAt is the place of sqlInsertEffects in the batch, -1 if none.
 	insertAt int
 }
@@ -740,6 +782,7 @@ func plan(l *load, parts []part, at time.Time) (*writes, error) {
 		}
 	}
 	if unused := unusedSubAccounts(l.created, w.trades, newOrd, changed, postings); len(unused) > 0 {
+		w.dropped = unused
 		w.batch.Queue(sqlDeleteSubAccounts, unused)
 	}
 	return w, nil

@@ -14,6 +14,7 @@ import (
 	"github.com/predictkit/predictkit/account"
 	"github.com/predictkit/predictkit/market"
 	"github.com/predictkit/predictkit/partner"
+	"github.com/predictkit/predictkit/storage/postgres"
 )
 
 func TestExecWritesWhatReadsBack(t *testing.T) {
@@ -379,6 +380,55 @@ func TestExecDuplicateKeyAcrossMarkets(t *testing.T) {
 	if f, _ := e.store.Balance(e.ctx, float); f != 10000 {
 		t.Fatalf("float = %d", f)
 	}
+}
+
+func TestExecRemembersAccountIDs(t *testing.T) {
+	e := newEnv(t)
+	ev, _ := e.event(0.02, 10000, 0.5)
+	m := ev.Pools[0].Markets[0]
+	u := e.user("ann", 10000)
+	buy := func() {
+		t.Helper()
+		res, err := e.markets.Execute(e.ctx, m.ID, market.Request{UserID: u.ID, Side: market.Yes, Action: market.ActionBuy, Amount: 1000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Err != nil {
+			t.Fatal(res.Err)
+		}
+	}
+	var balanceID int64
+	if err := e.store.DB().QueryRow(e.ctx, `SELECT id FROM ledger_accounts WHERE kind = 'user' AND owner = $1`, u.ID).Scan(&balanceID); err != nil {
+		t.Fatal(err)
+	}
+	escrow := account.EscrowAccount(m.ID)
+	if _, ok := postgres.CachedAccountID(e.store, escrow); ok {
+		t.Fatal("the escrow's id is known before any trade")
+	}
+
+	t.Run("a committed trade teaches the store its accounts' ids", func(t *testing.T) {
+		buy()
+		if id, ok := postgres.CachedAccountID(e.store, account.UserAccount(u.ID)); !ok || id != balanceID {
+			t.Fatalf("cached id %d (%v), want %d", id, ok, balanceID)
+		}
+		if _, ok := postgres.CachedAccountID(e.store, escrow); !ok {
+			t.Fatal("the escrow's id is not remembered")
+		}
+	})
+	t.Run("a wrong remembered id is noticed, and the trade runs with the right accounts", func(t *testing.T) {
+		escrowID, _ := postgres.CachedAccountID(e.store, escrow)
+		postgres.SetCachedAccountID(e.store, account.UserAccount(u.ID), escrowID)
+		before, _ := e.store.Balance(e.ctx, escrow)
+		buy()
+		after, _ := e.store.Balance(e.ctx, escrow)
+		if b, _ := e.store.Balances(e.ctx, u.ID); b.Balance >= 9000 || after <= before {
+			t.Fatalf("balance %d, escrow %d -> %d: the second buy did not move money", b.Balance, before, after)
+		}
+		if id, _ := postgres.CachedAccountID(e.store, account.UserAccount(u.ID)); id != balanceID {
+			t.Fatalf("cached id %d after the trade, want %d", id, balanceID)
+		}
+		e.audit()
+	})
 }
 
 func TestConcurrentExec(t *testing.T) {

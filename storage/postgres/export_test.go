@@ -1,5 +1,7 @@
 package postgres
 
+import "github.com/predictkit/predictkit/account"
+
 // Internals the external tests reach.
 var (
 	Translate = translate
@@ -21,4 +23,18 @@ var FeedQueries = map[string]struct {
 	"price history":    {sqlPriceHistory, []any{int64(1), int64(1000)}},
 	"trades":           {sqlTrades, []any{int64(1)}},
 	"active events":    {sqlActiveEvents, []any{int64(20), 0}},
+}
+
+// SetCachedAccountID makes the money path believe ref has id.
+func SetCachedAccountID(s *Store, ref account.Ref, id int64) {
+	s.accountIDs.remember(map[account.Ref]int64{ref: id}, nil)
+}
+
+// CachedAccountID is the id the money path remembers for ref, if any.
+func CachedAccountID(s *Store, ref account.Ref) (int64, bool) {
+	ids, ok := s.accountIDs.lookup([]account.Ref{ref})
+	if !ok {
+		return 0, false
+	}
+	return ids[0], true
 }

@@ -56,6 +56,8 @@ type Store struct {
 	pool    *pgxpool.Pool
 	schema  string
 	retries int
+	// accountIDs lets the money path lock known accounts by id.
+	accountIDs accountIDs
 }
 
 // Option configures a Store.

@@ -128,6 +128,8 @@ func (s *Store) CreateEvent(ctx context.Context, e *market.Event, subsidies []in
 		poolIDs   []int64
 		marketIDs map[[2]int64]int64 // (pool id, outcome index) → market id
 		eventID   int64
+		// accountIDs are the ids of the accounts the event made.
+		accountIDs map[account.Ref]int64
 	)
 	err := s.tx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
 		if err := tx.QueryRow(ctx, `INSERT INTO events (name, name_ru, creator_id, is_active, created_at)
@@ -143,25 +145,32 @@ func (s *Store) CreateEvent(ctx context.Context, e *market.Event, subsidies []in
 			return err
 		}
 
-		refs := []account.Ref{account.Treasury}
+		// Every market's escrow and fee account are made now, so that its
+		// first trades find them (and the store remembers their ids).
+		var refs []account.Ref
 		var postings []account.Posting
 		i := 0
 		for pi, p := range e.Pools {
 			for _, m := range p.Markets {
+				id := marketIDs[[2]int64{poolIDs[pi], int64(m.OutcomeIndex)}]
+				escrow := account.EscrowAccount(id)
+				refs = append(refs, escrow, account.FeeAccount(id))
 				if sub := subsidies[i]; sub > 0 {
-					escrow := account.EscrowAccount(marketIDs[[2]int64{poolIDs[pi], int64(m.OutcomeIndex)}])
-					refs = append(refs, escrow)
 					postings = append(postings, account.Posting{From: account.Treasury, To: escrow, Amount: sub, Reason: "subsidy", At: created})
 				}
 				i++
 			}
 		}
-		if len(postings) == 0 {
-			return nil
+		if len(postings) > 0 {
+			refs = append(refs, account.Treasury)
 		}
 		a, err := lockAccounts(ctx, tx, refs)
 		if err != nil {
 			return err
+		}
+		accountIDs = a.id
+		if len(postings) == 0 {
+			return nil
 		}
 		if err := a.check(postings); err != nil {
 			return err
@@ -171,6 +180,7 @@ func (s *Store) CreateEvent(ctx context.Context, e *market.Event, subsidies []in
 	if err != nil {
 		return translate(err, nil)
 	}
+	s.accountIDs.remember(accountIDs, nil)
 
 	e.ID, e.CreatedAt = eventID, created
 	for pi, p := range e.Pools {

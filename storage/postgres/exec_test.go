@@ -402,17 +402,26 @@ func TestExecRemembersAccountIDs(t *testing.T) {
 		t.Fatal(err)
 	}
 	escrow := account.EscrowAccount(m.ID)
-	if _, ok := postgres.CachedAccountID(e.store, escrow); ok {
-		t.Fatal("the escrow's id is known before any trade")
-	}
 
+	t.Run("creating a market teaches the store its escrow and fee accounts", func(t *testing.T) {
+		for _, r := range []account.Ref{escrow, account.FeeAccount(m.ID)} {
+			id, ok := postgres.CachedAccountID(e.store, r)
+			var want int64
+			if err := e.store.DB().QueryRow(e.ctx, `SELECT id FROM ledger_accounts WHERE kind = $1 AND owner = $2`, string(r.Kind), r.Owner).Scan(&want); err != nil {
+				t.Fatalf("%v: %v", r, err)
+			}
+			if !ok || id != want {
+				t.Fatalf("%v: cached id %d (%v), want %d", r, id, ok, want)
+			}
+		}
+		if _, ok := postgres.CachedAccountID(e.store, account.UserAccount(u.ID)); ok {
+			t.Fatal("the user's account id is known before any trade")
+		}
+	})
 	t.Run("a committed trade teaches the store its accounts' ids", func(t *testing.T) {
 		buy()
 		if id, ok := postgres.CachedAccountID(e.store, account.UserAccount(u.ID)); !ok || id != balanceID {
 			t.Fatalf("cached id %d (%v), want %d", id, ok, balanceID)
-		}
-		if _, ok := postgres.CachedAccountID(e.store, escrow); !ok {
-			t.Fatal("the escrow's id is not remembered")
 		}
 	})
 	t.Run("a wrong remembered id is noticed, and the trade runs with the right accounts", func(t *testing.T) {

@@ -291,8 +291,8 @@ func (b *Batcher) linger() {
 		b.mu.Lock()
 		n := b.waiting
 		b.mu.Unlock()
-		if n >= b.MaxBatch {
-			return
+		if n >= b.MaxBatch || n == 0 {
+			return // full, or nothing to wait with
 		}
 		time.Sleep(min(time.Until(deadline), 200*time.Microsecond))
 	}

@@ -3,6 +3,9 @@ package market_test
 import (
 	"context"
 	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/predictkit/predictkit/account"
 	"github.com/predictkit/predictkit/market"
@@ -54,3 +57,50 @@ func Example() {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// Group commit in a program of your own: trades from many goroutines, on
+// one market or many, share transactions, and each is still decided on
+// its own.
+func ExampleBatcher() {
+	ctx := context.Background()
+	store := memory.New()
+	accounts := account.NewService(store)
+	markets := market.NewService(store, accounts)
+	b := market.NewBatcher(store, market.DefaultMaxBatch, 0)
+	markets.Trader = b
+
+	creator, _, _ := accounts.Register(ctx, account.Registration{Email: "c@example.com", Password: "password123", Name: "Creator"})
+	creator, _ = accounts.SetRoles(ctx, creator.ID, account.RolesPatch{IsCreator: ptr(true)})
+	ev, err := markets.CreateEvent(ctx, creator, market.NewEvent{Name: "Derby", Pools: []market.NewPool{{
+		Name: "Winner", Margin: 0.02, B: 50000,
+		Markets: []market.NewMarket{{Name: "Home", Probability: 0.5}, {Name: "Away", Probability: 0.3}},
+	}}})
+	if err != nil {
+		panic(err)
+	}
+	var batched atomic.Int64
+	b.Observe = func(size int, _ time.Duration, err error) { batched.Add(int64(size)) }
+
+	// Four traders, each buying on both markets at once.
+	var wg sync.WaitGroup
+	var accepted atomic.Int64
+	for i := range 4 {
+		u, _, _ := accounts.Register(ctx, account.Registration{Email: fmt.Sprintf("t%d@example.com", i), Password: "password123", Name: "Trader"})
+		accounts.Credit(ctx, u.ID, 1000, false)
+		for _, m := range ev.Pools[0].Markets {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				res, err := markets.Execute(ctx, m.ID, market.Request{UserID: u.ID, Side: market.Yes, Action: market.ActionBuy, Amount: 500})
+				if err == nil && res.Err == nil {
+					accepted.Add(1)
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	r, _ := accounts.Audit(ctx)
+	fmt.Println("trades accepted:", accepted.Load(), "carried by batches:", batched.Load(), "ledger ok:", r.OK)
+	// Output:
+	// trades accepted: 8 carried by batches: 8 ledger ok: true
+}

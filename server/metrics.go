@@ -102,7 +102,7 @@ func NewMetrics() *Metrics {
 	})
 	m.batchFailures = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "predictkit_trade_batch_failures_total",
-		Help: "Batches whose execution failed as a whole (store error, unknown market).",
+		Help: "Batches whose execution failed as a whole (a store error; a trade on an unknown market fails alone).",
 	})
 	m.replays = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "predictkit_partner_idempotent_replays_total",

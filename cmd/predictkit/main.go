@@ -87,6 +87,14 @@ func serve(ctx context.Context, args []string, stderr io.Writer) int {
 	startCtx, cancel := context.WithTimeout(ctx, app.StartTimeout())
 	defer cancel()
 	if err := app.Start(startCtx); err != nil {
+		if ctx.Err() != nil {
+			// Asked to stop while starting (an interrupt, or a caller's
+			// cancel): not a failure. Undo what started.
+			stopCtx, cancelStop := context.WithTimeout(context.Background(), app.StopTimeout())
+			defer cancelStop()
+			_ = app.Stop(stopCtx)
+			return 0
+		}
 		fmt.Fprintf(stderr, "predictkit: start: %v\n", err)
 		return 1
 	}

@@ -118,6 +118,31 @@ func TestServeRunsUntilCancelled(t *testing.T) {
 	}
 }
 
+// An interrupt that arrives while the server is still starting stops it
+// cleanly: exit 0, and the address is free again.
+func TestServeStoppedWhileStartingExitsCleanly(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	t.Setenv("PREDICTKIT_DATABASE_URL", "")
+	t.Setenv("PREDICTKIT_LOG_LEVEL", "error")
+	t.Setenv("PREDICTKIT_BCRYPT_COST", "4")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var out bytes.Buffer
+	if code := run(ctx, []string{"-addr", addr}, &out, &out); code != 0 {
+		t.Fatalf("exit %d; output:\n%s", code, out.String())
+	}
+	again, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatalf("the address is still taken: %v", err)
+	}
+	again.Close()
+}
+
 func TestMigrate(t *testing.T) {
 	url := pgtest.SchemaURL(t)
 	for i := range 2 {

@@ -284,6 +284,19 @@ func durationSetting(flag, env, help string, f func(*Config) *time.Duration) set
 		}}
 }
 
+func intSetting(flag, env, help string, lo, hi int, f func(*Config) *int) setting {
+	return setting{flag: flag, env: env, help: help,
+		get: func(c *Config) string { return strconv.Itoa(*f(c)) },
+		set: func(c *Config, v string) error {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < lo || n > hi {
+				return fmt.Errorf("must be an integer from %d to %d", lo, hi)
+			}
+			*f(c) = n
+			return nil
+		}}
+}
+
 func boolSetting(flag, env, help string, f func(*Config) *bool) setting {
 	return setting{flag: flag, env: env, help: help, isBool: true,
 		get: func(c *Config) string { return strconv.FormatBool(*f(c)) },
@@ -341,29 +354,12 @@ func settings() []setting {
 		durationSetting("idle-timeout", "PREDICTKIT_IDLE_TIMEOUT", "HTTP keep-alive idle timeout", func(c *Config) *time.Duration { return &c.IdleTimeout }),
 		durationSetting("shutdown-timeout", "PREDICTKIT_SHUTDOWN_TIMEOUT", "graceful shutdown limit", func(c *Config) *time.Duration { return &c.ShutdownTimeout }),
 		durationSetting("start-timeout", "PREDICTKIT_START_TIMEOUT", "start-up limit (connect, migrate, seed, bind)", func(c *Config) *time.Duration { return &c.StartTimeout }),
-		{flag: "bcrypt-cost", env: "PREDICTKIT_BCRYPT_COST", help: "password hashing cost (4 to 31)",
-			get: func(c *Config) string { return strconv.Itoa(c.BcryptCost) },
-			set: func(c *Config, v string) error {
-				n, err := strconv.Atoi(v)
-				if err != nil || n < bcrypt.MinCost || n > bcrypt.MaxCost {
-					return fmt.Errorf("must be an integer from %d to %d", bcrypt.MinCost, bcrypt.MaxCost)
-				}
-				c.BcryptCost = n
-				return nil
-			}},
+		intSetting("bcrypt-cost", "PREDICTKIT_BCRYPT_COST", "password hashing cost (4 to 31)", bcrypt.MinCost, bcrypt.MaxCost, func(c *Config) *int { return &c.BcryptCost }),
 		durationSetting("token-ttl", "PREDICTKIT_TOKEN_TTL", "lifetime of an access token", func(c *Config) *time.Duration { return &c.TokenTTL }),
 		stringSetting("log-level", "PREDICTKIT_LOG_LEVEL", "debug, info, warn or error", func(c *Config) *string { return &c.LogLevel }),
 		stringSetting("log-format", "PREDICTKIT_LOG_FORMAT", "json or text", func(c *Config) *string { return &c.LogFormat }),
-		{flag: "trade-batch-size", env: "PREDICTKIT_TRADE_BATCH_SIZE", help: "group commit: most concurrent trades per transaction, over one market or many (1 disables batching)",
-			get: func(c *Config) string { return strconv.Itoa(c.TradeBatchSize) },
-			set: func(c *Config, v string) error {
-				n, err := strconv.Atoi(v)
-				if err != nil || n < 1 || n > maxTradeBatch {
-					return fmt.Errorf("must be an integer from 1 to %d", maxTradeBatch)
-				}
-				c.TradeBatchSize = n
-				return nil
-			}},
+		intSetting("trade-batch-size", "PREDICTKIT_TRADE_BATCH_SIZE", "group commit: most concurrent trades per transaction, over one market or many (1 disables batching)",
+			1, maxTradeBatch, func(c *Config) *int { return &c.TradeBatchSize }),
 		{flag: "trade-batch-wait", env: "PREDICTKIT_TRADE_BATCH_WAIT", help: "group commit: how long a batch that is not full waits for more trades (0: none)",
 			get: func(c *Config) string { return shortDuration(c.TradeBatchWait) },
 			set: func(c *Config, v string) error {
@@ -374,16 +370,8 @@ func settings() []setting {
 				c.TradeBatchWait = d
 				return nil
 			}},
-		{flag: "trade-batch-inflight", env: "PREDICTKIT_TRADE_BATCH_INFLIGHT", help: "group commit: most batches committing at once, each on markets of its own",
-			get: func(c *Config) string { return strconv.Itoa(c.TradeBatchInFlight) },
-			set: func(c *Config, v string) error {
-				n, err := strconv.Atoi(v)
-				if err != nil || n < 1 || n > maxTradeBatchInFlight {
-					return fmt.Errorf("must be an integer from 1 to %d", maxTradeBatchInFlight)
-				}
-				c.TradeBatchInFlight = n
-				return nil
-			}},
+		intSetting("trade-batch-inflight", "PREDICTKIT_TRADE_BATCH_INFLIGHT", "group commit: most batches committing at once, each on markets of its own",
+			1, maxTradeBatchInFlight, func(c *Config) *int { return &c.TradeBatchInFlight }),
 		boolSetting("cookie-secure", "PREDICTKIT_COOKIE_SECURE", "mark cookies Secure (serve over HTTPS)", func(c *Config) *bool { return &c.CookieSecure }),
 		stringSetting("chat-faq", "PREDICTKIT_CHAT_FAQ", "FAQ file (JSON) of the support chat's automatic answers; empty uses the built-in FAQ", func(c *Config) *string { return &c.ChatFAQ }),
 		secret(stringSetting("chat-webhook-url", "PREDICTKIT_CHAT_WEBHOOK_URL", "URL that receives a POST for every chat escalation; empty logs escalations instead", func(c *Config) *string { return &c.ChatWebhookURL })),

@@ -76,7 +76,10 @@ func TestCommandLine(t *testing.T) {
 
 // TestServeRunsUntilCancelled starts the default command (in memory, demo
 // data) and stops it the way a signal would.
-func TestServeRunsUntilCancelled(t *testing.T) {
+// memoryServer readies the environment for serve on the memory store and
+// returns a free address for it.
+func memoryServer(t *testing.T) string {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -86,6 +89,11 @@ func TestServeRunsUntilCancelled(t *testing.T) {
 	t.Setenv("PREDICTKIT_DATABASE_URL", "")
 	t.Setenv("PREDICTKIT_LOG_LEVEL", "error")
 	t.Setenv("PREDICTKIT_BCRYPT_COST", "4")
+	return addr
+}
+
+func TestServeRunsUntilCancelled(t *testing.T) {
+	addr := memoryServer(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	var out bytes.Buffer
 	done := make(chan int, 1)
@@ -121,15 +129,7 @@ func TestServeRunsUntilCancelled(t *testing.T) {
 // An interrupt that arrives while the server is still starting stops it
 // cleanly: exit 0, and the address is free again.
 func TestServeStoppedWhileStartingExitsCleanly(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	t.Setenv("PREDICTKIT_DATABASE_URL", "")
-	t.Setenv("PREDICTKIT_LOG_LEVEL", "error")
-	t.Setenv("PREDICTKIT_BCRYPT_COST", "4")
+	addr := memoryServer(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	var out bytes.Buffer

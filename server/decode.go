@@ -266,6 +266,21 @@ func reason(fe validator.FieldError) string {
 	return "is invalid (" + fe.Tag() + ")"
 }
 
+// idAndBody reads path parameter name as an id, then decodes the body
+// strictly into a T: the order every such handler checks them in, so a
+// bad id is a 404 before a bad body is a 400.
+func idAndBody[T any](c *fiber.Ctx, name string) (int64, T, error) {
+	var b T
+	id, err := pathID(c, name)
+	if err != nil {
+		return 0, b, err
+	}
+	if err := decodeStrict(c.Body(), &b); err != nil {
+		return 0, b, err
+	}
+	return id, b, nil
+}
+
 // pathID reads path parameter name as a decimal int64 (an optional minus
 // sign and digits), or errInvalidID. Zero and negative ids are integers
 // that name nothing: the service answers "not found" for them.

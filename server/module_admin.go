@@ -76,12 +76,8 @@ func adminRoutes(admin *AdminAuth, accounts *account.Service, audits *Auditor, p
 	}
 	return RoutesOut{Routes: []Route{
 		{Method: http.MethodPost, Path: "/api/v1/admin/users/:id/credit", Errors: errsAdmin, Handler: guard(func(c *fiber.Ctx) error {
-			id, err := pathID(c, "id")
+			id, b, err := idAndBody[creditBody](c, "id")
 			if err != nil {
-				return err
-			}
-			var b creditBody
-			if err := decodeStrict(c.Body(), &b); err != nil {
 				return err
 			}
 			bal, err := accounts.Credit(c.UserContext(), id, b.AmountKopecks, b.Bonus)
@@ -91,12 +87,8 @@ func adminRoutes(admin *AdminAuth, accounts *account.Service, audits *Auditor, p
 			return c.JSON(fiber.Map{"user_id": id, "balance": bal.Balance, "bonus_balance": bal.Bonus, "total_balance": bal.Total()})
 		})},
 		{Method: http.MethodPatch, Path: "/api/v1/admin/users/:id", Errors: errsAdmin, Handler: guard(func(c *fiber.Ctx) error {
-			id, err := pathID(c, "id")
+			id, b, err := idAndBody[rolesBody](c, "id")
 			if err != nil {
-				return err
-			}
-			var b rolesBody
-			if err := decodeStrict(c.Body(), &b); err != nil {
 				return err
 			}
 			u, err := accounts.SetRoles(c.UserContext(), id, account.RolesPatch{IsCreator: b.IsCreator, IsStatsViewer: b.IsStatsViewer})

@@ -173,12 +173,8 @@ func p2pRoutes(ads *p2p.Service, admin *AdminAuth) RoutesOut {
 			return c.Status(http.StatusCreated).JSON(p2pAdView(ad))
 		})},
 		{Method: http.MethodPatch, Path: "/api/v1/admin/p2p/ads/:id", Errors: errsAdminP2P, Handler: guard(func(c *fiber.Ctx) error {
-			id, err := pathID(c, "id")
+			id, b, err := idAndBody[p2pModerationBody](c, "id")
 			if err != nil {
-				return err
-			}
-			var b p2pModerationBody
-			if err := decodeStrict(c.Body(), &b); err != nil {
 				return err
 			}
 			ad, err := ads.Moderate(c.UserContext(), id, p2p.Moderation{IsActive: b.IsActive, ModerationStatus: b.ModerationStatus})
@@ -188,12 +184,8 @@ func p2pRoutes(ads *p2p.Service, admin *AdminAuth) RoutesOut {
 			return c.JSON(p2pAdView(ad))
 		})},
 		{Method: http.MethodPut, Path: "/api/v1/admin/p2p/users/:id/stats", Errors: errsAdminP2P, Handler: guard(func(c *fiber.Ctx) error {
-			id, err := pathID(c, "id")
+			id, b, err := idAndBody[p2pStatsBody](c, "id")
 			if err != nil {
-				return err
-			}
-			var b p2pStatsBody
-			if err := decodeStrict(c.Body(), &b); err != nil {
 				return err
 			}
 			st, err := ads.SetStats(c.UserContext(), p2p.UserStats{UserID: id, CompletedOrders: *b.CompletedOrders, RatingCount: b.RatingCount, RatingSum: b.RatingSum})

@@ -232,12 +232,8 @@ func partnerRoutes(partners *partner.Service, auth *PartnerAuth, admin *AdminAut
 			return showPartner(c, id)
 		})},
 		{Method: http.MethodPatch, Path: "/api/v1/admin/partners/:id", Errors: errsAdminPartner, Handler: guard(func(c *fiber.Ctx) error {
-			id, err := pathID(c, "id")
+			id, b, err := idAndBody[partnerPatchBody](c, "id")
 			if err != nil {
-				return err
-			}
-			var b partnerPatchBody
-			if err := decodeStrict(c.Body(), &b); err != nil {
 				return err
 			}
 			if err := partners.SetDisabled(c.UserContext(), id, *b.Disabled); err != nil {
@@ -246,12 +242,8 @@ func partnerRoutes(partners *partner.Service, auth *PartnerAuth, admin *AdminAut
 			return showPartner(c, id)
 		})},
 		{Method: http.MethodPost, Path: "/api/v1/admin/partners/:id/float", Errors: errsAdminPartner, Handler: guard(func(c *fiber.Ctx) error {
-			id, err := pathID(c, "id")
+			id, b, err := idAndBody[floatBody](c, "id")
 			if err != nil {
-				return err
-			}
-			var b floatBody
-			if err := decodeStrict(c.Body(), &b); err != nil {
 				return err
 			}
 			float, err := partners.FundFloat(c.UserContext(), id, b.AmountKopecks)

@@ -151,12 +151,8 @@ func socialRoutes(svc *social.Service, auth *Auth) RoutesOut {
 			if err != nil {
 				return err
 			}
-			id, err := pathID(c, "event_id")
+			id, b, err := idAndBody[newCommentBody](c, "event_id")
 			if err != nil {
-				return err
-			}
-			var b newCommentBody
-			if err := decodeStrict(c.Body(), &b); err != nil {
 				return err
 			}
 			var parent int64
@@ -175,12 +171,8 @@ func socialRoutes(svc *social.Service, auth *Auth) RoutesOut {
 			if err != nil {
 				return err
 			}
-			id, err := pathID(c, "id")
+			id, b, err := idAndBody[reactionBody](c, "id")
 			if err != nil {
-				return err
-			}
-			var b reactionBody
-			if err := decodeStrict(c.Body(), &b); err != nil {
 				return err
 			}
 			r, err := social.ParseReaction(b.Reaction)

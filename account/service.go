@@ -42,6 +42,8 @@ type Service struct {
 	TokenTTL time.Duration
 	// Now is the clock; tests replace it.
 	Now func() time.Time
+
+	auth authCache
 }
 
 // NewService returns a Service on store with production settings.
@@ -125,12 +127,40 @@ func (s *Service) Authenticate(ctx context.Context, token string) (*User, error)
 	if token == "" || len(token) > 128 {
 		return nil, ErrUnauthorized
 	}
-	return s.store.UserByToken(ctx, HashToken(token), s.Now())
+	hash, now := sha256.Sum256([]byte(token)), s.Now()
+	cached, ok, epoch := s.auth.get(hash, now)
+	if ok {
+		return &cached, nil
+	}
+	u, expires, err := s.store.UserByToken(ctx, hash[:], now)
+	if err != nil {
+		return nil, err
+	}
+	s.auth.put(hash, u, now, expires, epoch)
+	return u, nil
 }
+
+// CacheAuth lets Authenticate answer from memory, for up to ttl after it
+// read a token from the store, instead of asking the store on every
+// request; ttl ≤ 0 turns the cache off and empties it. It is off in a new
+// Service.
+//
+// Logout, UpdateProfile and SetRoles on s take effect at once. Changes
+// made anywhere else (another process on the same database, SQL by hand)
+// reach s only through Invalidate; without that, a revoked token still
+// authenticates here, and a changed user is seen as it was, for up to
+// ttl.
+func (s *Service) CacheAuth(ttl time.Duration) { s.auth.set(ttl) }
+
+// Invalidate drops the cached authentications inv names (see CacheAuth).
+func (s *Service) Invalidate(inv Invalidation) { s.auth.invalidate(inv) }
 
 // Logout revokes token.
 func (s *Service) Logout(ctx context.Context, token string) error {
-	return s.store.DeleteToken(ctx, HashToken(token))
+	hash := HashToken(token)
+	err := s.store.DeleteToken(ctx, hash)
+	s.auth.invalidate(Invalidation{TokenHash: hash})
+	return err
 }
 
 // HashToken is how an access token is stored: only its SHA-256, so a
@@ -209,11 +239,13 @@ func (s *Service) UpdateProfile(ctx context.Context, id int64, p ProfilePatch) (
 			return nil, invalid("avatar_url", "must be an http(s) URL")
 		}
 	}
+	defer s.auth.invalidate(Invalidation{UserID: id})
 	return s.store.UpdateProfile(ctx, id, p)
 }
 
 // SetRoles is the operator's change of a user's roles. ErrUserNotFound.
 func (s *Service) SetRoles(ctx context.Context, id int64, p RolesPatch) (*User, error) {
+	defer s.auth.invalidate(Invalidation{UserID: id})
 	return s.store.UpdateRoles(ctx, id, p)
 }
 

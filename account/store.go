@@ -25,9 +25,9 @@ type Store interface {
 
 	// CreateToken stores the hash of an access token for userID.
 	CreateToken(ctx context.Context, hash []byte, userID int64, expiresAt time.Time) error
-	// UserByToken returns the user whose unexpired token has hash, or
-	// ErrUnauthorized.
-	UserByToken(ctx context.Context, hash []byte, now time.Time) (*User, error)
+	// UserByToken returns the user whose unexpired token has hash, and
+	// when the token expires, or ErrUnauthorized.
+	UserByToken(ctx context.Context, hash []byte, now time.Time) (*User, time.Time, error)
 	// DeleteToken revokes the token with hash; revoking an unknown token is
 	// not an error.
 	DeleteToken(ctx context.Context, hash []byte) error

@@ -49,6 +49,13 @@ type Config struct {
 	BcryptCost int
 	// TokenTTL is how long an access token lives.
 	TokenTTL time.Duration
+	// AuthCache is how long an access token, once looked up, is trusted
+	// from memory (account.Service.CacheAuth); 0 asks the store on every
+	// request. On PostgreSQL every server hears of logouts and user
+	// changes at once and the cache is off while it cannot; on a custom
+	// store shared by several processes, a change made by one is seen by
+	// another within AuthCache.
+	AuthCache time.Duration
 	// LogLevel is debug, info, warn or error; LogFormat json or text.
 	LogLevel  string
 	LogFormat string
@@ -102,6 +109,12 @@ type Config struct {
 	Now func() time.Time `json:"-"`
 }
 
+// DefaultAuthCache is the default Config.AuthCache. Any active user sends
+// a request more often than this, so nearly every request is answered
+// from memory; and it bounds how long a change could go unseen if the
+// announcements of changes were lost without the connection failing.
+const DefaultAuthCache = 5 * time.Second
+
 // DefaultConfig returns the defaults of every setting.
 func DefaultConfig() Config {
 	return Config{
@@ -115,6 +128,7 @@ func DefaultConfig() Config {
 		StartTimeout:       60 * time.Second,
 		BcryptCost:         bcrypt.DefaultCost,
 		TokenTTL:           30 * 24 * time.Hour,
+		AuthCache:          DefaultAuthCache,
 		LogLevel:           "info",
 		LogFormat:          "json",
 		TradeBatchSize:     market.DefaultMaxBatch,
@@ -237,6 +251,9 @@ func (c Config) Validate() error {
 	if c.AuditInterval < 0 || c.AuditInterval > 0 && c.AuditInterval < time.Second {
 		bad("PREDICTKIT_AUDIT_INTERVAL", "%s: must be 0 (off) or at least 1s", c.AuditInterval)
 	}
+	if c.AuthCache < 0 || c.AuthCache > time.Hour {
+		bad("PREDICTKIT_AUTH_CACHE", "%s: must be 0 (off) or a duration up to 1h", c.AuthCache)
+	}
 	if _, err := parseProxies(c.TrustedProxies); err != nil {
 		bad("PREDICTKIT_TRUSTED_PROXIES", "%v", err)
 	}
@@ -356,6 +373,16 @@ func settings() []setting {
 		durationSetting("start-timeout", "PREDICTKIT_START_TIMEOUT", "start-up limit (connect, migrate, seed, bind)", func(c *Config) *time.Duration { return &c.StartTimeout }),
 		intSetting("bcrypt-cost", "PREDICTKIT_BCRYPT_COST", "password hashing cost (4 to 31)", bcrypt.MinCost, bcrypt.MaxCost, func(c *Config) *int { return &c.BcryptCost }),
 		durationSetting("token-ttl", "PREDICTKIT_TOKEN_TTL", "lifetime of an access token", func(c *Config) *time.Duration { return &c.TokenTTL }),
+		{flag: "auth-cache", env: "PREDICTKIT_AUTH_CACHE", help: "how long a looked-up access token is trusted from memory (0: ask the store on every request)",
+			get: func(c *Config) string { return shortDuration(c.AuthCache) },
+			set: func(c *Config, v string) error {
+				d, err := time.ParseDuration(v)
+				if err != nil || d < 0 || d > time.Hour {
+					return fmt.Errorf("must be 0 (off) or a duration up to 1h, such as 5s")
+				}
+				c.AuthCache = d
+				return nil
+			}},
 		stringSetting("log-level", "PREDICTKIT_LOG_LEVEL", "debug, info, warn or error", func(c *Config) *string { return &c.LogLevel }),
 		stringSetting("log-format", "PREDICTKIT_LOG_FORMAT", "json or text", func(c *Config) *string { return &c.LogFormat }),
 		intSetting("trade-batch-size", "PREDICTKIT_TRADE_BATCH_SIZE", "group commit: most concurrent trades per transaction, over one market or many (1 disables batching)",

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"net/http"
 	"strings"
 
@@ -18,6 +19,7 @@ import (
 // PATCH /auth/me. The profile embeds positions, so it needs MarketModule.
 var AccountModule = fx.Module("account",
 	fx.Provide(newAccountService, newAuth, newProfiles, accountRoutes),
+	fx.Invoke(cacheAuth),
 )
 
 func newAccountService(store account.Store, cfg Config) *account.Service {
@@ -29,6 +31,58 @@ func newAccountService(store account.Store, cfg Config) *account.Service {
 		s.TokenTTL = cfg.TokenTTL
 	}
 	return s
+}
+
+// authWatcher is a store that several processes share and that announces
+// every committed change to tokens and users (storage/postgres).
+type authWatcher interface {
+	WatchAuth(ctx context.Context, live func(error), changed func(account.Invalidation)) error
+}
+
+// cacheAuth turns on the authentication cache (Config.AuthCache). On a
+// store that announces changes, the cache is on only while the
+// announcements arrive, so that a logout or role change on another server
+// takes effect here at once; on any other store it is on from the start.
+func cacheAuth(lc fx.Lifecycle, cfg Config, store Store, accounts *account.Service, log *slog.Logger) {
+	if cfg.AuthCache <= 0 {
+		return
+	}
+	w, ok := store.(authWatcher)
+	if !ok {
+		accounts.CacheAuth(cfg.AuthCache)
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	lc.Append(fx.Hook{
+		OnStart: func(context.Context) error {
+			go func() {
+				defer close(done)
+				lost := false
+				_ = w.WatchAuth(ctx, func(err error) {
+					if err == nil {
+						accounts.CacheAuth(cfg.AuthCache)
+						if lost {
+							log.Info("auth cache on again: receiving auth changes")
+						}
+						lost = false
+						return
+					}
+					accounts.CacheAuth(0)
+					if ctx.Err() == nil && !lost {
+						log.Warn("auth cache off until auth changes can be received again", "err", err)
+					}
+					lost = true
+				}, accounts.Invalidate)
+			}()
+			return nil
+		},
+		OnStop: func(context.Context) error {
+			cancel()
+			<-done
+			return nil
+		},
+	})
 }
 
 // Auth reads the caller from the Authorization header.

@@ -676,11 +676,11 @@ func TestSecretsAreStoredAsHashes(t *testing.T) {
 		eachStore(t, func(t *testing.T, h *harness) {
 			s := makeSecrets(t, h)
 			ctx := context.Background()
-			u, err := h.store.UserByToken(ctx, account.HashToken(s.token), time.Now())
+			u, _, err := h.store.UserByToken(ctx, account.HashToken(s.token), time.Now())
 			if err != nil {
 				t.Fatalf("the token's hash finds no user: %v", err)
 			}
-			if _, err := h.store.UserByToken(ctx, []byte(s.token), time.Now()); err == nil {
+			if _, _, err := h.store.UserByToken(ctx, []byte(s.token), time.Now()); err == nil {
 				t.Error("the plaintext token is a key of the token table")
 			}
 			_, hash, err := h.store.UserByEmail(ctx, u.Email)

@@ -288,19 +288,19 @@ func (s *Store) CreateToken(_ context.Context, hash []byte, userID int64, expire
 }
 
 // UserByToken implements account.Store.
-func (s *Store) UserByToken(_ context.Context, hash []byte, now time.Time) (*account.User, error) {
+func (s *Store) UserByToken(_ context.Context, hash []byte, now time.Time) (*account.User, time.Time, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	t, ok := s.tokens[string(hash)]
 	if !ok || !now.Before(t.expires) {
-		return nil, account.ErrUnauthorized
+		return nil, time.Time{}, account.ErrUnauthorized
 	}
 	rec, ok := s.users[t.user]
 	if !ok {
-		return nil, account.ErrUnauthorized
+		return nil, time.Time{}, account.ErrUnauthorized
 	}
 	u := cloneUser(rec.u)
-	return &u, nil
+	return &u, t.expires, nil
 }
 
 // DeleteToken implements account.Store.

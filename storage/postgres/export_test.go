@@ -7,6 +7,8 @@ var (
 	Translate = translate
 	Retryable = retryable
 	Retry     = retry
+
+	ParseAuthChange = parseAuthChange
 )
 
 // FeedQueries are the read statements that must walk an index, with

@@ -14,12 +14,12 @@ const userCols = `u.id, u.email, u.name, u.nickname, u.profile_hidden, u.referra
 	u.tron_address, u.bsc_address, u.polygon_address, u.ethereum_address,
 	COALESCE(u.partner_id, 0), COALESCE(u.external_id, ''), u.created_at`
 
-func scanUser(row pgx.Row) (*account.User, error) {
+func scanUser(row pgx.Row, more ...any) (*account.User, error) {
 	u := &account.User{}
-	err := row.Scan(&u.ID, &u.Email, &u.Name, &u.Nickname, &u.ProfileHidden, &u.ReferralCode, &u.Language,
+	err := row.Scan(append([]any{&u.ID, &u.Email, &u.Name, &u.Nickname, &u.ProfileHidden, &u.ReferralCode, &u.Language,
 		&u.Theme, &u.Level, &u.AvatarURL, &u.TelegramVerified, &u.IsCreator, &u.IsStatsViewer,
 		&u.TronAddress, &u.BscAddress, &u.PolygonAddress, &u.EthereumAddress,
-		&u.PartnerID, &u.ExternalID, &u.CreatedAt)
+		&u.PartnerID, &u.ExternalID, &u.CreatedAt}, more...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -123,11 +123,12 @@ func (s *Store) CreateToken(ctx context.Context, hash []byte, userID int64, expi
 }
 
 // UserByToken returns the user whose token has hash and expires after
-// now, or account.ErrUnauthorized.
-func (s *Store) UserByToken(ctx context.Context, hash []byte, now time.Time) (*account.User, error) {
-	u, err := scanUser(s.pool.QueryRow(ctx, `SELECT `+userCols+` FROM access_tokens t JOIN users u ON u.id = t.user_id
-		WHERE t.hash = $1 AND t.expires_at > $2`, hash, now))
-	return u, translate(err, account.ErrUnauthorized)
+// now, and when it expires, or account.ErrUnauthorized.
+func (s *Store) UserByToken(ctx context.Context, hash []byte, now time.Time) (*account.User, time.Time, error) {
+	var expires time.Time
+	u, err := scanUser(s.pool.QueryRow(ctx, `SELECT `+userCols+`, t.expires_at FROM access_tokens t JOIN users u ON u.id = t.user_id
+		WHERE t.hash = $1 AND t.expires_at > $2`, hash, now), &expires)
+	return u, expires, translate(err, account.ErrUnauthorized)
 }
 
 // DeleteToken revokes the token with hash; an unknown one is no error.

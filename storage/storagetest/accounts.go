@@ -89,18 +89,21 @@ func testTokens(t *testing.T, newStores func(*testing.T) Stores) {
 		e := newEnv(t, newStores)
 		u := e.user("erin", 0, 0)
 		hash := account.HashToken("secret-token")
-		now := time.Now().UTC()
+		now := time.Now().UTC().Truncate(time.Microsecond)
 		if err := e.stores.Accounts.CreateToken(e.ctx, hash, u.ID, now.Add(time.Hour)); err != nil {
 			t.Fatal(err)
 		}
-		got, err := e.stores.Accounts.UserByToken(e.ctx, hash, now)
+		got, expires, err := e.stores.Accounts.UserByToken(e.ctx, hash, now)
 		if err != nil || got.ID != u.ID {
 			t.Fatalf("UserByToken = %+v, %v", got, err)
+		}
+		if !expires.Equal(now.Add(time.Hour)) {
+			t.Fatalf("UserByToken says the token expires at %v, want %v", expires, now.Add(time.Hour))
 		}
 		if err := e.stores.Accounts.DeleteToken(e.ctx, hash); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := e.stores.Accounts.UserByToken(e.ctx, hash, now); !errors.Is(err, account.ErrUnauthorized) {
+		if _, _, err := e.stores.Accounts.UserByToken(e.ctx, hash, now); !errors.Is(err, account.ErrUnauthorized) {
 			t.Fatalf("after delete: %v", err)
 		}
 		if err := e.stores.Accounts.DeleteToken(e.ctx, hash); err != nil {
@@ -115,13 +118,13 @@ func testTokens(t *testing.T, newStores func(*testing.T) Stores) {
 		if err := e.stores.Accounts.CreateToken(e.ctx, hash, u.ID, now.Add(-time.Minute)); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := e.stores.Accounts.UserByToken(e.ctx, hash, now); !errors.Is(err, account.ErrUnauthorized) {
+		if _, _, err := e.stores.Accounts.UserByToken(e.ctx, hash, now); !errors.Is(err, account.ErrUnauthorized) {
 			t.Fatalf("expired token: %v", err)
 		}
 	})
 	t.Run("an unknown token is refused", func(t *testing.T) {
 		e := newEnv(t, newStores)
-		if _, err := e.stores.Accounts.UserByToken(e.ctx, account.HashToken("nope"), time.Now()); !errors.Is(err, account.ErrUnauthorized) {
+		if _, _, err := e.stores.Accounts.UserByToken(e.ctx, account.HashToken("nope"), time.Now()); !errors.Is(err, account.ErrUnauthorized) {
 			t.Fatalf("unknown token: %v", err)
 		}
 	})

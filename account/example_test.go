@@ -3,6 +3,7 @@ package account_test
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/predictkit/predictkit/account"
 	"github.com/predictkit/predictkit/storage/memory"
@@ -30,4 +31,29 @@ func Example() {
 	// signed in as Ann
 	// balance: 15000 kopecks
 	// ledger ok: true sum: 0 postings: 1
+}
+
+// With the cache on, a token is looked up once and then trusted from
+// memory; a logout through the same Service still takes effect at once.
+// (Several processes on one database also pass each other's changes to
+// Invalidate: see postgres.Store.WatchAuth.)
+func ExampleService_CacheAuth() {
+	ctx := context.Background()
+	accounts := account.NewService(memory.New())
+	accounts.CacheAuth(5 * time.Second)
+
+	_, token, err := accounts.Register(ctx, account.Registration{Email: "bob@example.com", Password: "correct horse", Name: "Bob"})
+	if err != nil {
+		panic(err)
+	}
+	for range 3 {
+		if _, err := accounts.Authenticate(ctx, token); err != nil { // one store look-up, then memory
+			panic(err)
+		}
+	}
+	_ = accounts.Logout(ctx, token)
+	_, err = accounts.Authenticate(ctx, token)
+	fmt.Println("after logout:", err)
+	// Output:
+	// after logout: account: missing, unknown or revoked access token
 }

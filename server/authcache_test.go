@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/predictkit/predictkit/server"
 )
 
 // TestAuthCacheAcrossServers runs two servers on one database, each
@@ -66,6 +68,9 @@ func TestAuthCacheAcrossServers(t *testing.T) {
 	t.Run("a token revoked on one server is refused by the other", func(t *testing.T) {
 		ann := a.register(t, "ann")
 		cached(t, ann)
+		if on := mustMetric(t, b.scrape(t), "predictkit_auth_cache_on", nil); on != 1 {
+			t.Errorf("predictkit_auth_cache_on = %v on a server answering from its cache", on)
+		}
 		expect(t, a.do(t, req{method: http.MethodPost, path: "/api/v1/auth/logout", token: ann.token}), http.StatusOK, "")
 		eventually(t, "the logout", func() bool {
 			return b.do(t, req{method: http.MethodGet, path: "/api/v1/auth/me", token: ann.token}).status == http.StatusUnauthorized
@@ -77,4 +82,40 @@ func TestAuthCacheAcrossServers(t *testing.T) {
 		a.makeCreator(t, bob.id)
 		eventually(t, "the new role", func() bool { return b.me(t, bob.token).IsCreator })
 	})
+}
+
+func TestAuthCacheSetting(t *testing.T) {
+	if postgresURL == nil {
+		t.Skip("no PostgreSQL test helper")
+	}
+	cases := []struct {
+		name  string
+		store string
+		ttl   time.Duration
+		want  float64
+	}{
+		{"the cache is on by default on PostgreSQL", "postgres", server.DefaultAuthCache, 1},
+		{"0 turns the cache off", "postgres", 0, 0},
+		{"the memory store has no cache: its look-up is as cheap", "memory", server.DefaultAuthCache, 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := testConfig(nil)
+			cfg.Store, cfg.AuthCache = nil, c.ttl
+			if c.store == "postgres" {
+				cfg.DatabaseURL = postgresURL(t)
+			}
+			h, _ := startServer(t, cfg)
+			for deadline := time.Now().Add(20 * time.Second); mustMetric(t, h.scrape(t), "predictkit_auth_cache_on", nil) != c.want; time.Sleep(20 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatalf("predictkit_auth_cache_on never became %v", c.want) // the feed connects in the background
+				}
+			}
+			// Either way, a logout is refused at once.
+			u := h.register(t, "cy")
+			h.me(t, u.token)
+			expect(t, h.do(t, req{method: http.MethodPost, path: "/api/v1/auth/logout", token: u.token}), http.StatusOK, "")
+			expect(t, h.do(t, req{method: http.MethodGet, path: "/api/v1/auth/me", token: u.token}), http.StatusUnauthorized, "UNAUTHORIZED")
+		})
+	}
 }

@@ -51,10 +51,9 @@ type Config struct {
 	TokenTTL time.Duration
 	// AuthCache is how long an access token, once looked up, is trusted
 	// from memory (account.Service.CacheAuth); 0 asks the store on every
-	// request. On PostgreSQL every server hears of logouts and user
-	// changes at once and the cache is off while it cannot; on a custom
-	// store shared by several processes, a change made by one is seen by
-	// another within AuthCache.
+	// request. It applies to PostgreSQL (a store with WatchAuth), where
+	// every server hears of logouts and user changes at once, and the
+	// cache is off whenever it cannot; other stores are asked every time.
 	AuthCache time.Duration
 	// LogLevel is debug, info, warn or error; LogFormat json or text.
 	LogLevel  string

@@ -50,6 +50,8 @@ type Metrics struct {
 	auditProblems prometheus.Gauge
 	auditLast     prometheus.Gauge
 	auditDuration prometheus.Gauge
+
+	authCacheOn prometheus.Gauge
 }
 
 // NewMetrics returns a fresh registry with every instrument of the
@@ -140,11 +142,17 @@ func NewMetrics() *Metrics {
 		Help: "How long the last completed audit took.",
 	})
 
+	m.authCacheOn = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "predictkit_auth_cache_on",
+		Help: "1 while looked-up access tokens are trusted from memory (PREDICTKIT_AUTH_CACHE); 0 when the cache is off by configuration or because announcements of token and user changes cannot be received.",
+	})
+
 	for _, c := range []prometheus.Collector{
 		m.httpRequests, m.httpDuration, m.httpInFlight,
 		m.trades, m.volume, m.fees, m.refusals, m.batchSize, m.batchCommit, m.batchFailures,
 		m.replays, m.settlements, m.settleDuration,
 		m.auditRuns, m.auditOK, m.auditProblems, m.auditLast, m.auditDuration,
+		m.authCacheOn,
 	} {
 		f(c)
 	}

@@ -39,17 +39,15 @@ type authWatcher interface {
 	WatchAuth(ctx context.Context, live func(error), changed func(account.Invalidation)) error
 }
 
-// cacheAuth turns on the authentication cache (Config.AuthCache). On a
-// store that announces changes, the cache is on only while the
-// announcements arrive, so that a logout or role change on another server
-// takes effect here at once; on any other store it is on from the start.
-func cacheAuth(lc fx.Lifecycle, cfg Config, store Store, accounts *account.Service, log *slog.Logger) {
-	if cfg.AuthCache <= 0 {
-		return
-	}
+// cacheAuth turns on the authentication cache (Config.AuthCache) on a
+// store that announces changes, and only while the announcements arrive,
+// so that a logout or role change on another server takes effect here at
+// once. Other stores get no cache: the memory store's look-up costs what
+// the cache's does, and a custom store might be shared by processes that
+// could not tell each other of a change.
+func cacheAuth(lc fx.Lifecycle, cfg Config, store Store, accounts *account.Service, metrics *Metrics, log *slog.Logger) {
 	w, ok := store.(authWatcher)
-	if !ok {
-		accounts.CacheAuth(cfg.AuthCache)
+	if cfg.AuthCache <= 0 || !ok {
 		return
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -62,6 +60,7 @@ func cacheAuth(lc fx.Lifecycle, cfg Config, store Store, accounts *account.Servi
 				_ = w.WatchAuth(ctx, func(err error) {
 					if err == nil {
 						accounts.CacheAuth(cfg.AuthCache)
+						metrics.authCacheOn.Set(1)
 						if lost {
 							log.Info("auth cache on again: receiving auth changes")
 						}
@@ -69,6 +68,7 @@ func cacheAuth(lc fx.Lifecycle, cfg Config, store Store, accounts *account.Servi
 						return
 					}
 					accounts.CacheAuth(0)
+					metrics.authCacheOn.Set(0)
 					if ctx.Err() == nil && !lost {
 						log.Warn("auth cache off until auth changes can be received again", "err", err)
 					}

@@ -300,6 +300,21 @@ func durationSetting(flag, env, help string, f func(*Config) *time.Duration) set
 		}}
 }
 
+// optionalDurationSetting reads a duration that may be 0 (off) or else
+// must be at least lo and, unless hi is 0, at most hi; problem says so.
+func optionalDurationSetting(flag, env, help string, lo, hi time.Duration, problem string, f func(*Config) *time.Duration) setting {
+	return setting{flag: flag, env: env, help: help,
+		get: func(c *Config) string { return shortDuration(*f(c)) },
+		set: func(c *Config, v string) error {
+			d, err := time.ParseDuration(v)
+			if err != nil || d < 0 || d > 0 && d < lo || hi > 0 && d > hi {
+				return errors.New(problem)
+			}
+			*f(c) = d
+			return nil
+		}}
+}
+
 func intSetting(flag, env, help string, lo, hi int, f func(*Config) *int) setting {
 	return setting{flag: flag, env: env, help: help,
 		get: func(c *Config) string { return strconv.Itoa(*f(c)) },
@@ -372,46 +387,22 @@ func settings() []setting {
 		durationSetting("start-timeout", "PREDICTKIT_START_TIMEOUT", "start-up limit (connect, migrate, seed, bind)", func(c *Config) *time.Duration { return &c.StartTimeout }),
 		intSetting("bcrypt-cost", "PREDICTKIT_BCRYPT_COST", "password hashing cost (4 to 31)", bcrypt.MinCost, bcrypt.MaxCost, func(c *Config) *int { return &c.BcryptCost }),
 		durationSetting("token-ttl", "PREDICTKIT_TOKEN_TTL", "lifetime of an access token", func(c *Config) *time.Duration { return &c.TokenTTL }),
-		{flag: "auth-cache", env: "PREDICTKIT_AUTH_CACHE", help: "how long a looked-up access token is trusted from memory (0: ask the store on every request)",
-			get: func(c *Config) string { return shortDuration(c.AuthCache) },
-			set: func(c *Config, v string) error {
-				d, err := time.ParseDuration(v)
-				if err != nil || d < 0 || d > time.Hour {
-					return fmt.Errorf("must be 0 (off) or a duration up to 1h, such as 5s")
-				}
-				c.AuthCache = d
-				return nil
-			}},
+		optionalDurationSetting("auth-cache", "PREDICTKIT_AUTH_CACHE", "how long a looked-up access token is trusted from memory (0: ask the store on every request)",
+			0, time.Hour, "must be 0 (off) or a duration up to 1h, such as 5s", func(c *Config) *time.Duration { return &c.AuthCache }),
 		stringSetting("log-level", "PREDICTKIT_LOG_LEVEL", "debug, info, warn or error", func(c *Config) *string { return &c.LogLevel }),
 		stringSetting("log-format", "PREDICTKIT_LOG_FORMAT", "json or text", func(c *Config) *string { return &c.LogFormat }),
 		intSetting("trade-batch-size", "PREDICTKIT_TRADE_BATCH_SIZE", "group commit: most concurrent trades per transaction, over one market or many (1 disables batching)",
 			1, maxTradeBatch, func(c *Config) *int { return &c.TradeBatchSize }),
-		{flag: "trade-batch-wait", env: "PREDICTKIT_TRADE_BATCH_WAIT", help: "group commit: how long a batch that is not full waits for more trades (0: none)",
-			get: func(c *Config) string { return shortDuration(c.TradeBatchWait) },
-			set: func(c *Config, v string) error {
-				d, err := time.ParseDuration(v)
-				if err != nil || d < 0 || d > time.Second {
-					return fmt.Errorf("must be a duration from 0 to 1s, such as 500us")
-				}
-				c.TradeBatchWait = d
-				return nil
-			}},
+		optionalDurationSetting("trade-batch-wait", "PREDICTKIT_TRADE_BATCH_WAIT", "group commit: how long a batch that is not full waits for more trades (0: none)",
+			0, time.Second, "must be a duration from 0 to 1s, such as 500us", func(c *Config) *time.Duration { return &c.TradeBatchWait }),
 		intSetting("trade-batch-inflight", "PREDICTKIT_TRADE_BATCH_INFLIGHT", "group commit: most batches committing at once, each on markets of its own",
 			1, maxTradeBatchInFlight, func(c *Config) *int { return &c.TradeBatchInFlight }),
 		boolSetting("cookie-secure", "PREDICTKIT_COOKIE_SECURE", "mark cookies Secure (serve over HTTPS)", func(c *Config) *bool { return &c.CookieSecure }),
 		stringSetting("chat-faq", "PREDICTKIT_CHAT_FAQ", "FAQ file (JSON) of the support chat's automatic answers; empty uses the built-in FAQ", func(c *Config) *string { return &c.ChatFAQ }),
 		secret(stringSetting("chat-webhook-url", "PREDICTKIT_CHAT_WEBHOOK_URL", "URL that receives a POST for every chat escalation; empty logs escalations instead", func(c *Config) *string { return &c.ChatWebhookURL })),
 		durationSetting("chat-webhook-timeout", "PREDICTKIT_CHAT_WEBHOOK_TIMEOUT", "time limit of one chat webhook call", func(c *Config) *time.Duration { return &c.ChatWebhookTimeout }),
-		{flag: "audit-interval", env: "PREDICTKIT_AUDIT_INTERVAL", help: "run the ledger audit this often in the background and export its result as metrics (0: only when the operator asks)",
-			get: func(c *Config) string { return shortDuration(c.AuditInterval) },
-			set: func(c *Config, v string) error {
-				d, err := time.ParseDuration(v)
-				if err != nil || d < 0 || d > 0 && d < time.Second {
-					return fmt.Errorf("must be 0 (off) or a duration of at least 1s, such as 5m")
-				}
-				c.AuditInterval = d
-				return nil
-			}},
+		optionalDurationSetting("audit-interval", "PREDICTKIT_AUDIT_INTERVAL", "run the ledger audit this often in the background and export its result as metrics (0: only when the operator asks)",
+			time.Second, 0, "must be 0 (off) or a duration of at least 1s, such as 5m", func(c *Config) *time.Duration { return &c.AuditInterval }),
 		{flag: "trusted-proxies", env: "PREDICTKIT_TRUSTED_PROXIES", help: "comma-separated IPs or CIDRs of proxies whose X-Forwarded-For is trusted",
 			get: func(c *Config) string { return strings.Join(c.TrustedProxies, ",") },
 			set: func(c *Config, v string) error {

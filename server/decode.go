@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -23,6 +24,13 @@ import (
 // duplicated keys, keys that differ from the field names in case only
 // (encoding/json would accept them), wrong types, numbers that do not fit
 // (fractions or overflow in integer fields), and trailing data.
+//
+// The body is decoded first and its keys checked after, on the bytes the
+// decoder has just parsed (scanKeys): one tokenizing pass over a body
+// that is fine, where walking it with json.Decoder.Token cost as much as
+// the decoding. Only a body that fails to decode is walked token by token
+// (checkKeys) first, so that a key problem is still named before a type
+// error, exactly as when the keys were checked first.
 func decodeStrict(body []byte, dst any) error {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return badRequest("body", "must be a JSON object")
@@ -30,13 +38,18 @@ func decodeStrict(body []byte, dst any) error {
 	if !utf8.Valid(body) {
 		return badRequest("body", "must be UTF-8")
 	}
-	if err := checkKeys(json.NewDecoder(bytes.NewReader(body)), reflect.TypeOf(dst).Elem(), "", 0); err != nil {
-		return err
-	}
+	t := reflect.TypeOf(dst).Elem()
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(dst); err != nil {
+		if kerr := checkKeys(json.NewDecoder(bytes.NewReader(body)), t, "", 0); kerr != nil {
+			return kerr
+		}
 		return jsonError(err)
+	}
+	s := keyScan{b: body[:dec.InputOffset()]}
+	if err := s.value(t, "", 0); err != nil {
+		return err
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return badRequest("body", "must hold one JSON value")
@@ -130,6 +143,202 @@ func checkKeys(dec *json.Decoder, t reflect.Type, path string, depth int) error 
 	}
 	return nil
 }
+
+// keyScan applies checkKeys's rules to JSON text that json.Decoder has
+// parsed already, so it need not check the syntax: it skips strings and
+// scalars byte by byte and allocates only to name a problem (or for a
+// key written with escapes).
+type keyScan struct {
+	b []byte
+	i int
+}
+
+func (s *keyScan) space() {
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case ' ', '\t', '\n', '\r':
+			s.i++
+		default:
+			return
+		}
+	}
+}
+
+// str reads the string at s.i, which starts with a quote, and returns its
+// contents, unescaped.
+func (s *keyScan) str() string {
+	start, escaped := s.i+1, false
+	for j := start; j < len(s.b); j++ {
+		switch s.b[j] {
+		case '\\':
+			escaped = true
+			j++
+		case '"':
+			s.i = j + 1
+			if !escaped {
+				return string(s.b[start:j])
+			}
+			var out string
+			_ = json.Unmarshal(s.b[start-1:j+1], &out) // parsed already: cannot fail
+			return out
+		}
+	}
+	s.i = len(s.b)
+	return ""
+}
+
+// skipScalar skips a string, number, true, false or null.
+func (s *keyScan) skipScalar() {
+	if s.b[s.i] == '"' {
+		for j := s.i + 1; j < len(s.b); j++ {
+			switch s.b[j] {
+			case '\\':
+				j++
+			case '"':
+				s.i = j + 1
+				return
+			}
+		}
+		s.i = len(s.b)
+		return
+	}
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case ',', '}', ']', ' ', '\t', '\n', '\r':
+			return
+		}
+		s.i++
+	}
+}
+
+// value checks the value at s.i against type t, as checkKeys does.
+func (s *keyScan) value(t reflect.Type, path string, depth int) error {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if depth > maxDepth {
+		return badRequest(orBody(path), "nested too deeply")
+	}
+	s.space()
+	if s.i >= len(s.b) {
+		return badRequest(orBody(path), "malformed JSON")
+	}
+	switch s.b[s.i] {
+	case '{':
+		var fields map[string]reflect.Type
+		if t.Kind() == reflect.Struct && t != reflect.TypeOf(time.Time{}) {
+			fields = jsonFields(t)
+		} else if path == "" {
+			return badRequest("body", "must be a JSON object")
+		}
+		s.i++
+		var seen []string
+		var seenSet map[string]bool
+		for {
+			s.space()
+			if s.b[s.i] == '}' {
+				s.i++
+				return nil
+			}
+			if s.b[s.i] == ',' {
+				s.i++
+				s.space()
+			}
+			key := s.str()
+			s.space()
+			s.i++ // the colon
+			name := func() string {
+				if path == "" {
+					return key
+				}
+				return path + "." + key
+			}
+			if s.seen(&seen, &seenSet, key) {
+				return badRequest(name(), "appears twice")
+			}
+			var ft reflect.Type
+			if fields != nil {
+				var ok bool
+				if ft, ok = fields[key]; !ok {
+					return badRequest(name(), "unknown field")
+				}
+			} else {
+				ft = anyType
+				if t.Kind() == reflect.Map {
+					ft = t.Elem()
+				}
+			}
+			if err := s.member(ft, name, depth+1); err != nil {
+				return err
+			}
+		}
+	case '[':
+		if path == "" {
+			return badRequest("body", "must be a JSON object")
+		}
+		et := anyType
+		if t.Kind() == reflect.Slice || t.Kind() == reflect.Array {
+			et = t.Elem()
+		}
+		s.i++
+		for i := 0; ; i++ {
+			s.space()
+			if s.b[s.i] == ']' {
+				s.i++
+				return nil
+			}
+			if s.b[s.i] == ',' {
+				s.i++
+			}
+			if err := s.member(et, func() string { return fmt.Sprintf("%s[%d]", path, i) }, depth+1); err != nil {
+				return err
+			}
+		}
+	default:
+		if path == "" {
+			return badRequest("body", "must be a JSON object")
+		}
+		s.skipScalar()
+		return nil
+	}
+}
+
+// seen reports whether key was seen in this object, and notes it: in a
+// slice while there are few keys (the bodies here), in a map beyond, so
+// that a body with many keys in a map-typed field costs linear time.
+func (s *keyScan) seen(few *[]string, many *map[string]bool, key string) bool {
+	if *many == nil {
+		if slices.Contains(*few, key) {
+			return true
+		}
+		if len(*few) < 16 {
+			*few = append(*few, key)
+			return false
+		}
+		*many = make(map[string]bool, 2*len(*few))
+		for _, k := range *few {
+			(*many)[k] = true
+		}
+	}
+	if (*many)[key] {
+		return true
+	}
+	(*many)[key] = true
+	return false
+}
+
+// member checks a value inside an object or array, naming it only when it
+// is a container or too deep.
+func (s *keyScan) member(t reflect.Type, name func() string, depth int) error {
+	s.space()
+	if depth <= maxDepth && s.b[s.i] != '{' && s.b[s.i] != '[' {
+		s.skipScalar()
+		return nil
+	}
+	return s.value(t, name(), depth)
+}
+
+var anyType = reflect.TypeOf((*any)(nil)).Elem()
 
 func orBody(path string) string {
 	if path == "" {

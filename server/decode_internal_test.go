@@ -1,9 +1,16 @@
 package server
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
+	"reflect"
 	"strings"
 	"testing"
+	"time"
+	"unicode/utf8"
 )
 
 func TestDecodeStrict(t *testing.T) {
@@ -99,4 +106,111 @@ func FuzzDecodeStrict(f *testing.F) {
 		var c creditBody
 		_ = decodeStrict(in, &c)
 	})
+}
+
+// decodeByTokens is decodeStrict as it was before scanKeys: the keys
+// walked token by token first, then the decoding. decodeStrict must give
+// the same answer for every body.
+func decodeByTokens(body []byte, dst any) error {
+	if len(bytes.TrimSpace(body)) == 0 {
+		return badRequest("body", "must be a JSON object")
+	}
+	if !utf8.Valid(body) {
+		return badRequest("body", "must be UTF-8")
+	}
+	if err := checkKeys(json.NewDecoder(bytes.NewReader(body)), reflect.TypeOf(dst).Elem(), "", 0); err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(dst); err != nil {
+		return jsonError(err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return badRequest("body", "must hold one JSON value")
+	}
+	return validate(dst)
+}
+
+// scanBody has a field of every shape checkKeys distinguishes: struct,
+// pointer, slice of structs, map, any and time.
+type scanBody struct {
+	Side  string         `json:"side" validate:"omitempty,oneof=YES NO"`
+	N     int64          `json:"n"`
+	Ptr   *scanBody      `json:"ptr"`
+	Items []scanBody     `json:"items"`
+	Map   map[string]int `json:"map"`
+	Any   any            `json:"any"`
+	At    *time.Time     `json:"at"`
+}
+
+func FuzzDecodeStrictMatchesTokenWalk(f *testing.F) {
+	for _, s := range []string{
+		`{"side":"YES","n":1}`, `{"ptr":{"ptr":{"n":2}},"items":[{"n":1},{"N":1}]}`, `{"map":{"a":1,"a":2}}`,
+		`{"any":{"x":[1,{"y":null}],"x":1}}`, `{"at":"2026-01-02T03:04:05Z","side":"MAYBE"}`, `{"n":1.5,"Side":"YES"}`,
+		`{"s\u0069de":"YES","side":"NO"}`, `null`, `{"n":1} {}`, `{"n":1}}`, `{"any":` + strings.Repeat(`[`, 40) + strings.Repeat(`]`, 40) + `}`,
+		`{"items":[{"items":[{"x":1}]}]}`, `{"map":{"b":"x"}}`, `{"any":"\"}\\"}`, `{"n":1,}`, `[{"n":1}]`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		var got, want scanBody
+		gotErr, wantErr := decodeStrict(in, &got), decodeByTokens(in, &want)
+		if fmt.Sprint(gotErr) != fmt.Sprint(wantErr) {
+			t.Fatalf("decodeStrict(%q) = %v, the token walk says %v", in, gotErr, wantErr)
+		}
+		if gotErr == nil && !reflect.DeepEqual(got, want) {
+			t.Fatalf("decodeStrict(%q) decoded %+v, the token walk %+v", in, got, want)
+		}
+	})
+}
+
+func TestDecodeStrictManyKeysInAMap(t *testing.T) {
+	t.Run("a map of 20,000 distinct keys is accepted", func(t *testing.T) {
+		var b strings.Builder
+		b.WriteString(`{"map":{`)
+		for i := range 20000 {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			fmt.Fprintf(&b, `"k%d":%d`, i, i)
+		}
+		b.WriteString(`}}`)
+		var v scanBody
+		if err := decodeStrict([]byte(b.String()), &v); err != nil || len(v.Map) != 20000 {
+			t.Fatalf("got %d keys, %v", len(v.Map), err)
+		}
+	})
+	t.Run("a key repeated after 20 others is named", func(t *testing.T) {
+		var b strings.Builder
+		b.WriteString(`{"map":{`)
+		for i := range 20 {
+			fmt.Fprintf(&b, `"k%d":%d,`, i, i)
+		}
+		b.WriteString(`"k3":0}}`)
+		var v scanBody
+		err := decodeStrict([]byte(b.String()), &v)
+		var re *requestError
+		if !errors.As(err, &re) || re.detail != "map.k3: appears twice" {
+			t.Fatalf("got %v, want map.k3: appears twice", err)
+		}
+	})
+}
+
+func BenchmarkDecodeStrictBuy(b *testing.B) {
+	body := []byte(`{"side":"YES","amount_kopecks":12345,"max_cost_kopecks":20000,"min_shares":1}`)
+	for _, d := range []struct {
+		name   string
+		decode func([]byte, any) error
+	}{{"scan", decodeStrict}, {"tokens", decodeByTokens}} {
+		b.Run(d.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				var v buyBody
+				if err := d.decode(body, &v); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }

@@ -353,7 +353,6 @@ func (s *Store) deleteSubAccount(id int64) {
 
 // write applies eff, whose postings writeAll has checked.
 func (s *Store) write(eff *market.Effects) error {
-	all := postingsOf(eff)
 	for _, p := range eff.Positions {
 		if p.ID == 0 {
 			p.ID = s.next("position")
@@ -385,7 +384,8 @@ func (s *Store) write(eff *market.Effects) error {
 		te.Price.TradeID = t.ID
 		s.prices[t.MarketID] = append(s.prices[t.MarketID], te.Price)
 	}
-	if err := s.post(all); err != nil {
+	// After the trades have their ids, which their postings carry.
+	if err := s.post(postingsOf(eff)); err != nil {
 		return err // cannot happen: writeAll checked them
 	}
 	for _, e := range eff.PnL {

@@ -31,7 +31,7 @@ type Store struct {
 	tokens  map[string]tokenRec
 
 	accounts map[account.Ref]*ledgerAccount
-	postings []account.Posting
+	ledger   ledger
 
 	events    map[int64]*market.Event // Pools left nil; assembled on read
 	pools     map[int64]*market.Pool  // Markets left nil
@@ -71,6 +71,7 @@ type tokenRec struct {
 type ledgerAccount struct {
 	id      int64
 	balance int64
+	ref     uint32 // the account's number in the ledger
 }
 
 type openKey struct {
@@ -316,7 +317,7 @@ func (s *Store) DeleteToken(_ context.Context, hash []byte) error {
 func (s *Store) acct(ref account.Ref) *ledgerAccount {
 	a, ok := s.accounts[ref]
 	if !ok {
-		a = &ledgerAccount{id: s.next("ledger_account")}
+		a = &ledgerAccount{id: s.next("ledger_account"), ref: s.ledger.account(ref)}
 		s.accounts[ref] = a
 	}
 	return a
@@ -347,8 +348,7 @@ func (s *Store) post(ps []account.Posting) error {
 		from, to := s.acct(p.From), s.acct(p.To)
 		from.balance -= p.Amount
 		to.balance += p.Amount
-		p.Reason = strings.Clone(p.Reason)
-		s.postings = append(s.postings, p)
+		s.ledger.add(p, from.ref, to.ref)
 	}
 	return nil
 }
@@ -386,22 +386,18 @@ func (s *Store) LedgerState(context.Context) ([]account.AccountState, int64, err
 	defer s.mu.Unlock()
 	// The sums are recomputed from the postings themselves, so that the
 	// audit compares the cached balances with an independent figure.
-	sums := map[account.Ref]int64{}
-	for _, p := range s.postings {
-		sums[p.From] -= p.Amount
-		sums[p.To] += p.Amount
-	}
+	sums := s.ledger.sums()
 	out := make([]account.AccountState, 0, len(s.accounts))
 	for ref, a := range s.accounts {
-		out = append(out, account.AccountState{Ref: ref, Balance: a.balance, PostingsSum: sums[ref]})
+		out = append(out, account.AccountState{Ref: ref, Balance: a.balance, PostingsSum: sums[a.ref]})
 	}
 	slices.SortFunc(out, func(a, b account.AccountState) int { return cmp.Compare(s.accounts[a.Ref].id, s.accounts[b.Ref].id) })
-	return out, int64(len(s.postings)), nil
+	return out, int64(s.ledger.n), nil
 }
 
 // Postings returns every posting, oldest first (for tests and audits).
 func (s *Store) Postings() []account.Posting {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return slices.Clone(s.postings)
+	return slices.Collect(s.ledger.all())
 }

@@ -37,9 +37,11 @@ const positionCols = `x.id, x.user_id, x.market_id, x.side, x.shares, x.cost_bas
 // holds the market's lock first, so these row locks never wait; they make
 // the rows' ownership explicit, and a batch locks no position it does not
 // trade. Each pair is looked up on its own, each side by the whole
-// open-position key, so that no estimate makes the planner walk every
-// open position of a hot market once per trader (seen with the partial
-// key (user, market) on a young table: 30 µs a trade).
+// open-position key (a sub-account first by its unique key), so that no
+// estimate makes the planner walk every open position of a hot market
+// once per trader (seen with the partial key (user, market) on a young
+// table: 30 µs a trade, and 150 µs a partner bet, whose plan was made
+// while the tables were empty).
 const sqlLockPositions = `SELECT ` + positionCols + ` FROM positions x
 WHERE x.id = ANY(ARRAY(
 	SELECT p.id FROM positions p WHERE $1 AND p.market_id = $2 AND p.closed_at IS NULL
@@ -50,8 +52,11 @@ WHERE x.id = ANY(ARRAY(
 			AND p.closed_at IS NULL OFFSET 0) p
 	UNION ALL
 	SELECT p.id FROM unnest($5::bigint[], $6::text[], $7::bigint[]) AS s(partner_id, external_id, market_id)
-	JOIN users u ON u.partner_id = s.partner_id AND u.external_id = s.external_id
-	JOIN positions p ON p.user_id = u.id AND p.market_id = s.market_id AND p.closed_at IS NULL))
+	CROSS JOIN LATERAL (SELECT u.id FROM users u
+		WHERE u.partner_id = s.partner_id AND u.external_id = s.external_id OFFSET 0) u
+	CROSS JOIN LATERAL (SELECT p.id FROM (VALUES (0::smallint), (1::smallint)) AS v(side)
+		JOIN positions p ON p.user_id = u.id AND p.market_id = s.market_id AND p.side = v.side
+			AND p.closed_at IS NULL OFFSET 0) p))
 ORDER BY x.id
 FOR NO KEY UPDATE`
 
@@ -71,9 +76,13 @@ const sqlSubAccounts = `SELECT u.partner_id, u.external_id, u.id
 FROM unnest($1::bigint[], $2::text[]) AS s(partner_id, external_id)
 JOIN users u ON u.partner_id = s.partner_id AND u.external_id = s.external_id`
 
+// sqlTradesByKey finds the trades of idempotency keys, each through the
+// unique key on its own: a generic plan made while trades was young once
+// read the whole table for every batch (1.8 ms a batch at 20,000 trades).
 const sqlTradesByKey = `SELECT ` + tradeCols + `
 FROM unnest($1::bigint[], $2::text[]) AS k(partner_id, client_bet_id)
-JOIN trades t ON t.partner_id = k.partner_id AND t.client_bet_id = k.client_bet_id`
+CROSS JOIN LATERAL (SELECT * FROM trades t
+	WHERE t.partner_id = k.partner_id AND t.client_bet_id = k.client_bet_id OFFSET 0) t`
 
 // sqlDeleteSubAccounts removes sub-accounts this transaction created that
 // no trade used, with the empty ledger accounts made to lock them.

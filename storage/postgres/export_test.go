@@ -40,3 +40,17 @@ func CachedAccountID(s *Store, ref account.Ref) (int64, bool) {
 	}
 	return ids[0], true
 }
+
+// TradeLookups are the money path's look-ups by key, with the settings a
+// trade's transaction runs them under and arguments to plan them with.
+var (
+	TradePlans   = sqlTradePlans
+	TradeLookups = map[string]struct {
+		SQL  string
+		Args []any
+	}{
+		"sub-account positions": {sqlLockPositions, []any{false, int64(1), []int64{}, []int64{}, []int64{1, 1}, []string{"a", "b"}, []int64{1, 2}}},
+		"user positions":        {sqlLockPositions, []any{false, int64(1), []int64{1, 2}, []int64{1, 2}, []int64{}, []string{}, []int64{}}},
+		"trades by key":         {sqlTradesByKey, []any{[]int64{1, 1}, []string{"a", "b"}}},
+	}
+)

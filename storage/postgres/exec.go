@@ -72,9 +72,12 @@ ORDER BY s.ord
 ON CONFLICT (partner_id, external_id) WHERE partner_id IS NOT NULL DO NOTHING
 RETURNING id`
 
-const sqlSubAccounts = `SELECT u.partner_id, u.external_id, u.id
+// sqlSubAccounts finds sub-accounts by their unique key, each on its own
+// (see sqlLockPositions).
+const sqlSubAccounts = `SELECT s.partner_id, s.external_id, u.id
 FROM unnest($1::bigint[], $2::text[]) AS s(partner_id, external_id)
-JOIN users u ON u.partner_id = s.partner_id AND u.external_id = s.external_id`
+CROSS JOIN LATERAL (SELECT u.id FROM users u
+	WHERE u.partner_id = s.partner_id AND u.external_id = s.external_id OFFSET 0) u`
 
 // sqlTradesByKey finds the trades of idempotency keys, each through the
 // unique key on its own: a generic plan made while trades was young once

@@ -1,6 +1,10 @@
 package postgres
 
-import "github.com/predictkit/predictkit/account"
+import (
+	"time"
+
+	"github.com/predictkit/predictkit/account"
+)
 
 // Internals the external tests reach.
 var (
@@ -52,5 +56,9 @@ var (
 		"sub-account positions": {sqlLockPositions, []any{false, int64(1), []int64{}, []int64{}, []int64{1, 1}, []string{"a", "b"}, []int64{1, 2}}},
 		"user positions":        {sqlLockPositions, []any{false, int64(1), []int64{1, 2}, []int64{1, 2}, []int64{}, []string{}, []int64{}}},
 		"trades by key":         {sqlTradesByKey, []any{[]int64{1, 1}, []string{"a", "b"}}},
+		"sub-accounts":          {sqlSubAccounts, []any{[]int64{1, 1}, []string{"a", "b"}}},
+		"sub-account creation":  {sqlCreateSubAccounts, []any{[]int64{1, 1}, []string{"a", "b"}, time.Unix(0, 0)}},
+		"accounts to create":    {sqlEnsureAccounts, []any{[]string{"user"}, []int64{1}, false, int64(1), []int64{1, 1}, []string{"a", "b"}}},
+		"accounts to lock":      {sqlLockAccounts, []any{[]string{"user"}, []int64{1}, false, int64(1), []int64{1, 1}, []string{"a", "b"}}},
 	}
 )

@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/predictkit/predictkit/storage/postgres"
 )
@@ -68,6 +69,10 @@ func TestTradeLookupsGoThroughKeys(t *testing.T) {
 		"sub-account positions": {"users_partner_external_key", "positions_open_key"},
 		"user positions":        {"positions_open_key"},
 		"trades by key":         {"trades_partner_client_bet_key"},
+		"sub-accounts":          {"users_partner_external_key"},
+		"sub-account creation":  {"users_partner_external_key"},
+		"accounts to create":    {"users_partner_external_key", "ledger_accounts_kind_owner_key"},
+		"accounts to lock":      {"users_partner_external_key", "ledger_accounts_kind_owner_key", "ledger_accounts_pkey"},
 	}
 	for name, q := range postgres.TradeLookups {
 		t.Run("the "+name+" look-up uses "+strings.Join(want[name], " and "), func(t *testing.T) {
@@ -137,6 +142,8 @@ func sqlLiteral(t *testing.T, a any) string {
 			out[i] = strconv.FormatInt(n, 10)
 		}
 		return "'{" + strings.Join(out, ",") + "}'::bigint[]"
+	case time.Time:
+		return "'" + v.Format(time.RFC3339Nano) + "'::timestamptz"
 	case []string:
 		out := make([]string, len(v))
 		for i, s := range v {

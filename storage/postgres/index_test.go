@@ -154,3 +154,66 @@ func sqlLiteral(t *testing.T, a any) string {
 	t.Fatalf("no literal for %T", a)
 	return ""
 }
+
+// TestUserReferencesHaveIndexes checks that every table referring to
+// users can be searched by that reference through an index: deleting a
+// user (a refused first bet's sub-account, inside a trade that holds its
+// market's lock) makes PostgreSQL run this query on each of them, and
+// without an index it reads the whole table.
+func TestUserReferencesHaveIndexes(t *testing.T) {
+	e := newEnv(t)
+	rows, err := e.store.DB().Query(e.ctx, `SELECT c.conrelid::regclass::text, a.attname
+FROM pg_constraint c JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = c.conkey[1]
+WHERE c.contype = 'f' AND c.confrelid = 'users'::regclass AND cardinality(c.conkey) = 1
+ORDER BY 1`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type ref struct{ table, column string }
+	var refs []ref
+	for rows.Next() {
+		var r ref
+		if err := rows.Scan(&r.table, &r.column); err != nil {
+			t.Fatal(err)
+		}
+		refs = append(refs, r)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if len(refs) < 10 {
+		t.Fatalf("found %d references to users: %v", len(refs), refs)
+	}
+	for _, r := range refs {
+		t.Run(r.table+"."+r.column+" is searched through an index", func(t *testing.T) {
+			tx, err := e.store.DB().Begin(e.ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tx.Rollback(e.ctx)
+			if _, err := tx.Exec(e.ctx, postgres.TradePlans); err != nil {
+				t.Fatal(err)
+			}
+			// The shape of PostgreSQL's own check (ri_triggers.c).
+			rows, err := tx.Query(e.ctx, `EXPLAIN SELECT 1 FROM ONLY `+r.table+` x WHERE `+r.column+` = 1 FOR KEY SHARE OF x`)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var plan []string
+			for rows.Next() {
+				var line string
+				if err := rows.Scan(&line); err != nil {
+					t.Fatal(err)
+				}
+				plan = append(plan, line)
+			}
+			if err := rows.Err(); err != nil {
+				t.Fatal(err)
+			}
+			text := strings.Join(plan, "\n")
+			if !strings.Contains(text, "Index Cond: ("+r.column+" = ") || strings.Contains(text, "Seq Scan") {
+				t.Errorf("no index search on %s:\n%s", r.column, text)
+			}
+		})
+	}
+}

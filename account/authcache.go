@@ -13,6 +13,11 @@ type Invalidation struct {
 	TokenHash []byte
 	// UserID is a user whose record (profile, roles) changed, or 0.
 	UserID int64
+	// PartnerID is a partner whose record (its key, disabled) changed, or
+	// 0. The Service ignores it; it is for partner.Service.Invalidate,
+	// which caches partners by key, so that one feed of changes serves
+	// both.
+	PartnerID int64
 	// All drops everything: the feed of changes was interrupted, so some
 	// may have been missed.
 	All bool

@@ -36,6 +36,8 @@ type Service struct {
 	// Now is the clock, in microseconds (what every store keeps); tests
 	// replace it.
 	Now func() time.Time
+
+	keys keyCache
 }
 
 // NewService returns a Service. A single storage value usually serves as
@@ -65,15 +67,36 @@ func (s *Service) Authenticate(ctx context.Context, key string) (*Partner, error
 	if key == "" || len(key) > 128 {
 		return nil, ErrUnauthorized
 	}
-	p, err := s.store.PartnerByKey(ctx, account.HashToken(key))
-	if err != nil {
-		return nil, err
+	hash := [32]byte(account.HashToken(key))
+	p, epoch := s.keys.get(hash, s.Now())
+	if p == nil {
+		var err error
+		if p, err = s.store.PartnerByKey(ctx, hash[:]); err != nil {
+			return nil, err
+		}
+		s.keys.put(hash, p, s.Now(), epoch)
 	}
 	if p.Disabled {
 		return nil, ErrDisabled
 	}
 	return p, nil
 }
+
+// CacheKeys lets Authenticate answer from memory, for up to ttl after it
+// read a partner from the store, instead of asking the store on every
+// request; ttl ≤ 0 turns the cache off and empties it. It is off in a new
+// Service.
+//
+// SetDisabled on s takes effect at once. A change made anywhere else
+// (another process on the same database, SQL by hand) reaches s only
+// through Invalidate; without that, a disabled partner still trades here
+// for up to ttl. The server caches partners only while its store announces
+// every change (storage/postgres's WatchAuth).
+func (s *Service) CacheKeys(ttl time.Duration) { s.keys.set(ttl) }
+
+// Invalidate drops the cached partner id, whose record changed elsewhere;
+// id 0 drops every partner (changes may have been missed).
+func (s *Service) Invalidate(id int64) { s.keys.invalidate(id) }
 
 // Partner returns partner id. ErrNotFound.
 func (s *Service) Partner(ctx context.Context, id int64) (*Partner, error) {
@@ -82,7 +105,9 @@ func (s *Service) Partner(ctx context.Context, id int64) (*Partner, error) {
 
 // SetDisabled disables or re-enables partner id. ErrNotFound.
 func (s *Service) SetDisabled(ctx context.Context, id int64, disabled bool) error {
-	return s.store.SetPartnerDisabled(ctx, id, disabled)
+	err := s.store.SetPartnerDisabled(ctx, id, disabled)
+	s.keys.invalidate(id)
+	return err
 }
 
 // FundFloat moves amount kopecks from outside into partner id's float and

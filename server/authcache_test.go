@@ -82,6 +82,37 @@ func TestAuthCacheAcrossServers(t *testing.T) {
 		a.makeCreator(t, bob.id)
 		eventually(t, "the new role", func() bool { return b.me(t, bob.token).IsCreator })
 	})
+	t.Run("a partner disabled on one server is refused by the other", func(t *testing.T) {
+		p := a.createPartner(t, "Bookmaker", 0)
+		state := func() int {
+			return b.do(t, partnerReq(http.MethodGet, statePath("nobody"), p.Key, nil)).status
+		}
+		// Server B answers from its cache once it still accepts the key
+		// after the key was changed unannounced (and put back).
+		for i := 0; ; i++ {
+			if s := state(); s != http.StatusOK {
+				t.Fatalf("a known key answered %d, want 200", s)
+			}
+			if _, err := db.Exec(ctx, `UPDATE partners SET key_hash = 'x' || key_hash WHERE id = $1`, p.ID); err != nil {
+				t.Fatal(err)
+			}
+			s := state()
+			if _, err := db.Exec(ctx, `UPDATE partners SET key_hash = substr(key_hash, 2) WHERE id = $1`, p.ID); err != nil {
+				t.Fatal(err)
+			}
+			if s == http.StatusOK {
+				break
+			}
+			if i == 200 {
+				t.Fatal("server B never answered a partner key from its cache")
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		a.setPartnerDisabled(t, p.ID, true)
+		eventually(t, "the disabled partner", func() bool { return state() == http.StatusForbidden })
+		a.setPartnerDisabled(t, p.ID, false)
+		eventually(t, "the re-enabled partner", func() bool { return state() == http.StatusOK })
+	})
 }
 
 func TestAuthCacheSetting(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 	"go.uber.org/fx"
@@ -18,7 +19,7 @@ import (
 // authenticator and the auth routes: register, login, logout, GET and
 // PATCH /auth/me. The profile embeds positions, so it needs MarketModule.
 var AccountModule = fx.Module("account",
-	fx.Provide(newAccountService, newAuth, newProfiles, accountRoutes),
+	fx.Provide(newAccountService, newAuth, newProfiles, accountRoutes, accountCache),
 	fx.Invoke(cacheAuth),
 )
 
@@ -39,16 +40,50 @@ type authWatcher interface {
 	WatchAuth(ctx context.Context, live func(error), changed func(account.Invalidation)) error
 }
 
-// cacheAuth turns on the authentication cache (Config.AuthCache) on a
+// authCache is a cache of what authenticates a request (tokens,
+// partner keys) that trusts what it read from the store until it is told
+// of a change. Each module with one adds it to the group "auth_caches",
+// and cacheAuth drives them all from one feed of changes.
+type authCache struct {
+	// set turns the cache on for ttl, or off for 0.
+	set        func(ttl time.Duration)
+	invalidate func(account.Invalidation)
+}
+
+type authCacheOut struct {
+	fx.Out
+	Cache authCache `group:"auth_caches"`
+}
+
+func accountCache(accounts *account.Service) authCacheOut {
+	return authCacheOut{Cache: authCache{set: accounts.CacheAuth, invalidate: accounts.Invalidate}}
+}
+
+type authCachesIn struct {
+	fx.In
+	Caches []authCache `group:"auth_caches"`
+}
+
+// cacheAuth turns on the authentication caches (Config.AuthCache) on a
 // store that announces changes, and only while the announcements arrive,
-// so that a logout or role change on another server takes effect here at
-// once. Other stores get no cache: the memory store's look-up costs what
-// the cache's does, and a custom store might be shared by processes that
-// could not tell each other of a change.
-func cacheAuth(lc fx.Lifecycle, cfg Config, store Store, accounts *account.Service, metrics *Metrics, log *slog.Logger) {
+// so that a logout, a role change or a disabled partner on another server
+// takes effect here at once. Other stores get no cache: the memory
+// store's look-up costs what the cache's does, and a custom store might be
+// shared by processes that could not tell each other of a change.
+func cacheAuth(lc fx.Lifecycle, cfg Config, store Store, in authCachesIn, metrics *Metrics, log *slog.Logger) {
 	w, ok := store.(authWatcher)
 	if cfg.AuthCache <= 0 || !ok {
 		return
+	}
+	set := func(ttl time.Duration) {
+		for _, c := range in.Caches {
+			c.set(ttl)
+		}
+	}
+	invalidate := func(inv account.Invalidation) {
+		for _, c := range in.Caches {
+			c.invalidate(inv)
+		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -59,7 +94,7 @@ func cacheAuth(lc fx.Lifecycle, cfg Config, store Store, accounts *account.Servi
 				lost := false
 				_ = w.WatchAuth(ctx, func(err error) {
 					if err == nil {
-						accounts.CacheAuth(cfg.AuthCache)
+						set(cfg.AuthCache)
 						metrics.authCacheOn.Set(1)
 						if lost {
 							log.Info("auth cache on again: receiving auth changes")
@@ -67,13 +102,13 @@ func cacheAuth(lc fx.Lifecycle, cfg Config, store Store, accounts *account.Servi
 						lost = false
 						return
 					}
-					accounts.CacheAuth(0)
+					set(0)
 					metrics.authCacheOn.Set(0)
 					if ctx.Err() == nil && !lost {
 						log.Warn("auth cache off until auth changes can be received again", "err", err)
 					}
 					lost = true
-				}, accounts.Invalidate)
+				}, invalidate)
 			}()
 			return nil
 		},

@@ -10,6 +10,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"go.uber.org/fx"
 
+	"github.com/predictkit/predictkit/account"
 	"github.com/predictkit/predictkit/market"
 	"github.com/predictkit/predictkit/partner"
 )
@@ -19,8 +20,24 @@ import (
 // state, and the operator's partner routes (create, fund the float,
 // disable, read), which take the admin token like every operator route.
 var PartnerModule = fx.Module("partner",
-	fx.Provide(newPartnerService, newPartnerAuth, partnerRoutes),
+	fx.Provide(newPartnerService, newPartnerAuth, partnerRoutes, partnerCache),
 )
+
+// partnerCache caches partners by key while the store announces changes,
+// as tokens are (see cacheAuth).
+func partnerCache(partners *partner.Service) authCacheOut {
+	return authCacheOut{Cache: authCache{
+		set: partners.CacheKeys,
+		invalidate: func(inv account.Invalidation) {
+			switch {
+			case inv.All:
+				partners.Invalidate(0)
+			case inv.PartnerID != 0:
+				partners.Invalidate(inv.PartnerID)
+			}
+		},
+	}}
+}
 
 func newPartnerService(store Store, trader market.Trader) *partner.Service {
 	s := partner.NewService(store, store, store)

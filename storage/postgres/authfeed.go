@@ -14,16 +14,17 @@ import (
 	"github.com/predictkit/predictkit/account"
 )
 
-// authChannel is where the triggers of migration 00008 announce committed
-// changes to access tokens and users.
+// authChannel is where the triggers of migrations 00008 and 00010
+// announce committed changes to access tokens, users and partners.
 const authChannel = "predictkit_auth"
 
-// WatchAuth calls changed with every change to an access token or a user
-// of the store's schema that anyone commits to the database (this process,
-// another server, SQL by hand), until ctx is done; it then returns nil.
-// With it, several servers on one database can each cache
-// authentications (account.Service.CacheAuth) and still see a logout or a
-// role change made on another at once.
+// WatchAuth calls changed with every change to an access token, a user or
+// a partner of the store's schema that anyone commits to the database
+// (this process, another server, SQL by hand), until ctx is done; it then
+// returns nil. With it, several servers on one database can each cache
+// authentications (account.Service.CacheAuth, partner.Service.CacheKeys)
+// and still see a logout, a role change or a disabled partner made on
+// another at once.
 //
 // It listens on a connection of its own, outside the pool. live is called
 // with nil once it listens, and with the reason each time the connection
@@ -71,7 +72,7 @@ func (s *Store) watchAuth(ctx context.Context, listening func(), changed func(ac
 	// be announced, and a cache would trust stale entries for their TTL.
 	if err := conn.QueryRow(ctx, `SELECT COALESCE(current_schema(), ''),
 		EXISTS (SELECT 1 FROM pg_trigger g JOIN pg_class c ON c.oid = g.tgrelid
-			WHERE g.tgname = 'users_auth_change' AND c.relnamespace = (SELECT oid FROM pg_namespace WHERE nspname = current_schema()))`).Scan(&schema, &triggers); err != nil {
+			WHERE g.tgname = 'partners_auth_change' AND c.relnamespace = (SELECT oid FROM pg_namespace WHERE nspname = current_schema()))`).Scan(&schema, &triggers); err != nil {
 		return fmt.Errorf("postgres: auth changes: %w", err)
 	}
 	if !triggers {
@@ -92,8 +93,8 @@ func (s *Store) watchAuth(ctx context.Context, listening func(), changed func(ac
 	}
 }
 
-// parseAuthChange reads a payload of the triggers: "<schema>:t:<hex hash>"
-// or "<schema>:u:<user id>". One of another schema is not ours (ok
+// parseAuthChange reads a payload of the triggers: "<schema>:t:<hex hash>",
+// "<schema>:u:<user id>" or "<schema>:p:<partner id>". One of another schema is not ours (ok
 // false); one of ours that does not parse drops everything, to be safe.
 func parseAuthChange(payload, schema string) (account.Invalidation, bool) {
 	rest, ok := strings.CutPrefix(payload, schema+":")
@@ -109,6 +110,10 @@ func parseAuthChange(payload, schema string) (account.Invalidation, bool) {
 	case "u":
 		if id, err := strconv.ParseInt(v, 10, 64); err == nil && id > 0 {
 			return account.Invalidation{UserID: id}, true
+		}
+	case "p":
+		if id, err := strconv.ParseInt(v, 10, 64); err == nil && id > 0 {
+			return account.Invalidation{PartnerID: id}, true
 		}
 	}
 	return account.Invalidation{All: true}, true

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/predictkit/predictkit/account"
+	"github.com/predictkit/predictkit/partner"
 	"github.com/predictkit/predictkit/storage/postgres"
 	"github.com/predictkit/predictkit/storage/postgres/pgtest"
 )
@@ -26,6 +27,7 @@ func TestParseAuthChange(t *testing.T) {
 	}{
 		{"a revoked token of our schema names its hash", "s1:t:" + hex.EncodeToString(hash), account.Invalidation{TokenHash: hash}, true},
 		{"a changed user of our schema names the user", "s1:u:42", account.Invalidation{UserID: 42}, true},
+		{"a changed partner of our schema names the partner", "s1:p:7", account.Invalidation{PartnerID: 7}, true},
 		{"a change in another schema is not ours", "s2:u:42", account.Invalidation{}, false},
 		{"a schema whose name starts like ours is another", "s10:u:42", account.Invalidation{}, false},
 		{"a payload of ours that does not parse drops everything", "s1:u:forty", account.Invalidation{All: true}, true},
@@ -34,7 +36,7 @@ func TestParseAuthChange(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			got, ours := postgres.ParseAuthChange(c.payload, "s1")
-			if ours != c.ours || got.UserID != c.want.UserID || got.All != c.want.All || !bytes.Equal(got.TokenHash, c.want.TokenHash) {
+			if ours != c.ours || got.UserID != c.want.UserID || got.PartnerID != c.want.PartnerID || got.All != c.want.All || !bytes.Equal(got.TokenHash, c.want.TokenHash) {
 				t.Fatalf("ParseAuthChange(%q) = %+v, %v; want %+v, %v", c.payload, got, ours, c.want, c.ours)
 			}
 		})
@@ -141,6 +143,24 @@ func TestWatchAuth(t *testing.T) {
 		}
 		if got := wait(t, f.changes, "announcement"); !bytes.Equal(got.TokenHash, account.HashToken(tok)) || got.UserID != 0 {
 			t.Fatalf("announced %+v, want the token's hash", got)
+		}
+	})
+	t.Run("a disabled partner is announced, and one of another schema is not", func(t *testing.T) {
+		mine, theirs := &partner.Partner{Name: "Mine"}, &partner.Partner{Name: "Theirs"}
+		if err := there.CreatePartner(ctx, mine, account.HashToken("mine")); err != nil {
+			t.Fatal(err)
+		}
+		if err := elsewhere.CreatePartner(ctx, theirs, account.HashToken("theirs")); err != nil {
+			t.Fatal(err)
+		}
+		if err := elsewhere.SetPartnerDisabled(ctx, theirs.ID, true); err != nil {
+			t.Fatal(err)
+		}
+		if err := there.SetPartnerDisabled(ctx, mine.ID, true); err != nil {
+			t.Fatal(err)
+		}
+		if got := wait(t, f.changes, "announcement"); got.PartnerID != mine.ID || got.UserID != 0 || got.All {
+			t.Fatalf("announced %+v, want partner %d (creating one announces nothing)", got, mine.ID)
 		}
 	})
 	t.Run("a change rolled back is not announced", func(t *testing.T) {

@@ -118,3 +118,25 @@ func TestErrorsAreCountedByStatusWithASample(t *testing.T) {
 		t.Fatalf("sample %q", pr.ErrorSamples["409"])
 	}
 }
+
+func TestAnAnswerLaterThanTheTimeoutIsATransportError(t *testing.T) {
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-time.After(2 * time.Second):
+		}
+	}))
+	defer srv.Close()
+	defer close(release)
+	a := newAPI(Config{URL: srv.URL, Clients: 1, Timeout: 50 * time.Millisecond})
+	defer a.close()
+	start := time.Now()
+	pr, _ := runPhase(context.Background(), a, Config{Clients: 1}, getPhase(), 0, 200*time.Millisecond)
+	if pr.Errors["transport"] == 0 || pr.Errors["transport"] != pr.Requests {
+		t.Fatalf("errors %v of %d requests, want every one a transport error", pr.Errors, pr.Requests)
+	}
+	if took := time.Since(start); took > time.Second {
+		t.Fatalf("the phase took %v: a request outlived its timeout", took)
+	}
+}

@@ -195,7 +195,8 @@ func marketRoutes(markets *market.Service, auth *Auth, metrics *Metrics) RoutesO
 			if err != nil {
 				return err
 			}
-			return c.JSON(poolView(p))
+			v := poolView(p)
+			return sendJSON(c, &v)
 		}},
 		// Contract 8.
 		{Method: http.MethodGet, Path: "/api/v1/market/trades/latest", Errors: errsLatestTrades, Handler: func(c *fiber.Ctx) error {
@@ -289,11 +290,11 @@ func marketRoutes(markets *market.Service, auth *Auth, metrics *Metrics) RoutesO
 			if err != nil {
 				return err
 			}
-			out := make([]eventJSON, 0, len(es))
+			out := eventsJSON{Events: make([]eventJSON, 0, len(es))}
 			for _, e := range es {
-				out = append(out, eventView(e))
+				out.Events = append(out.Events, eventView(e))
 			}
-			return c.JSON(fiber.Map{"events": out})
+			return sendJSON(c, &out)
 		}},
 		{Method: http.MethodGet, Path: "/api/v1/events/:id", Errors: errsEvent, Handler: func(c *fiber.Ctx) error {
 			id, err := pathID(c, "id")
@@ -304,7 +305,8 @@ func marketRoutes(markets *market.Service, auth *Auth, metrics *Metrics) RoutesO
 			if err != nil {
 				return err
 			}
-			return c.JSON(eventView(e))
+			v := eventView(e)
+			return sendJSON(c, &v)
 		}},
 		{Method: http.MethodGet, Path: "/api/v1/markets/:market_id", Errors: errsMarket, Handler: func(c *fiber.Ctx) error {
 			id, err := pathID(c, "market_id")
@@ -315,7 +317,8 @@ func marketRoutes(markets *market.Service, auth *Auth, metrics *Metrics) RoutesO
 			if err != nil {
 				return err
 			}
-			return c.JSON(marketView(m))
+			v := marketView(m)
+			return sendJSON(c, &v)
 		}},
 		{Method: http.MethodGet, Path: "/api/v1/markets/:market_id/quote", Errors: errsQuote, Handler: func(c *fiber.Ctx) error {
 			id, err := pathID(c, "market_id")

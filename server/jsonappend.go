@@ -1,0 +1,267 @@
+package server
+
+import (
+	"math"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/gofiber/fiber/v2"
+)
+
+// The views read most often (a pool, an event, a market) write their JSON
+// by appending to a byte slice: encoding/json's reflection was a fifth of
+// the CPU time of a pool read. The output is byte for byte what
+// encoding/json writes (TestAppendedJSONIsEncodingJSONs checks it on
+// random values): the same escapes, HTML-safe, and the same float format.
+
+// jsonAppender is a view that can append its JSON to b; ok is false when
+// it cannot (a float that JSON has no number for), and then the caller
+// lets encoding/json report the error.
+type jsonAppender interface {
+	appendJSON(b []byte) (_ []byte, ok bool)
+}
+
+// sendJSON answers v as Ctx.JSON does.
+func sendJSON(c *fiber.Ctx, v jsonAppender) error {
+	b, ok := v.appendJSON(make([]byte, 0, 2048))
+	if !ok {
+		return c.JSON(v)
+	}
+	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
+	return c.Send(b)
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendJSONString appends s quoted as encoding/json does with HTML
+// escaping: <, > and & as \u003c, \u003e, \u0026, invalid UTF-8 as
+// \ufffd, and U+2028 and U+2029 escaped.
+func appendJSONString(b []byte, s string) []byte {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		if c := s[i]; c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '\\', '"':
+				b = append(b, '\\', c)
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}
+
+// appendJSONFloat appends f as encoding/json writes a float64; ok is
+// false for NaN and the infinities.
+func appendJSONFloat(b []byte, f float64) ([]byte, bool) {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return b, false
+	}
+	format := byte('f')
+	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	b = strconv.AppendFloat(b, f, format, -1, 64)
+	if format == 'e' {
+		// e-09 as e-9, as encoding/json does.
+		if n := len(b); n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+			b[n-2] = b[n-1]
+			b = b[:n-1]
+		}
+	}
+	return b, true
+}
+
+// appendKey appends ,"name": (or {"name": for the first field, when b
+// ends with '{').
+func appendKey(b []byte, name string) []byte {
+	if b[len(b)-1] != '{' {
+		b = append(b, ',')
+	}
+	b = append(b, '"')
+	b = append(b, name...)
+	return append(b, '"', ':')
+}
+
+func (v *marketJSON) appendJSON(b []byte) ([]byte, bool) {
+	var ok bool
+	b = append(b, '{')
+	b = strconv.AppendInt(appendKey(b, "id"), v.ID, 10)
+	b = strconv.AppendInt(appendKey(b, "pool_id"), v.PoolID, 10)
+	b = strconv.AppendInt(appendKey(b, "event_id"), v.EventID, 10)
+	b = appendJSONString(appendKey(b, "name"), v.Name)
+	b = appendJSONString(appendKey(b, "name_ru"), v.NameRu)
+	if b, ok = appendJSONFloat(appendKey(b, "yes_probability"), v.YesProbability); !ok {
+		return b, false
+	}
+	b = appendJSONString(appendKey(b, "market_type"), v.MarketType)
+	b = strconv.AppendInt(appendKey(b, "volume"), v.Volume, 10)
+	b = strconv.AppendInt(appendKey(b, "b"), v.B, 10)
+	b = strconv.AppendInt(appendKey(b, "q_yes"), v.QYes, 10)
+	b = strconv.AppendInt(appendKey(b, "q_no"), v.QNo, 10)
+	b = strconv.AppendBool(appendKey(b, "paused"), v.Paused)
+	b = strconv.AppendBool(appendKey(b, "resolved"), v.Resolved)
+	b = appendKey(b, "winning_outcome")
+	if v.WinningOutcome == nil {
+		b = append(b, "null"...)
+	} else {
+		b = appendJSONString(b, *v.WinningOutcome)
+	}
+	b = strconv.AppendInt(appendKey(b, "outcome_index"), int64(v.OutcomeIndex), 10)
+	b = appendJSONString(appendKey(b, "yes_name"), v.YesName)
+	b = appendJSONString(appendKey(b, "no_name"), v.NoName)
+	return append(b, '}'), true
+}
+
+func (v *poolJSON) appendJSON(b []byte) ([]byte, bool) {
+	var ok bool
+	b = append(b, '{')
+	b = strconv.AppendInt(appendKey(b, "id"), v.ID, 10)
+	b = strconv.AppendInt(appendKey(b, "event_id"), v.EventID, 10)
+	b = appendJSONString(appendKey(b, "name"), v.Name)
+	b = appendJSONString(appendKey(b, "name_ru"), v.NameRu)
+	b = appendJSONString(appendKey(b, "rules"), v.Rules)
+	b = appendJSONString(appendKey(b, "rules_ru"), v.RulesRu)
+	b = appendKey(b, "won_side")
+	if v.WonSide == nil {
+		b = append(b, "null"...)
+	} else {
+		b = strconv.AppendInt(b, int64(*v.WonSide), 10)
+	}
+	if b, ok = appendJSONFloat(appendKey(b, "margin"), v.Margin); !ok {
+		return b, false
+	}
+	b = appendJSONString(appendKey(b, "finish_at"), v.FinishAt)
+	b = appendJSONString(appendKey(b, "live_at"), v.LiveAt)
+	b = appendKey(b, "markets")
+	if v.Markets == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '[')
+		for i := range v.Markets {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			if b, ok = v.Markets[i].appendJSON(b); !ok {
+				return b, false
+			}
+		}
+		b = append(b, ']')
+	}
+	m := &v.Metadata
+	b = append(appendKey(b, "metadata"), '{')
+	b = appendKey(b, "market_names")
+	if m.MarketNames == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '[')
+		for i, s := range m.MarketNames {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendJSONString(b, s)
+		}
+		b = append(b, ']')
+	}
+	b = appendKey(b, "market_probabilities")
+	if m.MarketProbabilities == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '[')
+		for i, f := range m.MarketProbabilities {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			if b, ok = appendJSONFloat(b, f); !ok {
+				return b, false
+			}
+		}
+		b = append(b, ']')
+	}
+	b = strconv.AppendInt(appendKey(b, "lmsr_b_kopecks"), m.LMSRBKopecks, 10)
+	return append(b, '}', '}'), true
+}
+
+func (v *eventJSON) appendJSON(b []byte) ([]byte, bool) {
+	var ok bool
+	b = append(b, '{')
+	b = strconv.AppendInt(appendKey(b, "id"), v.ID, 10)
+	b = appendJSONString(appendKey(b, "name"), v.Name)
+	b = appendJSONString(appendKey(b, "name_ru"), v.NameRu)
+	b = strconv.AppendInt(appendKey(b, "creator_id"), v.CreatorID, 10)
+	b = strconv.AppendBool(appendKey(b, "is_active"), v.IsActive)
+	b = appendJSONString(appendKey(b, "created_at"), v.CreatedAt)
+	b = appendKey(b, "pools")
+	if v.Pools == nil {
+		return append(b, "null}"...), true
+	}
+	b = append(b, '[')
+	for i := range v.Pools {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		if b, ok = v.Pools[i].appendJSON(b); !ok {
+			return b, false
+		}
+	}
+	return append(b, ']', '}'), true
+}
+
+// eventsJSON is the body of GET /api/v1/events.
+type eventsJSON struct {
+	Events []eventJSON `json:"events"`
+}
+
+func (v *eventsJSON) appendJSON(b []byte) ([]byte, bool) {
+	var ok bool
+	b = append(b, `{"events":`...)
+	if v.Events == nil {
+		return append(b, "null}"...), true
+	}
+	b = append(b, '[')
+	for i := range v.Events {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		if b, ok = v.Events[i].appendJSON(b); !ok {
+			return b, false
+		}
+	}
+	return append(b, ']', '}'), true
+}

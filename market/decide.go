@@ -128,7 +128,8 @@ func LockFor(marketID int64, reqs []Request) Lock {
 func DecideTrades(st *State, reqs []Request) (*Effects, error) {
 	d := decision{
 		market:    *st.Market,
-		balances:  maps.Clone(st.Balances),
+		base:      st.Balances,
+		balances:  map[account.Ref]int64{},
 		positions: map[posKey]*Position{},
 		now:       st.Now,
 		eff:       &Effects{Results: make([]Result, len(reqs))},
@@ -250,7 +251,12 @@ type posKey struct {
 }
 
 type decision struct {
-	market    Market
+	market Market
+	// base is the State's balances, which the States of a batch share
+	// and which are never written; balances holds the accounts this
+	// decision has posted to, copied from base first. A copy of all of
+	// base per market made a batch over many markets quadratic.
+	base      map[account.Ref]int64
 	balances  map[account.Ref]int64
 	positions map[posKey]*Position
 	now       time.Time
@@ -258,13 +264,28 @@ type decision struct {
 }
 
 func (d *decision) userBalances(id int64) account.Balances {
-	return account.Balances{Balance: d.balances[account.UserAccount(id)], Bonus: d.balances[account.BonusAccount(id)]}
+	return account.Balances{Balance: d.balance(account.UserAccount(id)), Bonus: d.balance(account.BonusAccount(id))}
+}
+
+// balance is ref's balance as this decision has left it.
+func (d *decision) balance(ref account.Ref) int64 {
+	if v, ok := d.balances[ref]; ok {
+		return v
+	}
+	return d.base[ref]
 }
 
 // post applies postings to the decision's balances, all or none. It
 // works in place and undoes a refused set: cloning the balances for every
 // trade would cost a batch time quadratic in its size.
 func (d *decision) post(ps []account.Posting) error {
+	for _, p := range ps {
+		for _, ref := range [2]account.Ref{p.From, p.To} {
+			if _, ok := d.balances[ref]; !ok {
+				d.balances[ref] = d.base[ref]
+			}
+		}
+	}
 	for i := range ps {
 		if err := account.Apply(d.balances, ps[i:i+1]); err != nil {
 			applied := ps[:i+1]
@@ -310,7 +331,7 @@ func (d *decision) buy(r *Request) (*TradeEffect, error) {
 	}
 	escrow := account.EscrowAccount(d.market.ID)
 	var ps []account.Posting
-	if have := d.balances[payer]; have < q.Charge && r.TopUpFrom != nil && !r.UseBonus {
+	if have := d.balance(payer); have < q.Charge && r.TopUpFrom != nil && !r.UseBonus {
 		ps = append(ps, account.Posting{From: *r.TopUpFrom, To: user, Amount: q.Charge - max(have, 0), Reason: "topup", At: d.now})
 	}
 	ps = append(ps, account.Posting{From: payer, To: escrow, Amount: q.Cost, Reason: "buy", At: d.now})

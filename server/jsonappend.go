@@ -119,6 +119,31 @@ func appendKey(b []byte, name string) []byte {
 	return append(b, '"', ':')
 }
 
+// appendJSONArray appends items as a JSON array, null when nil, each item
+// by appendItem.
+func appendJSONArray[T any](b []byte, items []T, appendItem func([]byte, *T) ([]byte, bool)) ([]byte, bool) {
+	if items == nil {
+		return append(b, "null"...), true
+	}
+	b = append(b, '[')
+	for i := range items {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		var ok bool
+		if b, ok = appendItem(b, &items[i]); !ok {
+			return b, false
+		}
+	}
+	return append(b, ']'), true
+}
+
+func appendMarket(b []byte, v *marketJSON) ([]byte, bool) { return v.appendJSON(b) }
+func appendPool(b []byte, v *poolJSON) ([]byte, bool)     { return v.appendJSON(b) }
+func appendEvent(b []byte, v *eventJSON) ([]byte, bool)   { return v.appendJSON(b) }
+func appendString(b []byte, s *string) ([]byte, bool)     { return appendJSONString(b, *s), true }
+func appendFloat(b []byte, f *float64) ([]byte, bool)     { return appendJSONFloat(b, *f) }
+
 func (v *marketJSON) appendJSON(b []byte) ([]byte, bool) {
 	var ok bool
 	b = append(b, '{')
@@ -169,50 +194,14 @@ func (v *poolJSON) appendJSON(b []byte) ([]byte, bool) {
 	}
 	b = appendJSONString(appendKey(b, "finish_at"), v.FinishAt)
 	b = appendJSONString(appendKey(b, "live_at"), v.LiveAt)
-	b = appendKey(b, "markets")
-	if v.Markets == nil {
-		b = append(b, "null"...)
-	} else {
-		b = append(b, '[')
-		for i := range v.Markets {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			if b, ok = v.Markets[i].appendJSON(b); !ok {
-				return b, false
-			}
-		}
-		b = append(b, ']')
+	if b, ok = appendJSONArray(appendKey(b, "markets"), v.Markets, appendMarket); !ok {
+		return b, false
 	}
 	m := &v.Metadata
 	b = append(appendKey(b, "metadata"), '{')
-	b = appendKey(b, "market_names")
-	if m.MarketNames == nil {
-		b = append(b, "null"...)
-	} else {
-		b = append(b, '[')
-		for i, s := range m.MarketNames {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendJSONString(b, s)
-		}
-		b = append(b, ']')
-	}
-	b = appendKey(b, "market_probabilities")
-	if m.MarketProbabilities == nil {
-		b = append(b, "null"...)
-	} else {
-		b = append(b, '[')
-		for i, f := range m.MarketProbabilities {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			if b, ok = appendJSONFloat(b, f); !ok {
-				return b, false
-			}
-		}
-		b = append(b, ']')
+	b, _ = appendJSONArray(appendKey(b, "market_names"), m.MarketNames, appendString)
+	if b, ok = appendJSONArray(appendKey(b, "market_probabilities"), m.MarketProbabilities, appendFloat); !ok {
+		return b, false
 	}
 	b = strconv.AppendInt(appendKey(b, "lmsr_b_kopecks"), m.LMSRBKopecks, 10)
 	return append(b, '}', '}'), true
@@ -227,20 +216,10 @@ func (v *eventJSON) appendJSON(b []byte) ([]byte, bool) {
 	b = strconv.AppendInt(appendKey(b, "creator_id"), v.CreatorID, 10)
 	b = strconv.AppendBool(appendKey(b, "is_active"), v.IsActive)
 	b = appendJSONString(appendKey(b, "created_at"), v.CreatedAt)
-	b = appendKey(b, "pools")
-	if v.Pools == nil {
-		return append(b, "null}"...), true
+	if b, ok = appendJSONArray(appendKey(b, "pools"), v.Pools, appendPool); !ok {
+		return b, false
 	}
-	b = append(b, '[')
-	for i := range v.Pools {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		if b, ok = v.Pools[i].appendJSON(b); !ok {
-			return b, false
-		}
-	}
-	return append(b, ']', '}'), true
+	return append(b, '}'), true
 }
 
 // eventsJSON is the body of GET /api/v1/events.
@@ -249,19 +228,9 @@ type eventsJSON struct {
 }
 
 func (v *eventsJSON) appendJSON(b []byte) ([]byte, bool) {
-	var ok bool
-	b = append(b, `{"events":`...)
-	if v.Events == nil {
-		return append(b, "null}"...), true
+	b, ok := appendJSONArray(append(b, `{"events":`...), v.Events, appendEvent)
+	if !ok {
+		return b, false
 	}
-	b = append(b, '[')
-	for i := range v.Events {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		if b, ok = v.Events[i].appendJSON(b); !ok {
-			return b, false
-		}
-	}
-	return append(b, ']', '}'), true
+	return append(b, '}'), true
 }

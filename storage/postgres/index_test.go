@@ -26,31 +26,7 @@ func TestFeedsWalkIndexes(t *testing.T) {
 	}
 	for name, q := range postgres.FeedQueries {
 		t.Run("the "+name+" query walks "+want[name], func(t *testing.T) {
-			tx, err := e.store.DB().Begin(e.ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer tx.Rollback(e.ctx)
-			if _, err := tx.Exec(e.ctx, `SET LOCAL enable_seqscan = off; SET LOCAL enable_sort = off`); err != nil {
-				t.Fatal(err)
-			}
-			rows, err := tx.Query(e.ctx, "EXPLAIN "+q.SQL, q.Args...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var plan []string
-			for rows.Next() {
-				var line string
-				if err := rows.Scan(&line); err != nil {
-					t.Fatal(err)
-				}
-				plan = append(plan, line)
-			}
-			if err := rows.Err(); err != nil {
-				t.Fatal(err)
-			}
-			text := strings.Join(plan, "\n")
-			if !strings.Contains(text, want[name]) {
+			if text := explain(t, e, q.SQL, q.Args...); !strings.Contains(text, want[name]) {
 				t.Fatalf("plan does not use %s:\n%s", want[name], text)
 			}
 		})
@@ -76,40 +52,15 @@ func TestTradeLookupsGoThroughKeys(t *testing.T) {
 	}
 	for name, q := range postgres.TradeLookups {
 		t.Run("the "+name+" look-up uses "+strings.Join(want[name], " and "), func(t *testing.T) {
-			tx, err := e.store.DB().Begin(e.ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer tx.Rollback(e.ctx)
-			if _, err := tx.Exec(e.ctx, postgres.TradePlans); err != nil {
-				t.Fatal(err)
-			}
 			// EXPLAIN EXECUTE shows a prepared statement's generic plan
 			// under force_generic_plan, as pgx's prepared statements get.
 			stmt := "lookup_" + strings.NewReplacer(" ", "_", "-", "_").Replace(name)
-			if _, err := tx.Exec(e.ctx, "PREPARE "+stmt+" AS "+q.SQL); err != nil {
-				t.Fatal(err)
-			}
 			args := make([]string, len(q.Args))
 			for i, a := range q.Args {
 				args[i] = sqlLiteral(t, a)
 			}
-			rows, err := tx.Query(e.ctx, "EXPLAIN EXECUTE "+stmt+"("+strings.Join(args, ", ")+")")
-			if err != nil {
-				t.Fatal(err)
-			}
-			var plan []string
-			for rows.Next() {
-				var line string
-				if err := rows.Scan(&line); err != nil {
-					t.Fatal(err)
-				}
-				plan = append(plan, line)
-			}
-			if err := rows.Err(); err != nil {
-				t.Fatal(err)
-			}
-			text := strings.Join(plan, "\n")
+			text := explainUnder(t, e, postgres.TradePlans+"; PREPARE "+stmt+" AS "+q.SQL,
+				"EXECUTE "+stmt+"("+strings.Join(args, ", ")+")")
 			for _, idx := range want[name] {
 				if !strings.Contains(text, idx) {
 					t.Errorf("plan does not use %s:\n%s", idx, text)
@@ -186,31 +137,8 @@ ORDER BY 1`)
 	}
 	for _, r := range refs {
 		t.Run(r.table+"."+r.column+" is searched through an index", func(t *testing.T) {
-			tx, err := e.store.DB().Begin(e.ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer tx.Rollback(e.ctx)
-			if _, err := tx.Exec(e.ctx, postgres.TradePlans); err != nil {
-				t.Fatal(err)
-			}
 			// The shape of PostgreSQL's own check (ri_triggers.c).
-			rows, err := tx.Query(e.ctx, `EXPLAIN SELECT 1 FROM ONLY `+r.table+` x WHERE `+r.column+` = 1 FOR KEY SHARE OF x`)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var plan []string
-			for rows.Next() {
-				var line string
-				if err := rows.Scan(&line); err != nil {
-					t.Fatal(err)
-				}
-				plan = append(plan, line)
-			}
-			if err := rows.Err(); err != nil {
-				t.Fatal(err)
-			}
-			text := strings.Join(plan, "\n")
+			text := explainUnder(t, e, postgres.TradePlans, `SELECT 1 FROM ONLY `+r.table+` x WHERE `+r.column+` = 1 FOR KEY SHARE OF x`)
 			if !strings.Contains(text, "Index Cond: ("+r.column+" = ") || strings.Contains(text, "Seq Scan") {
 				t.Errorf("no index search on %s:\n%s", r.column, text)
 			}

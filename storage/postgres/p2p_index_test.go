@@ -13,12 +13,19 @@ import (
 // out, so that an index the migrations made for it must show.
 func explain(t *testing.T, e *env, sql string, args ...any) string {
 	t.Helper()
+	return explainUnder(t, e, `SET LOCAL enable_seqscan = off; SET LOCAL enable_sort = off`, sql, args...)
+}
+
+// explainUnder returns the plan of sql in a transaction that first runs
+// settings (statements without arguments), and rolls it back.
+func explainUnder(t *testing.T, e *env, settings, sql string, args ...any) string {
+	t.Helper()
 	tx, err := e.store.DB().Begin(e.ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer tx.Rollback(e.ctx)
-	if _, err := tx.Exec(e.ctx, `SET LOCAL enable_seqscan = off; SET LOCAL enable_sort = off`); err != nil {
+	if _, err := tx.Exec(e.ctx, settings); err != nil {
 		t.Fatal(err)
 	}
 	rows, err := tx.Query(e.ctx, "EXPLAIN "+sql, args...)

@@ -42,23 +42,32 @@ const positionCols = `x.id, x.user_id, x.market_id, x.side, x.shares, x.cost_bas
 // once per trader (seen with the partial key (user, market) on a young
 // table: 30 µs a trade, and 150 µs a partner bet, whose plan was made
 // while the tables were empty).
-const sqlLockPositions = `SELECT ` + positionCols + ` FROM positions x
+var sqlLockPositions = `SELECT ` + positionCols + ` FROM positions x
 WHERE x.id = ANY(ARRAY(
 	SELECT p.id FROM positions p WHERE $1 AND p.market_id = $2 AND p.closed_at IS NULL
 	UNION ALL
 	SELECT p.id FROM unnest($3::bigint[], $4::bigint[]) AS k(user_id, market_id)
-	CROSS JOIN LATERAL (SELECT p.id FROM (VALUES (0::smallint), (1::smallint)) AS s(side)
-		JOIN positions p ON p.user_id = k.user_id AND p.market_id = k.market_id AND p.side = s.side
-			AND p.closed_at IS NULL OFFSET 0) p
+	` + openPositionsOf("k.user_id", "k.market_id") + `
 	UNION ALL
 	SELECT p.id FROM unnest($5::bigint[], $6::text[], $7::bigint[]) AS s(partner_id, external_id, market_id)
-	CROSS JOIN LATERAL (SELECT u.id FROM users u
-		WHERE u.partner_id = s.partner_id AND u.external_id = s.external_id OFFSET 0) u
-	CROSS JOIN LATERAL (SELECT p.id FROM (VALUES (0::smallint), (1::smallint)) AS v(side)
-		JOIN positions p ON p.user_id = u.id AND p.market_id = s.market_id AND p.side = v.side
-			AND p.closed_at IS NULL OFFSET 0) p))
+	` + subAccountOf + `
+	` + openPositionsOf("u.id", "s.market_id") + `))
 ORDER BY x.id
 FOR NO KEY UPDATE`
+
+// openPositionsOf joins the open positions (p.id) of the user and market
+// the expressions name, each side through the whole open-position key.
+func openPositionsOf(user, market string) string {
+	return `CROSS JOIN LATERAL (SELECT p.id FROM (VALUES (0::smallint), (1::smallint)) AS side(side)
+		JOIN positions p ON p.user_id = ` + user + ` AND p.market_id = ` + market + ` AND p.side = side.side
+			AND p.closed_at IS NULL OFFSET 0) p`
+}
+
+// subAccountOf joins the sub-account (u.id) of s.partner_id and
+// s.external_id through their unique key, one at a time, whatever the
+// plan's estimates.
+const subAccountOf = `CROSS JOIN LATERAL (SELECT u.id FROM users u
+	WHERE u.partner_id = s.partner_id AND u.external_id = s.external_id OFFSET 0) u`
 
 // sqlCreateSubAccounts creates the partner sub-accounts that do not exist
 // yet and returns their ids. One made by a concurrent transaction is
@@ -76,8 +85,7 @@ RETURNING id`
 // (see sqlLockPositions).
 const sqlSubAccounts = `SELECT s.partner_id, s.external_id, u.id
 FROM unnest($1::bigint[], $2::text[]) AS s(partner_id, external_id)
-CROSS JOIN LATERAL (SELECT u.id FROM users u
-	WHERE u.partner_id = s.partner_id AND u.external_id = s.external_id OFFSET 0) u`
+` + subAccountOf
 
 // sqlTradesByKey finds the trades of idempotency keys, each through the
 // unique key on its own: a generic plan made while trades was young once

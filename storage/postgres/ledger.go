@@ -27,8 +27,7 @@ const refsCTE = `refs AS (
 	WHERE $3::boolean AND p.market_id = $4 AND p.closed_at IS NULL
 	UNION
 	SELECT k.kind, u.id FROM unnest($5::bigint[], $6::text[]) AS s(partner_id, external_id)
-	CROSS JOIN LATERAL (SELECT u.id FROM users u
-		WHERE u.partner_id = s.partner_id AND u.external_id = s.external_id OFFSET 0) u
+	` + subAccountOf + `
 	CROSS JOIN (VALUES ('user'), ('user_bonus')) AS k(kind)
 )`
 

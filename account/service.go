@@ -13,6 +13,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/predictkit/predictkit/input"
 	"golang.org/x/crypto/bcrypt"
 )
 
@@ -60,7 +61,7 @@ type Registration struct {
 }
 
 // Register creates a user and returns it with a fresh access token.
-// ErrEmailTaken, *InvalidError.
+// ErrEmailTaken, *input.Error.
 func (s *Service) Register(ctx context.Context, r Registration) (*User, string, error) {
 	email, err := normalizeEmail(r.Email)
 	if err != nil {
@@ -68,7 +69,7 @@ func (s *Service) Register(ctx context.Context, r Registration) (*User, string, 
 	}
 	n := utf8.RuneCountInString(r.Password)
 	if n < MinPasswordLen || len(r.Password) > MaxPasswordLen {
-		return nil, "", invalid("password", fmt.Sprintf("must be %d to %d bytes", MinPasswordLen, MaxPasswordLen))
+		return nil, "", input.Invalid("password", fmt.Sprintf("must be %d to %d bytes", MinPasswordLen, MaxPasswordLen))
 	}
 	name, err := cleanName(r.Name)
 	if err != nil {
@@ -79,7 +80,7 @@ func (s *Service) Register(ctx context.Context, r Registration) (*User, string, 
 		lang = "en"
 	}
 	if !slices.Contains(Languages, lang) {
-		return nil, "", invalid("language", "must be en or ru")
+		return nil, "", input.Invalid("language", "must be en or ru")
 	}
 	hash, err := bcrypt.GenerateFromPassword([]byte(r.Password), s.BcryptCost)
 	if err != nil {
@@ -211,7 +212,7 @@ func (s *Service) Balances(ctx context.Context, id int64) (Balances, error) {
 	return s.store.Balances(ctx, id)
 }
 
-// UpdateProfile changes the caller's own profile. *InvalidError,
+// UpdateProfile changes the caller's own profile. *input.Error,
 // ErrNicknameTaken.
 func (s *Service) UpdateProfile(ctx context.Context, id int64, p ProfilePatch) (*User, error) {
 	if p.Name != nil {
@@ -224,19 +225,19 @@ func (s *Service) UpdateProfile(ctx context.Context, id int64, p ProfilePatch) (
 	if p.Nickname != nil {
 		n := strings.TrimSpace(*p.Nickname)
 		if n != "" && !validNickname(n) {
-			return nil, invalid("nickname", fmt.Sprintf("must be 3 to %d letters, digits or _", MaxNicknameLen))
+			return nil, input.Invalid("nickname", fmt.Sprintf("must be 3 to %d letters, digits or _", MaxNicknameLen))
 		}
 		p.Nickname = &n
 	}
 	if p.Language != nil && !slices.Contains(Languages, *p.Language) {
-		return nil, invalid("language", "must be en or ru")
+		return nil, input.Invalid("language", "must be en or ru")
 	}
 	if p.Theme != nil && !slices.Contains(Themes, *p.Theme) {
-		return nil, invalid("theme", "must be light, dark or system")
+		return nil, input.Invalid("theme", "must be light, dark or system")
 	}
 	if p.AvatarURL != nil && *p.AvatarURL != "" {
 		if len(*p.AvatarURL) > MaxURLLen || !(strings.HasPrefix(*p.AvatarURL, "https://") || strings.HasPrefix(*p.AvatarURL, "http://")) || !utf8.ValidString(*p.AvatarURL) {
-			return nil, invalid("avatar_url", "must be an http(s) URL")
+			return nil, input.Invalid("avatar_url", "must be an http(s) URL")
 		}
 	}
 	defer s.auth.invalidate(Invalidation{UserID: id})
@@ -253,7 +254,7 @@ func (s *Service) SetRoles(ctx context.Context, id int64, p RolesPatch) (*User, 
 // or to its bonus balance when bonus is set. It returns the new balances.
 func (s *Service) Credit(ctx context.Context, id int64, amount int64, bonus bool) (Balances, error) {
 	if amount <= 0 || amount > MaxCredit {
-		return Balances{}, invalid("amount_kopecks", fmt.Sprintf("must be 1 to %d", int64(MaxCredit)))
+		return Balances{}, input.Invalid("amount_kopecks", fmt.Sprintf("must be 1 to %d", int64(MaxCredit)))
 	}
 	if _, err := s.store.User(ctx, id); err != nil {
 		return Balances{}, err
@@ -280,11 +281,11 @@ func (s *Service) Audit(ctx context.Context) (Report, error) {
 func normalizeEmail(e string) (string, error) {
 	e = strings.ToLower(strings.TrimSpace(e))
 	if e == "" || len(e) > MaxEmailLen {
-		return "", invalid("email", "must be an e-mail address")
+		return "", input.Invalid("email", "must be an e-mail address")
 	}
 	a, err := mail.ParseAddress(e)
 	if err != nil || a.Address != e || !strings.Contains(e[strings.LastIndexByte(e, '@'):], ".") {
-		return "", invalid("email", "must be an e-mail address")
+		return "", input.Invalid("email", "must be an e-mail address")
 	}
 	return e, nil
 }
@@ -292,7 +293,7 @@ func normalizeEmail(e string) (string, error) {
 func cleanName(n string) (string, error) {
 	n = strings.TrimSpace(n)
 	if n == "" || !utf8.ValidString(n) || utf8.RuneCountInString(n) > MaxNameLen || strings.ContainsFunc(n, isControl) {
-		return "", invalid("name", fmt.Sprintf("must be 1 to %d characters", MaxNameLen))
+		return "", input.Invalid("name", fmt.Sprintf("must be 1 to %d characters", MaxNameLen))
 	}
 	return n, nil
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/predictkit/predictkit/account"
+	"github.com/predictkit/predictkit/input"
 	"github.com/predictkit/predictkit/storage/memory"
 	"golang.org/x/crypto/bcrypt"
 )
@@ -37,8 +38,8 @@ func TestRegister(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			_, _, err := newService(t).Register(ctx, c.reg)
-			var inv *account.InvalidError
-			if !errors.As(err, &inv) || inv.Field != c.field || !errors.Is(err, account.ErrInvalid) {
+			var inv *input.Error
+			if !errors.As(err, &inv) || inv.Field != c.field || !errors.Is(err, input.ErrInvalid) {
 				t.Fatalf("err = %v, want an invalid %s", err, c.field)
 			}
 		})
@@ -130,7 +131,7 @@ func TestUpdateProfile(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := s.UpdateProfile(ctx, u.ID, c.patch)
-			var inv *account.InvalidError
+			var inv *input.Error
 			if !errors.As(err, &inv) || inv.Field != c.field {
 				t.Fatalf("err = %v, want an invalid %s", err, c.field)
 			}
@@ -149,7 +150,7 @@ func TestCredit(t *testing.T) {
 	s := newService(t)
 	u, _, _ := s.Register(ctx, account.Registration{Email: "d@example.com", Password: "password123", Name: "D"})
 	for _, amount := range []int64{0, -5, account.MaxCredit + 1} {
-		if _, err := s.Credit(ctx, u.ID, amount, false); !errors.Is(err, account.ErrInvalid) {
+		if _, err := s.Credit(ctx, u.ID, amount, false); !errors.Is(err, input.ErrInvalid) {
 			t.Fatalf("credit %d: %v", amount, err)
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/predictkit/predictkit/account"
+	"github.com/predictkit/predictkit/input"
 	"github.com/predictkit/predictkit/social"
 )
 
@@ -141,7 +142,7 @@ type Sent struct {
 }
 
 // Send stores the caller's message and, unless the session is escalated,
-// the Responder's answer after it. *InvalidError, ErrSessionNotFound,
+// the Responder's answer after it. *input.Error, ErrSessionNotFound,
 // ErrSessionClosed.
 func (s *Service) Send(ctx context.Context, c Caller, text string) (*Sent, error) {
 	text, err := CheckText(text)
@@ -269,7 +270,7 @@ func (s *Service) Transcript(ctx context.Context, publicID string) (*Session, []
 // belongs to a signed-in user, the user gets one support_reply
 // notification quoting the answer's first ExcerptLen characters; should
 // writing it fail, the answer stays and the failure is logged.
-// *InvalidError, ErrSessionNotFound.
+// *input.Error, ErrSessionNotFound.
 func (s *Service) Reply(ctx context.Context, publicID, text string) (*Message, error) {
 	text, err := CheckText(text)
 	if err != nil {
@@ -311,23 +312,23 @@ func (s *Service) Close(ctx context.Context, publicID string) (*Session, error) 
 	return s.store.ChatSessionByPublicID(ctx, publicID)
 }
 
-// CheckText returns text trimmed, or an *InvalidError when it is empty,
+// CheckText returns text trimmed, or an *input.Error when it is empty,
 // not UTF-8, longer than MaxTextLen characters, or holds control
 // characters other than line breaks and tabs.
 func CheckText(text string) (string, error) {
 	if !utf8.ValidString(text) {
-		return "", invalid("text", "must be UTF-8")
+		return "", input.Invalid("text", "must be UTF-8")
 	}
 	text = strings.TrimSpace(text)
 	if text == "" {
-		return "", invalid("text", "must not be empty")
+		return "", input.Invalid("text", "must not be empty")
 	}
 	if utf8.RuneCountInString(text) > MaxTextLen {
-		return "", invalid("text", "must be at most "+strconv.Itoa(MaxTextLen)+" characters")
+		return "", input.Invalid("text", "must be at most "+strconv.Itoa(MaxTextLen)+" characters")
 	}
 	for _, r := range text {
 		if r < 0x20 && r != '\n' && r != '\r' && r != '\t' || r == 0x7f {
-			return "", invalid("text", "must not hold control characters")
+			return "", input.Invalid("text", "must not hold control characters")
 		}
 	}
 	return text, nil

@@ -8,6 +8,7 @@ import (
 
 	"github.com/predictkit/predictkit/account"
 	"github.com/predictkit/predictkit/chat"
+	"github.com/predictkit/predictkit/input"
 	"github.com/predictkit/predictkit/social"
 	"github.com/predictkit/predictkit/storage/memory"
 )
@@ -172,7 +173,7 @@ func TestReplyNotifies(t *testing.T) {
 			t.Fatalf("got %v", err)
 		}
 		s, _, _ := svc.Open(ctx, chat.Caller{}, "")
-		if _, err := svc.Reply(ctx, s.PublicID, "   "); !errors.Is(err, chat.ErrInvalid) {
+		if _, err := svc.Reply(ctx, s.PublicID, "   "); !errors.Is(err, input.ErrInvalid) {
 			t.Fatalf("got %v", err)
 		}
 	})

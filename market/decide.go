@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/predictkit/predictkit/account"
+	"github.com/predictkit/predictkit/input"
 	"github.com/predictkit/predictkit/lmsr"
 	"github.com/predictkit/predictkit/social"
 )
@@ -67,26 +68,26 @@ func (r *Request) Check() error {
 	switch r.Action {
 	case ActionBuy:
 		if r.Amount <= 0 || r.Amount > MaxTradeKopecks {
-			return invalid("amount_kopecks", fmt.Sprintf("must be 1 to %d", int64(MaxTradeKopecks)))
+			return input.Invalid("amount_kopecks", fmt.Sprintf("must be 1 to %d", int64(MaxTradeKopecks)))
 		}
 		if r.MaxCost < 0 || r.MinShares < 0 {
-			return invalid("max_cost_kopecks", "must not be negative")
+			return input.Invalid("max_cost_kopecks", "must not be negative")
 		}
 	case ActionSell:
 		if r.Shares <= 0 || r.Shares > MaxTradeShares {
-			return invalid("shares", fmt.Sprintf("must be 1 to %d", int64(MaxTradeShares)))
+			return input.Invalid("shares", fmt.Sprintf("must be 1 to %d", int64(MaxTradeShares)))
 		}
 		if r.MinPayout < 0 {
-			return invalid("min_payout_kopecks", "must not be negative")
+			return input.Invalid("min_payout_kopecks", "must not be negative")
 		}
 		if r.UseBonus {
-			return invalid("use_bonus", "applies to buys only")
+			return input.Invalid("use_bonus", "applies to buys only")
 		}
 	default:
-		return invalid("action", "must be buy or sell")
+		return input.Invalid("action", "must be buy or sell")
 	}
 	if r.Side != Yes && r.Side != No {
-		return invalid("side", "must be YES or NO")
+		return input.Invalid("side", "must be YES or NO")
 	}
 	return nil
 }

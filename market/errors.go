@@ -28,20 +28,3 @@ var (
 	// key first (on another market); retrying finds its trade.
 	ErrDuplicateKey = errors.New("market: idempotency key recorded concurrently")
 )
-
-// InvalidError reports input that breaks a rule of the domain; the message
-// is safe to show to the client.
-type InvalidError struct {
-	Field  string
-	Reason string
-}
-
-func (e *InvalidError) Error() string { return "market: invalid " + e.Field + ": " + e.Reason }
-
-// ErrInvalid matches every *InvalidError with errors.Is.
-var ErrInvalid = errors.New("market: invalid input")
-
-// Is makes errors.Is(err, ErrInvalid) true for an *InvalidError.
-func (e *InvalidError) Is(target error) bool { return target == ErrInvalid }
-
-func invalid(field, reason string) error { return &InvalidError{Field: field, Reason: reason} }

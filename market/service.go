@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/predictkit/predictkit/account"
+	"github.com/predictkit/predictkit/input"
 	"github.com/predictkit/predictkit/lmsr"
 )
 
@@ -79,7 +80,7 @@ type NewMarket struct {
 // CreateEvent publishes an event for creator (inactive until activated):
 // each market's LMSR opens at its probability and the platform treasury
 // escrows its worst-case loss. ErrForbidden if creator may not create
-// events; *InvalidError.
+// events; *input.Error.
 func (s *Service) CreateEvent(ctx context.Context, creator *account.User, in NewEvent) (*Event, error) {
 	if creator == nil || !creator.IsCreator {
 		return nil, ErrForbidden
@@ -94,7 +95,7 @@ func (s *Service) CreateEvent(ctx context.Context, creator *account.User, in New
 		return nil, err
 	}
 	if len(in.Pools) == 0 || len(in.Pools) > MaxPools {
-		return nil, invalid("pools", fmt.Sprintf("must hold 1 to %d pools", MaxPools))
+		return nil, input.Invalid("pools", fmt.Sprintf("must hold 1 to %d pools", MaxPools))
 	}
 	e := &Event{Name: name, NameRu: nameRu, CreatorID: creator.ID, CreatedAt: now}
 	var subsidies []int64
@@ -114,10 +115,10 @@ func (s *Service) CreateEvent(ctx context.Context, creator *account.User, in New
 			return nil, err
 		}
 		if math.IsNaN(np.Margin) || np.Margin < 0 || np.Margin > MaxMargin {
-			return nil, invalid(f("margin"), fmt.Sprintf("must be 0 to %g", MaxMargin))
+			return nil, input.Invalid(f("margin"), fmt.Sprintf("must be 0 to %g", MaxMargin))
 		}
 		if np.B < MinLiquidity || np.B > MaxLiquidity {
-			return nil, invalid(f("lmsr_b_kopecks"), fmt.Sprintf("must be %d to %d", MinLiquidity, int64(MaxLiquidity)))
+			return nil, input.Invalid(f("lmsr_b_kopecks"), fmt.Sprintf("must be %d to %d", MinLiquidity, int64(MaxLiquidity)))
 		}
 		if np.LiveAt != nil {
 			p.LiveAt = np.LiveAt.UTC()
@@ -126,10 +127,10 @@ func (s *Service) CreateEvent(ctx context.Context, creator *account.User, in New
 			p.FinishAt = np.FinishAt.UTC()
 		}
 		if !p.FinishAt.After(p.LiveAt) {
-			return nil, invalid(f("finish_at"), "must be after live_at")
+			return nil, input.Invalid(f("finish_at"), "must be after live_at")
 		}
 		if len(np.Markets) == 0 || len(np.Markets) > MaxMarketsPerPool {
-			return nil, invalid(f("markets"), fmt.Sprintf("must hold 1 to %d markets", MaxMarketsPerPool))
+			return nil, input.Invalid(f("markets"), fmt.Sprintf("must hold 1 to %d markets", MaxMarketsPerPool))
 		}
 		for j, nm := range np.Markets {
 			g := func(field string) string { return fmt.Sprintf("pools[%d].markets[%d].%s", i, j, field) }
@@ -153,16 +154,16 @@ func (s *Service) CreateEvent(ctx context.Context, creator *account.User, in New
 				m.NoName = "No"
 			}
 			if math.IsNaN(nm.Probability) || nm.Probability < MinProbability || nm.Probability > MaxProbability {
-				return nil, invalid(g("probability"), fmt.Sprintf("must be %g to %g", MinProbability, MaxProbability))
+				return nil, input.Invalid(g("probability"), fmt.Sprintf("must be %g to %g", MinProbability, MaxProbability))
 			}
 			qy, qn, err := lmsr.InitialQ(np.B, nm.Probability)
 			if err != nil {
-				return nil, invalid(g("probability"), err.Error())
+				return nil, input.Invalid(g("probability"), err.Error())
 			}
 			m.QYes, m.QNo, m.Q0Yes, m.Q0No = qy, qn, qy, qn
 			sub, err := lmsr.SubsidyKopecks(m.Pricer())
 			if err != nil {
-				return nil, invalid(g("probability"), err.Error())
+				return nil, input.Invalid(g("probability"), err.Error())
 			}
 			subsidies = append(subsidies, sub)
 			p.Markets = append(p.Markets, m)
@@ -178,20 +179,20 @@ func (s *Service) CreateEvent(ctx context.Context, creator *account.User, in New
 func text(field, v string, required bool, maxLen int) (string, error) {
 	v = strings.TrimSpace(v)
 	if !utf8.ValidString(v) {
-		return "", invalid(field, "must be UTF-8 text")
+		return "", input.Invalid(field, "must be UTF-8 text")
 	}
 	if required && v == "" {
-		return "", invalid(field, "is required")
+		return "", input.Invalid(field, "is required")
 	}
 	if utf8.RuneCountInString(v) > maxLen {
-		return "", invalid(field, fmt.Sprintf("must be at most %d characters", maxLen))
+		return "", input.Invalid(field, fmt.Sprintf("must be at most %d characters", maxLen))
 	}
 	return v, nil
 }
 
 // SetActive shows (active) or hides an event in the public feed. Checks
 // in order: ErrEventNotFound, ErrForbidden (caller is not the creator),
-// *InvalidError (active is nil).
+// *input.Error (active is nil).
 func (s *Service) SetActive(ctx context.Context, callerID, eventID int64, active *bool) error {
 	e, err := s.store.Event(ctx, eventID)
 	if err != nil {
@@ -201,7 +202,7 @@ func (s *Service) SetActive(ctx context.Context, callerID, eventID int64, active
 		return ErrForbidden
 	}
 	if active == nil {
-		return invalid("is_active", "must be true or false")
+		return input.Invalid("is_active", "must be true or false")
 	}
 	return s.store.SetEventActive(ctx, eventID, *active)
 }
@@ -246,7 +247,7 @@ type Quote struct {
 }
 
 // QuoteBuy prices a buy for amount kopecks. ErrMarketNotFound, ErrClosed,
-// ErrTradeRefused, *InvalidError.
+// ErrTradeRefused, *input.Error.
 func (s *Service) QuoteBuy(ctx context.Context, marketID int64, side Side, amount int64) (*Quote, error) {
 	r := Request{Action: ActionBuy, Side: side, Amount: amount}
 	if err := r.Check(); err != nil {
@@ -264,7 +265,7 @@ func (s *Service) QuoteBuy(ctx context.Context, marketID int64, side Side, amoun
 }
 
 // QuoteSell prices a sale of shares. ErrMarketNotFound, ErrClosed,
-// ErrTradeRefused, *InvalidError.
+// ErrTradeRefused, *input.Error.
 func (s *Service) QuoteSell(ctx context.Context, marketID int64, side Side, shares int64) (*Quote, error) {
 	r := Request{Action: ActionSell, Side: side, Shares: shares}
 	if err := r.Check(); err != nil {
@@ -314,7 +315,7 @@ func quote(m *Market, side Side, a Action, shares, amount, cost, fee int64) *Quo
 // Execute runs one trade request on market id and returns its result; a
 // refused trade returns its reason as the error. ErrMarketNotFound,
 // ErrClosed, ErrPriceMoved, ErrNoPosition, ErrInsufficientShares,
-// ErrTradeRefused, account.ErrInsufficientFunds, *InvalidError.
+// ErrTradeRefused, account.ErrInsufficientFunds, *input.Error.
 func (s *Service) Execute(ctx context.Context, marketID int64, r Request) (*Result, error) {
 	if err := r.Check(); err != nil {
 		return nil, err
@@ -332,7 +333,7 @@ func (s *Service) Execute(ctx context.Context, marketID int64, r Request) (*Resu
 // Close resolves a market with the winning side wonSide ("YES" or "NO"):
 // positions are settled and winners paid, exactly once. Checks in order:
 // ErrMarketNotFound (also when the ids do not belong together),
-// ErrForbidden (caller is not the event's creator), *InvalidError (bad
+// ErrForbidden (caller is not the event's creator), *input.Error (bad
 // wonSide), ErrResolved.
 func (s *Service) Close(ctx context.Context, callerID, eventID, poolID, marketID int64, wonSide string) error {
 	m, err := s.store.Market(ctx, marketID)
@@ -358,7 +359,7 @@ func (s *Service) Close(ctx context.Context, callerID, eventID, poolID, marketID
 	case "NO":
 		won = No
 	default:
-		return invalid("won_side", "must be YES or NO")
+		return input.Invalid("won_side", "must be YES or NO")
 	}
 	if st, ok := s.store.(Settler); ok {
 		return st.Settle(ctx, marketID, SettleChunkSize, Settlement{Won: won})

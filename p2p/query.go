@@ -6,6 +6,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/predictkit/predictkit/input"
 )
 
 // Limits on ads and queries.
@@ -22,7 +24,7 @@ const (
 
 // ParseQuery reads the list's query parameters. Every parameter is
 // optional; an empty value counts as absent; parameters it does not know
-// are ignored. It refuses, with an *InvalidError naming the parameter: a
+// are ignored. It refuses, with an *input.Error naming the parameter: a
 // parameter given more than once, an unknown type or sort_by, an is_active
 // other than true or false, a number that is not a non-negative decimal
 // integer (or does not fit), a fiat_currency that is not three letters,
@@ -33,13 +35,13 @@ func ParseQuery(v url.Values) (Query, error) {
 	get := func(name string) (string, error) {
 		vs := v[name]
 		if len(vs) > 1 {
-			return "", invalid(name, "is given more than once")
+			return "", input.Invalid(name, "is given more than once")
 		}
 		if len(vs) == 0 {
 			return "", nil
 		}
 		if len(vs[0]) > maxParameterValueSize {
-			return "", invalid(name, "is too long")
+			return "", input.Invalid(name, "is too long")
 		}
 		return vs[0], nil
 	}
@@ -50,7 +52,7 @@ func ParseQuery(v url.Values) (Query, error) {
 		}
 		n, ok := parseNonNegative(s)
 		if !ok {
-			return 0, false, invalid(name, "must be a non-negative integer")
+			return 0, false, input.Invalid(name, "must be a non-negative integer")
 		}
 		return n, true, nil
 	}
@@ -80,7 +82,7 @@ func ParseQuery(v url.Values) (Query, error) {
 	case "false":
 		q.IsActive = false
 	default:
-		return Query{}, invalid("is_active", "must be true or false")
+		return Query{}, input.Invalid("is_active", "must be true or false")
 	}
 	if q.AuthorNickname, err = get("author_nickname"); err != nil {
 		return Query{}, err
@@ -100,7 +102,7 @@ func ParseQuery(v url.Values) (Query, error) {
 		return Query{}, err
 	}
 	if offset > MaxOffset {
-		return Query{}, invalid("offset", "is too large")
+		return Query{}, input.Invalid("offset", "is too large")
 	}
 	q.Offset = int(offset)
 	return q.Normalize()
@@ -108,48 +110,48 @@ func ParseQuery(v url.Values) (Query, error) {
 
 // Normalize checks q and returns it in the form stores expect: currency
 // in upper case, text trimmed, Limit 0 replaced by DefaultLimit and
-// capped at MaxLimit. Errors are *InvalidError.
+// capped at MaxLimit. Errors are *input.Error.
 func (q Query) Normalize() (Query, error) {
 	switch q.Type {
 	case "", TypeBuy, TypeSell:
 	default:
-		return Query{}, invalid("type", "must be buy or sell")
+		return Query{}, input.Invalid("type", "must be buy or sell")
 	}
 	switch q.SortBy {
 	case SortNewest, SortRating, SortOrdersCount, SortBestPrice:
 	default:
-		return Query{}, invalid("sort_by", "must be rating, orders_count or best_price")
+		return Query{}, input.Invalid("sort_by", "must be rating, orders_count or best_price")
 	}
 	if q.FiatCurrency != "" {
 		c, ok := normalizeCurrency(q.FiatCurrency)
 		if !ok {
-			return Query{}, invalid("fiat_currency", "must be a three-letter currency code")
+			return Query{}, input.Invalid("fiat_currency", "must be a three-letter currency code")
 		}
 		q.FiatCurrency = c
 	}
 	if q.HasAmount && q.Amount < 0 {
-		return Query{}, invalid("amount", "must be a non-negative integer")
+		return Query{}, input.Invalid("amount", "must be a non-negative integer")
 	}
 	if q.HasMaxPaymentDuration && q.MaxPaymentDuration < 0 {
-		return Query{}, invalid("max_payment_duration", "must be a non-negative integer")
+		return Query{}, input.Invalid("max_payment_duration", "must be a non-negative integer")
 	}
 	var ok bool
 	if q.PaymentMethod, ok = cleanText(q.PaymentMethod, MaxPaymentMethodLen); !ok {
-		return Query{}, invalid("payment_method", "must be UTF-8 text of at most 50 characters")
+		return Query{}, input.Invalid("payment_method", "must be UTF-8 text of at most 50 characters")
 	}
 	if q.AuthorNickname, ok = cleanText(q.AuthorNickname, maxNicknameQueryLen); !ok {
-		return Query{}, invalid("author_nickname", "must be UTF-8 text of at most 100 characters")
+		return Query{}, input.Invalid("author_nickname", "must be UTF-8 text of at most 100 characters")
 	}
 	switch {
 	case q.Limit < 0:
-		return Query{}, invalid("limit", "must be a non-negative integer")
+		return Query{}, input.Invalid("limit", "must be a non-negative integer")
 	case q.Limit == 0:
 		q.Limit = DefaultLimit
 	case q.Limit > MaxLimit:
 		q.Limit = MaxLimit
 	}
 	if q.Offset < 0 || q.Offset > MaxOffset {
-		return Query{}, invalid("offset", "must be a non-negative integer up to 2^31")
+		return Query{}, input.Invalid("offset", "must be a non-negative integer up to 2^31")
 	}
 	return q, nil
 }

@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"testing"
 
+	"github.com/predictkit/predictkit/input"
 	"github.com/predictkit/predictkit/p2p"
 )
 
@@ -47,9 +48,9 @@ func TestParseQueryRefusesMalformedParameters(t *testing.T) {
 				t.Fatal(err)
 			}
 			_, err = p2p.ParseQuery(v)
-			var ie *p2p.InvalidError
-			if !errors.As(err, &ie) || !errors.Is(err, p2p.ErrInvalid) {
-				t.Fatalf("got %v, want an *InvalidError", err)
+			var ie *input.Error
+			if !errors.As(err, &ie) || !errors.Is(err, input.ErrInvalid) {
+				t.Fatalf("got %v, want an *input.Error", err)
 			}
 			if ie.Field != c.field {
 				t.Fatalf("the error names %q, want %q", ie.Field, c.field)
@@ -93,7 +94,7 @@ func TestParseQueryReadsEveryParameter(t *testing.T) {
 }
 
 // FuzzParseQuery: any query string is either refused with an
-// *InvalidError or read into a normalized query that reads back the same
+// *input.Error or read into a normalized query that reads back the same
 // from its own parameters.
 func FuzzParseQuery(f *testing.F) {
 	for _, s := range []string{"", "type=buy&sort_by=best_price", "amount=1000&limit=500&offset=2", "is_active=false&author_nickname=Anna_P2P",
@@ -107,8 +108,8 @@ func FuzzParseQuery(f *testing.F) {
 		}
 		q, err := p2p.ParseQuery(v)
 		if err != nil {
-			if !errors.Is(err, p2p.ErrInvalid) {
-				t.Fatalf("%q: an error that is not an *InvalidError: %v", raw, err)
+			if !errors.Is(err, input.ErrInvalid) {
+				t.Fatalf("%q: an error that is not an *input.Error: %v", raw, err)
 			}
 			return
 		}

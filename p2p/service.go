@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/predictkit/predictkit/input"
 )
 
 // Service is the P2P use cases. It is safe for concurrent use.
@@ -40,7 +42,7 @@ func (s *Service) AdForOperator(ctx context.Context, id int64) (*Ad, error) {
 }
 
 // List returns the approved ads q selects (see Query and ParseQuery).
-// *InvalidError for a query that breaks a rule.
+// *input.Error for a query that breaks a rule.
 func (s *Service) List(ctx context.Context, q Query) ([]*Ad, error) {
 	q, err := q.Normalize()
 	if err != nil {
@@ -50,7 +52,7 @@ func (s *Service) List(ctx context.Context, q Query) ([]*Ad, error) {
 }
 
 // Create publishes an ad for user n.UserID, approved and active.
-// *InvalidError, ErrUserNotFound.
+// *input.Error, ErrUserNotFound.
 func (s *Service) Create(ctx context.Context, n NewAd) (*Ad, error) {
 	ad, err := n.check()
 	if err != nil {
@@ -69,50 +71,50 @@ func (n NewAd) check() (*Ad, error) {
 		return nil, ErrUserNotFound
 	}
 	if n.Type != TypeBuy && n.Type != TypeSell {
-		return nil, invalid("type", "must be buy or sell")
+		return nil, input.Invalid("type", "must be buy or sell")
 	}
 	cur, ok := normalizeCurrency(strings.TrimSpace(n.FiatCurrency))
 	if !ok {
-		return nil, invalid("fiat_currency", "must be a three-letter currency code")
+		return nil, input.Invalid("fiat_currency", "must be a three-letter currency code")
 	}
 	if n.ExchangeRate < 1 || n.ExchangeRate > MaxExchangeRate {
-		return nil, invalid("exchange_rate", fmt.Sprintf("must be 1 to %d kopecks per unit", int64(MaxExchangeRate)))
+		return nil, input.Invalid("exchange_rate", fmt.Sprintf("must be 1 to %d kopecks per unit", int64(MaxExchangeRate)))
 	}
 	if n.MinAmount < 1 || n.MinAmount > MaxAmount {
-		return nil, invalid("min_amount", fmt.Sprintf("must be 1 to %d kopecks", int64(MaxAmount)))
+		return nil, input.Invalid("min_amount", fmt.Sprintf("must be 1 to %d kopecks", int64(MaxAmount)))
 	}
 	if n.MaxAmount < n.MinAmount || n.MaxAmount > MaxAmount {
-		return nil, invalid("max_amount", "must be at least min_amount and at most "+fmt.Sprint(int64(MaxAmount)))
+		return nil, input.Invalid("max_amount", "must be at least min_amount and at most "+fmt.Sprint(int64(MaxAmount)))
 	}
 	remaining := n.MaxAmount
 	if n.RemainingAmount != nil {
 		remaining = *n.RemainingAmount
 		if remaining < 0 || remaining > MaxAmount {
-			return nil, invalid("remaining_amount", fmt.Sprintf("must be 0 to %d kopecks", int64(MaxAmount)))
+			return nil, input.Invalid("remaining_amount", fmt.Sprintf("must be 0 to %d kopecks", int64(MaxAmount)))
 		}
 	}
 	if len(n.PaymentMethods) == 0 || len(n.PaymentMethods) > MaxPaymentMethods {
-		return nil, invalid("payment_methods", fmt.Sprintf("must hold 1 to %d methods", MaxPaymentMethods))
+		return nil, input.Invalid("payment_methods", fmt.Sprintf("must hold 1 to %d methods", MaxPaymentMethods))
 	}
 	methods := make([]string, 0, len(n.PaymentMethods))
 	seen := map[string]bool{}
 	for _, m := range n.PaymentMethods {
 		m, ok := cleanText(m, MaxPaymentMethodLen)
 		if !ok || m == "" {
-			return nil, invalid("payment_methods", fmt.Sprintf("each must be 1 to %d characters of text", MaxPaymentMethodLen))
+			return nil, input.Invalid("payment_methods", fmt.Sprintf("each must be 1 to %d characters of text", MaxPaymentMethodLen))
 		}
 		if seen[PaymentMethodKey(m)] {
-			return nil, invalid("payment_methods", "must not repeat a method")
+			return nil, input.Invalid("payment_methods", "must not repeat a method")
 		}
 		seen[PaymentMethodKey(m)] = true
 		methods = append(methods, m)
 	}
 	if n.PaymentDuration < 1 || n.PaymentDuration > MaxPaymentDuration {
-		return nil, invalid("payment_duration", fmt.Sprintf("must be 1 to %d minutes", MaxPaymentDuration))
+		return nil, input.Invalid("payment_duration", fmt.Sprintf("must be 1 to %d minutes", MaxPaymentDuration))
 	}
 	instructions := strings.TrimSpace(n.Instructions)
 	if !validLongText(instructions, MaxInstructionsLen) {
-		return nil, invalid("instructions", fmt.Sprintf("must be UTF-8 text of at most %d characters", MaxInstructionsLen))
+		return nil, input.Invalid("instructions", fmt.Sprintf("must be UTF-8 text of at most %d characters", MaxInstructionsLen))
 	}
 	return &Ad{
 		UserID: n.UserID, Type: n.Type, FiatCurrency: cur, ExchangeRate: n.ExchangeRate,
@@ -123,14 +125,14 @@ func (n NewAd) check() (*Ad, error) {
 }
 
 // Moderate activates, deactivates, approves or rejects ad id and returns
-// it. An empty Moderation returns the ad unchanged. *InvalidError,
+// it. An empty Moderation returns the ad unchanged. *input.Error,
 // ErrNotFound.
 func (s *Service) Moderate(ctx context.Context, id int64, m Moderation) (*Ad, error) {
 	if m.ModerationStatus != nil {
 		switch *m.ModerationStatus {
 		case StatusPending, StatusApproved, StatusRejected:
 		default:
-			return nil, invalid("moderation_status", "must be pending, approved or rejected")
+			return nil, input.Invalid("moderation_status", "must be pending, approved or rejected")
 		}
 	}
 	if m.IsActive == nil && m.ModerationStatus == nil {
@@ -144,17 +146,17 @@ const MaxCompletedOrders = 1_000_000_000
 
 // SetStats replaces user st.UserID's P2P record: completed orders, and
 // the count and sum of the 1 to 5 star ratings received (at most one per
-// completed order). *InvalidError, ErrUserNotFound.
+// completed order). *input.Error, ErrUserNotFound.
 func (s *Service) SetStats(ctx context.Context, st UserStats) (UserStats, error) {
 	switch {
 	case st.UserID <= 0:
 		return UserStats{}, ErrUserNotFound
 	case st.CompletedOrders < 0 || st.CompletedOrders > MaxCompletedOrders:
-		return UserStats{}, invalid("completed_orders", fmt.Sprintf("must be 0 to %d", MaxCompletedOrders))
+		return UserStats{}, input.Invalid("completed_orders", fmt.Sprintf("must be 0 to %d", MaxCompletedOrders))
 	case st.RatingCount < 0 || st.RatingCount > st.CompletedOrders:
-		return UserStats{}, invalid("rating_count", "must be 0 to completed_orders")
+		return UserStats{}, input.Invalid("rating_count", "must be 0 to completed_orders")
 	case st.RatingSum < st.RatingCount || st.RatingSum > 5*st.RatingCount:
-		return UserStats{}, invalid("rating_sum", "must be rating_count to 5 × rating_count (ratings are 1 to 5 stars)")
+		return UserStats{}, input.Invalid("rating_sum", "must be rating_count to 5 × rating_count (ratings are 1 to 5 stars)")
 	}
 	if err := s.store.SetP2PStats(ctx, st); err != nil {
 		return UserStats{}, err

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/predictkit/predictkit/account"
+	"github.com/predictkit/predictkit/input"
 	"github.com/predictkit/predictkit/p2p"
 	"github.com/predictkit/predictkit/storage/memory"
 )
@@ -49,7 +50,7 @@ func TestCreateChecksTheAd(t *testing.T) {
 			n := valid()
 			c.edit(&n)
 			_, err := svc.Create(ctx, n)
-			var ie *p2p.InvalidError
+			var ie *input.Error
 			if !errors.As(err, &ie) || ie.Field != c.field {
 				t.Fatalf("got %v, want an invalid %s", err, c.field)
 			}

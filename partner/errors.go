@@ -21,20 +21,3 @@ var (
 	// different request.
 	ErrIdempotencyConflict = market.ErrIdempotencyConflict
 )
-
-// InvalidError reports a field of a request that breaks a rule; the
-// message is safe to show to the partner.
-type InvalidError struct {
-	Field  string
-	Reason string
-}
-
-func (e *InvalidError) Error() string { return "partner: invalid " + e.Field + ": " + e.Reason }
-
-// ErrInvalid matches every *InvalidError with errors.Is.
-var ErrInvalid = errors.New("partner: invalid input")
-
-// Is makes errors.Is(err, ErrInvalid) true for an *InvalidError.
-func (e *InvalidError) Is(target error) bool { return target == ErrInvalid }
-
-func invalid(field, reason string) error { return &InvalidError{Field: field, Reason: reason} }

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/predictkit/predictkit/account"
+	"github.com/predictkit/predictkit/input"
 	"github.com/predictkit/predictkit/market"
 )
 
@@ -51,7 +52,7 @@ func NewService(store Store, ledger Ledger, markets Markets) *Service {
 func (s *Service) CreatePartner(ctx context.Context, name string) (*Partner, string, error) {
 	name = strings.TrimSpace(name)
 	if name == "" || !utf8.ValidString(name) || utf8.RuneCountInString(name) > MaxNameLen {
-		return nil, "", invalid("name", fmt.Sprintf("must be 1 to %d characters", MaxNameLen))
+		return nil, "", input.Invalid("name", fmt.Sprintf("must be 1 to %d characters", MaxNameLen))
 	}
 	key := KeyPrefix + account.NewSecret()
 	p := &Partner{Name: name}
@@ -111,10 +112,10 @@ func (s *Service) SetDisabled(ctx context.Context, id int64, disabled bool) erro
 }
 
 // FundFloat moves amount kopecks from outside into partner id's float and
-// returns the float's new balance. ErrNotFound, *InvalidError.
+// returns the float's new balance. ErrNotFound, *input.Error.
 func (s *Service) FundFloat(ctx context.Context, id, amount int64) (int64, error) {
 	if amount <= 0 || amount > account.MaxCredit {
-		return 0, invalid("amount_kopecks", fmt.Sprintf("must be 1 to %d", int64(account.MaxCredit)))
+		return 0, input.Invalid("amount_kopecks", fmt.Sprintf("must be 1 to %d", int64(account.MaxCredit)))
 	}
 	if _, err := s.store.Partner(ctx, id); err != nil {
 		return 0, err
@@ -136,7 +137,7 @@ func (s *Service) Float(ctx context.Context, id int64) (int64, error) {
 // of an executed ClientBetID with the same parameters returns the original
 // receipt (Replayed set) and runs nothing.
 //
-// Errors: *InvalidError; ErrIdempotencyConflict; and the market's
+// Errors: *input.Error; ErrIdempotencyConflict; and the market's
 // refusals: market.ErrMarketNotFound, market.ErrClosed,
 // market.ErrPriceMoved, market.ErrTradeRefused,
 // account.ErrInsufficientFunds (float and sub-account together too poor).
@@ -145,10 +146,10 @@ func (s *Service) Bet(ctx context.Context, p *Partner, b Bet) (*Receipt, error) 
 		return nil, err
 	}
 	if b.AmountKopecks <= 0 || b.AmountKopecks > market.MaxTradeKopecks {
-		return nil, invalid("amount_kopecks", fmt.Sprintf("must be 1 to %d", int64(market.MaxTradeKopecks)))
+		return nil, input.Invalid("amount_kopecks", fmt.Sprintf("must be 1 to %d", int64(market.MaxTradeKopecks)))
 	}
 	if b.MaxCostKopecks < 0 {
-		return nil, invalid("max_cost_kopecks", "must not be negative")
+		return nil, input.Invalid("max_cost_kopecks", "must not be negative")
 	}
 	float := account.FloatAccount(p.ID)
 	r := market.Request{
@@ -162,7 +163,7 @@ func (s *Service) Bet(ctx context.Context, p *Partner, b Bet) (*Receipt, error) 
 // Sell sells shares for partner p's user; the payout stays on the
 // sub-account. Repeats behave as for Bet.
 //
-// Errors: *InvalidError; ErrIdempotencyConflict; ErrNoAccount (no
+// Errors: *input.Error; ErrIdempotencyConflict; ErrNoAccount (no
 // sub-account, or no shares on that market and side);
 // market.ErrInsufficientShares; market.ErrMarketNotFound,
 // market.ErrClosed, market.ErrPriceMoved, market.ErrTradeRefused.
@@ -171,10 +172,10 @@ func (s *Service) Sell(ctx context.Context, p *Partner, sl Sell) (*Receipt, erro
 		return nil, err
 	}
 	if sl.Shares <= 0 || sl.Shares > market.MaxTradeShares {
-		return nil, invalid("shares", fmt.Sprintf("must be 1 to %d", int64(market.MaxTradeShares)))
+		return nil, input.Invalid("shares", fmt.Sprintf("must be 1 to %d", int64(market.MaxTradeShares)))
 	}
 	if sl.MinPayoutKopecks < 0 {
-		return nil, invalid("min_payout_kopecks", "must not be negative")
+		return nil, input.Invalid("min_payout_kopecks", "must not be negative")
 	}
 	r := market.Request{
 		PartnerID: p.ID, ExternalID: sl.ExternalUserID, ClientBetID: sl.ClientBetID,
@@ -187,7 +188,7 @@ func (s *Service) Sell(ctx context.Context, p *Partner, sl Sell) (*Receipt, erro
 // run executes r exactly once per idempotency key.
 func (s *Service) run(ctx context.Context, marketID int64, externalID string, r market.Request) (*Receipt, error) {
 	if r.Side != market.Yes && r.Side != market.No {
-		return nil, invalid("side", "must be yes or no")
+		return nil, input.Invalid("side", "must be yes or no")
 	}
 	// The look-up answers most repeats without touching the market; a
 	// repeat that races its original is still caught under the market
@@ -250,10 +251,10 @@ func checkIDs(externalID, clientBetID string, marketID int64) error {
 		return err
 	}
 	if clientBetID == "" || len(clientBetID) > MaxClientBetIDLen || !utf8.ValidString(clientBetID) || strings.ContainsFunc(clientBetID, unicode.IsControl) {
-		return invalid("client_bet_id", fmt.Sprintf("must be 1 to %d printable characters", MaxClientBetIDLen))
+		return input.Invalid("client_bet_id", fmt.Sprintf("must be 1 to %d printable characters", MaxClientBetIDLen))
 	}
 	if marketID <= 0 {
-		return invalid("market_id", "must be a positive integer")
+		return input.Invalid("market_id", "must be a positive integer")
 	}
 	return nil
 }
@@ -262,7 +263,7 @@ func checkIDs(externalID, clientBetID string, marketID int64) error {
 // id is the partner's, opaque to us.
 func checkExternalID(id string) error {
 	if id == "" || len(id) > MaxExternalIDLen || !utf8.ValidString(id) {
-		return invalid("external_user_id", fmt.Sprintf("must be 1 to %d bytes of UTF-8", MaxExternalIDLen))
+		return input.Invalid("external_user_id", fmt.Sprintf("must be 1 to %d bytes of UTF-8", MaxExternalIDLen))
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/predictkit/predictkit/input"
 	"github.com/predictkit/predictkit/market"
 	"github.com/predictkit/predictkit/partner"
 	"github.com/predictkit/predictkit/storage/memory"
@@ -41,15 +42,15 @@ func TestBadRequestsAreRefusedBeforeAnythingRuns(t *testing.T) {
 			b := ok
 			c.edit(&b)
 			_, err := svc.Bet(ctx, p, b)
-			var inv *partner.InvalidError
-			if !errors.As(err, &inv) || inv.Field != c.field || !errors.Is(err, partner.ErrInvalid) {
+			var inv *input.Error
+			if !errors.As(err, &inv) || inv.Field != c.field || !errors.Is(err, input.ErrInvalid) {
 				t.Fatalf("err = %v, want an invalid %s", err, c.field)
 			}
 		})
 	}
 	t.Run("a sell of zero shares is invalid", func(t *testing.T) {
 		_, err := svc.Sell(ctx, p, partner.Sell{ExternalUserID: "u", MarketID: 1, Side: market.No, Shares: 0, ClientBetID: "k"})
-		if !errors.Is(err, partner.ErrInvalid) {
+		if !errors.Is(err, input.ErrInvalid) {
 			t.Fatalf("err = %v", err)
 		}
 	})
@@ -71,12 +72,12 @@ func TestBadRequestsAreRefusedBeforeAnythingRuns(t *testing.T) {
 		}
 	})
 	t.Run("a partner name is required", func(t *testing.T) {
-		if _, _, err := svc.CreatePartner(ctx, " "); !errors.Is(err, partner.ErrInvalid) {
+		if _, _, err := svc.CreatePartner(ctx, " "); !errors.Is(err, input.ErrInvalid) {
 			t.Fatalf("err = %v", err)
 		}
 	})
 	t.Run("a float funding must be positive", func(t *testing.T) {
-		if _, err := svc.FundFloat(ctx, p.ID, -5); !errors.Is(err, partner.ErrInvalid) {
+		if _, err := svc.FundFloat(ctx, p.ID, -5); !errors.Is(err, input.ErrInvalid) {
 			t.Fatalf("err = %v", err)
 		}
 	})

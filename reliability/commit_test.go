@@ -14,6 +14,7 @@ import (
 	"github.com/predictkit/predictkit/account"
 	"github.com/predictkit/predictkit/market"
 	"github.com/predictkit/predictkit/partner"
+	"github.com/predictkit/predictkit/storage"
 	"github.com/predictkit/predictkit/storage/postgres"
 	"github.com/predictkit/predictkit/storage/postgres/pgtest"
 )
@@ -115,7 +116,7 @@ func TestAmbiguousCommit(t *testing.T) {
 		},
 		{
 			name: "a buy whose COMMIT answer is lost is outcome unknown and was executed once",
-			at:   "COMMIT", run: func(*testing.T) error { return buy(0, 3000) }, want: postgres.ErrOutcomeUnknown,
+			at:   "COMMIT", run: func(*testing.T) error { return buy(0, 3000) }, want: storage.ErrOutcomeUnknown,
 			check: func(t *testing.T, before int, bal int64) {
 				if n := trades(); n != before+1 {
 					t.Errorf("%d trades after a committed buy", n-before)
@@ -127,7 +128,7 @@ func TestAmbiguousCommit(t *testing.T) {
 		},
 		{
 			name: "a buy cut while the answers of its writes come back ran at most once",
-			at:   "UPDATE", user: 1, run: func(*testing.T) error { return buy(1, 3000) }, want: postgres.ErrOutcomeUnknown,
+			at:   "UPDATE", user: 1, run: func(*testing.T) error { return buy(1, 3000) }, want: storage.ErrOutcomeUnknown,
 			check: func(t *testing.T, before int, bal int64) {
 				n := trades() - before
 				if n > 1 {
@@ -144,7 +145,7 @@ func TestAmbiguousCommit(t *testing.T) {
 			at:   "COMMIT", user: 2, run: func(*testing.T) error {
 				_, err := cut.accounts.Credit(ctx, cut.users[2].ID, 777, false)
 				return err
-			}, want: postgres.ErrOutcomeUnknown,
+			}, want: storage.ErrOutcomeUnknown,
 			check: func(t *testing.T, before int, bal int64) {
 				if got := balance(2); got != bal+777 {
 					t.Errorf("balance %d after a deposit of 777 to %d", got, bal)
@@ -162,7 +163,7 @@ func TestAmbiguousCommit(t *testing.T) {
 		},
 		{
 			name: "a partner bet whose COMMIT answer is lost is learned by sending its client_bet_id again",
-			at:   "COMMIT", run: func(*testing.T) error { _, err := bet("cut-commit"); return err }, want: postgres.ErrOutcomeUnknown,
+			at:   "COMMIT", run: func(*testing.T) error { _, err := bet("cut-commit"); return err }, want: storage.ErrOutcomeUnknown,
 			check: func(t *testing.T, before int, bal int64) {
 				rc, err := bet("cut-commit")
 				if err != nil {
@@ -181,7 +182,7 @@ func TestAmbiguousCommit(t *testing.T) {
 			at:   "COMMIT", run: func(*testing.T) error {
 				r := w.mkts[0]
 				return cut.markets.Close(ctx, cut.creator.ID, r.event, r.pool, r.id, "NO")
-			}, want: postgres.ErrOutcomeUnknown,
+			}, want: storage.ErrOutcomeUnknown,
 			check: func(t *testing.T, before int, bal int64) {
 				r := w.mkts[0]
 				if err := cut.markets.Close(ctx, cut.creator.ID, r.event, r.pool, r.id, "NO"); !errors.Is(err, market.ErrResolved) {

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/predictkit/predictkit/account"
+	"github.com/predictkit/predictkit/input"
 	"github.com/predictkit/predictkit/market"
 	"github.com/predictkit/predictkit/partner"
 )
@@ -149,9 +150,9 @@ var knownErrors = []struct {
 // errName names err for the comparison of outcomes; unknown is true for
 // an error that is no refusal of the domain.
 func errName(err error) (name string, unknown bool) {
-	var ai *account.InvalidError
-	var mi *market.InvalidError
-	var pi *partner.InvalidError
+	var ai *input.Error
+	var mi *input.Error
+	var pi *input.Error
 	switch {
 	case errors.As(err, &ai):
 		return "invalid:" + ai.Field, false

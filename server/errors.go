@@ -19,11 +19,12 @@ import (
 
 	"github.com/predictkit/predictkit/account"
 	"github.com/predictkit/predictkit/chat"
+	"github.com/predictkit/predictkit/input"
 	"github.com/predictkit/predictkit/market"
 	"github.com/predictkit/predictkit/p2p"
 	"github.com/predictkit/predictkit/partner"
 	"github.com/predictkit/predictkit/social"
-	"github.com/predictkit/predictkit/storage/postgres"
+	"github.com/predictkit/predictkit/storage"
 )
 
 // Errors the server raises itself, before any service is called.
@@ -106,15 +107,14 @@ var commonRules = []rule{
 	on(errUnavailable, http.StatusServiceUnavailable, "database_unavailable"),
 	// The database could not be reached, or the connection broke before
 	// anything was committed: nothing happened, send the request again.
-	on(postgres.ErrUnavailable, http.StatusServiceUnavailable, "database_unavailable"),
+	on(storage.ErrUnavailable, http.StatusServiceUnavailable, "database_unavailable"),
 	// The connection broke during COMMIT: the request may have taken
 	// effect. Partners resend the same client_bet_id; users read their
 	// trades and positions (README, "Guarantees").
-	on(postgres.ErrOutcomeUnknown, http.StatusServiceUnavailable, "outcome_unknown"),
+	on(storage.ErrOutcomeUnknown, http.StatusServiceUnavailable, "outcome_unknown"),
 	on(errInvalidID, http.StatusBadRequest, "invalid_id"),
 	on(errBadRequest, http.StatusBadRequest, "invalid_request"),
-	on(account.ErrInvalid, http.StatusBadRequest, "invalid_request"),
-	on(market.ErrInvalid, http.StatusBadRequest, "invalid_request"),
+	on(input.ErrInvalid, http.StatusBadRequest, "invalid_request"),
 	on(account.ErrInvalidAmount, http.StatusBadRequest, "invalid_request"),
 }
 
@@ -133,7 +133,7 @@ var (
 		on(market.ErrNoPosition, http.StatusBadRequest, "insufficient_shares"),
 		on(market.ErrInsufficientShares, http.StatusBadRequest, "insufficient_shares"),
 		on(market.ErrTradeRefused, http.StatusBadRequest, "trade_refused"),
-		on(market.ErrInvalid, http.StatusBadRequest, "invalid_request"),
+		on(input.ErrInvalid, http.StatusBadRequest, "invalid_request"),
 		on(account.ErrInvalidAmount, http.StatusBadRequest, "invalid_request"),
 		on(errBadRequest, http.StatusBadRequest, "invalid_request"),
 		// The trader's account vanished under a valid token.
@@ -145,7 +145,7 @@ var (
 		unauthorized,
 		on(errInvalidID, http.StatusBadRequest, "invalid_id"),
 		on(account.ErrUserNotFound, http.StatusNotFound, "user_not_found"),
-		on(account.ErrInvalid, http.StatusBadRequest, "invalid_request"),
+		on(input.ErrInvalid, http.StatusBadRequest, "invalid_request"),
 		on(account.ErrInvalidAmount, http.StatusBadRequest, "invalid_request"),
 		on(errBadRequest, http.StatusBadRequest, "invalid_request"),
 	}
@@ -158,9 +158,7 @@ var (
 	partnerParamRules = []rule{
 		on(errMalformedBody, http.StatusBadRequest, "BAD_BODY"),
 		on(errBadRequest, http.StatusBadRequest, "BAD_PARAMS"),
-		on(partner.ErrInvalid, http.StatusBadRequest, "BAD_PARAMS"),
-		on(market.ErrInvalid, http.StatusBadRequest, "BAD_PARAMS"),
-		on(account.ErrInvalid, http.StatusBadRequest, "BAD_PARAMS"),
+		on(input.ErrInvalid, http.StatusBadRequest, "BAD_PARAMS"),
 		on(account.ErrInvalidAmount, http.StatusBadRequest, "BAD_PARAMS"),
 	}
 	// partnerTradeRules: the market's refusals are TRADE_FAILED with a
@@ -199,7 +197,7 @@ var (
 		on(account.ErrUnauthorized, http.StatusUnauthorized, "UNAUTHORIZED"),
 		on(account.ErrUserNotFound, http.StatusUnauthorized, "UNAUTHORIZED"),
 		on(account.ErrNicknameTaken, http.StatusConflict, "nickname_taken"),
-		on(account.ErrInvalid, http.StatusBadRequest, "invalid_request"),
+		on(input.ErrInvalid, http.StatusBadRequest, "invalid_request"),
 		on(errBadRequest, http.StatusBadRequest, "invalid_request"),
 	)
 	// Contract 7: GET /pools/{id}.
@@ -215,7 +213,7 @@ var (
 		on(errInvalidID, http.StatusNotFound, "event not found"),
 		on(market.ErrEventNotFound, http.StatusNotFound, "event not found"),
 		on(market.ErrForbidden, http.StatusForbidden, "forbidden"),
-		on(market.ErrInvalid, http.StatusBadRequest, "invalid request"),
+		on(input.ErrInvalid, http.StatusBadRequest, "invalid request"),
 		on(errBadRequest, http.StatusBadRequest, "invalid request"),
 	)
 	// Contract 14: POST /events/{id}/pools/{pool_id}/markets/{market_id}/close.
@@ -227,7 +225,7 @@ var (
 		on(market.ErrPoolNotFound, http.StatusNotFound, "market not found"),
 		on(market.ErrEventNotFound, http.StatusNotFound, "market not found"),
 		on(market.ErrForbidden, http.StatusForbidden, "forbidden"),
-		on(market.ErrInvalid, http.StatusBadRequest, "invalid request"),
+		on(input.ErrInvalid, http.StatusBadRequest, "invalid request"),
 		on(errBadRequest, http.StatusBadRequest, "invalid request"),
 		on(market.ErrResolved, http.StatusConflict, "market already resolved"),
 	)
@@ -235,7 +233,7 @@ var (
 	// Extension API.
 	errsRegister = table("internal_error",
 		on(account.ErrEmailTaken, http.StatusConflict, "email_taken"),
-		on(account.ErrInvalid, http.StatusBadRequest, "invalid_request"),
+		on(input.ErrInvalid, http.StatusBadRequest, "invalid_request"),
 	)
 	errsLogin = table("internal_error",
 		on(account.ErrInvalidCredentials, http.StatusUnauthorized, "invalid_credentials"),
@@ -273,7 +271,7 @@ var (
 	// Operator partner routes.
 	errsAdminPartner = table("internal_error", slices.Concat(adminRules, []rule{
 		on(partner.ErrNotFound, http.StatusNotFound, "partner_not_found"),
-		on(partner.ErrInvalid, http.StatusBadRequest, "invalid_request"),
+		on(input.ErrInvalid, http.StatusBadRequest, "invalid_request"),
 	})...)
 )
 
@@ -294,7 +292,7 @@ var (
 		on(errInvalidID, http.StatusNotFound, "not_found"),
 		on(social.ErrEventNotFound, http.StatusNotFound, "not_found"),
 		on(social.ErrCommentNotFound, http.StatusNotFound, "not_found"),
-		on(social.ErrInvalid, http.StatusBadRequest, "invalid_request"),
+		on(input.ErrInvalid, http.StatusBadRequest, "invalid_request"),
 		on(errBadRequest, http.StatusBadRequest, "invalid_request"),
 	)
 	// GET /comments/{id}/replies.
@@ -308,7 +306,7 @@ var (
 		on(account.ErrUserNotFound, http.StatusUnauthorized, "unauthorized"),
 		on(errInvalidID, http.StatusNotFound, "not_found"),
 		on(social.ErrCommentNotFound, http.StatusNotFound, "not_found"),
-		on(social.ErrInvalid, http.StatusBadRequest, "invalid_request"),
+		on(input.ErrInvalid, http.StatusBadRequest, "invalid_request"),
 		on(errBadRequest, http.StatusBadRequest, "invalid_request"),
 	)
 	// Contract 12: GET /notifications/unread; also GET /notifications and
@@ -332,7 +330,7 @@ var (
 	// Contract 10: GET /p2p/ads. Any malformed parameter is
 	// INVALID_REQUEST.
 	errsP2PAds = table("INTERNAL_ERROR",
-		on(p2p.ErrInvalid, http.StatusBadRequest, "INVALID_REQUEST"),
+		on(input.ErrInvalid, http.StatusBadRequest, "INVALID_REQUEST"),
 		on(errBadRequest, http.StatusBadRequest, "INVALID_REQUEST"),
 	)
 	// Contract 9: GET /p2p/ads/{id}. An id that is not an integer names
@@ -345,7 +343,7 @@ var (
 	// account.ErrUserNotFound) is user_not_found.
 	errsAdminP2P = table("internal_error", slices.Concat(adminRules, []rule{
 		on(p2p.ErrNotFound, http.StatusNotFound, "ad_not_found"),
-		on(p2p.ErrInvalid, http.StatusBadRequest, "invalid_request"),
+		on(input.ErrInvalid, http.StatusBadRequest, "invalid_request"),
 	})...)
 
 	// Contract 5: GET /chat/history. No cookie, or one that names no
@@ -368,7 +366,7 @@ var (
 	// POST /chat/messages: the body first (400), then the session (404
 	// as for call-operator).
 	errsChatMessage = table("internal_error",
-		on(chat.ErrInvalid, http.StatusBadRequest, "invalid_request"),
+		on(input.ErrInvalid, http.StatusBadRequest, "invalid_request"),
 		on(errBadRequest, http.StatusBadRequest, "invalid_request"),
 		on(chat.ErrSessionNotFound, http.StatusNotFound, "not_found"),
 		on(chat.ErrSessionClosed, http.StatusNotFound, "not_found"),
@@ -376,7 +374,7 @@ var (
 	// Operator chat routes.
 	errsAdminChat = table("internal_error", slices.Concat(adminRules, []rule{
 		on(chat.ErrSessionNotFound, http.StatusNotFound, "session_not_found"),
-		on(chat.ErrInvalid, http.StatusBadRequest, "invalid_request"),
+		on(input.ErrInvalid, http.StatusBadRequest, "invalid_request"),
 	})...)
 )
 
@@ -449,29 +447,9 @@ func detail(err error) string {
 	if errors.As(err, &re) {
 		return re.detail
 	}
-	var ai *account.InvalidError
-	if errors.As(err, &ai) {
-		return ai.Field + ": " + ai.Reason
-	}
-	var mi *market.InvalidError
-	if errors.As(err, &mi) {
-		return mi.Field + ": " + mi.Reason
-	}
-	var pi *partner.InvalidError
-	if errors.As(err, &pi) {
-		return pi.Field + ": " + pi.Reason
-	}
-	var si *social.InvalidError
-	if errors.As(err, &si) {
-		return si.Field + ": " + si.Reason
-	}
-	var p2pi *p2p.InvalidError
-	if errors.As(err, &p2pi) {
-		return p2pi.Field + ": " + p2pi.Reason
-	}
-	var ci *chat.InvalidError
-	if errors.As(err, &ci) {
-		return ci.Field + ": " + ci.Reason
+	var ie *input.Error
+	if errors.As(err, &ie) {
+		return ie.Field + ": " + ie.Reason
 	}
 	return ""
 }

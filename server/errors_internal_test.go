@@ -15,6 +15,7 @@ import (
 
 	"github.com/predictkit/predictkit/account"
 	"github.com/predictkit/predictkit/chat"
+	"github.com/predictkit/predictkit/input"
 	"github.com/predictkit/predictkit/market"
 	"github.com/predictkit/predictkit/p2p"
 	"github.com/predictkit/predictkit/partner"
@@ -31,8 +32,8 @@ var domainErrors = map[string]error{
 	"account.ErrUnauthorized":       account.ErrUnauthorized,
 	"account.ErrInsufficientFunds":  account.ErrInsufficientFunds,
 	"account.ErrInvalidAmount":      account.ErrInvalidAmount,
-	"account.ErrInvalid":            account.ErrInvalid,
-	"account.InvalidError":          &account.InvalidError{Field: "email", Reason: "must be an e-mail address"},
+	"input.ErrInvalid":              input.ErrInvalid,
+	"input.Error":                   &input.Error{Field: "email", Reason: "must be an e-mail address"},
 
 	"market.ErrEventNotFound":       market.ErrEventNotFound,
 	"market.ErrPoolNotFound":        market.ErrPoolNotFound,
@@ -46,35 +47,25 @@ var domainErrors = map[string]error{
 	"market.ErrTradeRefused":        market.ErrTradeRefused,
 	"market.ErrIdempotencyConflict": market.ErrIdempotencyConflict,
 	"market.ErrDuplicateKey":        market.ErrDuplicateKey,
-	"market.ErrInvalid":             market.ErrInvalid,
-	"market.InvalidError":           &market.InvalidError{Field: "side", Reason: "must be YES or NO"},
 
 	"partner.ErrUnauthorized":        partner.ErrUnauthorized,
 	"partner.ErrDisabled":            partner.ErrDisabled,
 	"partner.ErrNotFound":            partner.ErrNotFound,
 	"partner.ErrNoAccount":           partner.ErrNoAccount,
 	"partner.ErrIdempotencyConflict": partner.ErrIdempotencyConflict,
-	"partner.ErrInvalid":             partner.ErrInvalid,
-	"partner.InvalidError":           &partner.InvalidError{Field: "external_user_id", Reason: "must be 1 to 256 bytes of UTF-8"},
 
 	"social.ErrNotificationNotFound": social.ErrNotificationNotFound,
 	"social.ErrEventNotFound":        social.ErrEventNotFound,
 	"social.ErrCommentNotFound":      social.ErrCommentNotFound,
-	"social.ErrInvalid":              social.ErrInvalid,
-	"social.InvalidError":            &social.InvalidError{Field: "content", Reason: "must not be empty"},
 	"social.ErrParentOtherEvent":     social.ErrParentOtherEvent,
 	"social.ErrParentIsReply":        social.ErrParentIsReply,
 
 	"p2p.ErrNotFound":     p2p.ErrNotFound,
 	"p2p.ErrUserNotFound": p2p.ErrUserNotFound,
-	"p2p.ErrInvalid":      p2p.ErrInvalid,
-	"p2p.InvalidError":    &p2p.InvalidError{Field: "type", Reason: "must be buy or sell"},
 
 	"chat.ErrSessionNotFound": chat.ErrSessionNotFound,
 	"chat.ErrSessionClosed":   chat.ErrSessionClosed,
 	"chat.ErrNotifyFailed":    chat.ErrNotifyFailed,
-	"chat.ErrInvalid":         chat.ErrInvalid,
-	"chat.InvalidError":       &chat.InvalidError{Field: "text", Reason: "must not be empty"},
 
 	// The server's own.
 	"server.errInvalidID":  errInvalidID,
@@ -104,27 +95,27 @@ var canOccur = []struct {
 }{
 	{"GET /users/{id}/pnl/chart", errsPnLChart, []string{"server.errInvalidID", "account.ErrUnauthorized", "account.ErrUserNotFound", "server.errEncoding"}},
 	{"GET /auth/me", errsAuthMe, []string{"account.ErrUnauthorized", "account.ErrUserNotFound", "server.errEncoding"}},
-	{"PATCH /auth/me", errsUpdateProfile, []string{"account.ErrUnauthorized", "account.ErrUserNotFound", "account.ErrNicknameTaken", "account.InvalidError", "account.ErrInvalid", "server.requestError"}},
-	{"POST /auth/register", errsRegister, []string{"account.ErrEmailTaken", "account.InvalidError", "account.ErrInvalid", "server.requestError"}},
+	{"PATCH /auth/me", errsUpdateProfile, []string{"account.ErrUnauthorized", "account.ErrUserNotFound", "account.ErrNicknameTaken", "input.Error", "input.ErrInvalid", "server.requestError"}},
+	{"POST /auth/register", errsRegister, []string{"account.ErrEmailTaken", "input.Error", "input.ErrInvalid", "server.requestError"}},
 	{"POST /auth/login", errsLogin, []string{"account.ErrInvalidCredentials", "account.ErrUserNotFound", "server.requestError"}},
 	{"POST /auth/logout", errsLogout, []string{"account.ErrUnauthorized"}},
 	{"GET /users/me/positions/closed", errsClosedPosition, []string{"account.ErrUnauthorized", "server.requestError"}},
 	{"GET /pools/{id}", errsPool, []string{"server.errInvalidID", "market.ErrPoolNotFound"}},
 	{"GET /market/trades/latest", errsLatestTrades, []string{"server.errEncoding"}},
-	{"POST /events/{id}/active", errsEventActive, []string{"account.ErrUnauthorized", "server.errInvalidID", "market.ErrEventNotFound", "market.ErrForbidden", "market.InvalidError", "market.ErrInvalid"}},
+	{"POST /events/{id}/active", errsEventActive, []string{"account.ErrUnauthorized", "server.errInvalidID", "market.ErrEventNotFound", "market.ErrForbidden", "input.Error", "input.ErrInvalid"}},
 	{"POST /events/{id}/pools/{pool_id}/markets/{market_id}/close", errsMarketClose, []string{"account.ErrUnauthorized", "server.errInvalidID",
-		"market.ErrMarketNotFound", "market.ErrEventNotFound", "market.ErrPoolNotFound", "market.ErrForbidden", "market.InvalidError", "market.ErrInvalid", "market.ErrResolved"}},
-	{"POST /events", errsCreateEvent, []string{"account.ErrUnauthorized", "account.ErrUserNotFound", "market.ErrForbidden", "market.InvalidError", "market.ErrInvalid", "server.requestError"}},
+		"market.ErrMarketNotFound", "market.ErrEventNotFound", "market.ErrPoolNotFound", "market.ErrForbidden", "input.Error", "input.ErrInvalid", "market.ErrResolved"}},
+	{"POST /events", errsCreateEvent, []string{"account.ErrUnauthorized", "account.ErrUserNotFound", "market.ErrForbidden", "input.Error", "input.ErrInvalid", "server.requestError"}},
 	{"GET /events", errsEvents, []string{"server.requestError"}},
 	{"GET /events/{id}", errsEvent, []string{"server.errInvalidID", "market.ErrEventNotFound"}},
 	{"GET /markets/{id}", errsMarket, []string{"server.errInvalidID", "market.ErrMarketNotFound"}},
-	{"GET /markets/{id}/quote", errsQuote, []string{"server.errInvalidID", "server.requestError", "market.ErrMarketNotFound", "market.ErrClosed", "market.ErrTradeRefused", "market.InvalidError"}},
+	{"GET /markets/{id}/quote", errsQuote, []string{"server.errInvalidID", "server.requestError", "market.ErrMarketNotFound", "market.ErrClosed", "market.ErrTradeRefused", "input.Error"}},
 	{"POST /markets/{id}/buy|sell", errsTrade, []string{"account.ErrUnauthorized", "account.ErrUserNotFound", "server.errInvalidID", "server.requestError",
 		"market.ErrMarketNotFound", "market.ErrClosed", "market.ErrPriceMoved", "market.ErrNoPosition", "market.ErrInsufficientShares",
-		"market.ErrTradeRefused", "account.ErrInsufficientFunds", "account.ErrInvalidAmount", "market.InvalidError", "market.ErrInvalid"}},
+		"market.ErrTradeRefused", "account.ErrInsufficientFunds", "account.ErrInvalidAmount", "input.Error", "input.ErrInvalid"}},
 	{"GET /markets/{id}/history", errsHistory, []string{"server.errInvalidID", "market.ErrMarketNotFound"}},
 	{"admin routes", errsAdmin, []string{"server.errAdminOff", "account.ErrUnauthorized", "server.errInvalidID", "server.requestError",
-		"account.ErrUserNotFound", "account.InvalidError", "account.ErrInvalid", "account.ErrInvalidAmount"}},
+		"account.ErrUserNotFound", "input.Error", "input.ErrInvalid", "account.ErrInvalidAmount"}},
 	{"GET /readyz", errsMeta, []string{"server.errUnavailabe"}},
 	// The partner API: the key, the body, then the partner service's
 	// errors (partner.Service.Bet and Sell: *InvalidError,
@@ -133,36 +124,36 @@ var canOccur = []struct {
 	{"POST /partner/bet", errsPartnerBet, partnerTradeErrors},
 	{"POST /partner/sell", errsPartnerSell, partnerTradeErrors},
 	{"GET /partner/users/{external_user_id}", errsPartnerState, []string{"partner.ErrUnauthorized", "partner.ErrDisabled",
-		"server.requestError", "partner.InvalidError", "partner.ErrInvalid", "server.errEncoding"}},
+		"server.requestError", "input.Error", "input.ErrInvalid", "server.errEncoding"}},
 	// The social routes (social.Service: Post, EventComments, Replies,
 	// React, Unread, Notifications, MarkRead, MarkAllRead).
 	{"GET /events/{event_id}/comments", errsEventComments, []string{"server.errInvalidID", "social.ErrEventNotFound", "server.errEncoding"}},
 	{"POST /events/{event_id}/comments", errsPostComment, []string{"account.ErrUnauthorized", "account.ErrUserNotFound", "server.errInvalidID", "server.requestError",
-		"social.InvalidError", "social.ErrInvalid", "social.ErrEventNotFound", "social.ErrCommentNotFound", "social.ErrParentOtherEvent", "social.ErrParentIsReply", "server.errEncoding"}},
+		"input.Error", "input.ErrInvalid", "social.ErrEventNotFound", "social.ErrCommentNotFound", "social.ErrParentOtherEvent", "social.ErrParentIsReply", "server.errEncoding"}},
 	{"GET /comments/{id}/replies", errsReplies, []string{"server.errInvalidID", "social.ErrCommentNotFound", "server.errEncoding"}},
 	{"PUT /comments/{id}/reaction", errsReaction, []string{"account.ErrUnauthorized", "account.ErrUserNotFound", "server.errInvalidID", "server.requestError",
-		"social.InvalidError", "social.ErrInvalid", "social.ErrCommentNotFound", "server.errEncoding"}},
+		"input.Error", "input.ErrInvalid", "social.ErrCommentNotFound", "server.errEncoding"}},
 	{"GET /notifications/unread, GET /notifications, POST /notifications/read-all", errsNotifications, []string{"account.ErrUnauthorized", "account.ErrUserNotFound", "server.errEncoding"}},
 	{"POST /notifications/{id}/read", errsNotificationRead, []string{"account.ErrUnauthorized", "account.ErrUserNotFound", "server.errInvalidID", "social.ErrNotificationNotFound", "server.errEncoding"}},
 	{"admin partner routes", errsAdminPartner, []string{"server.errAdminOff", "account.ErrUnauthorized", "server.errInvalidID",
-		"server.requestError", "partner.ErrNotFound", "partner.InvalidError", "partner.ErrInvalid"}},
+		"server.requestError", "partner.ErrNotFound", "input.Error", "input.ErrInvalid"}},
 	// The P2P routes (p2p.Service: List, Ad, Create, Moderate, SetStats).
-	{"GET /p2p/ads", errsP2PAds, []string{"p2p.InvalidError", "p2p.ErrInvalid", "server.requestError", "server.errEncoding"}},
+	{"GET /p2p/ads", errsP2PAds, []string{"input.Error", "input.ErrInvalid", "server.requestError", "server.errEncoding"}},
 	{"GET /p2p/ads/{id}", errsP2PAd, []string{"server.errInvalidID", "p2p.ErrNotFound", "server.errEncoding"}},
 	{"admin P2P routes", errsAdminP2P, []string{"server.errAdminOff", "account.ErrUnauthorized", "server.errInvalidID", "server.requestError",
-		"p2p.ErrNotFound", "p2p.ErrUserNotFound", "p2p.InvalidError", "p2p.ErrInvalid"}},
+		"p2p.ErrNotFound", "p2p.ErrUserNotFound", "input.Error", "input.ErrInvalid"}},
 	// The chat routes (chat.Service: Open, History, Send, CallOperator,
 	// Sessions, Transcript, Reply, Close).
 	{"POST /chat/session", errsChatSession, []string{"server.requestError", "server.errEncoding"}},
 	{"GET /chat/history", errsChatHistory, []string{"chat.ErrSessionNotFound", "server.errEncoding"}},
-	{"POST /chat/messages", errsChatMessage, []string{"server.requestError", "chat.InvalidError", "chat.ErrInvalid", "chat.ErrSessionNotFound", "chat.ErrSessionClosed"}},
+	{"POST /chat/messages", errsChatMessage, []string{"server.requestError", "input.Error", "input.ErrInvalid", "chat.ErrSessionNotFound", "chat.ErrSessionClosed"}},
 	{"POST /chat/session/call-operator", errsChatCallOperator, []string{"chat.ErrSessionNotFound", "chat.ErrSessionClosed", "chat.ErrNotifyFailed", "server.errEncoding"}},
 	{"admin chat routes", errsAdminChat, []string{"server.errAdminOff", "account.ErrUnauthorized", "server.requestError",
-		"chat.ErrSessionNotFound", "chat.InvalidError", "chat.ErrInvalid"}},
+		"chat.ErrSessionNotFound", "input.Error", "input.ErrInvalid"}},
 }
 
 var partnerTradeErrors = []string{"partner.ErrUnauthorized", "partner.ErrDisabled", "server.malformedBody", "server.requestError",
-	"partner.InvalidError", "partner.ErrInvalid", "market.InvalidError", "market.ErrInvalid", "partner.ErrNoAccount", "market.ErrNoPosition",
+	"input.Error", "input.ErrInvalid", "input.Error", "input.ErrInvalid", "partner.ErrNoAccount", "market.ErrNoPosition",
 	"partner.ErrIdempotencyConflict", "market.ErrIdempotencyConflict", "market.ErrDuplicateKey",
 	"market.ErrMarketNotFound", "market.ErrClosed", "market.ErrResolved", "market.ErrPriceMoved", "market.ErrInsufficientShares",
 	"market.ErrTradeRefused", "account.ErrInsufficientFunds", "account.ErrInvalidAmount", "server.errEncoding"}
@@ -290,8 +281,8 @@ func TestContractCodesPerRoute(t *testing.T) {
 	}{
 		{"a missing market on close is the message 'market not found'", errsMarketClose, market.ErrMarketNotFound, 404, "market not found"},
 		{"a missing market on a trade is the code market_not_found", errsTrade, market.ErrMarketNotFound, 404, "market_not_found"},
-		{"an invalid won_side is 'invalid request' with a space", errsMarketClose, &market.InvalidError{Field: "won_side"}, 400, "invalid request"},
-		{"an invalid trade is invalid_request", errsTrade, &market.InvalidError{Field: "side"}, 400, "invalid_request"},
+		{"an invalid won_side is 'invalid request' with a space", errsMarketClose, &input.Error{Field: "won_side"}, 400, "invalid request"},
+		{"an invalid trade is invalid_request", errsTrade, &input.Error{Field: "side"}, 400, "invalid_request"},
 		{"auth/me's 401 is UNAUTHORIZED", errsAuthMe, account.ErrUnauthorized, 401, "UNAUTHORIZED"},
 		{"the chart's 401 is unauthorized", errsPnLChart, account.ErrUnauthorized, 401, "unauthorized"},
 		{"a non-integer pool id is invalid_pool_id", errsPool, errInvalidID, 400, "invalid_pool_id"},
@@ -301,7 +292,7 @@ func TestContractCodesPerRoute(t *testing.T) {
 		{"a disabled partner is 403 FORBIDDEN", errsPartnerState, partner.ErrDisabled, 403, "FORBIDDEN"},
 		{"a partner body that is not JSON is BAD_BODY", errsPartnerBet, malformedBody("malformed JSON"), 400, "BAD_BODY"},
 		{"a partner body with a bad field is BAD_PARAMS", errsPartnerBet, badRequest("shares", "must be an integer in range"), 400, "BAD_PARAMS"},
-		{"an invalid partner field is BAD_PARAMS", errsPartnerSell, &partner.InvalidError{Field: "client_bet_id"}, 400, "BAD_PARAMS"},
+		{"an invalid partner field is BAD_PARAMS", errsPartnerSell, &input.Error{Field: "client_bet_id"}, 400, "BAD_PARAMS"},
 		{"a closed market on a partner bet is TRADE_FAILED", errsPartnerBet, market.ErrClosed, 400, "TRADE_FAILED"},
 		{"an unknown market on a partner sell is TRADE_FAILED, not 404", errsPartnerSell, market.ErrMarketNotFound, 400, "TRADE_FAILED"},
 		{"overselling is TRADE_FAILED", errsPartnerSell, market.ErrInsufficientShares, 400, "TRADE_FAILED"},
@@ -318,7 +309,7 @@ func TestContractCodesPerRoute(t *testing.T) {
 		{"a failing notification read is 500 internal_error", errsNotifications, errors.New("pq: connection refused"), 500, "internal_error"},
 		{"a reply to a comment of another event is 400 invalid_request", errsPostComment, social.ErrParentOtherEvent, 400, "invalid_request"},
 		{"a reply to an unknown comment is 404 not_found", errsPostComment, social.ErrCommentNotFound, 404, "not_found"},
-		{"an unknown reaction is 400 invalid_request", errsReaction, &social.InvalidError{Field: "reaction"}, 400, "invalid_request"},
+		{"an unknown reaction is 400 invalid_request", errsReaction, &input.Error{Field: "reaction"}, 400, "invalid_request"},
 		{"someone else's notification is 404 not_found", errsNotificationRead, social.ErrNotificationNotFound, 404, "not_found"},
 	}
 	for _, c := range cases {

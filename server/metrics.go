@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/predictkit/predictkit/account"
+	"github.com/predictkit/predictkit/input"
 	"github.com/predictkit/predictkit/market"
 )
 
@@ -211,10 +212,10 @@ func buildInfo() prometheus.Collector {
 
 // provideMetrics is the fx constructor: NewMetrics plus the connection
 // pool's statistics when the store is PostgreSQL.
-func provideMetrics(store Store) *Metrics {
+func provideMetrics(caps Capabilities) *Metrics {
 	m := NewMetrics()
-	if p, ok := store.(interface{ DB() *pgxpool.Pool }); ok && p.DB() != nil {
-		m.reg.MustRegister(poolCollector{p.DB()})
+	if caps.Pool != nil {
+		m.reg.MustRegister(poolCollector{caps.Pool})
 	}
 	return m
 }
@@ -301,7 +302,7 @@ func refusalReason(err error) string {
 		{market.ErrMarketNotFound, "market_not_found"},
 		{market.ErrTradeRefused, "trade_refused"},
 		{market.ErrDuplicateKey, "duplicate_key"},
-		{market.ErrInvalid, "invalid"},
+		{input.ErrInvalid, "invalid"},
 		{context.Canceled, "canceled"},
 		{context.DeadlineExceeded, "timeout"},
 	} {

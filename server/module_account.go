@@ -34,12 +34,6 @@ func newAccountService(store account.Store, cfg Config) *account.Service {
 	return s
 }
 
-// authWatcher is a store that several processes share and that announces
-// every committed change to tokens and users (storage/postgres).
-type authWatcher interface {
-	WatchAuth(ctx context.Context, live func(error), changed func(account.Invalidation)) error
-}
-
 // authCache is a cache of what authenticates a request (tokens,
 // partner keys) that trusts what it read from the store until it is told
 // of a change. Each module with one adds it to the group "auth_caches",
@@ -70,9 +64,9 @@ type authCachesIn struct {
 // takes effect here at once. Other stores get no cache: the memory
 // store's look-up costs what the cache's does, and a custom store might be
 // shared by processes that could not tell each other of a change.
-func cacheAuth(lc fx.Lifecycle, cfg Config, store Store, in authCachesIn, metrics *Metrics, log *slog.Logger) {
-	w, ok := store.(authWatcher)
-	if cfg.AuthCache <= 0 || !ok {
+func cacheAuth(lc fx.Lifecycle, cfg Config, caps Capabilities, in authCachesIn, metrics *Metrics, log *slog.Logger) {
+	w := caps.AuthFeed
+	if cfg.AuthCache <= 0 || w == nil {
 		return
 	}
 	set := func(ttl time.Duration) {

@@ -17,6 +17,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/valyala/fasthttp"
 
+	"github.com/predictkit/predictkit/input"
 	"github.com/predictkit/predictkit/market"
 	"github.com/predictkit/predictkit/p2p"
 )
@@ -139,7 +140,7 @@ func FuzzQueryP2P(f *testing.F) {
 		withQuery(raw, func(c *fiber.Ctx) {
 			q, err := p2p.ParseQuery(queryValues(c))
 			if err != nil {
-				if !errors.Is(err, p2p.ErrInvalid) {
+				if !errors.Is(err, input.ErrInvalid) {
 					t.Fatalf("%q: refused with %v", raw, err)
 				}
 				return

@@ -8,6 +8,7 @@ import (
 
 	"go.uber.org/fx"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/predictkit/predictkit/account"
 	"github.com/predictkit/predictkit/chat"
 	"github.com/predictkit/predictkit/market"
@@ -33,6 +34,33 @@ type Store interface {
 // Health reports whether the store answers; /readyz calls it.
 type Health func(ctx context.Context) error
 
+// The optional capabilities of a Store. Each is looked for once, in
+// storageOf, and handed to the modules that use it as a value of its own.
+type (
+	// Pinger is a store that can tell whether it answers (/readyz).
+	Pinger interface {
+		Ping(ctx context.Context) error
+	}
+	// AuthWatcher is a store that several processes share and that
+	// announces every committed change to tokens, users and partners
+	// (storage/postgres); the authentication caches depend on it.
+	AuthWatcher interface {
+		WatchAuth(ctx context.Context, live func(error), changed func(account.Invalidation)) error
+	}
+	// PoolStater is a store on a PostgreSQL connection pool, whose
+	// statistics /metrics exports.
+	PoolStater interface {
+		DB() *pgxpool.Pool
+	}
+)
+
+// Capabilities are the optional capabilities of the store in use; a
+// field is nil when the store lacks it.
+type Capabilities struct {
+	AuthFeed AuthWatcher
+	Pool     *pgxpool.Pool
+}
+
 // StoreKind names the store in use: "memory", "postgres" or "custom" (a
 // Config.Store).
 type StoreKind string
@@ -46,6 +74,7 @@ type Storage struct {
 	Partners partner.Store
 	Health   Health
 	Kind     StoreKind
+	Caps     Capabilities
 }
 
 // StorageModule chooses the store: Config.Store when set, PostgreSQL when
@@ -89,8 +118,15 @@ func newStorage(lc fx.Lifecycle, cfg Config, log *slog.Logger) (Storage, error) 
 
 func storageOf(s Store, kind StoreKind) Storage {
 	h := func(context.Context) error { return nil }
-	if p, ok := s.(interface{ Ping(context.Context) error }); ok {
+	if p, ok := s.(Pinger); ok {
 		h = p.Ping
 	}
-	return Storage{Store: s, Accounts: s, Markets: s, Partners: s, Health: h, Kind: kind}
+	var caps Capabilities
+	if w, ok := s.(AuthWatcher); ok {
+		caps.AuthFeed = w
+	}
+	if p, ok := s.(PoolStater); ok {
+		caps.Pool = p.DB()
+	}
+	return Storage{Store: s, Accounts: s, Markets: s, Partners: s, Health: h, Kind: kind, Caps: caps}
 }

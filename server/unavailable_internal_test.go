@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/predictkit/predictkit/storage/postgres"
+	"github.com/predictkit/predictkit/storage"
 )
 
 // TestDatabaseFailuresAre503OnEveryRoute: whatever the route, a database
@@ -16,8 +16,8 @@ func TestDatabaseFailuresAre503OnEveryRoute(t *testing.T) {
 		err  error
 		code string
 	}{
-		{fmt.Errorf("%w: dial tcp 127.0.0.1:5432: connect: connection refused", postgres.ErrUnavailable), "database_unavailable"},
-		{fmt.Errorf("%w: FATAL: terminating connection due to administrator command (SQLSTATE 57P01)", postgres.ErrOutcomeUnknown), "outcome_unknown"},
+		{fmt.Errorf("%w: dial tcp 127.0.0.1:5432: connect: connection refused", storage.ErrUnavailable), "database_unavailable"},
+		{fmt.Errorf("%w: FATAL: terminating connection due to administrator command (SQLSTATE 57P01)", storage.ErrOutcomeUnknown), "outcome_unknown"},
 	}
 	for _, r := range canOccur {
 		for _, c := range cases {

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/predictkit/predictkit/input"
 )
 
 // Comment is a comment on an event, or a reply to one. Replies are one
@@ -76,7 +78,7 @@ func ParseReaction(s string) (Reaction, error) {
 	case "none":
 		return ReactionNone, nil
 	}
-	return ReactionNone, invalid("reaction", "must be like, dislike or none")
+	return ReactionNone, input.Invalid("reaction", "must be like, dislike or none")
 }
 
 // Limits of comments and their pages.
@@ -97,20 +99,20 @@ const (
 )
 
 // CheckContent returns content trimmed of surrounding white space, or an
-// *InvalidError: empty once trimmed, not valid UTF-8, a NUL character, or
+// *input.Error: empty once trimmed, not valid UTF-8, a NUL character, or
 // more than MaxContentChars characters.
 func CheckContent(content string) (string, error) {
 	if !utf8.ValidString(content) {
-		return "", invalid("content", "must be valid UTF-8")
+		return "", input.Invalid("content", "must be valid UTF-8")
 	}
 	content = strings.TrimSpace(content)
 	switch {
 	case content == "":
-		return "", invalid("content", "must not be empty")
+		return "", input.Invalid("content", "must not be empty")
 	case strings.ContainsRune(content, 0):
-		return "", invalid("content", "must not contain NUL characters")
+		return "", input.Invalid("content", "must not contain NUL characters")
 	case utf8.RuneCountInString(content) > MaxContentChars:
-		return "", invalid("content", "must be at most 2000 characters")
+		return "", input.Invalid("content", "must be at most 2000 characters")
 	}
 	return content, nil
 }

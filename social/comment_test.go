@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/predictkit/predictkit/input"
 )
 
 func TestCheckContent(t *testing.T) {
@@ -30,8 +32,8 @@ func TestCheckContent(t *testing.T) {
 			if c.ok && (err != nil || got != c.want) {
 				t.Fatalf("CheckContent = %q, %v; want %q", got, err, c.want)
 			}
-			if !c.ok && !errors.Is(err, ErrInvalid) {
-				t.Fatalf("CheckContent = %q, %v; want ErrInvalid", got, err)
+			if !c.ok && !errors.Is(err, input.ErrInvalid) {
+				t.Fatalf("CheckContent = %q, %v; want input.ErrInvalid", got, err)
 			}
 		})
 	}
@@ -70,8 +72,8 @@ func TestParseReaction(t *testing.T) {
 			if c.ok != (err == nil) || got != c.want {
 				t.Fatalf("ParseReaction(%q) = %q, %v", c.in, got, err)
 			}
-			if err != nil && !errors.Is(err, ErrInvalid) {
-				t.Fatalf("the error %v is not ErrInvalid", err)
+			if err != nil && !errors.Is(err, input.ErrInvalid) {
+				t.Fatalf("the error %v is not input.ErrInvalid", err)
 			}
 		})
 	}

@@ -1,6 +1,10 @@
 package social
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/predictkit/predictkit/input"
+)
 
 // Errors returned by the social service and its stores.
 var (
@@ -15,29 +19,11 @@ var (
 	ErrCommentNotFound = errors.New("social: comment not found")
 )
 
-// InvalidError reports input that breaks a rule of the domain (empty or
-// oversized content, an unknown reaction, a reply to a comment of another
-// event); the message is safe to show to the client.
-type InvalidError struct {
-	Field  string
-	Reason string
-}
-
-func (e *InvalidError) Error() string { return "social: invalid " + e.Field + ": " + e.Reason }
-
-// ErrInvalid matches every *InvalidError with errors.Is.
-var ErrInvalid = errors.New("social: invalid input")
-
-// Is makes errors.Is(err, ErrInvalid) true for an *InvalidError.
-func (e *InvalidError) Is(target error) bool { return target == ErrInvalid }
-
-func invalid(field, reason string) error { return &InvalidError{Field: field, Reason: reason} }
-
 // Refusals of a reply's parent, shared by the service and the stores.
 var (
 	// ErrParentOtherEvent: parent_id names a comment of another event.
-	ErrParentOtherEvent error = &InvalidError{Field: "parent_id", Reason: "is a comment of another event"}
+	ErrParentOtherEvent error = &input.Error{Field: "parent_id", Reason: "is a comment of another event"}
 	// ErrParentIsReply: parent_id names a reply; replies are one level
 	// deep, so reply to the top-level comment instead.
-	ErrParentIsReply error = &InvalidError{Field: "parent_id", Reason: "is a reply; replies are one level deep, reply to its top-level comment"}
+	ErrParentIsReply error = &input.Error{Field: "parent_id", Reason: "is a reply; replies are one level deep, reply to its top-level comment"}
 )

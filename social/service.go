@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/predictkit/predictkit/account"
+	"github.com/predictkit/predictkit/input"
 )
 
 // Service is the social use cases: comments, replies, reactions and the
@@ -31,7 +32,7 @@ func NewService(comments CommentStore, notifications NotificationStore) *Service
 // else's comment notifies that comment's author (comment_reply) in the
 // same transaction; replying to oneself notifies no one.
 //
-// Errors: *InvalidError (content; a parent of another event, or a
+// Errors: *input.Error (content; a parent of another event, or a
 // parent that is itself a reply); ErrEventNotFound; ErrCommentNotFound
 // (no such parent).
 func (s *Service) Post(ctx context.Context, author *account.User, eventID int64, content string, parentID int64) (*Comment, error) {
@@ -102,11 +103,11 @@ func (s *Service) Replies(ctx context.Context, viewerID, id int64, limit, offset
 }
 
 // React sets userID's reaction to comment id (ReactionNone removes it) and
-// returns the comment as userID sees it. ErrCommentNotFound, *InvalidError
+// returns the comment as userID sees it. ErrCommentNotFound, *input.Error
 // for an unknown reaction.
 func (s *Service) React(ctx context.Context, userID, id int64, r Reaction) (*Comment, error) {
 	if r != ReactionLike && r != ReactionDislike && r != ReactionNone {
-		return nil, invalid("reaction", "must be like, dislike or none")
+		return nil, input.Invalid("reaction", "must be like, dislike or none")
 	}
 	c, err := s.comments.SetReaction(ctx, id, userID, r)
 	if err != nil {

@@ -16,7 +16,7 @@ type CommentStore interface {
 	// to c's; both are written, or neither. The event must exist
 	// (ErrEventNotFound); a reply's parent must exist
 	// (ErrCommentNotFound), belong to the same event and be a top-level
-	// comment (*InvalidError).
+	// comment (*input.Error).
 	CreateComment(ctx context.Context, c *Comment, n *Notification) error
 	// Comment returns comment id with its author. ErrCommentNotFound.
 	Comment(ctx context.Context, id, viewerID int64) (*Comment, error)

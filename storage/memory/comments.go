@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/predictkit/predictkit/account"
+	"github.com/predictkit/predictkit/input"
 	"github.com/predictkit/predictkit/social"
 )
 
@@ -177,7 +178,7 @@ func (s *Store) SetReaction(_ context.Context, id, userID int64, r social.Reacti
 		return nil, account.ErrUserNotFound
 	}
 	if r != social.ReactionLike && r != social.ReactionDislike && r != social.ReactionNone {
-		return nil, &social.InvalidError{Field: "reaction", Reason: "must be like, dislike or none"}
+		return nil, &input.Error{Field: "reaction", Reason: "must be like, dislike or none"}
 	}
 	key := reactionKey{id, userID}
 	switch t.reactions[key] {

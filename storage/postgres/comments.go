@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/predictkit/predictkit/account"
+	"github.com/predictkit/predictkit/input"
 	"github.com/predictkit/predictkit/social"
 )
 
@@ -225,7 +226,7 @@ FROM old WHERE c.id = $1`
 // comment back.
 func (s *Store) SetReaction(ctx context.Context, id, userID int64, r social.Reaction) (*social.Comment, error) {
 	if r != social.ReactionLike && r != social.ReactionDislike && r != social.ReactionNone {
-		return nil, &social.InvalidError{Field: "reaction", Reason: "must be like, dislike or none"}
+		return nil, &input.Error{Field: "reaction", Reason: "must be like, dislike or none"}
 	}
 	var c *social.Comment
 	err := s.tx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {

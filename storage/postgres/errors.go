@@ -16,6 +16,7 @@ import (
 
 	"github.com/predictkit/predictkit/account"
 	"github.com/predictkit/predictkit/market"
+	"github.com/predictkit/predictkit/storage"
 )
 
 // SQLSTATE codes the store reacts to.
@@ -25,27 +26,6 @@ const (
 	codeCheckViolation       = "23514"
 	codeSerializationFailure = "40001"
 	codeDeadlockDetected     = "40P01"
-)
-
-// Errors of the database's availability rather than of the domain. The
-// server answers both with 503; neither is ever retried by the store once
-// a COMMIT may have reached the database.
-var (
-	// ErrUnavailable: the database could not be reached (refused or failed
-	// connection, a server that is starting up or shutting down, too many
-	// connections, no connection within the caller's deadline) or the
-	// connection broke before the operation sent its COMMIT. On the money
-	// path (trades, settlement, deposits, floats, new events) nothing was
-	// written, so the same request may simply be sent again later.
-	ErrUnavailable = errors.New("postgres: database unavailable")
-	// ErrOutcomeUnknown: the connection broke after the operation sent its
-	// COMMIT and before the database confirmed it, so the transaction may
-	// have committed or not. The store does not run it again (that could
-	// execute a trade twice). A partner learns the outcome by sending the
-	// same client_bet_id again: the original receipt comes back if it
-	// committed, and the bet runs now if it did not. A user reads their
-	// trades, positions and balance.
-	ErrOutcomeUnknown = errors.New("postgres: connection lost during COMMIT, outcome unknown")
 )
 
 // commitError marks an error met while a transaction's COMMIT was in
@@ -140,7 +120,7 @@ func connectionLost(err error) bool {
 // notFound is what "no rows" means to the caller (nil when no rows cannot
 // happen). Errors it does not know are wrapped, never rewritten, so that
 // errors.Is and errors.As still reach the driver's error. A broken
-// connection is ErrUnavailable, or ErrOutcomeUnknown when it broke during
+// connection is storage.ErrUnavailable, or storage.ErrOutcomeUnknown when it broke during
 // COMMIT.
 func translate(err error, notFound error) error {
 	if err == nil {
@@ -148,7 +128,7 @@ func translate(err error, notFound error) error {
 	}
 	var ce *commitError
 	if errors.As(err, &ce) {
-		return fmt.Errorf("%w: %w", ErrOutcomeUnknown, ce.err)
+		return fmt.Errorf("%w: %w", storage.ErrOutcomeUnknown, ce.err)
 	}
 	var de *decideError
 	if errors.As(err, &de) {
@@ -181,7 +161,7 @@ func translate(err error, notFound error) error {
 		}
 	}
 	if connectionLost(err) || errors.Is(err, context.DeadlineExceeded) {
-		return fmt.Errorf("%w: %w", ErrUnavailable, err)
+		return fmt.Errorf("%w: %w", storage.ErrUnavailable, err)
 	}
 	if errors.Is(err, context.Canceled) {
 		return err

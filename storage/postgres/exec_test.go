@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/predictkit/predictkit/account"
+	"github.com/predictkit/predictkit/input"
 	"github.com/predictkit/predictkit/market"
 	"github.com/predictkit/predictkit/partner"
 	"github.com/predictkit/predictkit/storage/postgres"
@@ -150,7 +151,7 @@ func TestExecDecisions(t *testing.T) {
 	m := ev.Pools[0].Markets[0]
 	u := e.user("u", 1000)
 	t.Run("a decision's error comes back as it is", func(t *testing.T) {
-		boom := &market.InvalidError{Field: "x", Reason: "y"}
+		boom := &input.Error{Field: "x", Reason: "y"}
 		_, err := e.store.Exec(e.ctx, market.Lock{MarketID: m.ID}, func(*market.State) (*market.Effects, error) { return nil, boom })
 		if err != error(boom) {
 			t.Fatalf("got %#v", err)

@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/predictkit/predictkit/market"
+	"github.com/predictkit/predictkit/storage"
 	"github.com/predictkit/predictkit/storage/postgres"
 )
 
@@ -70,10 +71,10 @@ func TestConnectionErrorsAreUnavailable(t *testing.T) {
 				return
 			}
 			got := postgres.Translate(c.err, nil)
-			if errors.Is(got, postgres.ErrUnavailable) != c.want {
+			if errors.Is(got, storage.ErrUnavailable) != c.want {
 				t.Fatalf("Translate(%v) = %v", c.err, got)
 			}
-			if errors.Is(got, postgres.ErrOutcomeUnknown) {
+			if errors.Is(got, storage.ErrOutcomeUnknown) {
 				t.Fatalf("Translate(%v) = %v: no COMMIT was in flight", c.err, got)
 			}
 			if c.want && !errors.Is(got, c.err) {
@@ -83,13 +84,13 @@ func TestConnectionErrorsAreUnavailable(t *testing.T) {
 	}
 	t.Run("a deadline passed waiting for the database is unavailable and still a deadline", func(t *testing.T) {
 		got := postgres.Translate(fmt.Errorf("acquire: %w", context.DeadlineExceeded), nil)
-		if !errors.Is(got, postgres.ErrUnavailable) || !errors.Is(got, context.DeadlineExceeded) {
+		if !errors.Is(got, storage.ErrUnavailable) || !errors.Is(got, context.DeadlineExceeded) {
 			t.Fatalf("got %v", got)
 		}
 	})
 	t.Run("a cancelled request is neither", func(t *testing.T) {
 		got := postgres.Translate(context.Canceled, nil)
-		if errors.Is(got, postgres.ErrUnavailable) || errors.Is(got, postgres.ErrOutcomeUnknown) {
+		if errors.Is(got, storage.ErrUnavailable) || errors.Is(got, storage.ErrOutcomeUnknown) {
 			t.Fatalf("got %v", got)
 		}
 	})
@@ -118,14 +119,14 @@ func TestErrorsDuringCommit(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			classified := postgres.CommitFailed(c.err)
 			got := postgres.Translate(classified, nil)
-			if errors.Is(got, postgres.ErrOutcomeUnknown) != c.ambiguous {
+			if errors.Is(got, storage.ErrOutcomeUnknown) != c.ambiguous {
 				t.Fatalf("Translate(CommitFailed(%v)) = %v", c.err, got)
 			}
 			if c.ambiguous {
 				if postgres.Retryable(classified) {
 					t.Fatal("an ambiguous commit would be run again")
 				}
-				if errors.Is(got, postgres.ErrUnavailable) {
+				if errors.Is(got, storage.ErrUnavailable) {
 					t.Fatalf("got %v: outcome unknown is not 'nothing happened'", got)
 				}
 				if !errors.Is(got, c.err) {

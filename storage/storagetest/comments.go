@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/predictkit/predictkit/account"
+	"github.com/predictkit/predictkit/input"
 	"github.com/predictkit/predictkit/market"
 	"github.com/predictkit/predictkit/social"
 )
@@ -198,7 +199,7 @@ func testComments(t *testing.T, newStores func(*testing.T) Stores) {
 		}
 		for _, c := range cases {
 			t.Run(c.name+" is invalid", func(t *testing.T) {
-				if _, err := se.svc.Post(se.ctx, u, se.ev.ID, c.content, 0); !errors.Is(err, social.ErrInvalid) {
+				if _, err := se.svc.Post(se.ctx, u, se.ev.ID, c.content, 0); !errors.Is(err, input.ErrInvalid) {
 					t.Fatalf("err = %v, want ErrInvalid", err)
 				}
 			})
@@ -289,7 +290,7 @@ func testComments(t *testing.T, newStores func(*testing.T) Stores) {
 			t.Run(r.name+" is invalid and stores nothing", func(t *testing.T) {
 				before := len(se.notifications(ann)) + len(se.notifications(bob))
 				_, err := se.svc.Post(se.ctx, ann, r.eventID, "nope", r.parent)
-				if !errors.Is(err, r.want) || !errors.Is(err, social.ErrInvalid) {
+				if !errors.Is(err, r.want) || !errors.Is(err, input.ErrInvalid) {
 					t.Fatalf("err = %v, want %v", err, r.want)
 				}
 				// The store refuses it as well when asked directly.
@@ -455,10 +456,10 @@ func testComments(t *testing.T, newStores func(*testing.T) Stores) {
 			}
 		})
 		t.Run("an unknown reaction is invalid and changes nothing", func(t *testing.T) {
-			if _, err := se.store.SetReaction(se.ctx, top.ID, bob.ID, "love"); !errors.Is(err, social.ErrInvalid) {
+			if _, err := se.store.SetReaction(se.ctx, top.ID, bob.ID, "love"); !errors.Is(err, input.ErrInvalid) {
 				t.Fatalf("store: err = %v", err)
 			}
-			if _, err := se.svc.React(se.ctx, bob.ID, top.ID, "LIKE"); !errors.Is(err, social.ErrInvalid) {
+			if _, err := se.svc.React(se.ctx, bob.ID, top.ID, "LIKE"); !errors.Is(err, input.ErrInvalid) {
 				t.Fatalf("service: err = %v", err)
 			}
 			if c := se.comment(top.ID, bob.ID); c.LikesCount != 1 || c.DislikesCount != 1 || c.UserReaction != social.ReactionDislike {

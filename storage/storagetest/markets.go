@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/predictkit/predictkit/account"
+	"github.com/predictkit/predictkit/input"
 	"github.com/predictkit/predictkit/lmsr"
 	"github.com/predictkit/predictkit/market"
 )
@@ -178,8 +179,8 @@ func testTrading(t *testing.T, newStores func(*testing.T) Stores) {
 			{"a buy over its max cost", market.Request{UserID: u.ID, Side: market.Yes, Action: market.ActionBuy, Amount: 200, MaxCost: 10}, market.ErrPriceMoved},
 			{"a buy under its min shares", market.Request{UserID: u.ID, Side: market.Yes, Action: market.ActionBuy, Amount: 200, MinShares: 100000}, market.ErrPriceMoved},
 			{"a sell with no position", market.Request{UserID: u.ID, Side: market.No, Action: market.ActionSell, Shares: 5}, market.ErrNoPosition},
-			{"a zero buy", market.Request{UserID: u.ID, Side: market.Yes, Action: market.ActionBuy, Amount: 0}, market.ErrInvalid},
-			{"a negative sell", market.Request{UserID: u.ID, Side: market.Yes, Action: market.ActionSell, Shares: -1}, market.ErrInvalid},
+			{"a zero buy", market.Request{UserID: u.ID, Side: market.Yes, Action: market.ActionBuy, Amount: 0}, input.ErrInvalid},
+			{"a negative sell", market.Request{UserID: u.ID, Side: market.Yes, Action: market.ActionSell, Shares: -1}, input.ErrInvalid},
 			{"a buy of one kopeck", market.Request{UserID: u.ID, Side: market.Yes, Action: market.ActionBuy, Amount: 1}, market.ErrTradeRefused},
 		}
 		for _, c := range cases {
@@ -366,7 +367,7 @@ func testSettlement(t *testing.T, newStores func(*testing.T) Stores) {
 			{"a market of another event is not found", c.ID, ev2.ID, m.PoolID, m.ID, "YES", market.ErrMarketNotFound},
 			{"a market of another pool is not found", c.ID, ev.ID, ev2.Pools[0].ID, m.ID, "YES", market.ErrMarketNotFound},
 			{"a stranger is forbidden before the body is read", other.ID, ev.ID, m.PoolID, m.ID, "maybe", market.ErrForbidden},
-			{"a bad won_side is invalid", c.ID, ev.ID, m.PoolID, m.ID, "maybe", market.ErrInvalid},
+			{"a bad won_side is invalid", c.ID, ev.ID, m.PoolID, m.ID, "maybe", input.ErrInvalid},
 		}
 		for _, tc := range cases {
 			t.Run(tc.name, func(t *testing.T) {

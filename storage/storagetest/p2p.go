@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/predictkit/predictkit/account"
+	"github.com/predictkit/predictkit/input"
 	"github.com/predictkit/predictkit/p2p"
 )
 
@@ -329,7 +330,7 @@ func testP2P(t *testing.T, newStores func(*testing.T) Stores) {
 		if got := list("author_nickname=anna_p2p"); !slices.Equal(got, []string{"b1"}) {
 			t.Fatalf("after rejection: %v", got)
 		}
-		if _, err := svc.Moderate(e.ctx, b.Ads["s1"], p2p.Moderation{ModerationStatus: ptr("banned")}); !errors.Is(err, p2p.ErrInvalid) {
+		if _, err := svc.Moderate(e.ctx, b.Ads["s1"], p2p.Moderation{ModerationStatus: ptr("banned")}); !errors.Is(err, input.ErrInvalid) {
 			t.Fatalf("an unknown status: %v", err)
 		}
 		if _, err := svc.Moderate(e.ctx, 999999, p2p.Moderation{IsActive: ptr(true)}); !errors.Is(err, p2p.ErrNotFound) {
@@ -370,10 +371,10 @@ func testP2P(t *testing.T, newStores func(*testing.T) Stores) {
 			want error
 		}{
 			{"an unknown user", p2p.UserStats{UserID: 999999, CompletedOrders: 1}, p2p.ErrUserNotFound},
-			{"negative orders", p2p.UserStats{UserID: u.ID, CompletedOrders: -1}, p2p.ErrInvalid},
-			{"more ratings than orders", p2p.UserStats{UserID: u.ID, CompletedOrders: 1, RatingCount: 2, RatingSum: 10}, p2p.ErrInvalid},
-			{"an average over five stars", p2p.UserStats{UserID: u.ID, CompletedOrders: 2, RatingCount: 2, RatingSum: 11}, p2p.ErrInvalid},
-			{"an average under one star", p2p.UserStats{UserID: u.ID, CompletedOrders: 2, RatingCount: 2, RatingSum: 1}, p2p.ErrInvalid},
+			{"negative orders", p2p.UserStats{UserID: u.ID, CompletedOrders: -1}, input.ErrInvalid},
+			{"more ratings than orders", p2p.UserStats{UserID: u.ID, CompletedOrders: 1, RatingCount: 2, RatingSum: 10}, input.ErrInvalid},
+			{"an average over five stars", p2p.UserStats{UserID: u.ID, CompletedOrders: 2, RatingCount: 2, RatingSum: 11}, input.ErrInvalid},
+			{"an average under one star", p2p.UserStats{UserID: u.ID, CompletedOrders: 2, RatingCount: 2, RatingSum: 1}, input.ErrInvalid},
 		}
 		for _, c := range cases {
 			t.Run(c.name+" is refused", func(t *testing.T) {

@@ -21,7 +21,7 @@ import (
 // BenchmarkProfileHandler10kClosed times GET /api/v1/auth/me, the whole
 // handler through app.Test, on PostgreSQL for a user with 5 open and
 // 10,000 closed positions among 100,000 closed positions of ten users:
-// issue 7 asks for under 10 ms. storage/postgres's
+// the target is under 10 ms. storage/postgres's
 // BenchmarkProfile10kClosed times the reads one by one.
 func BenchmarkProfileHandler10kClosed(b *testing.B) {
 	ctx := context.Background()

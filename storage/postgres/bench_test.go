@@ -277,8 +277,8 @@ func benchmarkSettle(b *testing.B, n int) {
 	b.ReportMetric(float64(heap)/(1<<20), "heap-MB")
 }
 
-// BenchmarkSettle100kPositions: issue 7 asks for under 10 s, one
-// transaction, memory flat in the number of positions. Compare
+// BenchmarkSettle100kPositions: the target is under 10 s, in one
+// transaction, with memory flat in the number of positions. Compare
 // BenchmarkSettle10kPositions's heap-MB.
 func BenchmarkSettle100kPositions(b *testing.B) { benchmarkSettle(b, 100_000) }
 
@@ -314,7 +314,7 @@ ORDER BY g, h.id`, u.ID, ids, n, at, others)
 
 // BenchmarkProfile10kClosed times the reads GET /api/v1/auth/me makes for
 // a user with 10,000 closed positions (and a few open ones) among 100,000
-// closed positions of ten users: issue 7 asks for the whole profile in
+// closed positions of ten users: the target is the whole profile in
 // under 10 ms. See also server's BenchmarkProfileHandler10kClosed.
 func BenchmarkProfile10kClosed(b *testing.B) {
 	e := newEnv(b)

@@ -1,11 +1,12 @@
 package market
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"math/bits"
+	"slices"
 	"time"
 
 	"github.com/predictkit/predictkit/account"
@@ -24,6 +25,8 @@ const (
 
 // Request is one trade a trader asks for.
 type Request struct {
+	// UserID is the trader; 0 for a partner's trade whose sub-account the
+	// store finds (Partner.ExternalID).
 	UserID int64
 	Side   Side
 	Action Action
@@ -39,46 +42,61 @@ type Request struct {
 	MaxCost   int64
 	MinShares int64
 	MinPayout int64
-	// TopUpFrom, when set, pays whatever the trader's balance lacks for a
-	// buy from this account (a partner's float) by moving it to the
-	// trader's balance first.
-	TopUpFrom *account.Ref
-	// PartnerID and ClientBetID mark a partner's trade; RequestHash is
-	// the digest of the request that a repeat of ClientBetID must match.
-	// ExternalID names the partner's sub-account when UserID is 0: the
-	// store resolves (or creates) it inside the transaction.
-	PartnerID   int64
-	ClientBetID string
-	RequestHash string
-	ExternalID  string
+	// Partner, when set, makes this a partner's trade for one of its
+	// users.
+	Partner *PartnerOrder
 }
 
-// Key is r's idempotency key; ok is false for a request without one.
-func (r *Request) Key() (Key, bool) {
-	return Key{r.PartnerID, r.ClientBetID}, r.PartnerID != 0 && r.ClientBetID != ""
+// PartnerOrder is what makes a Request a partner's trade for one of its
+// users.
+type PartnerOrder struct {
+	// Key is the partner's idempotency key; Key.PartnerID is the partner.
+	Key Key
+	// Digest fingerprints the request's parameters: a repeat of Key with
+	// another digest is refused (ErrIdempotencyConflict).
+	Digest string
+	// ExternalID is the partner's id for its user. The store finds the
+	// user's sub-account by it, and creates it on the user's first trade.
+	ExternalID string
+	// TopUp pays whatever the user's balance lacks for a buy from the
+	// partner's float, by moving it to the user's balance first.
+	TopUp bool
 }
 
-// key is the idempotency key t was made under, if any.
-func (t *Trade) key() (Key, bool) {
-	return Key{t.PartnerID, t.ClientBetID}, t.PartnerID != 0 && t.ClientBetID != ""
+// partnerID is the partner r trades for, 0 for none.
+func (r *Request) partnerID() int64 {
+	if r.Partner == nil {
+		return 0
+	}
+	return r.Partner.Key.PartnerID
 }
 
-// Check validates r on its own, before any state is read.
+// subAccount names the sub-account p trades for.
+func (p *PartnerOrder) subAccount() SubAccount {
+	return SubAccount{PartnerID: p.Key.PartnerID, ExternalID: p.ExternalID}
+}
+
+// Check validates r on its own, before any state is read: the bounds of
+// amounts and shares, the guards, the side. Service.Execute calls it once
+// for every request; DecideTrades takes checked requests.
 func (r *Request) Check() error {
 	switch r.Action {
 	case ActionBuy:
-		if r.Amount <= 0 || r.Amount > MaxTradeKopecks {
-			return input.Invalid("amount_kopecks", fmt.Sprintf("must be 1 to %d", int64(MaxTradeKopecks)))
+		if err := bounded("amount_kopecks", r.Amount, 1, MaxTradeKopecks); err != nil {
+			return err
 		}
-		if r.MaxCost < 0 || r.MinShares < 0 {
-			return input.Invalid("max_cost_kopecks", "must not be negative")
+		if err := bounded("max_cost_kopecks", r.MaxCost, 0, math.MaxInt64); err != nil {
+			return err
+		}
+		if err := bounded("min_shares", r.MinShares, 0, math.MaxInt64); err != nil {
+			return err
 		}
 	case ActionSell:
-		if r.Shares <= 0 || r.Shares > MaxTradeShares {
-			return input.Invalid("shares", fmt.Sprintf("must be 1 to %d", int64(MaxTradeShares)))
+		if err := bounded("shares", r.Shares, 1, MaxTradeShares); err != nil {
+			return err
 		}
-		if r.MinPayout < 0 {
-			return input.Invalid("min_payout_kopecks", "must not be negative")
+		if err := bounded("min_payout_kopecks", r.MinPayout, 0, math.MaxInt64); err != nil {
+			return err
 		}
 		if r.UseBonus {
 			return input.Invalid("use_bonus", "applies to buys only")
@@ -92,6 +110,17 @@ func (r *Request) Check() error {
 	return nil
 }
 
+// bounded refuses v outside lo..hi, saying which end it passed.
+func bounded(field string, v, lo, hi int64) error {
+	switch {
+	case v < lo:
+		return input.Invalid(field, fmt.Sprintf("must be at least %d", lo))
+	case v > hi:
+		return input.Invalid(field, fmt.Sprintf("must be at most %d", hi))
+	}
+	return nil
+}
+
 // LockFor returns the Lock a batch of requests on market id needs.
 func LockFor(marketID int64, reqs []Request) Lock {
 	l := Lock{MarketID: marketID}
@@ -99,19 +128,20 @@ func LockFor(marketID int64, reqs []Request) Lock {
 	subs := map[SubAccount]bool{}
 	for i := range reqs {
 		r := &reqs[i]
-		if k, ok := r.Key(); ok {
+		if k, ok := r.key(); ok {
 			l.Keys = append(l.Keys, k)
 		}
-		if r.TopUpFrom != nil {
-			l.Accounts = append(l.Accounts, *r.TopUpFrom)
-		}
-		if r.UserID == 0 {
-			sa := SubAccount{r.PartnerID, r.ExternalID}
-			if !subs[sa] {
-				subs[sa] = true
-				l.SubAccounts = append(l.SubAccounts, sa)
+		if p := r.Partner; p != nil {
+			if p.TopUp {
+				l.Accounts = append(l.Accounts, account.FloatAccount(p.Key.PartnerID))
 			}
-			continue
+			if r.UserID == 0 {
+				if sa := p.subAccount(); !subs[sa] {
+					subs[sa] = true
+					l.SubAccounts = append(l.SubAccounts, sa)
+				}
+				continue
+			}
 		}
 		l.Accounts = append(l.Accounts, account.UserAccount(r.UserID), account.BonusAccount(r.UserID))
 		if !seen[r.UserID] {
@@ -122,10 +152,13 @@ func LockFor(marketID int64, reqs []Request) Lock {
 	return l
 }
 
-// DecideTrades applies reqs in order to st and returns the effects. Each
-// request is accepted or refused on its own: a refusal leaves no trace and
-// never fails its neighbours. DecideTrades never returns an error for a
-// refused request; it returns one only when the whole batch cannot run.
+// DecideTrades applies reqs, which have passed Request.Check, in order to
+// st and returns the effects. Each request is accepted or refused on its
+// own: a refusal leaves no trace and never fails its neighbours. A request
+// whose idempotency key was recorded already (st.Existing, or earlier in
+// the batch) is answered as a repeat. DecideTrades never returns an error
+// for a refused request; it returns one only when the whole batch cannot
+// run.
 func DecideTrades(st *State, reqs []Request) (*Effects, error) {
 	d := decision{
 		market:    *st.Market,
@@ -144,19 +177,21 @@ func DecideTrades(st *State, reqs []Request) (*Effects, error) {
 	for i := range reqs {
 		// A copy: decide may run again on a retry, so reqs stays untouched.
 		r := reqs[i]
-		if r.UserID == 0 && r.PartnerID != 0 {
-			r.UserID = st.SubAccounts[SubAccount{r.PartnerID, r.ExternalID}]
+		if r.UserID == 0 && r.Partner != nil {
+			r.UserID = st.SubAccounts[r.Partner.subAccount()]
 		}
-		if k, ok := r.Key(); ok {
+		k, keyed := r.key()
+		if keyed {
 			prev := done[k]
 			if prev == nil {
 				prev = st.Existing[k]
 			}
 			if prev != nil {
-				res := Result{Trade: prev, Replayed: true, Balances: d.userBalances(prev.UserID), Market: d.market}
-				if prev.RequestHash != r.RequestHash {
-					res = Result{Err: ErrIdempotencyConflict, Market: d.market}
+				res := repeat(prev, r.Partner.Digest)
+				if res.Trade != nil {
+					res.Balances = d.userBalances(prev.UserID)
 				}
+				res.Market = d.market
 				d.eff.Results[i] = res
 				continue
 			}
@@ -165,12 +200,12 @@ func DecideTrades(st *State, reqs []Request) (*Effects, error) {
 		var err error
 		if r.UserID == 0 {
 			err = fmt.Errorf("market: request names no user")
-		} else if err = r.Check(); err == nil {
+		} else {
 			te, err = d.trade(&r)
 		}
 		res := Result{Err: err, Balances: d.userBalances(r.UserID)}
 		if err == nil {
-			if k, ok := r.Key(); ok {
+			if keyed {
 				done[k] = te.Trade
 			}
 			d.eff.Trades = append(d.eff.Trades, te)
@@ -188,7 +223,33 @@ func DecideTrades(st *State, reqs []Request) (*Effects, error) {
 		m := d.market
 		d.eff.Market = &m
 	}
+	d.eff.DropSubAccounts = unusedSubAccounts(st.NewSubAccounts, d.eff)
 	return d.eff, nil
+}
+
+// unusedSubAccounts are the sub-accounts of created that no trade of effs
+// is for, ascending: a refused first bet must leave no sub-account behind.
+func unusedSubAccounts(created map[int64]bool, effs ...*Effects) []int64 {
+	if len(created) == 0 {
+		return nil
+	}
+	used := map[int64]bool{}
+	for _, eff := range effs {
+		if eff == nil {
+			continue
+		}
+		for _, te := range eff.Trades {
+			used[te.Trade.UserID] = true
+		}
+	}
+	var out []int64
+	for id := range created {
+		if !used[id] {
+			out = append(out, id)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // DecideMarkets is DecideTrades over several markets in one transaction
@@ -221,6 +282,7 @@ func DecideMarkets(sts []*State, reqs [][]Request) ([]*Effects, error) {
 		if err != nil {
 			return nil, err
 		}
+		eff.DropSubAccounts = nil // decided below, over every market
 		effs[i] = eff
 		if len(eff.Trades) == 0 || i == len(sts)-1 {
 			continue
@@ -232,7 +294,7 @@ func DecideMarkets(sts []*State, reqs [][]Request) ([]*Effects, error) {
 			if err := account.Apply(balances, te.Postings); err != nil {
 				return nil, fmt.Errorf("market %d: a decided trade does not apply: %w", st.Market.ID, err)
 			}
-			if k, ok := te.Trade.key(); ok {
+			if k, ok := te.Trade.IdempotencyKey(); ok {
 				if keys == nil {
 					keys = maps.Clone(st.Existing)
 					if keys == nil {
@@ -240,6 +302,22 @@ func DecideMarkets(sts []*State, reqs [][]Request) ([]*Effects, error) {
 					}
 				}
 				keys[k] = te.Trade
+			}
+		}
+	}
+	// A sub-account made for the batch is kept if a trade on any market
+	// used it; the first market's Effects carry the rest.
+	created := map[int64]bool{}
+	for _, st := range sts {
+		for id := range st.NewSubAccounts {
+			created[id] = true
+		}
+	}
+	if drop := unusedSubAccounts(created, effs...); len(drop) > 0 {
+		for _, eff := range effs {
+			if eff != nil {
+				eff.DropSubAccounts = drop
+				break
 			}
 		}
 	}
@@ -332,8 +410,9 @@ func (d *decision) buy(r *Request) (*TradeEffect, error) {
 	}
 	escrow := account.EscrowAccount(d.market.ID)
 	var ps []account.Posting
-	if have := d.balance(payer); have < q.Charge && r.TopUpFrom != nil && !r.UseBonus {
-		ps = append(ps, account.Posting{From: *r.TopUpFrom, To: user, Amount: q.Charge - max(have, 0), Reason: "topup", At: d.now})
+	if have := d.balance(payer); have < q.Charge && r.Partner != nil && r.Partner.TopUp && !r.UseBonus {
+		float := account.FloatAccount(r.Partner.Key.PartnerID)
+		ps = append(ps, account.Posting{From: float, To: user, Amount: q.Charge - max(have, 0), Reason: "topup", At: d.now})
 	}
 	ps = append(ps, account.Posting{From: payer, To: escrow, Amount: q.Cost, Reason: "buy", At: d.now})
 	if q.Fee > 0 {
@@ -345,7 +424,7 @@ func (d *decision) buy(r *Request) (*TradeEffect, error) {
 
 	pos := d.positions[posKey{r.UserID, r.Side}]
 	if pos == nil {
-		pos = &Position{UserID: r.UserID, MarketID: d.market.ID, Side: r.Side, PartnerID: r.PartnerID, CreatedAt: d.now}
+		pos = &Position{UserID: r.UserID, MarketID: d.market.ID, Side: r.Side, PartnerID: r.partnerID(), CreatedAt: d.now}
 		d.positions[posKey{r.UserID, r.Side}] = pos
 	}
 	pos.Shares += q.Shares
@@ -429,7 +508,10 @@ func (d *decision) record(r *Request, pos *Position, shares, amount, cost, fee i
 		MarketID: d.market.ID, UserID: r.UserID, Side: r.Side, Action: r.Action,
 		Shares: shares, Amount: amount, Cost: cost, Fee: fee,
 		PriceBefore: priceBefore, PriceAfter: after, QYes: d.market.QYes, QNo: d.market.QNo,
-		UseBonus: r.UseBonus, PartnerID: r.PartnerID, ClientBetID: r.ClientBetID, RequestHash: r.RequestHash, CreatedAt: d.now,
+		UseBonus: r.UseBonus, CreatedAt: d.now,
+	}
+	if p := r.Partner; p != nil {
+		t.PartnerID, t.ClientBetID, t.RequestHash = p.Key.PartnerID, p.Key.ClientBetID, p.Digest
 	}
 	return &TradeEffect{
 		Trade: t, Position: pos, Postings: ps,
@@ -473,7 +555,8 @@ func mulDivRound(a, b, c int64) int64 {
 // position is closed, winners are paid one kopeck a share from the escrow,
 // what is left in the escrow returns to the treasury. ErrResolved if the
 // market was resolved already. It is Settlement's three steps on a State
-// that holds every open position at once.
+// that holds every open position at once, and the balances of the escrow,
+// the treasury and every holder: a store that settles in one chunk.
 func DecideSettlement(st *State, won Side) (*Effects, error) {
 	s := Settlement{Won: won}
 	if err := s.Begin(st.Market); err != nil {
@@ -498,8 +581,8 @@ func DecideSettlement(st *State, won Side) (*Effects, error) {
 
 // Settlement is the decisions of resolving a market with side Won, in
 // three pure steps, so that a store may stream a market's positions in
-// chunks inside one transaction (see Settler) and hold no more than a
-// chunk in memory.
+// chunks inside one transaction (see Store.Settle) and hold no more than
+// a chunk in memory.
 type Settlement struct {
 	Won Side
 }
@@ -581,17 +664,3 @@ func (s Settlement) Finish(st *State) (*Effects, error) {
 	}
 	return eff, nil
 }
-
-// Settler is a Store that can settle a market in chunks inside one
-// transaction: it locks the market (ErrMarketNotFound), calls s.Begin,
-// then for each chunk of at most chunkSize open positions (a holder's
-// positions never split across chunks) calls s.Chunk with those positions
-// and the balances of the escrow and their holders and writes its
-// effects, then calls s.Finish with the escrow's and the treasury's
-// balances and writes its effects, and commits — or writes nothing.
-type Settler interface {
-	Settle(ctx context.Context, marketID int64, chunkSize int, s Settlement) error
-}
-
-// SettleChunkSize is how many positions a Settler holds at once.
-const SettleChunkSize = 2000

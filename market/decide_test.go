@@ -85,7 +85,7 @@ func TestDecideTradesTopUp(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			st := testState(t, 0, map[account.Ref]int64{account.UserAccount(1): c.user, float: c.flt})
-			eff, _ := DecideTrades(st, []Request{{UserID: 1, Side: No, Action: ActionBuy, Amount: 2000, TopUpFrom: &float}})
+			eff, _ := DecideTrades(st, []Request{{UserID: 1, Side: No, Action: ActionBuy, Amount: 2000, Partner: &PartnerOrder{Key: Key{PartnerID: 9, ClientBetID: "b"}, TopUp: true}}})
 			r := eff.Results[0]
 			if !errors.Is(r.Err, c.want) {
 				t.Fatalf("err = %v, want %v", r.Err, c.want)

@@ -361,13 +361,7 @@ func (s *Service) Close(ctx context.Context, callerID, eventID, poolID, marketID
 	default:
 		return input.Invalid("won_side", "must be YES or NO")
 	}
-	if st, ok := s.store.(Settler); ok {
-		return st.Settle(ctx, marketID, SettleChunkSize, Settlement{Won: won})
-	}
-	_, err = s.store.Exec(ctx, Lock{MarketID: marketID, AllPositions: true}, func(st *State) (*Effects, error) {
-		return DecideSettlement(st, won)
-	})
-	return err
+	return s.store.Settle(ctx, marketID, Settlement{Won: won})
 }
 
 // OpenPosition is an open position valued at the current price.

@@ -44,10 +44,26 @@ type Store interface {
 	// the order of locks. A market that does not exist fails nothing: its
 	// State has a nil Market, and its Effects must be nil. Every State's
 	// Balances is the same map, holding every account the call locked;
-	// decide must not change it. Locks name distinct markets and never
-	// ask for AllPositions. decide returns one Effects per State (nil for
-	// none); the same retry rules as Exec apply.
+	// decide must not change it. Locks name distinct markets. decide
+	// returns one Effects per State (nil for none); the same retry rules
+	// as Exec apply.
 	ExecMarkets(ctx context.Context, locks []Lock, decide func([]*State) ([]*Effects, error)) ([]*Effects, error)
+
+	// Settle resolves market marketID as s says, in one transaction:
+	// it locks the market (ErrMarketNotFound), calls s.Begin (whose error,
+	// ErrResolved, it returns with nothing written), then s.Chunk with
+	// the market's open positions, the escrow's balance and those of their
+	// holders, and s.Finish with the escrow's and the treasury's balances,
+	// and writes the Effects of each. A store may pass the positions in one
+	// chunk or in several (a holder's positions never split across
+	// chunks), so that it holds no more than a chunk in memory.
+	Settle(ctx context.Context, marketID int64, s Settlement) error
+	// TradeByKey returns the trade recorded under idempotency key k, or
+	// nil and no error when there is none.
+	TradeByKey(ctx context.Context, k Key) (*Trade, error)
+	// SubAccountID returns the user id of partner sub-account sa, or 0
+	// and no error when it does not exist.
+	SubAccountID(ctx context.Context, sa SubAccount) (int64, error)
 
 	// OpenPositions returns user id's open positions, newest first.
 	OpenPositions(ctx context.Context, userID int64) ([]*PositionDetail, error)
@@ -76,30 +92,22 @@ type Lock struct {
 	MarketID int64
 	// Accounts are the ledger accounts decide reads and posts to, besides
 	// the market's escrow and fee account, which are always loaded. The
-	// treasury is loaded only with AllPositions (settlement), so that
-	// trades on different markets share no ledger row.
+	// treasury is not (only settlement posts to it), so that trades on
+	// different markets share no ledger row.
 	Accounts []account.Ref
 	// Users whose open positions on the market to load.
 	Users []int64
-	// AllPositions loads every open position of the market, and the user
-	// accounts of their holders (settlement).
-	AllPositions bool
 	// Keys are idempotency keys whose trades, if any exist already, are
 	// loaded into State.Existing.
 	Keys []Key
-	// SubAccounts are partner sub-accounts the requests trade for. The store
-	// creates those that do not exist yet, loads their ids into
-	// State.SubAccounts and their balances, and deletes again any it
-	// created that end up with no trade, so a refused first bet leaves no
-	// sub-account behind.
+	// SubAccounts are partner sub-accounts the requests trade for. The
+	// store loads their ids into State.SubAccounts, and their balances and
+	// open positions with the rest. One that does not exist yet it creates
+	// provisionally, because it needs the id to lock the sub-account's
+	// ledger accounts, and lists it in State.NewSubAccounts: the decision
+	// says in Effects.DropSubAccounts which of those no trade used, and the
+	// store deletes them again, so a refused first bet leaves nothing.
 	SubAccounts []SubAccount
-}
-
-// Key is a partner's idempotency key: (partner, client_bet_id) is unique
-// across every trade.
-type Key struct {
-	PartnerID   int64
-	ClientBetID string
 }
 
 // SubAccount names a partner's user by the partner's own id for it.
@@ -120,7 +128,10 @@ type State struct {
 	Existing map[Key]*Trade
 	// SubAccounts are the user ids of Lock.SubAccounts.
 	SubAccounts map[SubAccount]int64
-	Now         time.Time
+	// NewSubAccounts are those of SubAccounts' ids that this operation
+	// created (see Lock.SubAccounts).
+	NewSubAccounts map[int64]bool
+	Now            time.Time
 }
 
 // Effects is what a decision changes; the store writes it all or nothing.
@@ -143,6 +154,9 @@ type Effects struct {
 	Notifications []social.Notification
 	// Results has one entry per request of a trade batch, in order.
 	Results []Result
+	// DropSubAccounts are sub-accounts of State.NewSubAccounts that no
+	// trade used: the store deletes them with their empty ledger accounts.
+	DropSubAccounts []int64
 }
 
 // TradeEffect is one executed trade with what it moved.

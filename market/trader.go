@@ -2,7 +2,6 @@ package market
 
 import (
 	"context"
-	"errors"
 	"sync"
 	"time"
 )
@@ -33,56 +32,51 @@ func (d Direct) Trade(ctx context.Context, marketID int64, r Request) (Result, e
 	return rs[0], nil
 }
 
-// execBatch runs reqs on one market in one Exec. A batch that loses an
-// idempotency-key race to another market's commit (ErrDuplicateKey) runs
-// again: the retry sees the key's trade and replays or refuses it.
+// execBatch runs reqs on one market in one Exec.
 func execBatch(ctx context.Context, s Execer, marketID int64, reqs []Request) ([]Result, error) {
-	for attempt := 0; ; attempt++ {
-		eff, err := s.Exec(ctx, LockFor(marketID, reqs), func(st *State) (*Effects, error) {
+	var eff *Effects
+	err := retryDuplicateKeys(func() (err error) {
+		eff, err = s.Exec(ctx, LockFor(marketID, reqs), func(st *State) (*Effects, error) {
 			return DecideTrades(st, reqs)
 		})
-		if errors.Is(err, ErrDuplicateKey) && attempt < 3 {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		return eff.Results, nil
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
+	return eff.Results, nil
 }
 
 // execGroups runs the requests of several markets (distinct ids) in one
-// ExecMarkets, with the same duplicate-key retry as execBatch. missing[i]
-// is set when market ids[i] does not exist.
+// ExecMarkets. missing[i] is set when market ids[i] does not exist.
 func execGroups(ctx context.Context, s Execer, ids []int64, reqs [][]Request, decided func()) (results [][]Result, missing []bool, err error) {
 	locks := make([]Lock, len(ids))
 	for i, id := range ids {
 		locks[i] = LockFor(id, reqs[i])
 	}
-	for attempt := 0; ; attempt++ {
-		effs, err := s.ExecMarkets(ctx, locks, func(sts []*State) ([]*Effects, error) {
+	var effs []*Effects
+	err = retryDuplicateKeys(func() (err error) {
+		effs, err = s.ExecMarkets(ctx, locks, func(sts []*State) ([]*Effects, error) {
 			effs, err := DecideMarkets(sts, reqs)
 			if decided != nil {
 				decided()
 			}
 			return effs, err
 		})
-		if errors.Is(err, ErrDuplicateKey) && attempt < 3 {
+		return err
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	results, missing = make([][]Result, len(ids)), make([]bool, len(ids))
+	for i, eff := range effs {
+		if eff == nil {
+			missing[i] = true
 			continue
 		}
-		if err != nil {
-			return nil, nil, err
-		}
-		results, missing = make([][]Result, len(ids)), make([]bool, len(ids))
-		for i, eff := range effs {
-			if eff == nil {
-				missing[i] = true
-				continue
-			}
-			results[i] = eff.Results
-		}
-		return results, missing, nil
+		results[i] = eff.Results
 	}
+	return results, missing, nil
 }
 
 // Batcher is group commit for trades: concurrent requests are gathered

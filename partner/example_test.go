@@ -17,7 +17,7 @@ func Example() {
 	store := memory.New()
 	accounts := account.NewService(store)
 	markets := market.NewService(store, accounts)
-	partners := partner.NewService(store, store, store)
+	partners := partner.NewService(store, store, markets)
 
 	creator, _, _ := accounts.Register(ctx, account.Registration{Email: "c@example.com", Password: "password123", Name: "C"})
 	yes := true

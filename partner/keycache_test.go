@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/predictkit/predictkit/account"
+	"github.com/predictkit/predictkit/market"
 	"github.com/predictkit/predictkit/partner"
 	"github.com/predictkit/predictkit/storage/memory"
 )
@@ -32,7 +34,7 @@ func TestKeyCache(t *testing.T) {
 		t.Helper()
 		mem := memory.New()
 		store := &countingStore{Store: mem}
-		svc := partner.NewService(store, mem, mem)
+		svc := partner.NewService(store, mem, market.NewService(mem, account.NewService(mem)))
 		now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 		svc.Now = func() time.Time { return now }
 		p, key, err := svc.CreatePartner(ctx, "Bookmaker")

@@ -31,9 +31,6 @@ type Service struct {
 	store   Store
 	ledger  Ledger
 	markets Markets
-	// Trader executes the trades: market.Direct by default; the server
-	// shares its group-commit *market.Batcher with the market service.
-	Trader market.Trader
 	// Now is the clock, in microseconds (what every store keeps); tests
 	// replace it.
 	Now func() time.Time
@@ -42,9 +39,10 @@ type Service struct {
 }
 
 // NewService returns a Service. A single storage value usually serves as
-// all three (storage/memory and storage/postgres do).
+// store and ledger (storage/memory and storage/postgres do); markets is
+// the market service, through which every partner trade runs.
 func NewService(store Store, ledger Ledger, markets Markets) *Service {
-	return &Service{store: store, ledger: ledger, markets: markets, Trader: market.Direct{Store: markets}, Now: func() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }}
+	return &Service{store: store, ledger: ledger, markets: markets, Now: func() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }}
 }
 
 // CreatePartner registers a partner and returns it with its key. The key is
@@ -145,19 +143,15 @@ func (s *Service) Bet(ctx context.Context, p *Partner, b Bet) (*Receipt, error) 
 	if err := checkIDs(b.ExternalUserID, b.ClientBetID, b.MarketID); err != nil {
 		return nil, err
 	}
-	if b.AmountKopecks <= 0 || b.AmountKopecks > market.MaxTradeKopecks {
-		return nil, input.Invalid("amount_kopecks", fmt.Sprintf("must be 1 to %d", int64(market.MaxTradeKopecks)))
-	}
-	if b.MaxCostKopecks < 0 {
-		return nil, input.Invalid("max_cost_kopecks", "must not be negative")
-	}
-	float := account.FloatAccount(p.ID)
 	r := market.Request{
-		PartnerID: p.ID, ExternalID: b.ExternalUserID, ClientBetID: b.ClientBetID,
-		Side: b.Side, Action: market.ActionBuy, Amount: b.AmountKopecks, MaxCost: b.MaxCostKopecks, TopUpFrom: &float,
-		RequestHash: digest("bet", b.ExternalUserID, b.MarketID, int64(b.Side), b.AmountKopecks, b.MaxCostKopecks),
+		Side: b.Side, Action: market.ActionBuy, Amount: b.AmountKopecks, MaxCost: b.MaxCostKopecks,
+		Partner: &market.PartnerOrder{
+			Key:        market.Key{PartnerID: p.ID, ClientBetID: b.ClientBetID},
+			Digest:     digest("bet", b.ExternalUserID, b.MarketID, int64(b.Side), b.AmountKopecks, b.MaxCostKopecks),
+			ExternalID: b.ExternalUserID, TopUp: true,
+		},
 	}
-	return s.run(ctx, b.MarketID, b.ExternalUserID, r)
+	return s.run(ctx, b.MarketID, r)
 }
 
 // Sell sells shares for partner p's user; the payout stays on the
@@ -171,55 +165,29 @@ func (s *Service) Sell(ctx context.Context, p *Partner, sl Sell) (*Receipt, erro
 	if err := checkIDs(sl.ExternalUserID, sl.ClientBetID, sl.MarketID); err != nil {
 		return nil, err
 	}
-	if sl.Shares <= 0 || sl.Shares > market.MaxTradeShares {
-		return nil, input.Invalid("shares", fmt.Sprintf("must be 1 to %d", int64(market.MaxTradeShares)))
-	}
-	if sl.MinPayoutKopecks < 0 {
-		return nil, input.Invalid("min_payout_kopecks", "must not be negative")
-	}
 	r := market.Request{
-		PartnerID: p.ID, ExternalID: sl.ExternalUserID, ClientBetID: sl.ClientBetID,
 		Side: sl.Side, Action: market.ActionSell, Shares: sl.Shares, MinPayout: sl.MinPayoutKopecks,
-		RequestHash: digest("sell", sl.ExternalUserID, sl.MarketID, int64(sl.Side), sl.Shares, sl.MinPayoutKopecks),
+		Partner: &market.PartnerOrder{
+			Key:        market.Key{PartnerID: p.ID, ClientBetID: sl.ClientBetID},
+			Digest:     digest("sell", sl.ExternalUserID, sl.MarketID, int64(sl.Side), sl.Shares, sl.MinPayoutKopecks),
+			ExternalID: sl.ExternalUserID,
+		},
 	}
-	return s.run(ctx, sl.MarketID, sl.ExternalUserID, r)
+	return s.run(ctx, sl.MarketID, r)
 }
 
-// run executes r exactly once per idempotency key.
-func (s *Service) run(ctx context.Context, marketID int64, externalID string, r market.Request) (*Receipt, error) {
-	if r.Side != market.Yes && r.Side != market.No {
-		return nil, input.Invalid("side", "must be yes or no")
-	}
-	// The look-up answers most repeats without touching the market; a
-	// repeat that races its original is still caught under the market
-	// lock (or, across markets, by the unique key), and replayed there.
-	key, _ := r.Key()
-	prev, err := s.store.TradeByKey(ctx, key)
-	if err != nil {
-		return nil, err
-	}
-	if prev != nil {
-		if prev.RequestHash != r.RequestHash {
-			return nil, ErrIdempotencyConflict
-		}
-		return receipt(prev, externalID, true), nil
-	}
-	if r.Action == market.ActionSell {
-		if _, err := s.store.SubAccount(ctx, r.PartnerID, externalID); err != nil {
-			return nil, err
-		}
-	}
-	res, err := s.Trader.Trade(ctx, marketID, r)
-	if err != nil {
-		return nil, err
-	}
-	switch {
-	case errors.Is(res.Err, market.ErrNoPosition):
+// run executes r through the market service, the one door of every trade
+// (which also makes it run once per idempotency key), and turns its result
+// into a receipt.
+func (s *Service) run(ctx context.Context, marketID int64, r market.Request) (*Receipt, error) {
+	res, err := s.markets.Execute(ctx, marketID, r)
+	if errors.Is(err, market.ErrNoPosition) {
 		return nil, ErrNoAccount
-	case res.Err != nil:
-		return nil, res.Err
 	}
-	return receipt(res.Trade, externalID, res.Replayed), nil
+	if err != nil {
+		return nil, err
+	}
+	return receipt(res.Trade, r.Partner.ExternalID, res.Replayed), nil
 }
 
 func receipt(t *market.Trade, externalID string, replayed bool) *Receipt {
@@ -254,7 +222,7 @@ func checkIDs(externalID, clientBetID string, marketID int64) error {
 		return input.Invalid("client_bet_id", fmt.Sprintf("must be 1 to %d printable characters", MaxClientBetIDLen))
 	}
 	if marketID <= 0 {
-		return input.Invalid("market_id", "must be a positive integer")
+		return input.Invalid("market_id", "must be at least 1")
 	}
 	return nil
 }
@@ -292,10 +260,9 @@ func (s *Service) State(ctx context.Context, p *Partner, externalID string) (*St
 	if err != nil {
 		return nil, err
 	}
-	for _, pd := range ps {
-		v := market.Value(pd.Market, pd.Side, pd.Shares)
-		st.Positions = append(st.Positions, Position{MarketID: pd.MarketID, Side: pd.Side, Shares: pd.Shares, AvgPriceBps: pd.AvgPriceBps(), ValueKopecks: v})
-		st.OpenPositionsKopecks += v
+	for _, op := range ps {
+		st.Positions = append(st.Positions, Position{MarketID: op.MarketID, Side: op.Side, Shares: op.Shares, AvgPriceBps: op.AvgPriceBps(), ValueKopecks: op.Value})
+		st.OpenPositionsKopecks += op.Value
 	}
 	return st, nil
 }

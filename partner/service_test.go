@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/predictkit/predictkit/account"
 	"github.com/predictkit/predictkit/input"
 	"github.com/predictkit/predictkit/market"
 	"github.com/predictkit/predictkit/partner"
@@ -15,7 +16,7 @@ import (
 func TestBadRequestsAreRefusedBeforeAnythingRuns(t *testing.T) {
 	ctx := context.Background()
 	store := memory.New()
-	svc := partner.NewService(store, store, store)
+	svc := partner.NewService(store, store, market.NewService(store, account.NewService(store)))
 	p, _, err := svc.CreatePartner(ctx, "P")
 	if err != nil {
 		t.Fatal(err)

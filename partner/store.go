@@ -23,9 +23,6 @@ type Store interface {
 	// SubAccount returns the sub-account of partnerID's externalID, or
 	// ErrNoAccount.
 	SubAccount(ctx context.Context, partnerID int64, externalID string) (*account.User, error)
-	// TradeByKey returns the trade recorded under (partnerID, clientBetID),
-	// or nil and no error when there is none.
-	TradeByKey(ctx context.Context, key market.Key) (*market.Trade, error)
 }
 
 // Ledger is what the partner service needs of the ledger.
@@ -35,10 +32,10 @@ type Ledger interface {
 	Balances(ctx context.Context, userID int64) (account.Balances, error)
 }
 
-// Markets is what the partner service needs of the market store.
+// Markets is what the partner service needs of the market service
+// (*market.Service): the one door every trade goes through, and open
+// positions valued at the current price.
 type Markets interface {
-	Market(ctx context.Context, id int64) (*market.Market, error)
-	// Execer runs the trades (directly or batched, see Service.Trader).
-	market.Execer
-	OpenPositions(ctx context.Context, userID int64) ([]*market.PositionDetail, error)
+	Execute(ctx context.Context, marketID int64, r market.Request) (*market.Result, error)
+	OpenPositions(ctx context.Context, userID int64) ([]market.OpenPosition, error)
 }

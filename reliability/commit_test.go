@@ -39,7 +39,7 @@ func (w *world) on(s store) *world {
 	c.accounts = account.NewService(s)
 	c.accounts.BcryptCost = bcrypt.MinCost
 	c.markets = market.NewService(s, c.accounts)
-	c.partners = partner.NewService(s, s, s)
+	c.partners = partner.NewService(s, s, c.markets)
 	return &c
 }
 

@@ -66,9 +66,10 @@ func newWorld(t testing.TB, name string, s store) *world {
 	acc.BcryptCost = bcrypt.MinCost
 	w := &world{
 		name: name, ctx: context.Background(), store: s, accounts: acc,
-		markets: market.NewService(s, acc), partners: partner.NewService(s, s, s),
+		markets: market.NewService(s, acc),
 		receipts: map[string]partner.Receipt{},
 	}
+	w.partners = partner.NewService(s, s, w.markets)
 	var err error
 	w.creator, _, err = acc.Register(w.ctx, account.Registration{Email: "creator@model.test", Password: "password123", Name: "Creator"})
 	if err != nil {

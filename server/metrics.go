@@ -277,7 +277,7 @@ func (m *Metrics) observeTrade(r market.Request, res market.Result, err error) {
 			side = "no"
 		}
 		channel := "user"
-		if r.PartnerID != 0 || t.PartnerID != 0 {
+		if r.Partner != nil || t.PartnerID != 0 {
 			channel = "partner"
 		}
 		action := string(t.Action)

@@ -39,10 +39,10 @@ func partnerCache(partners *partner.Service) authCacheOut {
 	}}
 }
 
-func newPartnerService(store Store, trader market.Trader) *partner.Service {
-	s := partner.NewService(store, store, store)
-	s.Trader = trader
-	return s
+// newPartnerService trades through the market service, so that partner
+// and user trades share its group commit.
+func newPartnerService(store Store, markets *market.Service) *partner.Service {
+	return partner.NewService(store, store, markets)
 }
 
 // HeaderPartnerKey carries a partner's key.

@@ -33,7 +33,7 @@ func run(ctx context.Context, w io.Writer) error {
 	store := memory.New()
 	accounts := account.NewService(store)
 	markets := market.NewService(store, accounts)
-	partners := partner.NewService(store, store, store)
+	partners := partner.NewService(store, store, markets)
 
 	// The platform side: a creator opens a market.
 	creator, _, err := accounts.Register(ctx, account.Registration{Email: "desk@example.com", Password: "a long password", Name: "Trading desk"})

@@ -192,8 +192,8 @@ func (s *Store) Exec(_ context.Context, lock market.Lock, decide func(*market.St
 func (s *Store) ExecMarkets(_ context.Context, locks []market.Lock, decide func([]*market.State) ([]*market.Effects, error)) ([]*market.Effects, error) {
 	seen := map[int64]bool{}
 	for _, l := range locks {
-		if l.AllPositions || seen[l.MarketID] {
-			return nil, fmt.Errorf("memory: ExecMarkets takes distinct markets and no AllPositions")
+		if seen[l.MarketID] {
+			return nil, fmt.Errorf("memory: ExecMarkets takes distinct markets")
 		}
 		seen[l.MarketID] = true
 	}
@@ -209,19 +209,16 @@ func (s *Store) exec(locks []market.Lock, decide func([]*market.State) ([]*marke
 	balances := map[account.Ref]int64{}
 	existing := map[market.Key]*market.Trade{}
 	subAccounts := map[market.SubAccount]int64{}
+	created := map[int64]bool{}
 	sts := make([]*market.State, len(locks))
-	var created []int64
 	for i, lock := range locks {
-		st := &market.State{Balances: balances, Existing: existing, SubAccounts: subAccounts, Now: now}
+		st := &market.State{Balances: balances, Existing: existing, SubAccounts: subAccounts, NewSubAccounts: created, Now: now}
 		sts[i] = st
 		if _, ok := s.markets[lock.MarketID]; !ok {
 			continue
 		}
 		st.Market = s.market(lock.MarketID)
 		refs := append(slices.Clone(lock.Accounts), account.EscrowAccount(lock.MarketID), account.FeeAccount(lock.MarketID))
-		if lock.AllPositions {
-			refs = append(refs, account.Treasury)
-		}
 		users := slices.Clone(lock.Users)
 		for _, k := range lock.Keys {
 			if t, ok := s.byKey[k]; ok {
@@ -234,29 +231,19 @@ func (s *Store) exec(locks []market.Lock, decide func([]*market.State) ([]*marke
 			if !ok {
 				if id, ok = s.subs[sa]; !ok {
 					id = s.createSubAccount(sa, now)
-					created = append(created, id)
+					created[id] = true
 				}
 				subAccounts[sa] = id
 			}
 			users = append(users, id)
 			refs = append(refs, account.UserAccount(id), account.BonusAccount(id))
 		}
-		if lock.AllPositions {
-			for k, id := range s.open {
-				if k.market == lock.MarketID {
+		slices.Sort(users)
+		for _, u := range slices.Compact(users) {
+			for _, side := range []market.Side{market.Yes, market.No} {
+				if id, ok := s.open[openKey{u, lock.MarketID, side}]; ok {
 					p := *s.positions[id]
 					st.Positions = append(st.Positions, &p)
-					refs = append(refs, account.UserAccount(k.user))
-				}
-			}
-		} else {
-			slices.Sort(users)
-			for _, u := range slices.Compact(users) {
-				for _, side := range []market.Side{market.Yes, market.No} {
-					if id, ok := s.open[openKey{u, lock.MarketID, side}]; ok {
-						p := *s.positions[id]
-						st.Positions = append(st.Positions, &p)
-					}
 				}
 			}
 		}
@@ -272,13 +259,11 @@ func (s *Store) exec(locks []market.Lock, decide func([]*market.State) ([]*marke
 	if err == nil {
 		err = s.writeAll(sts, effs)
 	}
-	// A sub-account made for this call that no trade used is not kept.
-	for _, id := range created {
-		if err != nil || !slices.ContainsFunc(effs, func(e *market.Effects) bool { return tradedBy(e, id) }) {
+	if err != nil {
+		// Nothing was written: the sub-accounts made for the call go too.
+		for id := range created {
 			s.deleteSubAccount(id)
 		}
-	}
-	if err != nil {
 		return nil, err
 	}
 	return effs, nil
@@ -304,6 +289,16 @@ func (s *Store) writeAll(sts []*market.State, effs []*market.Effects) error {
 	if err := account.Apply(touched, all); err != nil {
 		return err
 	}
+	for i, eff := range effs {
+		if eff == nil {
+			continue
+		}
+		for _, id := range eff.DropSubAccounts {
+			if !sts[i].NewSubAccounts[id] {
+				return fmt.Errorf("memory: decision dropped sub-account %d, which the call did not create", id)
+			}
+		}
+	}
 	for _, eff := range effs {
 		if eff == nil {
 			continue
@@ -321,18 +316,6 @@ func postingsOf(eff *market.Effects) []account.Posting {
 		all = append(all, te.Postings...)
 	}
 	return append(all, eff.Postings...)
-}
-
-func tradedBy(eff *market.Effects, userID int64) bool {
-	if eff == nil {
-		return false
-	}
-	for _, te := range eff.Trades {
-		if te.Trade.UserID == userID {
-			return true
-		}
-	}
-	return false
 }
 
 // createSubAccount makes the user behind a partner's external id: no
@@ -374,7 +357,7 @@ func (s *Store) write(eff *market.Effects) error {
 		t.ClientBetID = strings.Clone(t.ClientBetID)
 		t.RequestHash = strings.Clone(t.RequestHash)
 		s.trades = append(s.trades, &t)
-		if k, ok := (&market.Request{PartnerID: t.PartnerID, ClientBetID: t.ClientBetID}).Key(); ok {
+		if k, ok := t.IdempotencyKey(); ok {
 			s.byKey[k] = &t
 		}
 		s.tradesOf[t.MarketID] = append(s.tradesOf[t.MarketID], &t)
@@ -404,7 +387,39 @@ func (s *Store) write(eff *market.Effects) error {
 			p.WonSide = clonePtr(eff.PoolWonSide)
 		}
 	}
+	for _, id := range eff.DropSubAccounts {
+		s.deleteSubAccount(id)
+	}
 	return nil
+}
+
+// Settle implements market.Store, in one chunk: the store's mutex is the
+// lock, and every open position of the market is in memory already.
+func (s *Store) Settle(_ context.Context, marketID int64, st market.Settlement) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.markets[marketID]; !ok {
+		return market.ErrMarketNotFound
+	}
+	state := &market.State{Market: s.market(marketID), Now: s.now(), Balances: map[account.Ref]int64{}}
+	refs := []account.Ref{account.EscrowAccount(marketID), account.Treasury}
+	for k, id := range s.open {
+		if k.market == marketID {
+			p := *s.positions[id]
+			state.Positions = append(state.Positions, &p)
+			refs = append(refs, account.UserAccount(k.user))
+		}
+	}
+	// In id order, as a store that streams them would pass them.
+	slices.SortFunc(state.Positions, func(a, b *market.Position) int { return cmp.Compare(a.ID, b.ID) })
+	for _, r := range refs {
+		state.Balances[r] = s.balance(r)
+	}
+	eff, err := market.DecideSettlement(state, st.Won)
+	if err != nil {
+		return err
+	}
+	return s.writeAll([]*market.State{state}, []*market.Effects{eff})
 }
 
 func (s *Store) detail(p *market.Position) *market.PositionDetail {

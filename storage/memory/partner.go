@@ -77,7 +77,14 @@ func (s *Store) SubAccount(_ context.Context, partnerID int64, externalID string
 	return &u, nil
 }
 
-// TradeByKey implements partner.Store.
+// SubAccountID implements market.Store.
+func (s *Store) SubAccountID(_ context.Context, sa market.SubAccount) (int64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.subs[sa], nil
+}
+
+// TradeByKey implements market.Store.
 func (s *Store) TradeByKey(_ context.Context, key market.Key) (*market.Trade, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

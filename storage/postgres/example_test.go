@@ -25,6 +25,6 @@ func Example() {
 	}
 	accounts := account.NewService(store)
 	markets := market.NewService(store, accounts)
-	partners := partner.NewService(store, store, store)
+	partners := partner.NewService(store, store, markets)
 	_, _ = markets, partners
 }

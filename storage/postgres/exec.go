@@ -30,9 +30,9 @@ const sqlLockMarkets = `SELECT ` + marketCols + marketFrom + `WHERE m.id = ANY($
 const positionCols = `x.id, x.user_id, x.market_id, x.side, x.shares, x.cost_basis, x.bought, x.spent,
 	x.returned, x.use_bonus, COALESCE(x.partner_id, 0), x.created_at, x.updated_at, x.closed_at, x.won_side`
 
-// sqlLockPositions locks open positions: all of market $2 when $1 (a
-// settlement), else those of the (user $3, market $4) pairs and of the
-// (partner $5, external id $6, market $7) sub-account pairs, each found
+// sqlLockPositions locks the open positions of the (user $1, market $2)
+// pairs and of the (partner $3, external id $4, market $5) sub-account
+// pairs, each found
 // through the open-position key. Every writer of a market's positions
 // holds the market's lock first, so these row locks never wait; they make
 // the rows' ownership explicit, and a batch locks no position it does not
@@ -44,12 +44,10 @@ const positionCols = `x.id, x.user_id, x.market_id, x.side, x.shares, x.cost_bas
 // while the tables were empty).
 var sqlLockPositions = `SELECT ` + positionCols + ` FROM positions x
 WHERE x.id = ANY(ARRAY(
-	SELECT p.id FROM positions p WHERE $1 AND p.market_id = $2 AND p.closed_at IS NULL
-	UNION ALL
-	SELECT p.id FROM unnest($3::bigint[], $4::bigint[]) AS k(user_id, market_id)
+	SELECT p.id FROM unnest($1::bigint[], $2::bigint[]) AS k(user_id, market_id)
 	` + openPositionsOf("k.user_id", "k.market_id") + `
 	UNION ALL
-	SELECT p.id FROM unnest($5::bigint[], $6::text[], $7::bigint[]) AS s(partner_id, external_id, market_id)
+	SELECT p.id FROM unnest($3::bigint[], $4::text[], $5::bigint[]) AS s(partner_id, external_id, market_id)
 	` + subAccountOf + `
 	` + openPositionsOf("u.id", "s.market_id") + `))
 ORDER BY x.id
@@ -243,9 +241,8 @@ const sqlSetPoolWonSide = `UPDATE pools SET won_side = COALESCE(won_side, $2) WH
 
 // Exec is the money path: in one transaction it locks market lock.MarketID
 // (market.ErrMarketNotFound if there is none), creates and locks the
-// ledger accounts lock names plus the market's escrow, the fee account and
-// the treasury (and, for AllPositions, the user accounts of every holder)
-// in ascending id order, loads the open positions lock asks for, calls
+// ledger accounts lock names plus the market's escrow and fee account in
+// ascending id order, loads the open positions lock asks for, calls
 // decide and writes the Effects it returns. An error of decide is returned
 // as it is, with nothing written. On a deadlock or serialization failure
 // the whole transaction runs again, decide included.
@@ -278,8 +275,8 @@ func (s *Store) Exec(ctx context.Context, lock market.Lock, decide func(*market.
 func (s *Store) ExecMarkets(ctx context.Context, locks []market.Lock, decide func([]*market.State) ([]*market.Effects, error)) ([]*market.Effects, error) {
 	seen := make(map[int64]bool, len(locks))
 	for _, l := range locks {
-		if l.AllPositions || seen[l.MarketID] {
-			return nil, errors.New("postgres: ExecMarkets takes distinct markets and no AllPositions")
+		if seen[l.MarketID] {
+			return nil, errors.New("postgres: ExecMarkets takes distinct markets")
 		}
 		seen[l.MarketID] = true
 	}
@@ -337,7 +334,8 @@ func decideAll(locks []market.Lock, missing map[int64]bool, live []*market.State
 	for i, l := range locks {
 		if missing[l.MarketID] {
 			shared := live[0]
-			all[i] = &market.State{Balances: shared.Balances, Existing: shared.Existing, SubAccounts: shared.SubAccounts, Now: shared.Now}
+			all[i] = &market.State{Balances: shared.Balances, Existing: shared.Existing, SubAccounts: shared.SubAccounts,
+				NewSubAccounts: shared.NewSubAccounts, Now: shared.Now}
 			continue
 		}
 		all[i] = live[k]
@@ -401,7 +399,8 @@ func (s *Store) exec(ctx context.Context, locks []market.Lock, decide func([]*ma
 	balances := maps.Clone(l.accounts.balance)
 	sts := make([]*market.State, len(locks))
 	for i, lk := range locks {
-		st := &market.State{Market: l.markets[lk.MarketID], Balances: balances, Existing: l.existing, SubAccounts: l.subs, Now: at}
+		st := &market.State{Market: l.markets[lk.MarketID], Balances: balances, Existing: l.existing,
+			SubAccounts: l.subs, NewSubAccounts: l.created, Now: at}
 		for _, p := range l.positions {
 			if p.MarketID == lk.MarketID {
 				st.Positions = append(st.Positions, p)
@@ -444,7 +443,6 @@ func (s *Store) exec(ctx context.Context, locks []market.Lock, decide func([]*ma
 type load struct {
 	// marketIDs are the markets to lock, ascending and distinct.
 	marketIDs []int64
-	all       bool // AllPositions (of the one market)
 	kinds     []string
 	owners    []int64
 	// refs are the accounts to lock; ids their ids when every one is known
@@ -479,12 +477,8 @@ func newLoad(locks []market.Lock, cache *accountIDs) *load {
 	var subs []market.SubAccount
 	for _, lk := range locks {
 		l.marketIDs = append(l.marketIDs, lk.MarketID)
-		l.all = l.all || lk.AllPositions
 		refs = append(refs, lk.Accounts...)
 		refs = append(refs, account.EscrowAccount(lk.MarketID), account.FeeAccount(lk.MarketID))
-		if lk.AllPositions {
-			refs = append(refs, account.Treasury)
-		}
 		for _, u := range lk.Users {
 			l.posUsers, l.posMarkets = append(l.posUsers, u), append(l.posMarkets, lk.MarketID)
 		}
@@ -500,7 +494,7 @@ func newLoad(locks []market.Lock, cache *accountIDs) *load {
 	slices.Sort(l.marketIDs)
 	l.marketIDs = slices.Compact(l.marketIDs)
 	l.kinds, l.owners = refArrays(refs)
-	if !l.all && len(subs) == 0 {
+	if len(subs) == 0 {
 		l.refs = make([]account.Ref, len(l.kinds))
 		for i := range l.kinds {
 			l.refs[i] = account.Ref{Kind: account.Kind(l.kinds[i]), Owner: l.owners[i]}
@@ -535,10 +529,8 @@ func newLoad(locks []market.Lock, cache *accountIDs) *load {
 // markets of 1,000 that way took 0.35 and 0.67 ms where the primary key
 // takes 0.20 and 0.48, and it grows with the table. Every statement of a
 // trade reads rows by a key, so sequential scans are turned off for them.
-// An operation on all of a market's positions (AllPositions) keeps custom
-// plans and sequential scans, as the chunked settlement does: its
-// statements carry thousands of rows, and a settlement ran 20% slower on
-// generic plans.
+// Settlement keeps custom plans and sequential scans: its statements
+// carry thousands of rows.
 const sqlTradePlans = `SELECT set_config('plan_cache_mode', 'force_generic_plan', true), set_config('enable_seqscan', 'off', true)`
 
 // run sends BEGIN and every lock and load in one round trip and reads the
@@ -546,9 +538,7 @@ const sqlTradePlans = `SELECT set_config('plan_cache_mode', 'force_generic_plan'
 func (l *load) run(ctx context.Context, conn *pgxpool.Conn) error {
 	b := &pgx.Batch{}
 	b.Queue(`BEGIN ISOLATION LEVEL READ COMMITTED`)
-	if !l.all {
-		b.Queue(sqlTradePlans)
-	}
+	b.Queue(sqlTradePlans)
 	b.Queue(sqlLockMarkets, l.marketIDs)
 	hasSubs, hasKeys := len(l.subPartners) > 0, len(l.keyPartners) > 0
 	if hasSubs {
@@ -558,12 +548,10 @@ func (l *load) run(ctx context.Context, conn *pgxpool.Conn) error {
 	if l.ids != nil {
 		b.Queue(sqlLockAccountIDs, l.ids)
 	} else {
-		// Holders' accounts (AllPositions) are those of the one market
-		// locked.
-		b.Queue(sqlEnsureAccounts, l.kinds, l.owners, l.all, l.marketIDs[0], l.subPartners, l.subExternal)
-		b.Queue(sqlLockAccounts, l.kinds, l.owners, l.all, l.marketIDs[0], l.subPartners, l.subExternal)
+		b.Queue(sqlEnsureAccounts, l.kinds, l.owners, l.subPartners, l.subExternal)
+		b.Queue(sqlLockAccounts, l.kinds, l.owners, l.subPartners, l.subExternal)
 	}
-	b.Queue(sqlLockPositions, l.all, l.marketIDs[0], l.posUsers, l.posMarkets, l.posSubPartners, l.posSubExternal, l.posSubMarkets)
+	b.Queue(sqlLockPositions, l.posUsers, l.posMarkets, l.posSubPartners, l.posSubExternal, l.posSubMarkets)
 	if hasKeys {
 		b.Queue(sqlTradesByKey, l.keyPartners, l.keyBets)
 	}
@@ -573,10 +561,8 @@ func (l *load) run(ctx context.Context, conn *pgxpool.Conn) error {
 	if _, err := br.Exec(); err != nil {
 		return err
 	}
-	if !l.all {
-		if _, err := br.Exec(); err != nil {
-			return err
-		}
+	if _, err := br.Exec(); err != nil {
+		return err
 	}
 	rows, err := br.Query()
 	if err != nil {
@@ -831,46 +817,18 @@ func plan(l *load, parts []part, at time.Time) (*writes, error) {
 			w.batch.Queue(sqlSetPoolWonSide, pt.m.PoolID, int32(*pt.eff.PoolWonSide))
 		}
 	}
-	if unused := unusedSubAccounts(l.created, w.trades, newOrd, changed, postings); len(unused) > 0 {
-		w.dropped = unused
-		w.batch.Queue(sqlDeleteSubAccounts, unused)
+	for _, pt := range parts {
+		for _, id := range pt.eff.DropSubAccounts {
+			if !l.created[id] {
+				return nil, fmt.Errorf("postgres: decision dropped sub-account %d, which the transaction did not create", id)
+			}
+			w.dropped = append(w.dropped, id)
+		}
+	}
+	if len(w.dropped) > 0 {
+		w.batch.Queue(sqlDeleteSubAccounts, w.dropped)
 	}
 	return w, nil
-}
-
-// unusedSubAccounts are the sub-accounts made by this transaction that no
-// trade, position or posting of the attempt refers to: a refused first bet
-// must leave no sub-account behind.
-func unusedSubAccounts(created map[int64]bool, trades []*market.TradeEffect, newPos map[*market.Position]int64,
-	changed map[int64]*market.Position, postings []account.Posting) []int64 {
-	if len(created) == 0 {
-		return nil
-	}
-	used := map[int64]bool{}
-	for _, te := range trades {
-		used[te.Trade.UserID] = true
-	}
-	for p := range newPos {
-		used[p.UserID] = true
-	}
-	for _, p := range changed {
-		used[p.UserID] = true
-	}
-	for _, p := range postings {
-		for _, r := range []account.Ref{p.From, p.To} {
-			if r.Kind == account.KindUser || r.Kind == account.KindUserBonus {
-				used[r.Owner] = true
-			}
-		}
-	}
-	var out []int64
-	for id := range created {
-		if !used[id] {
-			out = append(out, id)
-		}
-	}
-	slices.Sort(out)
-	return out
 }
 
 func timePtr(t *time.Time) *time.Time {

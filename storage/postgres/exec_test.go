@@ -359,8 +359,8 @@ func TestExecDuplicateKeyAcrossMarkets(t *testing.T) {
 	if err := tx.QueryRow(e.ctx, `SELECT pg_backend_pid()`).Scan(&pid); err != nil {
 		t.Fatal(err)
 	}
-	reqs := []market.Request{{PartnerID: p.ID, ExternalID: "ext", ClientBetID: "k", Side: market.Yes,
-		Action: market.ActionBuy, Amount: 1000, TopUpFrom: &float, RequestHash: "h"}}
+	reqs := []market.Request{{Side: market.Yes, Action: market.ActionBuy, Amount: 1000, Partner: &market.PartnerOrder{
+		Key: market.Key{PartnerID: p.ID, ClientBetID: "k"}, Digest: "h", ExternalID: "ext", TopUp: true}}}
 	done := make(chan error, 1)
 	go func() {
 		_, err := e.store.Exec(e.ctx, market.LockFor(b.ID, reqs), func(st *market.State) (*market.Effects, error) {

@@ -1,9 +1,11 @@
 package postgres
 
 import (
+	"context"
 	"time"
 
 	"github.com/predictkit/predictkit/account"
+	"github.com/predictkit/predictkit/market"
 )
 
 // Internals the external tests reach.
@@ -31,6 +33,11 @@ var FeedQueries = map[string]struct {
 	"active events":    {sqlActiveEvents, []any{int64(20), 0}},
 }
 
+// SettleInChunks is Store.Settle with chunks of chunkSize positions.
+func SettleInChunks(s *Store, ctx context.Context, marketID int64, chunkSize int, st market.Settlement) error {
+	return s.settleInChunks(ctx, marketID, chunkSize, st)
+}
+
 // SetCachedAccountID makes the money path believe ref has id.
 func SetCachedAccountID(s *Store, ref account.Ref, id int64) {
 	s.accountIDs.remember(map[account.Ref]int64{ref: id}, nil)
@@ -53,12 +60,12 @@ var (
 		SQL  string
 		Args []any
 	}{
-		"sub-account positions": {sqlLockPositions, []any{false, int64(1), []int64{}, []int64{}, []int64{1, 1}, []string{"a", "b"}, []int64{1, 2}}},
-		"user positions":        {sqlLockPositions, []any{false, int64(1), []int64{1, 2}, []int64{1, 2}, []int64{}, []string{}, []int64{}}},
+		"sub-account positions": {sqlLockPositions, []any{[]int64{}, []int64{}, []int64{1, 1}, []string{"a", "b"}, []int64{1, 2}}},
+		"user positions":        {sqlLockPositions, []any{[]int64{1, 2}, []int64{1, 2}, []int64{}, []string{}, []int64{}}},
 		"trades by key":         {sqlTradesByKey, []any{[]int64{1, 1}, []string{"a", "b"}}},
 		"sub-accounts":          {sqlSubAccounts, []any{[]int64{1, 1}, []string{"a", "b"}}},
 		"sub-account creation":  {sqlCreateSubAccounts, []any{[]int64{1, 1}, []string{"a", "b"}, time.Unix(0, 0)}},
-		"accounts to create":    {sqlEnsureAccounts, []any{[]string{"user"}, []int64{1}, false, int64(1), []int64{1, 1}, []string{"a", "b"}}},
-		"accounts to lock":      {sqlLockAccounts, []any{[]string{"user"}, []int64{1}, false, int64(1), []int64{1, 1}, []string{"a", "b"}}},
+		"accounts to create":    {sqlEnsureAccounts, []any{[]string{"user"}, []int64{1}, []int64{1, 1}, []string{"a", "b"}}},
+		"accounts to lock":      {sqlLockAccounts, []any{[]string{"user"}, []int64{1}, []int64{1, 1}, []string{"a", "b"}}},
 	}
 )

@@ -15,18 +15,14 @@ import (
 )
 
 // refsCTE is the set of ledger accounts an operation locks: the refs it
-// names ($1 kinds, $2 owners); for a settlement ($3), the user accounts of
-// the holders of market $4's open positions; and the user and bonus
-// accounts of the partner sub-accounts named by ($5 partner ids, $6
-// external ids). Under the market's lock that set cannot change between
-// the statements that read it.
+// names ($1 kinds, $2 owners) and the user and bonus accounts of the
+// partner sub-accounts named by ($3 partner ids, $4 external ids). Under
+// the market's lock that set cannot change between the statements that
+// read it.
 const refsCTE = `refs AS (
 	SELECT r.kind, r.owner FROM unnest($1::text[], $2::bigint[]) AS r(kind, owner)
 	UNION
-	SELECT 'user', p.user_id FROM positions p
-	WHERE $3::boolean AND p.market_id = $4 AND p.closed_at IS NULL
-	UNION
-	SELECT k.kind, u.id FROM unnest($5::bigint[], $6::text[]) AS s(partner_id, external_id)
+	SELECT k.kind, u.id FROM unnest($3::bigint[], $4::text[]) AS s(partner_id, external_id)
 	` + subAccountOf + `
 	CROSS JOIN (VALUES ('user'), ('user_bonus')) AS k(kind)
 )`
@@ -166,8 +162,8 @@ func lockAccounts(ctx context.Context, tx pgx.Tx, refs []account.Ref) (*accounts
 	kinds, owners := refArrays(refs)
 	b := &pgx.Batch{}
 	none := []int64{}
-	b.Queue(sqlEnsureAccounts, kinds, owners, false, int64(0), none, []string{})
-	b.Queue(sqlLockAccounts, kinds, owners, false, int64(0), none, []string{})
+	b.Queue(sqlEnsureAccounts, kinds, owners, none, []string{})
+	b.Queue(sqlLockAccounts, kinds, owners, none, []string{})
 	br := tx.SendBatch(ctx, b)
 	defer br.Close()
 	if _, err := br.Exec(); err != nil {

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"errors"
 
 	"github.com/jackc/pgx/v5"
 
@@ -67,6 +68,18 @@ func (s *Store) SubAccount(ctx context.Context, partnerID int64, externalID stri
 	u, err := scanUser(s.pool.QueryRow(ctx, `SELECT `+userCols+` FROM users u
 		WHERE u.partner_id = $1 AND u.external_id = $2`, partnerID, externalID))
 	return u, translate(err, partner.ErrNoAccount)
+}
+
+// SubAccountID returns the user id of sub-account sa, or 0 and no error
+// when there is none.
+func (s *Store) SubAccountID(ctx context.Context, sa market.SubAccount) (int64, error) {
+	var id int64
+	err := s.pool.QueryRow(ctx, `SELECT u.id FROM users u WHERE u.partner_id = $1 AND u.external_id = $2`,
+		sa.PartnerID, sa.ExternalID).Scan(&id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, nil
+	}
+	return id, translate(err, nil)
 }
 
 // TradeByKey returns the trade recorded under key, or nil and no error

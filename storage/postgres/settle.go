@@ -15,8 +15,6 @@ import (
 	"github.com/predictkit/predictkit/market"
 )
 
-var _ market.Settler = (*Store)(nil)
-
 // A settlement streams the market's open positions through a cursor, in
 // chunks, inside one transaction:
 //
@@ -68,12 +66,21 @@ WHERE a.id = ANY($1)
 ORDER BY a.id
 FOR NO KEY UPDATE OF a`
 
+// SettleChunkSize is how many open positions Settle holds in memory at a
+// time.
+const SettleChunkSize = 2000
+
 // Settle resolves market marketID by st in one transaction, holding at
-// most about chunkSize open positions in memory at a time (see
-// market.Settler): market.ErrMarketNotFound, or the error of st.Begin
+// most about SettleChunkSize open positions in memory at a time (see
+// market.Store): market.ErrMarketNotFound, or the error of st.Begin
 // (market.ErrResolved) with nothing written. On a deadlock or
 // serialization failure it runs again from the start.
-func (s *Store) Settle(ctx context.Context, marketID int64, chunkSize int, st market.Settlement) error {
+func (s *Store) Settle(ctx context.Context, marketID int64, st market.Settlement) error {
+	return s.settleInChunks(ctx, marketID, SettleChunkSize, st)
+}
+
+// settleInChunks is Settle with chunks of chunkSize positions.
+func (s *Store) settleInChunks(ctx context.Context, marketID int64, chunkSize int, st market.Settlement) error {
 	err := retry(ctx, s.retries, func() error {
 		return s.settle(ctx, marketID, max(chunkSize, 1), st)
 	})
@@ -154,8 +161,8 @@ func beginSettle(ctx context.Context, conn *pgxpool.Conn, marketID int64) (*mark
 	b := &pgx.Batch{}
 	b.Queue(`BEGIN ISOLATION LEVEL READ COMMITTED`)
 	b.Queue(sqlLockMarkets, []int64{marketID})
-	b.Queue(sqlEnsureAccounts, kinds, owners, false, marketID, none, []string{})
-	b.Queue(sqlLockAccounts, kinds, owners, false, marketID, none, []string{})
+	b.Queue(sqlEnsureAccounts, kinds, owners, none, []string{})
+	b.Queue(sqlLockAccounts, kinds, owners, none, []string{})
 	b.Queue(sqlEnsureHolderAccounts, marketID)
 	b.Queue(sqlDeclareSettle, marketID)
 	br := conn.SendBatch(ctx, b)
@@ -269,8 +276,8 @@ func finishSettle(ctx context.Context, conn *pgxpool.Conn, m *market.Market, st 
 	kinds, owners := refArrays([]account.Ref{account.Treasury})
 	none := []int64{}
 	b := &pgx.Batch{}
-	b.Queue(sqlEnsureAccounts, kinds, owners, false, m.ID, none, []string{})
-	b.Queue(sqlLockAccounts, kinds, owners, false, m.ID, none, []string{})
+	b.Queue(sqlEnsureAccounts, kinds, owners, none, []string{})
+	b.Queue(sqlLockAccounts, kinds, owners, none, []string{})
 	br := conn.SendBatch(ctx, b)
 	if _, err := br.Exec(); err != nil {
 		br.Close()

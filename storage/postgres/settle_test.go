@@ -116,7 +116,7 @@ func TestSettleInChunks(t *testing.T) {
 			bystander.spent += ob.Trade.Amount
 			before := ledgerCounts(e)
 
-			if err := e.store.Settle(e.ctx, m.ID, chunk, market.Settlement{Won: market.Yes}); err != nil {
+			if err := postgres.SettleInChunks(e.store, e.ctx, m.ID, chunk, market.Settlement{Won: market.Yes}); err != nil {
 				t.Fatal(err)
 			}
 
@@ -190,7 +190,7 @@ func TestSettleInChunks(t *testing.T) {
 
 			t.Run("a second settlement is refused and writes nothing", func(t *testing.T) {
 				before := ledgerCounts(e)
-				if err := e.store.Settle(e.ctx, m.ID, chunk, market.Settlement{Won: market.No}); !errors.Is(err, market.ErrResolved) {
+				if err := postgres.SettleInChunks(e.store, e.ctx, m.ID, chunk, market.Settlement{Won: market.No}); !errors.Is(err, market.ErrResolved) {
 					t.Fatalf("second settle: %v, want ErrResolved", err)
 				}
 				if after := ledgerCounts(e); after != before {
@@ -207,7 +207,7 @@ func TestSettleInChunks(t *testing.T) {
 		e := newEnv(t)
 		ev, _ := e.event(0, 10_000, 0.5)
 		m := ev.Pools[0].Markets[0]
-		if err := e.store.Settle(e.ctx, m.ID, 3, market.Settlement{Won: market.No}); err != nil {
+		if err := postgres.SettleInChunks(e.store, e.ctx, m.ID, 3, market.Settlement{Won: market.No}); err != nil {
 			t.Fatal(err)
 		}
 		if esc, _ := e.store.Balance(e.ctx, account.EscrowAccount(m.ID)); esc != 0 {
@@ -224,7 +224,7 @@ func TestSettleInChunks(t *testing.T) {
 		before := ledgerCounts(e)
 		var accounts int64
 		_ = e.store.DB().QueryRow(e.ctx, `SELECT count(*) FROM ledger_accounts`).Scan(&accounts)
-		if err := e.store.Settle(e.ctx, 987654, 3, market.Settlement{Won: market.Yes}); !errors.Is(err, market.ErrMarketNotFound) {
+		if err := postgres.SettleInChunks(e.store, e.ctx, 987654, 3, market.Settlement{Won: market.Yes}); !errors.Is(err, market.ErrMarketNotFound) {
 			t.Fatalf("err = %v, want ErrMarketNotFound", err)
 		}
 		var after int64
@@ -304,7 +304,7 @@ func TestSettleRacingTrades(t *testing.T) {
 		go func() {
 			defer sw.Done()
 			time.Sleep(time.Duration(i/2) * 150 * time.Millisecond)
-			errs[i] = e.store.Settle(e.ctx, m.ID, 3, market.Settlement{Won: market.Side(i % 2)})
+			errs[i] = postgres.SettleInChunks(e.store, e.ctx, m.ID, 3, market.Settlement{Won: market.Side(i % 2)})
 		}()
 	}
 	sw.Wait()
@@ -356,8 +356,7 @@ func TestSettleRacingTrades(t *testing.T) {
 }
 
 // TestSettleInChunksEqualsSettlingAtOnce settles two twin markets, one
-// through Exec with every position at once (DecideSettlement), the other
-// through Settle in chunks of two: every holder's payout, closed
+// with every position in one chunk, the other in chunks of two: every holder's payout, closed
 // positions and notification, and what returns to the treasury, are the
 // same.
 func TestSettleInChunksEqualsSettlingAtOnce(t *testing.T) {
@@ -386,12 +385,10 @@ func TestSettleInChunksEqualsSettlingAtOnce(t *testing.T) {
 			}
 		}
 	}
-	if _, err := e.store.Exec(e.ctx, market.Lock{MarketID: once.ID, AllPositions: true}, func(st *market.State) (*market.Effects, error) {
-		return market.DecideSettlement(st, market.No)
-	}); err != nil {
+	if err := postgres.SettleInChunks(e.store, e.ctx, once.ID, 1_000_000, market.Settlement{Won: market.No}); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.store.Settle(e.ctx, chunked.ID, 2, market.Settlement{Won: market.No}); err != nil {
+	if err := postgres.SettleInChunks(e.store, e.ctx, chunked.ID, 2, market.Settlement{Won: market.No}); err != nil {
 		t.Fatal(err)
 	}
 	type outcome struct {

@@ -174,10 +174,9 @@ func testBatchingMarkets(t *testing.T, newStores func(*testing.T) Stores) {
 		}
 		p := e.partner("twice", 100_000)
 		ms := e.event(e.creator(), 0, 20000, 0.5, 0.5).Pools[0].Markets
-		float := account.FloatAccount(p.ID)
 		bet := func(m *market.Market, hash string) market.Request {
-			return market.Request{PartnerID: p.ID, ExternalID: "u-1", ClientBetID: "bet-1", RequestHash: hash,
-				Side: market.Yes, Action: market.ActionBuy, Amount: 1000, TopUpFrom: &float}
+			return market.Request{Side: market.Yes, Action: market.ActionBuy, Amount: 1000, Partner: &market.PartnerOrder{
+				Key: market.Key{PartnerID: p.ID, ClientBetID: "bet-1"}, Digest: hash, ExternalID: "u-1", TopUp: true}}
 		}
 		ids := []int64{ms[0].ID, ms[1].ID}
 		reqs := [][]market.Request{{bet(ms[0], "h0")}, {bet(ms[1], "h1")}}

@@ -73,7 +73,7 @@ func newEnv(t *testing.T, newStores func(t *testing.T) Stores) *env {
 	acc.BcryptCost = bcrypt.MinCost
 	e := &env{t: t, ctx: context.Background(), stores: st, accounts: acc, markets: market.NewService(st.Markets, acc)}
 	if st.Partners != nil {
-		e.partners = partner.NewService(st.Partners, st.Accounts, st.Markets)
+		e.partners = partner.NewService(st.Partners, st.Accounts, e.markets)
 	}
 	return e
 }

@@ -312,19 +312,53 @@ func quote(m *Market, side Side, a Action, shares, amount, cost, fee int64) *Quo
 	return q
 }
 
-// Execute runs one trade request on market id and returns its result; a
-// refused trade returns its reason as the error. ErrMarketNotFound,
-// ErrClosed, ErrPriceMoved, ErrNoPosition, ErrInsufficientShares,
-// ErrTradeRefused, account.ErrInsufficientFunds, *input.Error.
+// Execute is the one way into the money path, for users and partners
+// alike: it checks r, runs it on market id through s.Trader and returns
+// its result; a refused trade returns its reason as the error.
+// ErrMarketNotFound, ErrClosed, ErrPriceMoved, ErrNoPosition,
+// ErrInsufficientShares, ErrTradeRefused, account.ErrInsufficientFunds,
+// ErrIdempotencyConflict, *input.Error.
+//
+// A request with an idempotency key (a PartnerOrder's) runs at most once:
+// a repeat returns the original trade with Result.Replayed set and runs
+// nothing, and a repeat with other parameters is ErrIdempotencyConflict
+// (idempotency.go has the steps).
 func (s *Service) Execute(ctx context.Context, marketID int64, r Request) (*Result, error) {
 	if err := r.Check(); err != nil {
 		return nil, err
 	}
-	res, err := s.Trader.Trade(ctx, marketID, r)
-	if err != nil {
-		return nil, err
+	if k, ok := r.key(); ok {
+		prev, err := s.store.TradeByKey(ctx, k)
+		if err != nil {
+			return nil, err
+		}
+		if prev != nil {
+			return outcome(repeat(prev, r.Partner.Digest), nil)
+		}
 	}
-	if res.Err != nil {
+	if p := r.Partner; p != nil && r.UserID == 0 && r.Action == ActionSell {
+		// A sale needs shares, which a partner's user without a
+		// sub-account cannot hold: it is refused before anything is
+		// locked, and no sub-account is made for it.
+		id, err := s.store.SubAccountID(ctx, p.subAccount())
+		if err != nil {
+			return nil, err
+		}
+		if id == 0 {
+			return nil, ErrNoPosition
+		}
+		r.UserID = id
+	}
+	return outcome(s.Trader.Trade(ctx, marketID, r))
+}
+
+// outcome is a Trader's answer as Execute returns it: a refusal becomes
+// the error.
+func outcome(res Result, err error) (*Result, error) {
+	switch {
+	case err != nil:
+		return nil, err
+	case res.Err != nil:
 		return nil, res.Err
 	}
 	return &res, nil

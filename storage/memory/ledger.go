@@ -13,9 +13,8 @@ import (
 // []account.Posting a long run's ledger is tens of megabytes that the
 // garbage collector scans on every cycle (each posting holds the pointers
 // of three strings and a time.Time), and that append copies whole each
-// time it outgrows its array. Measured on the memory store's hot market,
-// the two cost about a sixth of the server's CPU time after a few hundred
-// thousand trades.
+// time it outgrows its array; after a long run the two were a large part
+// of the server's CPU time (docs/architecture.md has the figures).
 type ledger struct {
 	blocks [][]postingRec
 	n      int

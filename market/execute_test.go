@@ -81,6 +81,12 @@ func TestExecuteIsTheOneDoorOfPartnerTrades(t *testing.T) {
 			t.Fatalf("a sub-account was made: %d, %v", id, err)
 		}
 	})
+	t.Run("a used key is a conflict before a missing sub-account is looked at", func(t *testing.T) {
+		_, err := markets.Execute(ctx, m.ID, order(market.ActionSell, "bet-1", "d5", "nobody"))
+		if !errors.Is(err, market.ErrIdempotencyConflict) {
+			t.Fatalf("sale under a used key: %v", err)
+		}
+	})
 	t.Run("a refused first bet leaves no sub-account", func(t *testing.T) {
 		r := order(market.ActionBuy, "bet-2", "d4", "bob")
 		r.MaxCost = 1

@@ -66,7 +66,7 @@ func newWorld(t testing.TB, name string, s store) *world {
 	acc.BcryptCost = bcrypt.MinCost
 	w := &world{
 		name: name, ctx: context.Background(), store: s, accounts: acc,
-		markets: market.NewService(s, acc),
+		markets:  market.NewService(s, acc),
 		receipts: map[string]partner.Receipt{},
 	}
 	w.partners = partner.NewService(s, s, w.markets)

@@ -253,8 +253,8 @@ func (s *Service) SetRoles(ctx context.Context, id int64, p RolesPatch) (*User, 
 // Credit is an operator's deposit of amount kopecks to user id's balance,
 // or to its bonus balance when bonus is set. It returns the new balances.
 func (s *Service) Credit(ctx context.Context, id int64, amount int64, bonus bool) (Balances, error) {
-	if amount <= 0 || amount > MaxCredit {
-		return Balances{}, input.Invalid("amount_kopecks", fmt.Sprintf("must be 1 to %d", int64(MaxCredit)))
+	if err := input.InRange("amount_kopecks", amount, 1, MaxCredit); err != nil {
+		return Balances{}, err
 	}
 	if _, err := s.store.User(ctx, id); err != nil {
 		return Balances{}, err

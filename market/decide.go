@@ -82,20 +82,20 @@ func (p *PartnerOrder) subAccount() SubAccount {
 func (r *Request) Check() error {
 	switch r.Action {
 	case ActionBuy:
-		if err := bounded("amount_kopecks", r.Amount, 1, MaxTradeKopecks); err != nil {
+		if err := input.InRange("amount_kopecks", r.Amount, 1, MaxTradeKopecks); err != nil {
 			return err
 		}
-		if err := bounded("max_cost_kopecks", r.MaxCost, 0, math.MaxInt64); err != nil {
+		if err := input.InRange("max_cost_kopecks", r.MaxCost, 0, math.MaxInt64); err != nil {
 			return err
 		}
-		if err := bounded("min_shares", r.MinShares, 0, math.MaxInt64); err != nil {
+		if err := input.InRange("min_shares", r.MinShares, 0, math.MaxInt64); err != nil {
 			return err
 		}
 	case ActionSell:
-		if err := bounded("shares", r.Shares, 1, MaxTradeShares); err != nil {
+		if err := input.InRange("shares", r.Shares, 1, MaxTradeShares); err != nil {
 			return err
 		}
-		if err := bounded("min_payout_kopecks", r.MinPayout, 0, math.MaxInt64); err != nil {
+		if err := input.InRange("min_payout_kopecks", r.MinPayout, 0, math.MaxInt64); err != nil {
 			return err
 		}
 		if r.UseBonus {
@@ -106,17 +106,6 @@ func (r *Request) Check() error {
 	}
 	if r.Side != Yes && r.Side != No {
 		return input.Invalid("side", "must be YES or NO")
-	}
-	return nil
-}
-
-// bounded refuses v outside lo..hi, saying which end it passed.
-func bounded(field string, v, lo, hi int64) error {
-	switch {
-	case v < lo:
-		return input.Invalid(field, fmt.Sprintf("must be at least %d", lo))
-	case v > hi:
-		return input.Invalid(field, fmt.Sprintf("must be at most %d", hi))
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 	"unicode"
@@ -112,8 +113,8 @@ func (s *Service) SetDisabled(ctx context.Context, id int64, disabled bool) erro
 // FundFloat moves amount kopecks from outside into partner id's float and
 // returns the float's new balance. ErrNotFound, *input.Error.
 func (s *Service) FundFloat(ctx context.Context, id, amount int64) (int64, error) {
-	if amount <= 0 || amount > account.MaxCredit {
-		return 0, input.Invalid("amount_kopecks", fmt.Sprintf("must be 1 to %d", int64(account.MaxCredit)))
+	if err := input.InRange("amount_kopecks", amount, 1, account.MaxCredit); err != nil {
+		return 0, err
 	}
 	if _, err := s.store.Partner(ctx, id); err != nil {
 		return 0, err
@@ -221,10 +222,7 @@ func checkIDs(externalID, clientBetID string, marketID int64) error {
 	if clientBetID == "" || len(clientBetID) > MaxClientBetIDLen || !utf8.ValidString(clientBetID) || strings.ContainsFunc(clientBetID, unicode.IsControl) {
 		return input.Invalid("client_bet_id", fmt.Sprintf("must be 1 to %d printable characters", MaxClientBetIDLen))
 	}
-	if marketID <= 0 {
-		return input.Invalid("market_id", "must be at least 1")
-	}
-	return nil
+	return input.InRange("market_id", marketID, 1, math.MaxInt64)
 }
 
 // checkExternalID accepts any non-empty UTF-8 text of bounded length: the

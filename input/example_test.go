@@ -22,3 +22,14 @@ func Example() {
 	// true
 	// pools[0].margin: must be 0 to 0.2
 }
+
+// A bound is checked where the domain keeps it, with one wording.
+func ExampleInRange() {
+	fmt.Println(input.InRange("amount_kopecks", 0, 1, 1000))
+	fmt.Println(input.InRange("amount_kopecks", 5000, 1, 1000))
+	fmt.Println(input.InRange("amount_kopecks", 500, 1, 1000))
+	// Output:
+	// invalid amount_kopecks: must be at least 1
+	// invalid amount_kopecks: must be at most 1000
+	// <nil>
+}

@@ -28,53 +28,6 @@ func sideOf(code int16) market.Side {
 	return market.No
 }
 
-const marketCols = `m.id, m.pool_id, m.event_id, m.name, m.name_ru, m.yes_name, m.no_name, m.outcome_index,
-	m.b, m.q_yes, m.q_no, m.q0_yes, m.q0_no, m.volume, p.margin, m.paused, m.resolved,
-	m.winning_outcome, m.created_at, m.resolved_at`
-
-// marketFrom joins a market to its pool, whose margin the market carries.
-const marketFrom = ` FROM markets m JOIN pools p ON p.id = m.pool_id `
-
-// marketDest returns the scan destinations of marketCols into m, and a
-// function that finishes m once the row is scanned.
-func marketDest(m *market.Market) ([]any, func()) {
-	var won *int16
-	dest := []any{&m.ID, &m.PoolID, &m.EventID, &m.Name, &m.NameRu, &m.YesName, &m.NoName, &m.OutcomeIndex,
-		&m.B, &m.QYes, &m.QNo, &m.Q0Yes, &m.Q0No, &m.Volume, &m.Margin, &m.Paused, &m.Resolved,
-		&won, &m.CreatedAt, &m.ResolvedAt}
-	return dest, func() {
-		if won != nil {
-			s := sideOf(*won)
-			m.WinningOutcome = &s
-		}
-	}
-}
-
-func scanMarket(row pgx.Row) (*market.Market, error) {
-	m := &market.Market{}
-	dest, finish := marketDest(m)
-	if err := row.Scan(dest...); err != nil {
-		return nil, err
-	}
-	finish()
-	return m, nil
-}
-
-func scanMarkets(rows pgx.Rows) ([]*market.Market, error) {
-	var ms []*market.Market
-	for rows.Next() {
-		m := &market.Market{}
-		dest, finish := marketDest(m)
-		if err := rows.Scan(dest...); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		finish()
-		ms = append(ms, m)
-	}
-	return ms, rows.Err()
-}
-
 const poolCols = `p.id, p.event_id, p.name, p.name_ru, p.rules, p.rules_ru, p.won_side, p.margin, p.live_at, p.finish_at, p.b`
 
 func scanPools(rows pgx.Rows) ([]*market.Pool, error) {

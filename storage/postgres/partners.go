@@ -82,11 +82,13 @@ func (s *Store) SubAccountID(ctx context.Context, sa market.SubAccount) (int64, 
 	return id, translate(err, nil)
 }
 
+// sqlTradeByKey finds the trade of partner $1's client bet id $2.
+var sqlTradeByKey = `SELECT ` + tradeCols + ` FROM trades t WHERE t.partner_id = $1 AND t.client_bet_id = $2`
+
 // TradeByKey returns the trade recorded under key, or nil and no error
 // when there is none.
 func (s *Store) TradeByKey(ctx context.Context, key market.Key) (*market.Trade, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+tradeCols+` FROM trades t
-		WHERE t.partner_id = $1 AND t.client_bet_id = $2`, key.PartnerID, key.ClientBetID)
+	rows, err := s.pool.Query(ctx, sqlTradeByKey, key.PartnerID, key.ClientBetID)
 	if err != nil {
 		return nil, translate(err, nil)
 	}

@@ -226,3 +226,12 @@ func now() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
 
 // dbTime brings a time the caller gave to what the database will keep.
 func dbTime(t time.Time) time.Time { return t.UTC().Truncate(time.Microsecond) }
+
+// timePtr is dbTime for a time that may be absent.
+func timePtr(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	u := dbTime(*t)
+	return &u
+}

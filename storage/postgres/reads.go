@@ -9,7 +9,7 @@ import (
 	"github.com/predictkit/predictkit/market"
 )
 
-const positionDetailSQL = `SELECT ` + positionCols + `, e.id, e.name, p.id, p.name, ` + marketCols + `
+var positionDetailSQL = `SELECT ` + positionCols + `, e.id, e.name, p.id, p.name, ` + marketCols + `
 FROM positions x
 JOIN markets m ON m.id = x.market_id
 JOIN pools p ON p.id = m.pool_id
@@ -18,7 +18,7 @@ WHERE x.user_id = $1 `
 
 // The feeds, each walking an index in the order it returns rows (see the
 // migrations), so that a page costs what it holds, not what the table does.
-const (
+var (
 	sqlOpenPositions = positionDetailSQL + `AND x.closed_at IS NULL
 		ORDER BY x.created_at DESC, x.id DESC`
 	sqlClosedPositions = positionDetailSQL + `AND x.closed_at IS NOT NULL
@@ -107,20 +107,6 @@ func (s *Store) PnLEvents(ctx context.Context, userID int64) ([]market.PnLEvent,
 		return nil
 	})
 	return out, translate(err, nil)
-}
-
-const tradeCols = `t.id, t.market_id, t.user_id, t.side, t.action, t.shares, t.amount, t.cost, t.fee,
-	t.price_before, t.price_after, t.q_yes, t.q_no, t.use_bonus, COALESCE(t.partner_id, 0),
-	COALESCE(t.client_bet_id, ''), t.request_hash, t.created_at`
-
-func tradeDest(t *market.Trade) ([]any, func()) {
-	var side int16
-	var action string
-	dest := []any{&t.ID, &t.MarketID, &t.UserID, &side, &action, &t.Shares, &t.Amount, &t.Cost, &t.Fee,
-		&t.PriceBefore, &t.PriceAfter, &t.QYes, &t.QNo, &t.UseBonus, &t.PartnerID, &t.ClientBetID, &t.RequestHash, &t.CreatedAt}
-	return dest, func() {
-		t.Side, t.Action = sideOf(side), market.Action(action)
-	}
 }
 
 // LatestTrades returns the most recent trades on markets of active events,

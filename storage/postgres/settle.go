@@ -43,7 +43,7 @@ const settleCursor = `settle_positions`
 // with its holder's user account id (NULL only when the holder has none,
 // which sqlEnsureHolderAccounts prevents). The market's lock keeps the set
 // of open positions still while the cursor reads it.
-const sqlDeclareSettle = `DECLARE ` + settleCursor + ` NO SCROLL CURSOR FOR
+var sqlDeclareSettle = `DECLARE ` + settleCursor + ` NO SCROLL CURSOR FOR
 SELECT a.id, ` + positionCols + `
 FROM positions x
 LEFT JOIN ledger_accounts a ON a.kind = 'user' AND a.owner = x.user_id

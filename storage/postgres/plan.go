@@ -1,0 +1,369 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/predictkit/predictkit/account"
+	"github.com/predictkit/predictkit/market"
+	"github.com/predictkit/predictkit/social"
+)
+
+// sqlInsertEffects writes everything an Effects creates in one statement.
+// New rows that others refer to (positions, trades) take their ids from
+// their sequences up front, numbered 1..n in id order, so that postings,
+// price points and PnL events name their trade or position by that number
+// and the ids come back in the order they were asked for.
+//
+// $1 and $2 are the numbers of new positions and trades; the arrays of
+// each table follow in turn, in the order plan appends them.
+var sqlInsertEffects = func() string {
+	positionsAt := 3
+	tradesAt := positionsAt + len(newPositionColumns)
+	postingsAt := tradesAt + len(newTradeColumns)
+	pricesAt := postingsAt + len(postingParams)
+	pnlAt := pricesAt + len(priceParams)
+	return `WITH
+p_ids AS MATERIALIZED (
+	SELECT row_number() OVER (ORDER BY s.id) AS ord, s.id
+	FROM (SELECT nextval('positions_id_seq') AS id FROM generate_series(1, $1::int)) s
+),
+t_ids AS MATERIALIZED (
+	SELECT row_number() OVER (ORDER BY s.id) AS ord, s.id
+	FROM (SELECT nextval('trades_id_seq') AS id FROM generate_series(1, $2::int)) s
+),
+new_positions AS (
+	` + insertPositions(positionsAt) + `
+),
+new_trades AS (
+	` + insertTrades(tradesAt) + `
+),
+new_postings AS (
+	INSERT INTO postings (from_account, to_account, amount, reason, trade_id, created_at)
+	SELECT u.from_account, u.to_account, u.amount, u.reason, COALESCE(i.id, NULLIF(u.trade_id, 0)), u.created_at
+	FROM ` + unnest(postingsAt, postingParams) + `
+		WITH ORDINALITY AS u(` + nameList(postingParams) + `, ord)
+	LEFT JOIN t_ids i ON i.ord = u.trade_ord
+	ORDER BY u.ord
+),
+new_prices AS (
+	INSERT INTO price_points (market_id, trade_id, at, yes_probability, q_yes, q_no)
+	SELECT u.market_id, COALESCE(i.id, NULLIF(u.trade_id, 0)), u.at, u.yes_probability, u.q_yes, u.q_no
+	FROM ` + unnest(pricesAt, priceParams) + `
+		WITH ORDINALITY AS u(` + nameList(priceParams) + `, ord)
+	LEFT JOIN t_ids i ON i.ord = u.trade_ord
+	ORDER BY u.ord
+),
+new_pnl AS (
+	INSERT INTO pnl_events (user_id, position_id, at, delta)
+	SELECT u.user_id, COALESCE(NULLIF(u.position_id, 0), i.id), u.at, u.delta
+	FROM ` + unnest(pnlAt, pnlParams) + `
+		WITH ORDINALITY AS u(` + nameList(pnlParams) + `, ord)
+	LEFT JOIN p_ids i ON i.ord = u.position_ord
+	ORDER BY u.ord
+)
+SELECT
+	COALESCE((SELECT array_agg(id ORDER BY ord) FROM p_ids), '{}'),
+	COALESCE((SELECT array_agg(id ORDER BY ord) FROM t_ids), '{}')`
+}()
+
+// The arrays sqlInsertEffects takes for postings, price points and PnL
+// events. A trade_ord or position_ord is the number of a new trade or
+// position in this statement (0 for none); a trade_id or position_id
+// names one that exists already (0 for none).
+var (
+	postingParams = []column{
+		{name: "from_account", typ: "bigint"},
+		{name: "to_account", typ: "bigint"},
+		{name: "amount", typ: "bigint"},
+		{name: "reason", typ: "text"},
+		{name: "trade_ord", typ: "bigint"},
+		{name: "trade_id", typ: "bigint"},
+		{name: "created_at", typ: "timestamptz"},
+	}
+	priceParams = []column{
+		{name: "market_id", typ: "bigint"},
+		{name: "trade_ord", typ: "bigint"},
+		{name: "trade_id", typ: "bigint"},
+		{name: "at", typ: "timestamptz"},
+		{name: "yes_probability", typ: "float8"},
+		{name: "q_yes", typ: "bigint"},
+		{name: "q_no", typ: "bigint"},
+	}
+	pnlParams = []column{
+		{name: "user_id", typ: "bigint"},
+		{name: "position_ord", typ: "bigint"},
+		{name: "position_id", typ: "bigint"},
+		{name: "at", typ: "timestamptz"},
+		{name: "delta", typ: "bigint"},
+	}
+)
+
+// A pool's won side is the first market of it to resolve YES; a later one
+// (which the domain prevents) does not overwrite it.
+const sqlSetPoolWonSide = `UPDATE pools SET won_side = COALESCE(won_side, $2) WHERE id = $1`
+
+// sqlDeleteSubAccounts removes sub-accounts this transaction created that
+// no trade used, with the empty ledger accounts made to lock them.
+const sqlDeleteSubAccounts = `WITH gone AS (
+	DELETE FROM ledger_accounts WHERE kind IN ('user', 'user_bonus') AND owner = ANY($1)
+)
+DELETE FROM users WHERE id = ANY($1)`
+
+// writes is the Effects of an attempt turned into the statements that
+// store them.
+type writes struct {
+	trades []*market.TradeEffect
+	// dropped are the sub-accounts the writes delete again.
+	dropped []int64
+	newPos  []*market.Position
+	batch   *pgx.Batch
+	// insertAt is the place of sqlInsertEffects in the batch, -1 if none.
+	insertAt int
+}
+
+// plan checks the parts' Effects against what the transaction locked and
+// builds the batch that writes them all; the caller queues COMMIT after it
+// when the batch ends the transaction (Exec) and not when more follows
+// (Settle). Everything that could refuse them is checked here, because
+// once the batch is sent nothing stops the commit but an error of the
+// database.
+func plan(l *load, parts []part, at time.Time) (*writes, error) {
+	w := &writes{batch: &pgx.Batch{}, insertAt: -1}
+	a, loaded := l.accounts, l.positions
+
+	// Positions: new ones by pointer (a trade, a PnL entry and Positions
+	// share it), changed ones by id, which must be among those locked.
+	isLoaded := make(map[int64]bool, len(loaded))
+	for _, p := range loaded {
+		isLoaded[p.ID] = true
+	}
+	newOrd := map[*market.Position]int64{}
+	changed := map[int64]*market.Position{}
+	var changedOrder []int64
+	addPos := func(p *market.Position) error {
+		if p == nil {
+			return nil
+		}
+		if p.ID == 0 {
+			if _, ok := newOrd[p]; !ok {
+				w.newPos = append(w.newPos, p)
+				newOrd[p] = int64(len(w.newPos))
+			}
+			return nil
+		}
+		if !isLoaded[p.ID] {
+			return fmt.Errorf("postgres: decision changed position %d, which the operation did not lock", p.ID)
+		}
+		if _, ok := changed[p.ID]; !ok {
+			changedOrder = append(changedOrder, p.ID)
+		}
+		changed[p.ID] = p
+		return nil
+	}
+	// Postings, in the order the decisions made them: those of each
+	// trade, then the rest, market after market. tradeMarket is the
+	// market of each trade, for price points that do not name theirs.
+	var postings []account.Posting
+	var tradeOrd, tradeMarket []int64
+	var pnl []market.PnLEntry
+	var notes []social.Notification
+	var updated []*market.Market
+	for _, pt := range parts {
+		m, eff := pt.m, pt.eff
+		for _, p := range eff.Positions {
+			if err := addPos(p); err != nil {
+				return nil, err
+			}
+		}
+		for _, te := range eff.Trades {
+			if err := addPos(te.Position); err != nil {
+				return nil, err
+			}
+		}
+		for _, e := range eff.PnL {
+			if e.Position == nil {
+				return nil, errors.New("postgres: PnL entry without a position")
+			}
+			if err := addPos(e.Position); err != nil {
+				return nil, err
+			}
+		}
+		for _, te := range eff.Trades {
+			if te.Trade == nil {
+				return nil, errors.New("postgres: trade effect without a trade")
+			}
+			w.trades = append(w.trades, te)
+			tradeMarket = append(tradeMarket, m.ID)
+			for _, p := range te.Postings {
+				postings = append(postings, p)
+				tradeOrd = append(tradeOrd, int64(len(w.trades)))
+			}
+		}
+		for _, p := range eff.Postings {
+			postings = append(postings, p)
+			tradeOrd = append(tradeOrd, 0)
+		}
+		pnl = append(pnl, eff.PnL...)
+		notes = append(notes, eff.Notifications...)
+		if nm := eff.Market; nm != nil {
+			if nm.ID != m.ID {
+				return nil, fmt.Errorf("postgres: decision on market %d changed market %d", m.ID, nm.ID)
+			}
+			updated = append(updated, nm)
+		}
+	}
+	if err := a.check(postings); err != nil {
+		return nil, err
+	}
+	accIDs, deltas, err := a.deltas(postings)
+	if err != nil {
+		return nil, err
+	}
+
+	if len(changedOrder) > 0 {
+		w.batch.Queue(sqlUpdatePositions, updatePositionArgs(changedOrder, changed)...)
+	}
+	if len(w.newPos) > 0 || len(w.trades) > 0 || len(postings) > 0 || len(pnl) > 0 {
+		args := []any{int32(len(w.newPos)), int32(len(w.trades))}
+		args = append(args, newPositionArgs(w.newPos)...)
+		args = append(args, tradeArgs(w.trades)...)
+		pa := a.postingArrays(postings, func(i int) int64 { return tradeOrd[i] }, at)
+		// postingArrays gives (from, to, amount, reason, ref, times); here
+		// ref is the trade's number, and a posting of no trade may still
+		// name a trade by id.
+		ids := make([]int64, len(postings))
+		for i, p := range postings {
+			if tradeOrd[i] == 0 {
+				ids[i] = p.TradeID
+			}
+		}
+		args = append(args, pa[0], pa[1], pa[2], pa[3], pa[4], ids, pa[5])
+		args = append(args, priceArgs(w.trades, tradeMarket, at)...)
+		args = append(args, pnlArgs(pnl, newOrd, at)...)
+		w.insertAt = w.batch.Len()
+		w.batch.Queue(sqlInsertEffects, args...)
+	}
+	if len(accIDs) > 0 {
+		w.batch.Queue(sqlAddBalances, accIDs, deltas)
+	}
+	if len(notes) > 0 {
+		args, err := notificationArgs(notes, at)
+		if err != nil {
+			return nil, err
+		}
+		w.batch.Queue(sqlInsertNotifications, args...)
+	}
+	if len(updated) > 0 {
+		w.batch.Queue(sqlUpdateMarkets, updateMarketArgs(updated)...)
+	}
+	for _, pt := range parts {
+		if pt.eff.PoolWonSide != nil {
+			w.batch.Queue(sqlSetPoolWonSide, pt.m.PoolID, int32(*pt.eff.PoolWonSide))
+		}
+	}
+	for _, pt := range parts {
+		for _, id := range pt.eff.DropSubAccounts {
+			if !l.created[id] {
+				return nil, fmt.Errorf("postgres: decision dropped sub-account %d, which the transaction did not create", id)
+			}
+			w.dropped = append(w.dropped, id)
+		}
+	}
+	if len(w.dropped) > 0 {
+		w.batch.Queue(sqlDeleteSubAccounts, w.dropped)
+	}
+	return w, nil
+}
+
+// send writes the batch (and commits, if it ends with COMMIT); on
+// success it sets the ids of new positions and trades, and the trade ids
+// of their postings and price points, in the Effects.
+func (w *writes) send(ctx context.Context, conn *pgxpool.Conn) error {
+	br := conn.SendBatch(ctx, w.batch)
+	defer br.Close()
+	n := w.batch.Len()
+	var posIDs, tradeIDs []int64
+	for i := range n {
+		if i == w.insertAt {
+			if err := br.QueryRow().Scan(&posIDs, &tradeIDs); err != nil {
+				return &stmtError{at: i, last: n - 1, err: err}
+			}
+			continue
+		}
+		if _, err := br.Exec(); err != nil {
+			return &stmtError{at: i, last: n - 1, err: err}
+		}
+	}
+	if err := br.Close(); err != nil {
+		return err
+	}
+	if len(posIDs) != len(w.newPos) || len(tradeIDs) != len(w.trades) {
+		// Committed already; the ids cannot be matched, so say so loudly.
+		return fmt.Errorf("postgres: wrote %d positions and %d trades but got %d and %d ids back",
+			len(w.newPos), len(w.trades), len(posIDs), len(tradeIDs))
+	}
+	for i, p := range w.newPos {
+		p.ID = posIDs[i]
+	}
+	for i, te := range w.trades {
+		id := tradeIDs[i]
+		te.Trade.ID = id
+		te.Price.TradeID = id
+		for j := range te.Postings {
+			te.Postings[j].TradeID = id
+		}
+	}
+	return nil
+}
+
+// priceArgs returns the arrays of priceParams for the price points of
+// tes, trade i's on market marketIDs[i] unless the point names its
+// market, each at time at unless it has its own.
+func priceArgs(tes []*market.TradeEffect, marketIDs []int64, at time.Time) []any {
+	n := len(tes)
+	mkt, ord, id, qYes, qNo := make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n)
+	times := make([]time.Time, n)
+	prob := make([]float64, n)
+	for i, te := range tes {
+		p := te.Price
+		mkt[i], ord[i], qYes[i], qNo[i], prob[i] = cmpOr(p.MarketID, marketIDs[i]), int64(i+1), p.QYes, p.QNo, p.YesProbability
+		times[i] = at
+		if !p.At.IsZero() {
+			times[i] = dbTime(p.At)
+		}
+	}
+	return []any{mkt, ord, id, times, prob, qYes, qNo}
+}
+
+// pnlArgs returns the arrays of pnlParams for es, a new position named by
+// its number in newOrd, each entry at time at unless it has its own.
+func pnlArgs(es []market.PnLEntry, newOrd map[*market.Position]int64, at time.Time) []any {
+	n := len(es)
+	user, ord, id, delta := make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n)
+	times := make([]time.Time, n)
+	for i, e := range es {
+		user[i], id[i], delta[i] = e.Position.UserID, e.Position.ID, e.Delta
+		if e.Position.ID == 0 {
+			ord[i] = newOrd[e.Position]
+		}
+		times[i] = at
+		if !e.At.IsZero() {
+			times[i] = dbTime(e.At)
+		}
+	}
+	return []any{user, ord, id, times, delta}
+}
+
+// cmpOr is v, or fallback if v is 0.
+func cmpOr(v, fallback int64) int64 {
+	if v == 0 {
+		return fallback
+	}
+	return v
+}

@@ -121,24 +121,6 @@ var commonRules = []rule{
 // Rules shared by several routes.
 var (
 	unauthorized = on(account.ErrUnauthorized, http.StatusUnauthorized, "unauthorized")
-	// Trades: the fixed codes of decisions.md.
-	tradeRules = []rule{
-		unauthorized,
-		on(errInvalidID, http.StatusBadRequest, "invalid_id"),
-		on(market.ErrMarketNotFound, http.StatusNotFound, "market_not_found"),
-		on(market.ErrClosed, http.StatusConflict, "market_closed"),
-		on(market.ErrResolved, http.StatusConflict, "market_closed"),
-		on(market.ErrPriceMoved, http.StatusConflict, "price_moved"),
-		on(account.ErrInsufficientFunds, http.StatusBadRequest, "insufficient_funds"),
-		on(market.ErrNoPosition, http.StatusBadRequest, "insufficient_shares"),
-		on(market.ErrInsufficientShares, http.StatusBadRequest, "insufficient_shares"),
-		on(market.ErrTradeRefused, http.StatusBadRequest, "trade_refused"),
-		on(input.ErrInvalid, http.StatusBadRequest, "invalid_request"),
-		on(account.ErrInvalidAmount, http.StatusBadRequest, "invalid_request"),
-		on(errBadRequest, http.StatusBadRequest, "invalid_request"),
-		// The trader's account vanished under a valid token.
-		on(account.ErrUserNotFound, http.StatusUnauthorized, "unauthorized"),
-	}
 	// Operator endpoints: 404 when disabled, 401 for a wrong token.
 	adminRules = []rule{
 		on(errAdminDisabled, http.StatusNotFound, "not_found"),
@@ -182,12 +164,6 @@ var (
 
 // The routes' tables.
 var (
-	// Contract 1: GET /users/{id}/pnl/chart, /users/me/pnl/chart.
-	errsPnLChart = table("internal_error",
-		on(errInvalidID, http.StatusBadRequest, "invalid_id"),
-		unauthorized,
-		on(account.ErrUserNotFound, http.StatusNotFound, "user_not_found"),
-	)
 	// Contract 2: GET /auth/me (and PATCH /auth/me, same path).
 	errsAuthMe = table("internal_error",
 		on(account.ErrUnauthorized, http.StatusUnauthorized, "UNAUTHORIZED"),
@@ -200,35 +176,6 @@ var (
 		on(input.ErrInvalid, http.StatusBadRequest, "invalid_request"),
 		on(errBadRequest, http.StatusBadRequest, "invalid_request"),
 	)
-	// Contract 7: GET /pools/{id}.
-	errsPool = table("internal_error",
-		on(errInvalidID, http.StatusBadRequest, "invalid_pool_id"),
-		on(market.ErrPoolNotFound, http.StatusNotFound, "pool_not_found"),
-	)
-	// Contract 8: GET /market/trades/latest.
-	errsLatestTrades = table("INTERNAL_ERROR")
-	// Contract 13: POST /events/{id}/active. Checks run 401, 404, 403, 400.
-	errsEventActive = table("internal_error",
-		unauthorized,
-		on(errInvalidID, http.StatusNotFound, "event not found"),
-		on(market.ErrEventNotFound, http.StatusNotFound, "event not found"),
-		on(market.ErrForbidden, http.StatusForbidden, "forbidden"),
-		on(input.ErrInvalid, http.StatusBadRequest, "invalid request"),
-		on(errBadRequest, http.StatusBadRequest, "invalid request"),
-	)
-	// Contract 14: POST /events/{id}/pools/{pool_id}/markets/{market_id}/close.
-	// Checks run 401, 404, 403, 400, 409.
-	errsMarketClose = table("internal_error",
-		unauthorized,
-		on(errInvalidID, http.StatusNotFound, "market not found"),
-		on(market.ErrMarketNotFound, http.StatusNotFound, "market not found"),
-		on(market.ErrPoolNotFound, http.StatusNotFound, "market not found"),
-		on(market.ErrEventNotFound, http.StatusNotFound, "market not found"),
-		on(market.ErrForbidden, http.StatusForbidden, "forbidden"),
-		on(input.ErrInvalid, http.StatusBadRequest, "invalid request"),
-		on(errBadRequest, http.StatusBadRequest, "invalid request"),
-		on(market.ErrResolved, http.StatusConflict, "market already resolved"),
-	)
 
 	// Extension API.
 	errsRegister = table("internal_error",
@@ -239,27 +186,9 @@ var (
 		on(account.ErrInvalidCredentials, http.StatusUnauthorized, "invalid_credentials"),
 		on(account.ErrUserNotFound, http.StatusUnauthorized, "invalid_credentials"),
 	)
-	errsLogout         = table("internal_error", unauthorized)
-	errsClosedPosition = table("internal_error", unauthorized)
-	errsCreateEvent    = table("internal_error",
-		unauthorized,
-		on(market.ErrForbidden, http.StatusForbidden, "forbidden"),
-		on(account.ErrUserNotFound, http.StatusUnauthorized, "unauthorized"),
-	)
-	errsEvents = table("internal_error")
-	errsEvent  = table("internal_error",
-		on(market.ErrEventNotFound, http.StatusNotFound, "event_not_found"),
-	)
-	errsMarket = table("internal_error",
-		on(market.ErrMarketNotFound, http.StatusNotFound, "market_not_found"),
-	)
-	errsQuote   = table("internal_error", tradeRules...)
-	errsTrade   = table("internal_error", tradeRules...)
-	errsHistory = table("internal_error",
-		on(market.ErrMarketNotFound, http.StatusNotFound, "market_not_found"),
-	)
-	errsAdmin = table("internal_error", adminRules...)
-	errsMeta  = table("internal_error")
+	errsLogout = table("internal_error", unauthorized)
+	errsAdmin  = table("internal_error", adminRules...)
+	errsMeta   = table("internal_error")
 
 	// Partner API: POST /partner/bet, POST /partner/sell (contract 3),
 	// GET /partner/users/{external_user_id} (contract 4).

@@ -164,31 +164,8 @@ var (
 
 // The routes' tables.
 var (
-	// Contract 2: GET /auth/me (and PATCH /auth/me, same path).
-	errsAuthMe = table("internal_error",
-		on(account.ErrUnauthorized, http.StatusUnauthorized, "UNAUTHORIZED"),
-		on(account.ErrUserNotFound, http.StatusUnauthorized, "UNAUTHORIZED"),
-	)
-	errsUpdateProfile = table("internal_error",
-		on(account.ErrUnauthorized, http.StatusUnauthorized, "UNAUTHORIZED"),
-		on(account.ErrUserNotFound, http.StatusUnauthorized, "UNAUTHORIZED"),
-		on(account.ErrNicknameTaken, http.StatusConflict, "nickname_taken"),
-		on(input.ErrInvalid, http.StatusBadRequest, "invalid_request"),
-		on(errBadRequest, http.StatusBadRequest, "invalid_request"),
-	)
-
-	// Extension API.
-	errsRegister = table("internal_error",
-		on(account.ErrEmailTaken, http.StatusConflict, "email_taken"),
-		on(input.ErrInvalid, http.StatusBadRequest, "invalid_request"),
-	)
-	errsLogin = table("internal_error",
-		on(account.ErrInvalidCredentials, http.StatusUnauthorized, "invalid_credentials"),
-		on(account.ErrUserNotFound, http.StatusUnauthorized, "invalid_credentials"),
-	)
-	errsLogout = table("internal_error", unauthorized)
-	errsAdmin  = table("internal_error", adminRules...)
-	errsMeta   = table("internal_error")
+	errsAdmin = table("internal_error", adminRules...)
+	errsMeta  = table("internal_error")
 
 	// Partner API: POST /partner/bet, POST /partner/sell (contract 3),
 	// GET /partner/users/{external_user_id} (contract 4).

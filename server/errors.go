@@ -121,16 +121,6 @@ var commonRules = []rule{
 // Rules shared by several routes.
 var (
 	unauthorized = on(account.ErrUnauthorized, http.StatusUnauthorized, "unauthorized")
-	// Operator endpoints: 404 when disabled, 401 for a wrong token.
-	adminRules = []rule{
-		on(errAdminDisabled, http.StatusNotFound, "not_found"),
-		unauthorized,
-		on(errInvalidID, http.StatusBadRequest, "invalid_id"),
-		on(account.ErrUserNotFound, http.StatusNotFound, "user_not_found"),
-		on(input.ErrInvalid, http.StatusBadRequest, "invalid_request"),
-		on(account.ErrInvalidAmount, http.StatusBadRequest, "invalid_request"),
-		on(errBadRequest, http.StatusBadRequest, "invalid_request"),
-	}
 	// Partner API (decisions.md, "Errors" and "Partner operations"):
 	// authentication first, then the body, then the trade.
 	partnerAuthRules = []rule{
@@ -164,8 +154,7 @@ var (
 
 // The routes' tables.
 var (
-	errsAdmin = table("internal_error", adminRules...)
-	errsMeta  = table("internal_error")
+	errsMeta = table("internal_error")
 
 	// Partner API: POST /partner/bet, POST /partner/sell (contract 3),
 	// GET /partner/users/{external_user_id} (contract 4).

@@ -20,9 +20,7 @@ import (
 	"github.com/predictkit/predictkit/account"
 	"github.com/predictkit/predictkit/chat"
 	"github.com/predictkit/predictkit/input"
-	"github.com/predictkit/predictkit/market"
 	"github.com/predictkit/predictkit/p2p"
-	"github.com/predictkit/predictkit/partner"
 	"github.com/predictkit/predictkit/social"
 	"github.com/predictkit/predictkit/storage"
 )
@@ -121,53 +119,11 @@ var commonRules = []rule{
 // Rules shared by several routes.
 var (
 	unauthorized = on(account.ErrUnauthorized, http.StatusUnauthorized, "unauthorized")
-	// Partner API (decisions.md, "Errors" and "Partner operations"):
-	// authentication first, then the body, then the trade.
-	partnerAuthRules = []rule{
-		on(partner.ErrUnauthorized, http.StatusUnauthorized, "UNAUTHORIZED"),
-		on(partner.ErrDisabled, http.StatusForbidden, "FORBIDDEN"),
-	}
-	partnerParamRules = []rule{
-		on(errMalformedBody, http.StatusBadRequest, "BAD_BODY"),
-		on(errBadRequest, http.StatusBadRequest, "BAD_PARAMS"),
-		on(input.ErrInvalid, http.StatusBadRequest, "BAD_PARAMS"),
-		on(account.ErrInvalidAmount, http.StatusBadRequest, "BAD_PARAMS"),
-	}
-	// partnerTradeRules: the market's refusals are TRADE_FAILED with a
-	// detail saying which; an unknown market is a refused trade here.
-	partnerTradeRules = []rule{
-		on(partner.ErrNoAccount, http.StatusNotFound, "NO_ACCOUNT"),
-		// The partner service turns ErrNoPosition into ErrNoAccount.
-		on(market.ErrNoPosition, http.StatusNotFound, "NO_ACCOUNT"),
-		on(partner.ErrIdempotencyConflict, http.StatusConflict, "IDEMPOTENCY_CONFLICT"),
-		// The service retries ErrDuplicateKey; should one get through, it
-		// is a concurrent use of the same key.
-		on(market.ErrDuplicateKey, http.StatusConflict, "IDEMPOTENCY_CONFLICT"),
-		on(market.ErrMarketNotFound, http.StatusBadRequest, "TRADE_FAILED").saying("market not found"),
-		on(market.ErrClosed, http.StatusBadRequest, "TRADE_FAILED").saying("market closed"),
-		on(market.ErrResolved, http.StatusBadRequest, "TRADE_FAILED").saying("market closed"),
-		on(market.ErrInsufficientShares, http.StatusBadRequest, "TRADE_FAILED").saying("insufficient shares"),
-		on(account.ErrInsufficientFunds, http.StatusBadRequest, "TRADE_FAILED").saying("insufficient funds"),
-		on(market.ErrTradeRefused, http.StatusBadRequest, "TRADE_FAILED").saying("trade refused: too small to buy a share, or past the price bound"),
-	}
 )
 
 // The routes' tables.
 var (
 	errsMeta = table("internal_error")
-
-	// Partner API: POST /partner/bet, POST /partner/sell (contract 3),
-	// GET /partner/users/{external_user_id} (contract 4).
-	errsPartnerBet = table("INTERNAL_ERROR", slices.Concat(partnerAuthRules, partnerParamRules, partnerTradeRules,
-		[]rule{on(market.ErrPriceMoved, http.StatusBadRequest, "TRADE_FAILED").saying("price moved past max_cost_kopecks")})...)
-	errsPartnerSell = table("INTERNAL_ERROR", slices.Concat(partnerAuthRules, partnerParamRules, partnerTradeRules,
-		[]rule{on(market.ErrPriceMoved, http.StatusBadRequest, "TRADE_FAILED").saying("price moved below min_payout_kopecks")})...)
-	errsPartnerState = table("INTERNAL_ERROR", slices.Concat(partnerAuthRules, partnerParamRules)...)
-	// Operator partner routes.
-	errsAdminPartner = table("internal_error", slices.Concat(adminRules, []rule{
-		on(partner.ErrNotFound, http.StatusNotFound, "partner_not_found"),
-		on(input.ErrInvalid, http.StatusBadRequest, "invalid_request"),
-	})...)
 )
 
 // The social routes' tables. An id that is not an integer names nothing:

@@ -21,7 +21,6 @@ import (
 	"github.com/predictkit/predictkit/chat"
 	"github.com/predictkit/predictkit/input"
 	"github.com/predictkit/predictkit/p2p"
-	"github.com/predictkit/predictkit/social"
 	"github.com/predictkit/predictkit/storage"
 )
 
@@ -124,56 +123,6 @@ var (
 // The routes' tables.
 var (
 	errsMeta = table("internal_error")
-)
-
-// The social routes' tables. An id that is not an integer names nothing:
-// 404 not_found, as the contract's endpoint 11 answers an unknown event.
-var (
-	// Contract 11: GET /events/{event_id}/comments (a bad token reads
-	// anonymously; bad paging falls back to the defaults).
-	errsEventComments = table("internal_error",
-		on(errInvalidID, http.StatusNotFound, "not_found"),
-		on(social.ErrEventNotFound, http.StatusNotFound, "not_found"),
-	)
-	// POST /events/{event_id}/comments. Checks run 401, 404 (id), 400
-	// (body, content), 404 (event, parent), 400 (where the parent is).
-	errsPostComment = table("internal_error",
-		unauthorized,
-		on(account.ErrUserNotFound, http.StatusUnauthorized, "unauthorized"),
-		on(errInvalidID, http.StatusNotFound, "not_found"),
-		on(social.ErrEventNotFound, http.StatusNotFound, "not_found"),
-		on(social.ErrCommentNotFound, http.StatusNotFound, "not_found"),
-		on(input.ErrInvalid, http.StatusBadRequest, "invalid_request"),
-		on(errBadRequest, http.StatusBadRequest, "invalid_request"),
-	)
-	// GET /comments/{id}/replies.
-	errsReplies = table("internal_error",
-		on(errInvalidID, http.StatusNotFound, "not_found"),
-		on(social.ErrCommentNotFound, http.StatusNotFound, "not_found"),
-	)
-	// PUT /comments/{id}/reaction. Checks run 401, 404 (id), 400, 404.
-	errsReaction = table("internal_error",
-		unauthorized,
-		on(account.ErrUserNotFound, http.StatusUnauthorized, "unauthorized"),
-		on(errInvalidID, http.StatusNotFound, "not_found"),
-		on(social.ErrCommentNotFound, http.StatusNotFound, "not_found"),
-		on(input.ErrInvalid, http.StatusBadRequest, "invalid_request"),
-		on(errBadRequest, http.StatusBadRequest, "invalid_request"),
-	)
-	// Contract 12: GET /notifications/unread; also GET /notifications and
-	// POST /notifications/read-all.
-	errsNotifications = table("internal_error",
-		unauthorized,
-		on(account.ErrUserNotFound, http.StatusUnauthorized, "unauthorized"),
-	)
-	// POST /notifications/{id}/read: someone else's notification is
-	// not_found, like one that does not exist.
-	errsNotificationRead = table("internal_error",
-		unauthorized,
-		on(account.ErrUserNotFound, http.StatusUnauthorized, "unauthorized"),
-		on(errInvalidID, http.StatusNotFound, "not_found"),
-		on(social.ErrNotificationNotFound, http.StatusNotFound, "not_found"),
-	)
 )
 
 // The P2P and support-chat routes' tables.

@@ -20,7 +20,6 @@ import (
 	"github.com/predictkit/predictkit/account"
 	"github.com/predictkit/predictkit/chat"
 	"github.com/predictkit/predictkit/input"
-	"github.com/predictkit/predictkit/p2p"
 	"github.com/predictkit/predictkit/storage"
 )
 
@@ -127,24 +126,6 @@ var (
 
 // The P2P and support-chat routes' tables.
 var (
-	// Contract 10: GET /p2p/ads. Any malformed parameter is
-	// INVALID_REQUEST.
-	errsP2PAds = table("INTERNAL_ERROR",
-		on(input.ErrInvalid, http.StatusBadRequest, "INVALID_REQUEST"),
-		on(errBadRequest, http.StatusBadRequest, "INVALID_REQUEST"),
-	)
-	// Contract 9: GET /p2p/ads/{id}. An id that is not an integer names
-	// no ad: NOT_FOUND too.
-	errsP2PAd = table("INTERNAL_ERROR",
-		on(errInvalidID, http.StatusNotFound, "NOT_FOUND"),
-		on(p2p.ErrNotFound, http.StatusNotFound, "NOT_FOUND"),
-	)
-	// Operator P2P routes; an unknown user (p2p.ErrUserNotFound is
-	// account.ErrUserNotFound) is user_not_found.
-	errsAdminP2P = table("internal_error", slices.Concat(adminRules, []rule{
-		on(p2p.ErrNotFound, http.StatusNotFound, "ad_not_found"),
-		on(input.ErrInvalid, http.StatusBadRequest, "invalid_request"),
-	})...)
 
 	// Contract 5: GET /chat/history. No cookie, or one that names no
 	// session, is 401.

@@ -12,13 +12,11 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"slices"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/predictkit/predictkit/account"
-	"github.com/predictkit/predictkit/chat"
 	"github.com/predictkit/predictkit/input"
 	"github.com/predictkit/predictkit/storage"
 )
@@ -122,41 +120,6 @@ var (
 // The routes' tables.
 var (
 	errsMeta = table("internal_error")
-)
-
-// The P2P and support-chat routes' tables.
-var (
-
-	// Contract 5: GET /chat/history. No cookie, or one that names no
-	// session, is 401.
-	errsChatHistory = table("internal_error",
-		on(chat.ErrSessionNotFound, http.StatusUnauthorized, "unauthorized"),
-	)
-	// Contract 6: POST /chat/session/call-operator. No active session
-	// (no cookie, an unknown one, a closed session) is 404 not_found; an
-	// operator who could not be notified is 500 internal_error.
-	errsChatCallOperator = table("internal_error",
-		on(chat.ErrSessionNotFound, http.StatusNotFound, "not_found"),
-		on(chat.ErrSessionClosed, http.StatusNotFound, "not_found"),
-		on(chat.ErrNotifyFailed, http.StatusInternalServerError, "internal_error"),
-	)
-	// POST /chat/session.
-	errsChatSession = table("internal_error",
-		on(errBadRequest, http.StatusBadRequest, "invalid_request"),
-	)
-	// POST /chat/messages: the body first (400), then the session (404
-	// as for call-operator).
-	errsChatMessage = table("internal_error",
-		on(input.ErrInvalid, http.StatusBadRequest, "invalid_request"),
-		on(errBadRequest, http.StatusBadRequest, "invalid_request"),
-		on(chat.ErrSessionNotFound, http.StatusNotFound, "not_found"),
-		on(chat.ErrSessionClosed, http.StatusNotFound, "not_found"),
-	)
-	// Operator chat routes.
-	errsAdminChat = table("internal_error", slices.Concat(adminRules, []rule{
-		on(chat.ErrSessionNotFound, http.StatusNotFound, "session_not_found"),
-		on(input.ErrInvalid, http.StatusBadRequest, "invalid_request"),
-	})...)
 )
 
 // errorBody is every error answer.

@@ -1,11 +1,13 @@
 package server
 
-// This file is the one place where errors become HTTP answers. The
-// interface gives different codes for the same meaning on different
-// endpoints (pool_not_found, NOT_FOUND, "market not found"...), so every
-// route names its own small table; anything a table does not map is a 500
-// with the route's internal error code, logged with the request id, and
-// never shows the client what went wrong inside.
+// This file is how errors become HTTP answers. The interface gives
+// different codes for the same meaning on different endpoints
+// (pool_not_found, NOT_FOUND, "market not found"...), so every route
+// names its own small table, which lives beside its handler in the
+// module's file (module_*.go); the rules every route shares follow it
+// here. Anything a table does not map is a 500 with the route's internal
+// error code, logged with the request id, and never shows the client
+// what went wrong inside.
 
 import (
 	"errors"
@@ -112,15 +114,9 @@ var commonRules = []rule{
 	on(account.ErrInvalidAmount, http.StatusBadRequest, "invalid_request"),
 }
 
-// Rules shared by several routes.
-var (
-	unauthorized = on(account.ErrUnauthorized, http.StatusUnauthorized, "unauthorized")
-)
-
-// The routes' tables.
-var (
-	errsMeta = table("internal_error")
-)
+// unauthorized is the 401 of a missing or unknown Bearer token, shared by
+// the routes of several modules.
+var unauthorized = on(account.ErrUnauthorized, http.StatusUnauthorized, "unauthorized")
 
 // errorBody is every error answer.
 type errorBody struct {

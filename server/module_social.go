@@ -158,7 +158,7 @@ func (h *socialHandlers) handleEventComments(c *fiber.Ctx) error {
 	return h.listComments(c, "event_id", h.social.EventComments)
 }
 
-// Request bodies of the social routes.
+// newCommentBody is the body of POST /events/{event_id}/comments.
 type newCommentBody struct {
 	Content  *string `json:"content" validate:"required"`
 	ParentID *int64  `json:"parent_id" validate:"omitempty,gte=1"`

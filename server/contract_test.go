@@ -34,7 +34,7 @@ func TestContractErrors(t *testing.T) {
 			status int
 			code   string
 		}{
-			// 1. PnL chart.
+			// GET /users/{id}/pnl/chart and /users/me/pnl/chart.
 			{"the chart of a non-integer id is 400 invalid_id", req{method: "GET", path: "/api/v1/users/abc/pnl/chart"}, 400, "invalid_id"},
 			{"the chart of a fractional id is 400 invalid_id", req{method: "GET", path: "/api/v1/users/1.5/pnl/chart"}, 400, "invalid_id"},
 			{"the chart of an id past int64 is 400 invalid_id", req{method: "GET", path: "/api/v1/users/9223372036854775808/pnl/chart"}, 400, "invalid_id"},
@@ -44,17 +44,17 @@ func TestContractErrors(t *testing.T) {
 			{"the chart of user 0 is 404 user_not_found", req{method: "GET", path: "/api/v1/users/0/pnl/chart"}, 404, "user_not_found"},
 			{"the chart of a known user is public", req{method: "GET", path: fmt.Sprintf("/api/v1/users/%d/pnl/chart", w.alice.id)}, 200, ""},
 			{"the chart with a bad optional token is still public", req{method: "GET", path: fmt.Sprintf("/api/v1/users/%d/pnl/chart", w.alice.id), token: "nope"}, 200, ""},
-			// 2. auth/me.
+			// GET /auth/me.
 			{"auth/me without a token is 401 UNAUTHORIZED", req{method: "GET", path: "/api/v1/auth/me"}, 401, "UNAUTHORIZED"},
 			{"auth/me with an unknown token is 401 UNAUTHORIZED", req{method: "GET", path: "/api/v1/auth/me", token: "not-a-token"}, 401, "UNAUTHORIZED"},
 			{"auth/me with another scheme is 401 UNAUTHORIZED", req{method: "GET", path: "/api/v1/auth/me", header: map[string]string{"Authorization": "Basic " + w.alice.token}}, 401, "UNAUTHORIZED"},
 			{"auth/me with an oversized token is 401 UNAUTHORIZED", req{method: "GET", path: "/api/v1/auth/me", token: string(make([]byte, 300))}, 401, "UNAUTHORIZED"},
-			// 7. Pools.
+			// GET /pools/{id}.
 			{"a pool id that is not an integer is 400 invalid_pool_id", req{method: "GET", path: "/api/v1/pools/abc"}, 400, "invalid_pool_id"},
 			{"a fractional pool id is 400 invalid_pool_id", req{method: "GET", path: "/api/v1/pools/1.0"}, 400, "invalid_pool_id"},
 			{"an unknown pool is 404 pool_not_found", req{method: "GET", path: "/api/v1/pools/987654321"}, 404, "pool_not_found"},
 			{"a negative pool id is 404 pool_not_found", req{method: "GET", path: "/api/v1/pools/-3"}, 404, "pool_not_found"},
-			// 13. Event active: 401, 404, 403, 400.
+			// POST /events/{id}/active: 401, 404, 403, 400.
 			{"activating without a token is 401", req{method: "POST", path: activePath, body: `{"is_active":true}`}, 401, "unauthorized"},
 			{"activating without a token and with a bad body is still 401", req{method: "POST", path: "/api/v1/events/987654321/active", body: `nonsense`}, 401, "unauthorized"},
 			{"activating an unknown event is 404", req{method: "POST", path: "/api/v1/events/987654321/active", token: w.creator.token, body: `{"is_active":true}`}, 404, "event not found"},
@@ -69,7 +69,7 @@ func TestContractErrors(t *testing.T) {
 			{"a differently cased key is 400 invalid request", req{method: "POST", path: activePath, token: w.creator.token, body: `{"IS_ACTIVE":true}`}, 400, "invalid request"},
 			{"malformed JSON is 400 invalid request", req{method: "POST", path: activePath, token: w.creator.token, body: `{"is_active":`}, 400, "invalid request"},
 			{"no body is 400 invalid request", req{method: "POST", path: activePath, token: w.creator.token}, 400, "invalid request"},
-			// 14. Market close: 401, 404, 403, 400, 409.
+			// POST /events/{id}/pools/{pool_id}/markets/{market_id}/close: 401, 404, 403, 400, 409.
 			{"closing without a token is 401", req{method: "POST", path: closeA1, body: `{"won_side":"YES"}`}, 401, "unauthorized"},
 			{"closing an unknown market is 404", req{method: "POST", path: w.closePath(w.event.ID, w.poolA.ID, 987654321), token: w.creator.token, body: `{"won_side":"YES"}`}, 404, "market not found"},
 			{"closing a market through another pool is 404", req{method: "POST", path: w.closePath(w.event.ID, w.poolB.ID, w.a1.ID), token: w.creator.token, body: `{"won_side":"YES"}`}, 404, "market not found"},
@@ -108,7 +108,8 @@ func TestContractErrors(t *testing.T) {
 	})
 }
 
-// brokenStore fails the reads the contract's 500 answers are about.
+// brokenStore fails the reads behind the documented 500 answers of GET
+// /pools/{id} and GET /market/trades/latest, and the ping of /readyz.
 type brokenStore struct{ server.Store }
 
 var errBroken = errors.New("disk on fire")

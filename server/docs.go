@@ -113,14 +113,17 @@ func serveDoc(c *fiber.Ctx, name string) error {
 
 // docsRoutes serves the API reference: GET /docs renders the OpenAPI
 // document (GET /api/v1/openapi.json) with the embedded Swagger UI, and
-// GET /docs/{file} serves the page's assets.
+// GET /docs/{file} serves the page's assets. Only the common rules apply
+// (errsMeta); an unknown file is 404 not_found.
 func docsRoutes() RoutesOut {
 	return RoutesOut{Routes: []Route{
-		{Method: http.MethodGet, Path: "/docs", Errors: errsMeta, Handler: func(c *fiber.Ctx) error {
-			return serveDoc(c, "")
-		}},
-		{Method: http.MethodGet, Path: "/docs/:file", Errors: errsMeta, Handler: func(c *fiber.Ctx) error {
-			return serveDoc(c, c.Params("file"))
-		}},
+		{Method: http.MethodGet, Path: "/docs", Errors: errsMeta, Handler: handleDocsPage},
+		{Method: http.MethodGet, Path: "/docs/:file", Errors: errsMeta, Handler: handleDocsFile},
 	}}
 }
+
+// handleDocsPage answers the reference page.
+func handleDocsPage(c *fiber.Ctx) error { return serveDoc(c, "") }
+
+// handleDocsFile answers one of the page's assets.
+func handleDocsFile(c *fiber.Ctx) error { return serveDoc(c, c.Params("file")) }

@@ -1,29 +1,25 @@
 package server
 
-// This file is the one place where errors become HTTP answers. The
-// interface gives different codes for the same meaning on different
-// endpoints (pool_not_found, NOT_FOUND, "market not found"...), so every
-// route names its own small table; anything a table does not map is a 500
-// with the route's internal error code, logged with the request id, and
-// never shows the client what went wrong inside.
+// This file is how errors become HTTP answers. The interface gives
+// different codes for the same meaning on different endpoints
+// (pool_not_found, NOT_FOUND, "market not found"...), so every route
+// names its own small table, which lives beside its handler in the
+// module's file (module_*.go); the rules every route shares follow it
+// here. Anything a table does not map is a 500 with the route's internal
+// error code, logged with the request id, and never shows the client
+// what went wrong inside.
 
 import (
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
-	"slices"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/predictkit/predictkit/account"
-	"github.com/predictkit/predictkit/chat"
 	"github.com/predictkit/predictkit/input"
-	"github.com/predictkit/predictkit/market"
-	"github.com/predictkit/predictkit/p2p"
-	"github.com/predictkit/predictkit/partner"
-	"github.com/predictkit/predictkit/social"
 	"github.com/predictkit/predictkit/storage"
 )
 
@@ -118,265 +114,9 @@ var commonRules = []rule{
 	on(account.ErrInvalidAmount, http.StatusBadRequest, "invalid_request"),
 }
 
-// Rules shared by several routes.
-var (
-	unauthorized = on(account.ErrUnauthorized, http.StatusUnauthorized, "unauthorized")
-	// Trades: the fixed codes of decisions.md.
-	tradeRules = []rule{
-		unauthorized,
-		on(errInvalidID, http.StatusBadRequest, "invalid_id"),
-		on(market.ErrMarketNotFound, http.StatusNotFound, "market_not_found"),
-		on(market.ErrClosed, http.StatusConflict, "market_closed"),
-		on(market.ErrResolved, http.StatusConflict, "market_closed"),
-		on(market.ErrPriceMoved, http.StatusConflict, "price_moved"),
-		on(account.ErrInsufficientFunds, http.StatusBadRequest, "insufficient_funds"),
-		on(market.ErrNoPosition, http.StatusBadRequest, "insufficient_shares"),
-		on(market.ErrInsufficientShares, http.StatusBadRequest, "insufficient_shares"),
-		on(market.ErrTradeRefused, http.StatusBadRequest, "trade_refused"),
-		on(input.ErrInvalid, http.StatusBadRequest, "invalid_request"),
-		on(account.ErrInvalidAmount, http.StatusBadRequest, "invalid_request"),
-		on(errBadRequest, http.StatusBadRequest, "invalid_request"),
-		// The trader's account vanished under a valid token.
-		on(account.ErrUserNotFound, http.StatusUnauthorized, "unauthorized"),
-	}
-	// Operator endpoints: 404 when disabled, 401 for a wrong token.
-	adminRules = []rule{
-		on(errAdminDisabled, http.StatusNotFound, "not_found"),
-		unauthorized,
-		on(errInvalidID, http.StatusBadRequest, "invalid_id"),
-		on(account.ErrUserNotFound, http.StatusNotFound, "user_not_found"),
-		on(input.ErrInvalid, http.StatusBadRequest, "invalid_request"),
-		on(account.ErrInvalidAmount, http.StatusBadRequest, "invalid_request"),
-		on(errBadRequest, http.StatusBadRequest, "invalid_request"),
-	}
-	// Partner API (decisions.md, "Errors" and "Partner operations"):
-	// authentication first, then the body, then the trade.
-	partnerAuthRules = []rule{
-		on(partner.ErrUnauthorized, http.StatusUnauthorized, "UNAUTHORIZED"),
-		on(partner.ErrDisabled, http.StatusForbidden, "FORBIDDEN"),
-	}
-	partnerParamRules = []rule{
-		on(errMalformedBody, http.StatusBadRequest, "BAD_BODY"),
-		on(errBadRequest, http.StatusBadRequest, "BAD_PARAMS"),
-		on(input.ErrInvalid, http.StatusBadRequest, "BAD_PARAMS"),
-		on(account.ErrInvalidAmount, http.StatusBadRequest, "BAD_PARAMS"),
-	}
-	// partnerTradeRules: the market's refusals are TRADE_FAILED with a
-	// detail saying which; an unknown market is a refused trade here.
-	partnerTradeRules = []rule{
-		on(partner.ErrNoAccount, http.StatusNotFound, "NO_ACCOUNT"),
-		// The partner service turns ErrNoPosition into ErrNoAccount.
-		on(market.ErrNoPosition, http.StatusNotFound, "NO_ACCOUNT"),
-		on(partner.ErrIdempotencyConflict, http.StatusConflict, "IDEMPOTENCY_CONFLICT"),
-		// The service retries ErrDuplicateKey; should one get through, it
-		// is a concurrent use of the same key.
-		on(market.ErrDuplicateKey, http.StatusConflict, "IDEMPOTENCY_CONFLICT"),
-		on(market.ErrMarketNotFound, http.StatusBadRequest, "TRADE_FAILED").saying("market not found"),
-		on(market.ErrClosed, http.StatusBadRequest, "TRADE_FAILED").saying("market closed"),
-		on(market.ErrResolved, http.StatusBadRequest, "TRADE_FAILED").saying("market closed"),
-		on(market.ErrInsufficientShares, http.StatusBadRequest, "TRADE_FAILED").saying("insufficient shares"),
-		on(account.ErrInsufficientFunds, http.StatusBadRequest, "TRADE_FAILED").saying("insufficient funds"),
-		on(market.ErrTradeRefused, http.StatusBadRequest, "TRADE_FAILED").saying("trade refused: too small to buy a share, or past the price bound"),
-	}
-)
-
-// The routes' tables.
-var (
-	// Contract 1: GET /users/{id}/pnl/chart, /users/me/pnl/chart.
-	errsPnLChart = table("internal_error",
-		on(errInvalidID, http.StatusBadRequest, "invalid_id"),
-		unauthorized,
-		on(account.ErrUserNotFound, http.StatusNotFound, "user_not_found"),
-	)
-	// Contract 2: GET /auth/me (and PATCH /auth/me, same path).
-	errsAuthMe = table("internal_error",
-		on(account.ErrUnauthorized, http.StatusUnauthorized, "UNAUTHORIZED"),
-		on(account.ErrUserNotFound, http.StatusUnauthorized, "UNAUTHORIZED"),
-	)
-	errsUpdateProfile = table("internal_error",
-		on(account.ErrUnauthorized, http.StatusUnauthorized, "UNAUTHORIZED"),
-		on(account.ErrUserNotFound, http.StatusUnauthorized, "UNAUTHORIZED"),
-		on(account.ErrNicknameTaken, http.StatusConflict, "nickname_taken"),
-		on(input.ErrInvalid, http.StatusBadRequest, "invalid_request"),
-		on(errBadRequest, http.StatusBadRequest, "invalid_request"),
-	)
-	// Contract 7: GET /pools/{id}.
-	errsPool = table("internal_error",
-		on(errInvalidID, http.StatusBadRequest, "invalid_pool_id"),
-		on(market.ErrPoolNotFound, http.StatusNotFound, "pool_not_found"),
-	)
-	// Contract 8: GET /market/trades/latest.
-	errsLatestTrades = table("INTERNAL_ERROR")
-	// Contract 13: POST /events/{id}/active. Checks run 401, 404, 403, 400.
-	errsEventActive = table("internal_error",
-		unauthorized,
-		on(errInvalidID, http.StatusNotFound, "event not found"),
-		on(market.ErrEventNotFound, http.StatusNotFound, "event not found"),
-		on(market.ErrForbidden, http.StatusForbidden, "forbidden"),
-		on(input.ErrInvalid, http.StatusBadRequest, "invalid request"),
-		on(errBadRequest, http.StatusBadRequest, "invalid request"),
-	)
-	// Contract 14: POST /events/{id}/pools/{pool_id}/markets/{market_id}/close.
-	// Checks run 401, 404, 403, 400, 409.
-	errsMarketClose = table("internal_error",
-		unauthorized,
-		on(errInvalidID, http.StatusNotFound, "market not found"),
-		on(market.ErrMarketNotFound, http.StatusNotFound, "market not found"),
-		on(market.ErrPoolNotFound, http.StatusNotFound, "market not found"),
-		on(market.ErrEventNotFound, http.StatusNotFound, "market not found"),
-		on(market.ErrForbidden, http.StatusForbidden, "forbidden"),
-		on(input.ErrInvalid, http.StatusBadRequest, "invalid request"),
-		on(errBadRequest, http.StatusBadRequest, "invalid request"),
-		on(market.ErrResolved, http.StatusConflict, "market already resolved"),
-	)
-
-	// Extension API.
-	errsRegister = table("internal_error",
-		on(account.ErrEmailTaken, http.StatusConflict, "email_taken"),
-		on(input.ErrInvalid, http.StatusBadRequest, "invalid_request"),
-	)
-	errsLogin = table("internal_error",
-		on(account.ErrInvalidCredentials, http.StatusUnauthorized, "invalid_credentials"),
-		on(account.ErrUserNotFound, http.StatusUnauthorized, "invalid_credentials"),
-	)
-	errsLogout         = table("internal_error", unauthorized)
-	errsClosedPosition = table("internal_error", unauthorized)
-	errsCreateEvent    = table("internal_error",
-		unauthorized,
-		on(market.ErrForbidden, http.StatusForbidden, "forbidden"),
-		on(account.ErrUserNotFound, http.StatusUnauthorized, "unauthorized"),
-	)
-	errsEvents = table("internal_error")
-	errsEvent  = table("internal_error",
-		on(market.ErrEventNotFound, http.StatusNotFound, "event_not_found"),
-	)
-	errsMarket = table("internal_error",
-		on(market.ErrMarketNotFound, http.StatusNotFound, "market_not_found"),
-	)
-	errsQuote   = table("internal_error", tradeRules...)
-	errsTrade   = table("internal_error", tradeRules...)
-	errsHistory = table("internal_error",
-		on(market.ErrMarketNotFound, http.StatusNotFound, "market_not_found"),
-	)
-	errsAdmin = table("internal_error", adminRules...)
-	errsMeta  = table("internal_error")
-
-	// Partner API: POST /partner/bet, POST /partner/sell (contract 3),
-	// GET /partner/users/{external_user_id} (contract 4).
-	errsPartnerBet = table("INTERNAL_ERROR", slices.Concat(partnerAuthRules, partnerParamRules, partnerTradeRules,
-		[]rule{on(market.ErrPriceMoved, http.StatusBadRequest, "TRADE_FAILED").saying("price moved past max_cost_kopecks")})...)
-	errsPartnerSell = table("INTERNAL_ERROR", slices.Concat(partnerAuthRules, partnerParamRules, partnerTradeRules,
-		[]rule{on(market.ErrPriceMoved, http.StatusBadRequest, "TRADE_FAILED").saying("price moved below min_payout_kopecks")})...)
-	errsPartnerState = table("INTERNAL_ERROR", slices.Concat(partnerAuthRules, partnerParamRules)...)
-	// Operator partner routes.
-	errsAdminPartner = table("internal_error", slices.Concat(adminRules, []rule{
-		on(partner.ErrNotFound, http.StatusNotFound, "partner_not_found"),
-		on(input.ErrInvalid, http.StatusBadRequest, "invalid_request"),
-	})...)
-)
-
-// The social routes' tables. An id that is not an integer names nothing:
-// 404 not_found, as the contract's endpoint 11 answers an unknown event.
-var (
-	// Contract 11: GET /events/{event_id}/comments (a bad token reads
-	// anonymously; bad paging falls back to the defaults).
-	errsEventComments = table("internal_error",
-		on(errInvalidID, http.StatusNotFound, "not_found"),
-		on(social.ErrEventNotFound, http.StatusNotFound, "not_found"),
-	)
-	// POST /events/{event_id}/comments. Checks run 401, 404 (id), 400
-	// (body, content), 404 (event, parent), 400 (where the parent is).
-	errsPostComment = table("internal_error",
-		unauthorized,
-		on(account.ErrUserNotFound, http.StatusUnauthorized, "unauthorized"),
-		on(errInvalidID, http.StatusNotFound, "not_found"),
-		on(social.ErrEventNotFound, http.StatusNotFound, "not_found"),
-		on(social.ErrCommentNotFound, http.StatusNotFound, "not_found"),
-		on(input.ErrInvalid, http.StatusBadRequest, "invalid_request"),
-		on(errBadRequest, http.StatusBadRequest, "invalid_request"),
-	)
-	// GET /comments/{id}/replies.
-	errsReplies = table("internal_error",
-		on(errInvalidID, http.StatusNotFound, "not_found"),
-		on(social.ErrCommentNotFound, http.StatusNotFound, "not_found"),
-	)
-	// PUT /comments/{id}/reaction. Checks run 401, 404 (id), 400, 404.
-	errsReaction = table("internal_error",
-		unauthorized,
-		on(account.ErrUserNotFound, http.StatusUnauthorized, "unauthorized"),
-		on(errInvalidID, http.StatusNotFound, "not_found"),
-		on(social.ErrCommentNotFound, http.StatusNotFound, "not_found"),
-		on(input.ErrInvalid, http.StatusBadRequest, "invalid_request"),
-		on(errBadRequest, http.StatusBadRequest, "invalid_request"),
-	)
-	// Contract 12: GET /notifications/unread; also GET /notifications and
-	// POST /notifications/read-all.
-	errsNotifications = table("internal_error",
-		unauthorized,
-		on(account.ErrUserNotFound, http.StatusUnauthorized, "unauthorized"),
-	)
-	// POST /notifications/{id}/read: someone else's notification is
-	// not_found, like one that does not exist.
-	errsNotificationRead = table("internal_error",
-		unauthorized,
-		on(account.ErrUserNotFound, http.StatusUnauthorized, "unauthorized"),
-		on(errInvalidID, http.StatusNotFound, "not_found"),
-		on(social.ErrNotificationNotFound, http.StatusNotFound, "not_found"),
-	)
-)
-
-// The P2P and support-chat routes' tables.
-var (
-	// Contract 10: GET /p2p/ads. Any malformed parameter is
-	// INVALID_REQUEST.
-	errsP2PAds = table("INTERNAL_ERROR",
-		on(input.ErrInvalid, http.StatusBadRequest, "INVALID_REQUEST"),
-		on(errBadRequest, http.StatusBadRequest, "INVALID_REQUEST"),
-	)
-	// Contract 9: GET /p2p/ads/{id}. An id that is not an integer names
-	// no ad: NOT_FOUND too.
-	errsP2PAd = table("INTERNAL_ERROR",
-		on(errInvalidID, http.StatusNotFound, "NOT_FOUND"),
-		on(p2p.ErrNotFound, http.StatusNotFound, "NOT_FOUND"),
-	)
-	// Operator P2P routes; an unknown user (p2p.ErrUserNotFound is
-	// account.ErrUserNotFound) is user_not_found.
-	errsAdminP2P = table("internal_error", slices.Concat(adminRules, []rule{
-		on(p2p.ErrNotFound, http.StatusNotFound, "ad_not_found"),
-		on(input.ErrInvalid, http.StatusBadRequest, "invalid_request"),
-	})...)
-
-	// Contract 5: GET /chat/history. No cookie, or one that names no
-	// session, is 401.
-	errsChatHistory = table("internal_error",
-		on(chat.ErrSessionNotFound, http.StatusUnauthorized, "unauthorized"),
-	)
-	// Contract 6: POST /chat/session/call-operator. No active session
-	// (no cookie, an unknown one, a closed session) is 404 not_found; an
-	// operator who could not be notified is 500 internal_error.
-	errsChatCallOperator = table("internal_error",
-		on(chat.ErrSessionNotFound, http.StatusNotFound, "not_found"),
-		on(chat.ErrSessionClosed, http.StatusNotFound, "not_found"),
-		on(chat.ErrNotifyFailed, http.StatusInternalServerError, "internal_error"),
-	)
-	// POST /chat/session.
-	errsChatSession = table("internal_error",
-		on(errBadRequest, http.StatusBadRequest, "invalid_request"),
-	)
-	// POST /chat/messages: the body first (400), then the session (404
-	// as for call-operator).
-	errsChatMessage = table("internal_error",
-		on(input.ErrInvalid, http.StatusBadRequest, "invalid_request"),
-		on(errBadRequest, http.StatusBadRequest, "invalid_request"),
-		on(chat.ErrSessionNotFound, http.StatusNotFound, "not_found"),
-		on(chat.ErrSessionClosed, http.StatusNotFound, "not_found"),
-	)
-	// Operator chat routes.
-	errsAdminChat = table("internal_error", slices.Concat(adminRules, []rule{
-		on(chat.ErrSessionNotFound, http.StatusNotFound, "session_not_found"),
-		on(input.ErrInvalid, http.StatusBadRequest, "invalid_request"),
-	})...)
-)
+// unauthorized is the 401 of a missing or unknown Bearer token, shared by
+// the routes of several modules.
+var unauthorized = on(account.ErrUnauthorized, http.StatusUnauthorized, "unauthorized")
 
 // errorBody is every error answer.
 type errorBody struct {

@@ -81,7 +81,7 @@ var domainErrors = map[string]error{
 // reachable; none is left.)
 var notOnAnyRoute = map[string]string{}
 
-// answered500 are domain errors whose answer is a 500 by contract: an
+// answered500 are domain errors whose documented answer is a 500: an
 // operator who could not be notified is call-operator's 500
 // internal_error.
 var answered500 = map[string]bool{"chat.ErrNotifyFailed": true}
@@ -213,7 +213,7 @@ func TestEveryDomainErrorIsKnownToTheServer(t *testing.T) {
 		for _, name := range exportedErrors(t, pkg) {
 			t.Run(name+" is accounted for by the server", func(t *testing.T) {
 				if _, ok := domainErrors[name]; !ok {
-					t.Fatalf("%s is a new domain error: add it to domainErrors and to canOccur (or notOnAnyRoute), and map it in errors.go", name)
+					t.Fatalf("%s is a new domain error: add it to domainErrors and to canOccur (or notOnAnyRoute), and map it in the tables of the routes that meet it (module_*.go)", name)
 				}
 				if !onSomeRoute[name] && notOnAnyRoute[name] == "" {
 					t.Errorf("%s occurs on no route in canOccur and is not listed in notOnAnyRoute", name)
@@ -322,7 +322,7 @@ func TestContractCodesPerRoute(t *testing.T) {
 }
 
 // TestPartnerRoutesAnswerOnlyPartnerCodes: every error a partner route can
-// meet becomes one of the codes of decisions.md (none of the other
+// meet becomes one of the partner API's codes (none of the other
 // routes' lowercase codes leaks in), and every TRADE_FAILED says why.
 func TestPartnerRoutesAnswerOnlyPartnerCodes(t *testing.T) {
 	allowed := map[string]bool{"UNAUTHORIZED": true, "FORBIDDEN": true, "BAD_BODY": true, "BAD_PARAMS": true, "TRADE_FAILED": true,

@@ -12,6 +12,7 @@ import (
 	"go.uber.org/fx"
 
 	"github.com/predictkit/predictkit/account"
+	"github.com/predictkit/predictkit/input"
 	"github.com/predictkit/predictkit/market"
 )
 
@@ -187,6 +188,27 @@ func (p *profiles) build(ctx context.Context, u *account.User) (profileJSON, err
 	return profileView(u, b, open, closed, st), nil
 }
 
+// accountHandlers serves the auth routes: register, login, logout, and
+// the caller's profile.
+type accountHandlers struct {
+	accounts *account.Service
+	auth     *Auth
+	profiles *profiles
+}
+
+// accountRoutes lists the auth routes. Each handler below follows its
+// error table, which says what the route answers and in which order.
+func accountRoutes(accounts *account.Service, auth *Auth, prof *profiles) RoutesOut {
+	h := &accountHandlers{accounts: accounts, auth: auth, profiles: prof}
+	return RoutesOut{Routes: []Route{
+		{Method: http.MethodPost, Path: "/api/v1/auth/register", Errors: errsRegister, Handler: h.handleRegister},
+		{Method: http.MethodPost, Path: "/api/v1/auth/login", Errors: errsLogin, Handler: h.handleLogin},
+		{Method: http.MethodPost, Path: "/api/v1/auth/logout", Errors: errsLogout, Handler: h.handleLogout},
+		{Method: http.MethodGet, Path: "/api/v1/auth/me", Errors: errsAuthMe, Handler: h.handleMe},
+		{Method: http.MethodPatch, Path: "/api/v1/auth/me", Errors: errsUpdateProfile, Handler: h.handleUpdateProfile},
+	}}
+}
+
 type registerBody struct {
 	Email    string `json:"email" validate:"required"`
 	Password string `json:"password" validate:"required"`
@@ -194,9 +216,94 @@ type registerBody struct {
 	Language string `json:"language"`
 }
 
+// POST /auth/register: create an account; answers the profile and an
+// access token (201). Checks run 400 (body, then the account's fields),
+// 409 email_taken.
+var errsRegister = table("internal_error",
+	on(account.ErrEmailTaken, http.StatusConflict, "email_taken"),
+	on(input.ErrInvalid, http.StatusBadRequest, "invalid_request"),
+)
+
+// handleRegister creates an account and signs it in.
+func (h *accountHandlers) handleRegister(c *fiber.Ctx) error {
+	var b registerBody
+	if err := decodeStrict(c.Body(), &b); err != nil {
+		return err
+	}
+	u, tok, err := h.accounts.Register(c.UserContext(), account.Registration{Email: b.Email, Password: b.Password, Name: b.Name, Language: b.Language})
+	if err != nil {
+		return err
+	}
+	v, err := h.profiles.build(c.UserContext(), u)
+	if err != nil {
+		return err
+	}
+	return c.Status(http.StatusCreated).JSON(fiber.Map{"user": v, "access_token": tok})
+}
+
 type loginBody struct {
 	Email    string `json:"email" validate:"required"`
 	Password string `json:"password" validate:"required"`
+}
+
+// POST /auth/login: log in with e-mail and password; answers a fresh
+// access token and the profile. Checks run 400 (body), 401
+// invalid_credentials (an unknown e-mail too, so that it tells nothing).
+var errsLogin = table("internal_error",
+	on(account.ErrInvalidCredentials, http.StatusUnauthorized, "invalid_credentials"),
+	on(account.ErrUserNotFound, http.StatusUnauthorized, "invalid_credentials"),
+)
+
+// handleLogin signs a user in.
+func (h *accountHandlers) handleLogin(c *fiber.Ctx) error {
+	var b loginBody
+	if err := decodeStrict(c.Body(), &b); err != nil {
+		return err
+	}
+	u, tok, err := h.accounts.Login(c.UserContext(), b.Email, b.Password)
+	if err != nil {
+		return err
+	}
+	v, err := h.profiles.build(c.UserContext(), u)
+	if err != nil {
+		return err
+	}
+	return c.JSON(fiber.Map{"access_token": tok, "user": v})
+}
+
+// POST /auth/logout: revoke the access token the request carries. Checks
+// run 401.
+var errsLogout = table("internal_error", unauthorized)
+
+// handleLogout revokes the caller's token.
+func (h *accountHandlers) handleLogout(c *fiber.Ctx) error {
+	if _, err := h.auth.User(c); err != nil {
+		return err
+	}
+	if err := h.accounts.Logout(c.UserContext(), bearer(c)); err != nil {
+		return err
+	}
+	return c.JSON(fiber.Map{"status": "ok"})
+}
+
+// GET /auth/me: the caller's full profile. Checks run 401 UNAUTHORIZED
+// (upper case here; also for a token whose user is gone).
+var errsAuthMe = table("internal_error",
+	on(account.ErrUnauthorized, http.StatusUnauthorized, "UNAUTHORIZED"),
+	on(account.ErrUserNotFound, http.StatusUnauthorized, "UNAUTHORIZED"),
+)
+
+// handleMe answers the caller's profile.
+func (h *accountHandlers) handleMe(c *fiber.Ctx) error {
+	u, err := h.auth.User(c)
+	if err != nil {
+		return err
+	}
+	v, err := h.profiles.build(c.UserContext(), u)
+	if err != nil {
+		return err
+	}
+	return c.JSON(fiber.Map{"user": v})
 }
 
 type profileBody struct {
@@ -208,80 +315,37 @@ type profileBody struct {
 	AvatarURL     *string `json:"avatar_url"`
 }
 
-func accountRoutes(accounts *account.Service, auth *Auth, prof *profiles) RoutesOut {
-	me := func(c *fiber.Ctx) error {
-		u, err := auth.User(c)
-		if err != nil {
-			return err
-		}
-		v, err := prof.build(c.UserContext(), u)
-		if err != nil {
-			return err
-		}
-		return c.JSON(fiber.Map{"user": v})
+// PATCH /auth/me: change the caller's own profile; absent fields are left
+// as they are. Checks run 401 UNAUTHORIZED (as GET /auth/me), 400 (body,
+// then the fields), 409 nickname_taken.
+var errsUpdateProfile = table("internal_error",
+	on(account.ErrUnauthorized, http.StatusUnauthorized, "UNAUTHORIZED"),
+	on(account.ErrUserNotFound, http.StatusUnauthorized, "UNAUTHORIZED"),
+	on(account.ErrNicknameTaken, http.StatusConflict, "nickname_taken"),
+	on(input.ErrInvalid, http.StatusBadRequest, "invalid_request"),
+	on(errBadRequest, http.StatusBadRequest, "invalid_request"),
+)
+
+// handleUpdateProfile applies the patch and answers the new profile.
+func (h *accountHandlers) handleUpdateProfile(c *fiber.Ctx) error {
+	u, err := h.auth.User(c)
+	if err != nil {
+		return err
 	}
-	return RoutesOut{Routes: []Route{
-		{Method: http.MethodPost, Path: "/api/v1/auth/register", Errors: errsRegister, Handler: func(c *fiber.Ctx) error {
-			var b registerBody
-			if err := decodeStrict(c.Body(), &b); err != nil {
-				return err
-			}
-			u, tok, err := accounts.Register(c.UserContext(), account.Registration{Email: b.Email, Password: b.Password, Name: b.Name, Language: b.Language})
-			if err != nil {
-				return err
-			}
-			v, err := prof.build(c.UserContext(), u)
-			if err != nil {
-				return err
-			}
-			return c.Status(http.StatusCreated).JSON(fiber.Map{"user": v, "access_token": tok})
-		}},
-		{Method: http.MethodPost, Path: "/api/v1/auth/login", Errors: errsLogin, Handler: func(c *fiber.Ctx) error {
-			var b loginBody
-			if err := decodeStrict(c.Body(), &b); err != nil {
-				return err
-			}
-			u, tok, err := accounts.Login(c.UserContext(), b.Email, b.Password)
-			if err != nil {
-				return err
-			}
-			v, err := prof.build(c.UserContext(), u)
-			if err != nil {
-				return err
-			}
-			return c.JSON(fiber.Map{"access_token": tok, "user": v})
-		}},
-		{Method: http.MethodPost, Path: "/api/v1/auth/logout", Errors: errsLogout, Handler: func(c *fiber.Ctx) error {
-			if _, err := auth.User(c); err != nil {
-				return err
-			}
-			if err := accounts.Logout(c.UserContext(), bearer(c)); err != nil {
-				return err
-			}
-			return c.JSON(fiber.Map{"status": "ok"})
-		}},
-		{Method: http.MethodGet, Path: "/api/v1/auth/me", Errors: errsAuthMe, Handler: me},
-		{Method: http.MethodPatch, Path: "/api/v1/auth/me", Errors: errsUpdateProfile, Handler: func(c *fiber.Ctx) error {
-			u, err := auth.User(c)
-			if err != nil {
-				return err
-			}
-			var b profileBody
-			if err := decodeStrict(c.Body(), &b); err != nil {
-				return err
-			}
-			u, err = accounts.UpdateProfile(c.UserContext(), u.ID, account.ProfilePatch{
-				Name: b.Name, Nickname: b.Nickname, Language: b.Language, Theme: b.Theme,
-				ProfileHidden: b.ProfileHidden, AvatarURL: b.AvatarURL,
-			})
-			if err != nil {
-				return err
-			}
-			v, err := prof.build(c.UserContext(), u)
-			if err != nil {
-				return err
-			}
-			return c.JSON(fiber.Map{"user": v})
-		}},
-	}}
+	var b profileBody
+	if err := decodeStrict(c.Body(), &b); err != nil {
+		return err
+	}
+	u, err = h.accounts.UpdateProfile(c.UserContext(), u.ID, account.ProfilePatch{
+		Name: b.Name, Nickname: b.Nickname, Language: b.Language, Theme: b.Theme,
+		ProfileHidden: b.ProfileHidden, AvatarURL: b.AvatarURL,
+	})
+	if err != nil {
+		return err
+	}
+	v, err := h.profiles.build(c.UserContext(), u)
+	if err != nil {
+		return err
+	}
+	return c.JSON(fiber.Map{"user": v})
 }

@@ -9,6 +9,7 @@ import (
 	"go.uber.org/fx"
 
 	"github.com/predictkit/predictkit/account"
+	"github.com/predictkit/predictkit/input"
 )
 
 // AdminModule provides the operator routes: credit a user, set roles, the
@@ -48,14 +49,96 @@ func (a *AdminAuth) Check(c *fiber.Ctx) error {
 	return nil
 }
 
+// guard runs h only for a request that carries the admin token: Check
+// first, so every operator route answers 404 when no admin token is
+// configured and 401 for a wrong one before anything else.
+func (a *AdminAuth) guard(h fiber.Handler) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		if err := a.Check(c); err != nil {
+			return err
+		}
+		return h(c)
+	}
+}
+
+// adminRules are the rules of every operator route (here and in the
+// partner, P2P and chat modules): 404 not_found when disabled, 401 for a
+// wrong token, then 400 invalid_id, 404 user_not_found, 400
+// invalid_request.
+var adminRules = []rule{
+	on(errAdminDisabled, http.StatusNotFound, "not_found"),
+	unauthorized,
+	on(errInvalidID, http.StatusBadRequest, "invalid_id"),
+	on(account.ErrUserNotFound, http.StatusNotFound, "user_not_found"),
+	on(input.ErrInvalid, http.StatusBadRequest, "invalid_request"),
+	on(account.ErrInvalidAmount, http.StatusBadRequest, "invalid_request"),
+	on(errBadRequest, http.StatusBadRequest, "invalid_request"),
+}
+
+// adminHandlers serves the operator's user routes and the audit.
+type adminHandlers struct {
+	accounts *account.Service
+	audits   *Auditor
+	profiles *profiles
+}
+
+// adminRoutes lists the operator's user routes and the audit, all behind
+// the admin token. The handlers below follow their error table.
+func adminRoutes(admin *AdminAuth, accounts *account.Service, audits *Auditor, prof *profiles) RoutesOut {
+	h := &adminHandlers{accounts: accounts, audits: audits, profiles: prof}
+	return RoutesOut{Routes: []Route{
+		{Method: http.MethodPost, Path: "/api/v1/admin/users/:id/credit", Errors: errsAdmin, Handler: admin.guard(h.handleCredit)},
+		{Method: http.MethodPatch, Path: "/api/v1/admin/users/:id", Errors: errsAdmin, Handler: admin.guard(h.handleSetRoles)},
+		{Method: http.MethodGet, Path: "/api/v1/admin/audit", Errors: errsAdmin, Handler: admin.guard(h.handleAudit)},
+	}}
+}
+
+// POST /admin/users/{id}/credit, PATCH /admin/users/{id} and GET
+// /admin/audit: credit a user, set a user's roles, check the ledger and
+// the markets' escrow. Checks run 404 not_found (no admin token
+// configured), 401, 400 (id, body), 404 user_not_found.
+var errsAdmin = table("internal_error", adminRules...)
+
 type creditBody struct {
 	AmountKopecks int64 `json:"amount_kopecks" validate:"required,gte=1,lte=10000000000000"`
 	Bonus         bool  `json:"bonus"`
 }
 
+// handleCredit deposits money to a user's balance (or bonus balance) and
+// answers the balances.
+func (h *adminHandlers) handleCredit(c *fiber.Ctx) error {
+	id, b, err := idAndBody[creditBody](c, "id")
+	if err != nil {
+		return err
+	}
+	bal, err := h.accounts.Credit(c.UserContext(), id, b.AmountKopecks, b.Bonus)
+	if err != nil {
+		return err
+	}
+	return c.JSON(fiber.Map{"user_id": id, "balance": bal.Balance, "bonus_balance": bal.Bonus, "total_balance": bal.Total()})
+}
+
 type rolesBody struct {
 	IsCreator     *bool `json:"is_creator"`
 	IsStatsViewer *bool `json:"is_stats_viewer"`
+}
+
+// handleSetRoles grants or revokes a user's roles and answers the
+// profile.
+func (h *adminHandlers) handleSetRoles(c *fiber.Ctx) error {
+	id, b, err := idAndBody[rolesBody](c, "id")
+	if err != nil {
+		return err
+	}
+	u, err := h.accounts.SetRoles(c.UserContext(), id, account.RolesPatch{IsCreator: b.IsCreator, IsStatsViewer: b.IsStatsViewer})
+	if err != nil {
+		return err
+	}
+	v, err := h.profiles.build(c.UserContext(), u)
+	if err != nil {
+		return err
+	}
+	return c.JSON(fiber.Map{"user": v})
 }
 
 // auditJSON is the operator's audit: the ledger check merged with the
@@ -65,48 +148,11 @@ type auditJSON struct {
 	EscrowProblems []string `json:"escrow_problems"`
 }
 
-func adminRoutes(admin *AdminAuth, accounts *account.Service, audits *Auditor, prof *profiles) RoutesOut {
-	guard := func(h fiber.Handler) fiber.Handler {
-		return func(c *fiber.Ctx) error {
-			if err := admin.Check(c); err != nil {
-				return err
-			}
-			return h(c)
-		}
+// handleAudit runs the audit.
+func (h *adminHandlers) handleAudit(c *fiber.Ctx) error {
+	out, err := h.audits.Run(c.UserContext())
+	if err != nil {
+		return err
 	}
-	return RoutesOut{Routes: []Route{
-		{Method: http.MethodPost, Path: "/api/v1/admin/users/:id/credit", Errors: errsAdmin, Handler: guard(func(c *fiber.Ctx) error {
-			id, b, err := idAndBody[creditBody](c, "id")
-			if err != nil {
-				return err
-			}
-			bal, err := accounts.Credit(c.UserContext(), id, b.AmountKopecks, b.Bonus)
-			if err != nil {
-				return err
-			}
-			return c.JSON(fiber.Map{"user_id": id, "balance": bal.Balance, "bonus_balance": bal.Bonus, "total_balance": bal.Total()})
-		})},
-		{Method: http.MethodPatch, Path: "/api/v1/admin/users/:id", Errors: errsAdmin, Handler: guard(func(c *fiber.Ctx) error {
-			id, b, err := idAndBody[rolesBody](c, "id")
-			if err != nil {
-				return err
-			}
-			u, err := accounts.SetRoles(c.UserContext(), id, account.RolesPatch{IsCreator: b.IsCreator, IsStatsViewer: b.IsStatsViewer})
-			if err != nil {
-				return err
-			}
-			v, err := prof.build(c.UserContext(), u)
-			if err != nil {
-				return err
-			}
-			return c.JSON(fiber.Map{"user": v})
-		})},
-		{Method: http.MethodGet, Path: "/api/v1/admin/audit", Errors: errsAdmin, Handler: guard(func(c *fiber.Ctx) error {
-			out, err := audits.Run(c.UserContext())
-			if err != nil {
-				return err
-			}
-			return c.JSON(out)
-		})},
-	}}
+	return c.JSON(out)
 }

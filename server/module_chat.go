@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/predictkit/predictkit/account"
 	"github.com/predictkit/predictkit/chat"
+	"github.com/predictkit/predictkit/input"
 )
 
 // ChatModule provides the support chat: the chat service with its
@@ -117,151 +119,220 @@ func chatSessionView(s *chat.Session) chatSessionJSON {
 	return v
 }
 
+// chatHandlers serves the support chat: the user's routes (a cookie, and
+// a Bearer token when signed in) and the operator's (the admin token).
+type chatHandlers struct {
+	chats        *chat.Service
+	auth         *Auth
+	cookieSecure bool
+}
+
+// chatRoutes lists the chat routes. Each handler below follows its error
+// table, which says what the route answers and in which order.
+func chatRoutes(chats *chat.Service, auth *Auth, admin *AdminAuth, cfg Config) RoutesOut {
+	h := &chatHandlers{chats: chats, auth: auth, cookieSecure: cfg.CookieSecure}
+	return RoutesOut{Routes: []Route{
+		{Method: http.MethodPost, Path: "/api/v1/chat/session", Errors: errsChatSession, Handler: h.handleOpen},
+		{Method: http.MethodGet, Path: "/api/v1/chat/history", Errors: errsChatHistory, Handler: h.handleHistory},
+		{Method: http.MethodPost, Path: "/api/v1/chat/messages", Errors: errsChatMessage, Handler: h.handleSend},
+		{Method: http.MethodPost, Path: "/api/v1/chat/session/call-operator", Errors: errsChatCallOperator, Handler: h.handleCallOperator},
+
+		{Method: http.MethodGet, Path: "/api/v1/admin/chat/sessions", Errors: errsAdminChat, Handler: admin.guard(h.handleSessions)},
+		{Method: http.MethodGet, Path: "/api/v1/admin/chat/sessions/:session_id/messages", Errors: errsAdminChat, Handler: admin.guard(h.handleTranscript)},
+		{Method: http.MethodPost, Path: "/api/v1/admin/chat/sessions/:session_id/messages", Errors: errsAdminChat, Handler: admin.guard(h.handleReply)},
+		{Method: http.MethodPost, Path: "/api/v1/admin/chat/sessions/:session_id/close", Errors: errsAdminChat, Handler: admin.guard(h.handleClose)},
+	}}
+}
+
+// caller is the chat caller: the cookie's secret and, when a valid Bearer
+// token is sent, the signed-in user (an invalid token reads anonymously).
+// Every chat answer is private: no-store.
+func (h *chatHandlers) caller(c *fiber.Ctx) (chat.Caller, error) {
+	c.Set(fiber.HeaderCacheControl, "no-store")
+	u, err := h.auth.Optional(c)
+	if err != nil {
+		return chat.Caller{}, err
+	}
+	return chat.Caller{Secret: c.Cookies(ChatCookie), User: u}, nil
+}
+
+// setCookie sets the cookie that names the caller's session.
+func (h *chatHandlers) setCookie(c *fiber.Ctx, secret string) {
+	c.Cookie(&fiber.Cookie{
+		Name: ChatCookie, Value: secret, Path: "/api/v1/chat",
+		MaxAge: int(chatCookieMaxAge / time.Second), HTTPOnly: true, SameSite: fiber.CookieSameSiteLaxMode,
+		Secure: h.cookieSecure,
+	})
+}
+
 type chatOpenBody struct {
 	Language string `json:"language" validate:"omitempty,oneof=en ru"`
+}
+
+// POST /chat/session: open a session, or return the open one the cookie
+// names, and set the cookie. Checks run 400 (an optional body).
+var errsChatSession = table("internal_error",
+	on(errBadRequest, http.StatusBadRequest, "invalid_request"),
+)
+
+// handleOpen opens the caller's session in the body's language, or the
+// one Accept-Language asks for.
+func (h *chatHandlers) handleOpen(c *fiber.Ctx) error {
+	var b chatOpenBody
+	if len(c.Body()) > 0 {
+		if err := decodeStrict(c.Body(), &b); err != nil {
+			return err
+		}
+	}
+	who, err := h.caller(c)
+	if err != nil {
+		return err
+	}
+	lang := b.Language
+	if lang == "" {
+		lang = chat.LanguageFromAcceptLanguage(c.Get(fiber.HeaderAcceptLanguage))
+	}
+	sess, secret, err := h.chats.Open(c.UserContext(), who, lang)
+	if err != nil {
+		return err
+	}
+	h.setCookie(c, secret)
+	return c.JSON(chatSessionView(sess))
+}
+
+// GET /chat/history: every message of the current session, oldest first.
+// Checks run 401 unauthorized: no cookie, or one that names no session.
+var errsChatHistory = table("internal_error",
+	on(chat.ErrSessionNotFound, http.StatusUnauthorized, "unauthorized"),
+)
+
+// handleHistory answers the session's messages.
+func (h *chatHandlers) handleHistory(c *fiber.Ctx) error {
+	who, err := h.caller(c)
+	if err != nil {
+		return err
+	}
+	ms, err := h.chats.History(c.UserContext(), who)
+	if err != nil {
+		return err
+	}
+	return c.JSON(fiber.Map{"messages": chatMessagesView(ms)})
 }
 
 type chatTextBody struct {
 	Text *string `json:"text" validate:"required"`
 }
 
-func chatRoutes(chats *chat.Service, auth *Auth, admin *AdminAuth, cfg Config) RoutesOut {
-	guard := func(h fiber.Handler) fiber.Handler {
-		return func(c *fiber.Ctx) error {
-			if err := admin.Check(c); err != nil {
-				return err
-			}
-			return h(c)
-		}
-	}
-	// caller is the chat caller: the cookie's secret and, when a valid
-	// Bearer token is sent, the signed-in user (an invalid token reads
-	// anonymously). Every chat answer is private: no-store.
-	caller := func(c *fiber.Ctx) (chat.Caller, error) {
-		c.Set(fiber.HeaderCacheControl, "no-store")
-		u, err := auth.Optional(c)
-		if err != nil {
-			return chat.Caller{}, err
-		}
-		return chat.Caller{Secret: c.Cookies(ChatCookie), User: u}, nil
-	}
-	setCookie := func(c *fiber.Ctx, secret string) {
-		c.Cookie(&fiber.Cookie{
-			Name: ChatCookie, Value: secret, Path: "/api/v1/chat",
-			MaxAge: int(chatCookieMaxAge / time.Second), HTTPOnly: true, SameSite: fiber.CookieSameSiteLaxMode,
-			Secure: cfg.CookieSecure,
-		})
-	}
-	return RoutesOut{Routes: []Route{
-		// Opens a session (or returns the open one the cookie names) and
-		// sets the cookie.
-		{Method: http.MethodPost, Path: "/api/v1/chat/session", Errors: errsChatSession, Handler: func(c *fiber.Ctx) error {
-			var b chatOpenBody
-			if len(c.Body()) > 0 {
-				if err := decodeStrict(c.Body(), &b); err != nil {
-					return err
-				}
-			}
-			who, err := caller(c)
-			if err != nil {
-				return err
-			}
-			lang := b.Language
-			if lang == "" {
-				lang = chat.LanguageFromAcceptLanguage(c.Get(fiber.HeaderAcceptLanguage))
-			}
-			sess, secret, err := chats.Open(c.UserContext(), who, lang)
-			if err != nil {
-				return err
-			}
-			setCookie(c, secret)
-			return c.JSON(chatSessionView(sess))
-		}},
-		// Contract 5.
-		{Method: http.MethodGet, Path: "/api/v1/chat/history", Errors: errsChatHistory, Handler: func(c *fiber.Ctx) error {
-			who, err := caller(c)
-			if err != nil {
-				return err
-			}
-			ms, err := chats.History(c.UserContext(), who)
-			if err != nil {
-				return err
-			}
-			return c.JSON(fiber.Map{"messages": chatMessagesView(ms)})
-		}},
-		{Method: http.MethodPost, Path: "/api/v1/chat/messages", Errors: errsChatMessage, Handler: func(c *fiber.Ctx) error {
-			var b chatTextBody
-			if err := decodeStrict(c.Body(), &b); err != nil {
-				return err
-			}
-			who, err := caller(c)
-			if err != nil {
-				return err
-			}
-			sent, err := chats.Send(c.UserContext(), who, *b.Text)
-			if err != nil {
-				return err
-			}
-			out := chatSentJSON{chatMessageJSON: chatMessageView(sent.Message), OfferOperator: sent.OfferOperator}
-			if sent.Reply != nil {
-				r := chatMessageView(sent.Reply)
-				out.Reply = &r
-			}
-			return c.Status(http.StatusCreated).JSON(out)
-		}},
-		// Contract 6.
-		{Method: http.MethodPost, Path: "/api/v1/chat/session/call-operator", Errors: errsChatCallOperator, Handler: func(c *fiber.Ctx) error {
-			who, err := caller(c)
-			if err != nil {
-				return err
-			}
-			called, err := chats.CallOperator(c.UserContext(), who)
-			if err != nil {
-				return err
-			}
-			return c.JSON(fiber.Map{"success": true, "message": called.Message})
-		}},
+// POST /chat/messages: send a message to support; the automatic answer
+// follows it. Checks run 400 (the body first), then 404 not_found (no
+// active session, as for call-operator).
+var errsChatMessage = table("internal_error",
+	on(input.ErrInvalid, http.StatusBadRequest, "invalid_request"),
+	on(errBadRequest, http.StatusBadRequest, "invalid_request"),
+	on(chat.ErrSessionNotFound, http.StatusNotFound, "not_found"),
+	on(chat.ErrSessionClosed, http.StatusNotFound, "not_found"),
+)
 
-		// Operator routes.
-		{Method: http.MethodGet, Path: "/api/v1/admin/chat/sessions", Errors: errsAdminChat, Handler: guard(func(c *fiber.Ctx) error {
-			limit, offset, err := page(c, chat.DefaultSessionsLimit, chat.MaxSessionsLimit)
-			if err != nil {
-				return err
-			}
-			list, err := chats.Sessions(c.UserContext(), limit, offset)
-			if err != nil {
-				return err
-			}
-			out := make([]chatSessionJSON, 0, len(list))
-			for _, s := range list {
-				out = append(out, chatSessionView(s))
-			}
-			return c.JSON(fiber.Map{"sessions": out})
-		})},
-		{Method: http.MethodGet, Path: "/api/v1/admin/chat/sessions/:session_id/messages", Errors: errsAdminChat, Handler: guard(func(c *fiber.Ctx) error {
-			sess, ms, err := chats.Transcript(c.UserContext(), c.Params("session_id"))
-			if err != nil {
-				return err
-			}
-			return c.JSON(fiber.Map{"session": chatSessionView(sess), "messages": chatMessagesView(ms)})
-		})},
-		{Method: http.MethodPost, Path: "/api/v1/admin/chat/sessions/:session_id/messages", Errors: errsAdminChat, Handler: guard(func(c *fiber.Ctx) error {
-			var b chatTextBody
-			if err := decodeStrict(c.Body(), &b); err != nil {
-				return err
-			}
-			m, err := chats.Reply(c.UserContext(), c.Params("session_id"), *b.Text)
-			if err != nil {
-				return err
-			}
-			return c.Status(http.StatusCreated).JSON(chatMessageView(m))
-		})},
-		{Method: http.MethodPost, Path: "/api/v1/admin/chat/sessions/:session_id/close", Errors: errsAdminChat, Handler: guard(func(c *fiber.Ctx) error {
-			sess, err := chats.Close(c.UserContext(), c.Params("session_id"))
-			if err != nil {
-				return err
-			}
-			return c.JSON(chatSessionView(sess))
-		})},
-	}}
+// handleSend stores the caller's message and answers it with the
+// automatic reply (201).
+func (h *chatHandlers) handleSend(c *fiber.Ctx) error {
+	var b chatTextBody
+	if err := decodeStrict(c.Body(), &b); err != nil {
+		return err
+	}
+	who, err := h.caller(c)
+	if err != nil {
+		return err
+	}
+	sent, err := h.chats.Send(c.UserContext(), who, *b.Text)
+	if err != nil {
+		return err
+	}
+	out := chatSentJSON{chatMessageJSON: chatMessageView(sent.Message), OfferOperator: sent.OfferOperator}
+	if sent.Reply != nil {
+		r := chatMessageView(sent.Reply)
+		out.Reply = &r
+	}
+	return c.Status(http.StatusCreated).JSON(out)
+}
+
+// POST /chat/session/call-operator: escalate the current session to a
+// human operator. Checks run 404 not_found: no active session (no cookie,
+// an unknown one, a closed session); an operator who could not be
+// notified is 500 internal_error.
+var errsChatCallOperator = table("internal_error",
+	on(chat.ErrSessionNotFound, http.StatusNotFound, "not_found"),
+	on(chat.ErrSessionClosed, http.StatusNotFound, "not_found"),
+	on(chat.ErrNotifyFailed, http.StatusInternalServerError, "internal_error"),
+)
+
+// handleCallOperator escalates the session.
+func (h *chatHandlers) handleCallOperator(c *fiber.Ctx) error {
+	who, err := h.caller(c)
+	if err != nil {
+		return err
+	}
+	called, err := h.chats.CallOperator(c.UserContext(), who)
+	if err != nil {
+		return err
+	}
+	return c.JSON(fiber.Map{"success": true, "message": called.Message})
+}
+
+// The operator's chat routes: GET /admin/chat/sessions (list), GET and
+// POST /admin/chat/sessions/{session_id}/messages (transcript, answer),
+// POST /admin/chat/sessions/{session_id}/close. Checks run as adminRules
+// (404 when disabled, 401, 400), then 404 session_not_found.
+var errsAdminChat = table("internal_error", slices.Concat(adminRules, []rule{
+	on(chat.ErrSessionNotFound, http.StatusNotFound, "session_not_found"),
+	on(input.ErrInvalid, http.StatusBadRequest, "invalid_request"),
+})...)
+
+// handleSessions answers a page of sessions, open escalated ones first,
+// then by latest activity.
+func (h *chatHandlers) handleSessions(c *fiber.Ctx) error {
+	limit, offset, err := page(c, chat.DefaultSessionsLimit, chat.MaxSessionsLimit)
+	if err != nil {
+		return err
+	}
+	list, err := h.chats.Sessions(c.UserContext(), limit, offset)
+	if err != nil {
+		return err
+	}
+	out := make([]chatSessionJSON, 0, len(list))
+	for _, s := range list {
+		out = append(out, chatSessionView(s))
+	}
+	return c.JSON(fiber.Map{"sessions": out})
+}
+
+// handleTranscript answers a session with every message, oldest first.
+func (h *chatHandlers) handleTranscript(c *fiber.Ctx) error {
+	sess, ms, err := h.chats.Transcript(c.UserContext(), c.Params("session_id"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(fiber.Map{"session": chatSessionView(sess), "messages": chatMessagesView(ms)})
+}
+
+// handleReply answers a session as support (201).
+func (h *chatHandlers) handleReply(c *fiber.Ctx) error {
+	var b chatTextBody
+	if err := decodeStrict(c.Body(), &b); err != nil {
+		return err
+	}
+	m, err := h.chats.Reply(c.UserContext(), c.Params("session_id"), *b.Text)
+	if err != nil {
+		return err
+	}
+	return c.Status(http.StatusCreated).JSON(chatMessageView(m))
+}
+
+// handleClose closes a session and answers it.
+func (h *chatHandlers) handleClose(c *fiber.Ctx) error {
+	sess, err := h.chats.Close(c.UserContext(), c.Params("session_id"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(chatSessionView(sess))
 }

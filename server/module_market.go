@@ -10,6 +10,7 @@ import (
 	"go.uber.org/fx"
 
 	"github.com/predictkit/predictkit/account"
+	"github.com/predictkit/predictkit/input"
 	"github.com/predictkit/predictkit/market"
 )
 
@@ -34,6 +35,227 @@ func newMarketService(store market.Store, accounts *account.Service, trader mark
 	return s
 }
 
+// marketHandlers serves the market routes: events, pools, markets,
+// quotes, trades, positions, the PnL chart and the public feeds.
+type marketHandlers struct {
+	markets *market.Service
+	auth    *Auth
+	metrics *Metrics
+}
+
+// marketRoutes lists the market routes. Each handler below follows its
+// error table, which says what the route answers and in which order.
+func marketRoutes(markets *market.Service, auth *Auth, metrics *Metrics) RoutesOut {
+	h := &marketHandlers{markets: markets, auth: auth, metrics: metrics}
+	return RoutesOut{Routes: []Route{
+		{Method: http.MethodGet, Path: "/api/v1/users/:id/pnl/chart", Errors: errsPnLChart, Handler: h.handlePnLChart},
+		{Method: http.MethodGet, Path: "/api/v1/users/me/positions/closed", Errors: errsClosedPosition, Handler: h.handleClosedPositions},
+		{Method: http.MethodGet, Path: "/api/v1/pools/:id", Errors: errsPool, Handler: h.handlePool},
+		{Method: http.MethodGet, Path: "/api/v1/market/trades/latest", Errors: errsLatestTrades, Handler: h.handleLatestTrades},
+		{Method: http.MethodPost, Path: "/api/v1/events/:id/active", Errors: errsEventActive, Handler: h.handleEventActive},
+		{Method: http.MethodPost, Path: "/api/v1/events/:id/pools/:pool_id/markets/:market_id/close", Errors: errsMarketClose, Handler: h.handleMarketClose},
+		{Method: http.MethodPost, Path: "/api/v1/events", Errors: errsCreateEvent, Handler: h.handleCreateEvent},
+		{Method: http.MethodGet, Path: "/api/v1/events", Errors: errsEvents, Handler: h.handleEvents},
+		{Method: http.MethodGet, Path: "/api/v1/events/:id", Errors: errsEvent, Handler: h.handleEvent},
+		{Method: http.MethodGet, Path: "/api/v1/markets/:market_id", Errors: errsMarket, Handler: h.handleMarket},
+		{Method: http.MethodGet, Path: "/api/v1/markets/:market_id/quote", Errors: errsQuote, Handler: h.handleQuote},
+		{Method: http.MethodPost, Path: "/api/v1/markets/:market_id/buy", Errors: errsTrade, Handler: h.handleBuy},
+		{Method: http.MethodPost, Path: "/api/v1/markets/:market_id/sell", Errors: errsTrade, Handler: h.handleSell},
+		{Method: http.MethodGet, Path: "/api/v1/markets/:market_id/history", Errors: errsHistory, Handler: h.handleHistory},
+	}}
+}
+
+// GET /users/{id}/pnl/chart and /users/me/pnl/chart: a user's cumulative
+// realized PnL. Checks run 400 invalid_id (or 401 for me), 404
+// user_not_found.
+var errsPnLChart = table("internal_error",
+	on(errInvalidID, http.StatusBadRequest, "invalid_id"),
+	unauthorized,
+	on(account.ErrUserNotFound, http.StatusNotFound, "user_not_found"),
+)
+
+// handlePnLChart answers the chart of the caller ("me", which needs a
+// token) or of any user by id (public; a token, when valid, names the
+// viewer).
+func (h *marketHandlers) handlePnLChart(c *fiber.Ctx) error {
+	var viewer *account.User
+	var userID int64
+	if c.Params("id") == "me" {
+		u, err := h.auth.User(c)
+		if err != nil {
+			return err
+		}
+		viewer, userID = u, u.ID
+	} else {
+		id, err := pathID(c, "id")
+		if err != nil {
+			return err
+		}
+		if viewer, err = h.auth.Optional(c); err != nil {
+			return err
+		}
+		userID = id
+	}
+	var viewerID int64
+	if viewer != nil {
+		viewerID = viewer.ID
+	}
+	pts, err := h.markets.PnLChart(c.UserContext(), viewerID, userID)
+	if err != nil {
+		return err
+	}
+	out := make([]pnlPointJSON, 0, len(pts))
+	for _, p := range pts {
+		out = append(out, pnlPointJSON{Timestamp: ts(p.At), PnL: float64(p.PnL) / 100})
+	}
+	return c.JSON(fiber.Map{"points": out})
+}
+
+// GET /users/me/positions/closed: the caller's closed positions, a page
+// at a time. Checks run 401, 400 (paging).
+var errsClosedPosition = table("internal_error", unauthorized)
+
+// handleClosedPositions answers a page of the caller's closed positions.
+func (h *marketHandlers) handleClosedPositions(c *fiber.Ctx) error {
+	u, err := h.auth.User(c)
+	if err != nil {
+		return err
+	}
+	limit, offset, err := page(c, market.ClosedInProfile, market.MaxPageSize)
+	if err != nil {
+		return err
+	}
+	p, err := h.markets.ClosedPositions(c.UserContext(), u.ID, limit, offset)
+	if err != nil {
+		return err
+	}
+	return c.JSON(fiber.Map{"positions": closedViews(p.Positions), "has_more": p.HasMore})
+}
+
+// GET /pools/{id}: one pool with its markets and metadata. Checks run 400
+// invalid_pool_id, 404 pool_not_found.
+var errsPool = table("internal_error",
+	on(errInvalidID, http.StatusBadRequest, "invalid_pool_id"),
+	on(market.ErrPoolNotFound, http.StatusNotFound, "pool_not_found"),
+)
+
+// handlePool answers one pool.
+func (h *marketHandlers) handlePool(c *fiber.Ctx) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	p, err := h.markets.Pool(c.UserContext(), id)
+	if err != nil {
+		return err
+	}
+	v := poolView(p)
+	return sendJSON(c, &v)
+}
+
+// GET /market/trades/latest: the public feed of the latest trades. It
+// refuses nothing; a failure is 500 INTERNAL_ERROR (upper case).
+var errsLatestTrades = table("INTERNAL_ERROR")
+
+// handleLatestTrades answers the feed of the latest trades.
+func (h *marketHandlers) handleLatestTrades(c *fiber.Ctx) error {
+	ts, err := h.markets.LatestTrades(c.UserContext())
+	if err != nil {
+		return err
+	}
+	out := make([]simpleTradeJSON, 0, len(ts))
+	for _, t := range ts {
+		out = append(out, simpleTradeView(t))
+	}
+	return c.JSON(out)
+}
+
+// POST /events/{id}/active: the event's creator shows or hides it. Checks
+// run 401, 404, 403, 400 ("event not found", "invalid request": the
+// codes are phrases here).
+var errsEventActive = table("internal_error",
+	unauthorized,
+	on(errInvalidID, http.StatusNotFound, "event not found"),
+	on(market.ErrEventNotFound, http.StatusNotFound, "event not found"),
+	on(market.ErrForbidden, http.StatusForbidden, "forbidden"),
+	on(input.ErrInvalid, http.StatusBadRequest, "invalid request"),
+	on(errBadRequest, http.StatusBadRequest, "invalid request"),
+)
+
+// handleEventActive shows or hides an event. The body is read leniently
+// and the service decides after its 404 and 403: an is_active that is
+// missing or not a boolean is its 400.
+func (h *marketHandlers) handleEventActive(c *fiber.Ctx) error {
+	u, err := h.auth.User(c)
+	if err != nil {
+		return err
+	}
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	var active *bool
+	if raw, ok := lenientField(c.Body(), "is_active"); ok {
+		switch string(bytes.TrimSpace(raw)) {
+		case "true":
+			t := true
+			active = &t
+		case "false":
+			f := false
+			active = &f
+		}
+	}
+	if err := h.markets.SetActive(c.UserContext(), u.ID, id, active); err != nil {
+		return err
+	}
+	return c.JSON(fiber.Map{"status": "ok"})
+}
+
+// POST /events/{id}/pools/{pool_id}/markets/{market_id}/close: the
+// event's creator resolves a market with its winning side. Checks run
+// 401, 404, 403, 400, 409 (the service's order); any id that names
+// nothing, or a market outside that pool and event, is "market not
+// found".
+var errsMarketClose = table("internal_error",
+	unauthorized,
+	on(errInvalidID, http.StatusNotFound, "market not found"),
+	on(market.ErrMarketNotFound, http.StatusNotFound, "market not found"),
+	on(market.ErrPoolNotFound, http.StatusNotFound, "market not found"),
+	on(market.ErrEventNotFound, http.StatusNotFound, "market not found"),
+	on(market.ErrForbidden, http.StatusForbidden, "forbidden"),
+	on(input.ErrInvalid, http.StatusBadRequest, "invalid request"),
+	on(errBadRequest, http.StatusBadRequest, "invalid request"),
+	on(market.ErrResolved, http.StatusConflict, "market already resolved"),
+)
+
+// handleMarketClose resolves a market and counts the settlement. The
+// body is read leniently: a won_side that is missing or not a string is
+// the service's 400.
+func (h *marketHandlers) handleMarketClose(c *fiber.Ctx) error {
+	u, err := h.auth.User(c)
+	if err != nil {
+		return err
+	}
+	var ids [3]int64
+	for i, name := range []string{"id", "pool_id", "market_id"} {
+		if ids[i], err = pathID(c, name); err != nil {
+			return err
+		}
+	}
+	var won string
+	if raw, ok := lenientField(c.Body(), "won_side"); ok {
+		_ = json.Unmarshal(raw, &won) // not a string: "" is refused below
+	}
+	start := time.Now()
+	err = h.markets.Close(c.UserContext(), u.ID, ids[0], ids[1], ids[2], won)
+	h.metrics.observeSettlement(time.Since(start), err)
+	if err != nil {
+		return err
+	}
+	return c.JSON(fiber.Map{"status": "ok"})
+}
+
+// newEventBody is the body of POST /events.
 type newEventBody struct {
 	Name   string        `json:"name"`
 	NameRu string        `json:"name_ru"`
@@ -74,6 +296,168 @@ func (b *newEventBody) toDomain() market.NewEvent {
 	return e
 }
 
+// POST /events: a creator creates an event with its pools and markets.
+// Checks run 401, 403 (not a creator, before the body is read), 400.
+var errsCreateEvent = table("internal_error",
+	unauthorized,
+	on(market.ErrForbidden, http.StatusForbidden, "forbidden"),
+	on(account.ErrUserNotFound, http.StatusUnauthorized, "unauthorized"),
+)
+
+// handleCreateEvent creates an event and answers it (201).
+func (h *marketHandlers) handleCreateEvent(c *fiber.Ctx) error {
+	u, err := h.auth.User(c)
+	if err != nil {
+		return err
+	}
+	if !u.IsCreator { // 403 before the body is read, as for the other creator operations
+		return market.ErrForbidden
+	}
+	var b newEventBody
+	if err := decodeStrict(c.Body(), &b); err != nil {
+		return err
+	}
+	e, err := h.markets.CreateEvent(c.UserContext(), u, b.toDomain())
+	if err != nil {
+		return err
+	}
+	return c.Status(http.StatusCreated).JSON(eventView(e))
+}
+
+// GET /events: the active events, a page at a time. Only the common
+// rules apply (400 invalid_request for bad paging).
+var errsEvents = table("internal_error")
+
+// handleEvents answers a page of events.
+func (h *marketHandlers) handleEvents(c *fiber.Ctx) error {
+	limit, offset, err := page(c, market.DefaultEventsLimit, market.MaxPageSize)
+	if err != nil {
+		return err
+	}
+	es, err := h.markets.Events(c.UserContext(), limit, offset)
+	if err != nil {
+		return err
+	}
+	out := eventsJSON{Events: make([]eventJSON, 0, len(es))}
+	for _, e := range es {
+		out.Events = append(out.Events, eventView(e))
+	}
+	return sendJSON(c, &out)
+}
+
+// GET /events/{id}: one event with its pools and markets. Checks run 400
+// invalid_id (common), 404 event_not_found.
+var errsEvent = table("internal_error",
+	on(market.ErrEventNotFound, http.StatusNotFound, "event_not_found"),
+)
+
+// handleEvent answers one event.
+func (h *marketHandlers) handleEvent(c *fiber.Ctx) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	e, err := h.markets.Event(c.UserContext(), id)
+	if err != nil {
+		return err
+	}
+	v := eventView(e)
+	return sendJSON(c, &v)
+}
+
+// GET /markets/{market_id}: one market. Checks run 400 invalid_id
+// (common), 404 market_not_found.
+var errsMarket = table("internal_error",
+	on(market.ErrMarketNotFound, http.StatusNotFound, "market_not_found"),
+)
+
+// handleMarket answers one market.
+func (h *marketHandlers) handleMarket(c *fiber.Ctx) error {
+	id, err := pathID(c, "market_id")
+	if err != nil {
+		return err
+	}
+	m, err := h.markets.Market(c.UserContext(), id)
+	if err != nil {
+		return err
+	}
+	v := marketView(m)
+	return sendJSON(c, &v)
+}
+
+// parseSide reads the side of a quote, a buy or a sell.
+func parseSide(s string) (market.Side, error) {
+	side, ok := market.ParseSide(s)
+	if !ok {
+		return 0, badRequest("side", "must be YES or NO")
+	}
+	return side, nil
+}
+
+// tradeRules are the fixed codes of a trade and of its quote: 401, 400
+// invalid_id, 404 market_not_found, 409 market_closed or price_moved, 400
+// for what the trader cannot do or sent wrong.
+var tradeRules = []rule{
+	unauthorized,
+	on(errInvalidID, http.StatusBadRequest, "invalid_id"),
+	on(market.ErrMarketNotFound, http.StatusNotFound, "market_not_found"),
+	on(market.ErrClosed, http.StatusConflict, "market_closed"),
+	on(market.ErrResolved, http.StatusConflict, "market_closed"),
+	on(market.ErrPriceMoved, http.StatusConflict, "price_moved"),
+	on(account.ErrInsufficientFunds, http.StatusBadRequest, "insufficient_funds"),
+	on(market.ErrNoPosition, http.StatusBadRequest, "insufficient_shares"),
+	on(market.ErrInsufficientShares, http.StatusBadRequest, "insufficient_shares"),
+	on(market.ErrTradeRefused, http.StatusBadRequest, "trade_refused"),
+	on(input.ErrInvalid, http.StatusBadRequest, "invalid_request"),
+	on(account.ErrInvalidAmount, http.StatusBadRequest, "invalid_request"),
+	on(errBadRequest, http.StatusBadRequest, "invalid_request"),
+	// The trader's account vanished under a valid token.
+	on(account.ErrUserNotFound, http.StatusUnauthorized, "unauthorized"),
+}
+
+// GET /markets/{market_id}/quote: the price of a buy (amount_kopecks) or
+// a sell (shares), public. Checks run 400 (id, side, amount or shares),
+// then the trade's refusals (tradeRules).
+var errsQuote = table("internal_error", tradeRules...)
+
+// handleQuote answers a quote for a buy or a sell: exactly one of
+// amount_kopecks and shares.
+func (h *marketHandlers) handleQuote(c *fiber.Ctx) error {
+	id, err := pathID(c, "market_id")
+	if err != nil {
+		return err
+	}
+	side, err := parseSide(c.Query("side"))
+	if err != nil {
+		return err
+	}
+	hasAmount, hasShares := c.Query("amount_kopecks") != "", c.Query("shares") != ""
+	if hasAmount == hasShares {
+		return badRequest("amount_kopecks", "give exactly one of amount_kopecks (buy) or shares (sell)")
+	}
+	var q *market.Quote
+	if hasAmount {
+		n, err := queryInt(c, "amount_kopecks", 0)
+		if err != nil {
+			return err
+		}
+		q, err = h.markets.QuoteBuy(c.UserContext(), id, side, n)
+		if err != nil {
+			return err
+		}
+	} else {
+		n, err := queryInt(c, "shares", 0)
+		if err != nil {
+			return err
+		}
+		q, err = h.markets.QuoteSell(c.UserContext(), id, side, n)
+		if err != nil {
+			return err
+		}
+	}
+	return c.JSON(quoteView(q))
+}
+
 type buyBody struct {
 	Side           string `json:"side" validate:"required"`
 	AmountKopecks  int64  `json:"amount_kopecks" validate:"required,gte=1,lte=100000000000"`
@@ -88,289 +472,82 @@ type sellBody struct {
 	MinPayoutKopecks int64  `json:"min_payout_kopecks" validate:"gte=0"`
 }
 
-func parseSide(s string) (market.Side, error) {
-	side, ok := market.ParseSide(s)
-	if !ok {
-		return 0, badRequest("side", "must be YES or NO")
+// POST /markets/{market_id}/buy and /sell: the caller trades. Checks run
+// 401, 400 (id, body, side), then the trade's refusals (tradeRules).
+var errsTrade = table("internal_error", tradeRules...)
+
+// handleBuy buys shares of a side for amount_kopecks.
+func (h *marketHandlers) handleBuy(c *fiber.Ctx) error {
+	u, err := h.auth.User(c)
+	if err != nil {
+		return err
 	}
-	return side, nil
+	id, err := pathID(c, "market_id")
+	if err != nil {
+		return err
+	}
+	var b buyBody
+	if err := decodeStrict(c.Body(), &b); err != nil {
+		return err
+	}
+	req := market.Request{UserID: u.ID, Action: market.ActionBuy}
+	if req.Side, err = parseSide(b.Side); err != nil {
+		return err
+	}
+	req.Amount, req.UseBonus, req.MaxCost, req.MinShares = b.AmountKopecks, b.UseBonus, b.MaxCostKopecks, b.MinShares
+	return h.execute(c, id, req)
 }
 
-func marketRoutes(markets *market.Service, auth *Auth, metrics *Metrics) RoutesOut {
-	trade := func(action market.Action) fiber.Handler {
-		return func(c *fiber.Ctx) error {
-			u, err := auth.User(c)
-			if err != nil {
-				return err
-			}
-			id, err := pathID(c, "market_id")
-			if err != nil {
-				return err
-			}
-			req := market.Request{UserID: u.ID, Action: action}
-			if action == market.ActionBuy {
-				var b buyBody
-				if err := decodeStrict(c.Body(), &b); err != nil {
-					return err
-				}
-				if req.Side, err = parseSide(b.Side); err != nil {
-					return err
-				}
-				req.Amount, req.UseBonus, req.MaxCost, req.MinShares = b.AmountKopecks, b.UseBonus, b.MaxCostKopecks, b.MinShares
-			} else {
-				var b sellBody
-				if err := decodeStrict(c.Body(), &b); err != nil {
-					return err
-				}
-				if req.Side, err = parseSide(b.Side); err != nil {
-					return err
-				}
-				req.Shares, req.MinPayout = b.Shares, b.MinPayoutKopecks
-			}
-			res, err := markets.Execute(c.UserContext(), id, req)
-			if err != nil {
-				return err
-			}
-			return c.JSON(tradeView(res))
-		}
+// handleSell sells shares of a side.
+func (h *marketHandlers) handleSell(c *fiber.Ctx) error {
+	u, err := h.auth.User(c)
+	if err != nil {
+		return err
 	}
+	id, err := pathID(c, "market_id")
+	if err != nil {
+		return err
+	}
+	var b sellBody
+	if err := decodeStrict(c.Body(), &b); err != nil {
+		return err
+	}
+	req := market.Request{UserID: u.ID, Action: market.ActionSell}
+	if req.Side, err = parseSide(b.Side); err != nil {
+		return err
+	}
+	req.Shares, req.MinPayout = b.Shares, b.MinPayoutKopecks
+	return h.execute(c, id, req)
+}
 
-	return RoutesOut{Routes: []Route{
-		// Contract 1.
-		{Method: http.MethodGet, Path: "/api/v1/users/:id/pnl/chart", Errors: errsPnLChart, Handler: func(c *fiber.Ctx) error {
-			var viewer *account.User
-			var userID int64
-			if c.Params("id") == "me" {
-				u, err := auth.User(c)
-				if err != nil {
-					return err
-				}
-				viewer, userID = u, u.ID
-			} else {
-				id, err := pathID(c, "id")
-				if err != nil {
-					return err
-				}
-				if viewer, err = auth.Optional(c); err != nil {
-					return err
-				}
-				userID = id
-			}
-			var viewerID int64
-			if viewer != nil {
-				viewerID = viewer.ID
-			}
-			pts, err := markets.PnLChart(c.UserContext(), viewerID, userID)
-			if err != nil {
-				return err
-			}
-			out := make([]pnlPointJSON, 0, len(pts))
-			for _, p := range pts {
-				out = append(out, pnlPointJSON{Timestamp: ts(p.At), PnL: float64(p.PnL) / 100})
-			}
-			return c.JSON(fiber.Map{"points": out})
-		}},
-		{Method: http.MethodGet, Path: "/api/v1/users/me/positions/closed", Errors: errsClosedPosition, Handler: func(c *fiber.Ctx) error {
-			u, err := auth.User(c)
-			if err != nil {
-				return err
-			}
-			limit, offset, err := page(c, market.ClosedInProfile, market.MaxPageSize)
-			if err != nil {
-				return err
-			}
-			p, err := markets.ClosedPositions(c.UserContext(), u.ID, limit, offset)
-			if err != nil {
-				return err
-			}
-			return c.JSON(fiber.Map{"positions": closedViews(p.Positions), "has_more": p.HasMore})
-		}},
-		// Contract 7.
-		{Method: http.MethodGet, Path: "/api/v1/pools/:id", Errors: errsPool, Handler: func(c *fiber.Ctx) error {
-			id, err := pathID(c, "id")
-			if err != nil {
-				return err
-			}
-			p, err := markets.Pool(c.UserContext(), id)
-			if err != nil {
-				return err
-			}
-			v := poolView(p)
-			return sendJSON(c, &v)
-		}},
-		// Contract 8.
-		{Method: http.MethodGet, Path: "/api/v1/market/trades/latest", Errors: errsLatestTrades, Handler: func(c *fiber.Ctx) error {
-			ts, err := markets.LatestTrades(c.UserContext())
-			if err != nil {
-				return err
-			}
-			out := make([]simpleTradeJSON, 0, len(ts))
-			for _, t := range ts {
-				out = append(out, simpleTradeView(t))
-			}
-			return c.JSON(out)
-		}},
-		// Contract 13. Checks run 401, 404, 403, 400: the body is read
-		// leniently and the service decides after its 404 and 403.
-		{Method: http.MethodPost, Path: "/api/v1/events/:id/active", Errors: errsEventActive, Handler: func(c *fiber.Ctx) error {
-			u, err := auth.User(c)
-			if err != nil {
-				return err
-			}
-			id, err := pathID(c, "id")
-			if err != nil {
-				return err
-			}
-			var active *bool
-			if raw, ok := lenientField(c.Body(), "is_active"); ok {
-				switch string(bytes.TrimSpace(raw)) {
-				case "true":
-					t := true
-					active = &t
-				case "false":
-					f := false
-					active = &f
-				}
-			}
-			if err := markets.SetActive(c.UserContext(), u.ID, id, active); err != nil {
-				return err
-			}
-			return c.JSON(fiber.Map{"status": "ok"})
-		}},
-		// Contract 14. Checks run 401, 404, 403, 400, 409 (the service's
-		// order); the body is read leniently.
-		{Method: http.MethodPost, Path: "/api/v1/events/:id/pools/:pool_id/markets/:market_id/close", Errors: errsMarketClose, Handler: func(c *fiber.Ctx) error {
-			u, err := auth.User(c)
-			if err != nil {
-				return err
-			}
-			var ids [3]int64
-			for i, name := range []string{"id", "pool_id", "market_id"} {
-				if ids[i], err = pathID(c, name); err != nil {
-					return err
-				}
-			}
-			var won string
-			if raw, ok := lenientField(c.Body(), "won_side"); ok {
-				_ = json.Unmarshal(raw, &won) // not a string: "" is refused below
-			}
-			start := time.Now()
-			err = markets.Close(c.UserContext(), u.ID, ids[0], ids[1], ids[2], won)
-			metrics.observeSettlement(time.Since(start), err)
-			if err != nil {
-				return err
-			}
-			return c.JSON(fiber.Map{"status": "ok"})
-		}},
-		// Extension API.
-		{Method: http.MethodPost, Path: "/api/v1/events", Errors: errsCreateEvent, Handler: func(c *fiber.Ctx) error {
-			u, err := auth.User(c)
-			if err != nil {
-				return err
-			}
-			if !u.IsCreator { // 403 before the body is read, as for the other creator operations
-				return market.ErrForbidden
-			}
-			var b newEventBody
-			if err := decodeStrict(c.Body(), &b); err != nil {
-				return err
-			}
-			e, err := markets.CreateEvent(c.UserContext(), u, b.toDomain())
-			if err != nil {
-				return err
-			}
-			return c.Status(http.StatusCreated).JSON(eventView(e))
-		}},
-		{Method: http.MethodGet, Path: "/api/v1/events", Errors: errsEvents, Handler: func(c *fiber.Ctx) error {
-			limit, offset, err := page(c, market.DefaultEventsLimit, market.MaxPageSize)
-			if err != nil {
-				return err
-			}
-			es, err := markets.Events(c.UserContext(), limit, offset)
-			if err != nil {
-				return err
-			}
-			out := eventsJSON{Events: make([]eventJSON, 0, len(es))}
-			for _, e := range es {
-				out.Events = append(out.Events, eventView(e))
-			}
-			return sendJSON(c, &out)
-		}},
-		{Method: http.MethodGet, Path: "/api/v1/events/:id", Errors: errsEvent, Handler: func(c *fiber.Ctx) error {
-			id, err := pathID(c, "id")
-			if err != nil {
-				return err
-			}
-			e, err := markets.Event(c.UserContext(), id)
-			if err != nil {
-				return err
-			}
-			v := eventView(e)
-			return sendJSON(c, &v)
-		}},
-		{Method: http.MethodGet, Path: "/api/v1/markets/:market_id", Errors: errsMarket, Handler: func(c *fiber.Ctx) error {
-			id, err := pathID(c, "market_id")
-			if err != nil {
-				return err
-			}
-			m, err := markets.Market(c.UserContext(), id)
-			if err != nil {
-				return err
-			}
-			v := marketView(m)
-			return sendJSON(c, &v)
-		}},
-		{Method: http.MethodGet, Path: "/api/v1/markets/:market_id/quote", Errors: errsQuote, Handler: func(c *fiber.Ctx) error {
-			id, err := pathID(c, "market_id")
-			if err != nil {
-				return err
-			}
-			side, err := parseSide(c.Query("side"))
-			if err != nil {
-				return err
-			}
-			hasAmount, hasShares := c.Query("amount_kopecks") != "", c.Query("shares") != ""
-			if hasAmount == hasShares {
-				return badRequest("amount_kopecks", "give exactly one of amount_kopecks (buy) or shares (sell)")
-			}
-			var q *market.Quote
-			if hasAmount {
-				n, err := queryInt(c, "amount_kopecks", 0)
-				if err != nil {
-					return err
-				}
-				q, err = markets.QuoteBuy(c.UserContext(), id, side, n)
-				if err != nil {
-					return err
-				}
-			} else {
-				n, err := queryInt(c, "shares", 0)
-				if err != nil {
-					return err
-				}
-				q, err = markets.QuoteSell(c.UserContext(), id, side, n)
-				if err != nil {
-					return err
-				}
-			}
-			return c.JSON(quoteView(q))
-		}},
-		{Method: http.MethodPost, Path: "/api/v1/markets/:market_id/buy", Errors: errsTrade, Handler: trade(market.ActionBuy)},
-		{Method: http.MethodPost, Path: "/api/v1/markets/:market_id/sell", Errors: errsTrade, Handler: trade(market.ActionSell)},
-		{Method: http.MethodGet, Path: "/api/v1/markets/:market_id/history", Errors: errsHistory, Handler: func(c *fiber.Ctx) error {
-			id, err := pathID(c, "market_id")
-			if err != nil {
-				return err
-			}
-			pts, err := markets.History(c.UserContext(), id)
-			if err != nil {
-				return err
-			}
-			out := make([]historyPointJSON, 0, len(pts))
-			for _, p := range pts {
-				out = append(out, historyPointJSON{Timestamp: ts(p.At), YesProbability: p.YesProbability, QYes: p.QYes, QNo: p.QNo})
-			}
-			return c.JSON(fiber.Map{"market_id": id, "points": out})
-		}},
-	}}
+// execute runs a buy or a sell and answers the trade.
+func (h *marketHandlers) execute(c *fiber.Ctx, marketID int64, req market.Request) error {
+	res, err := h.markets.Execute(c.UserContext(), marketID, req)
+	if err != nil {
+		return err
+	}
+	return c.JSON(tradeView(res))
+}
+
+// GET /markets/{market_id}/history: a market's price history. Checks run
+// 400 invalid_id (common), 404 market_not_found.
+var errsHistory = table("internal_error",
+	on(market.ErrMarketNotFound, http.StatusNotFound, "market_not_found"),
+)
+
+// handleHistory answers a market's price history.
+func (h *marketHandlers) handleHistory(c *fiber.Ctx) error {
+	id, err := pathID(c, "market_id")
+	if err != nil {
+		return err
+	}
+	pts, err := h.markets.History(c.UserContext(), id)
+	if err != nil {
+		return err
+	}
+	out := make([]historyPointJSON, 0, len(pts))
+	for _, p := range pts {
+		out = append(out, historyPointJSON{Timestamp: ts(p.At), YesProbability: p.YesProbability, QYes: p.QYes, QNo: p.QNo})
+	}
+	return c.JSON(fiber.Map{"market_id": id, "points": out})
 }

@@ -3,10 +3,12 @@ package server
 import (
 	"net/http"
 	"net/url"
+	"slices"
 
 	"github.com/gofiber/fiber/v2"
 	"go.uber.org/fx"
 
+	"github.com/predictkit/predictkit/input"
 	"github.com/predictkit/predictkit/p2p"
 )
 
@@ -79,6 +81,90 @@ type p2pStatsJSON struct {
 	P2PAvgRating    float64 `json:"p2p_avg_rating"`
 }
 
+// queryValues copies the request's query parameters (decoded, repeats
+// kept) into url.Values.
+func queryValues(c *fiber.Ctx) url.Values {
+	v := url.Values{}
+	c.Request().URI().QueryArgs().VisitAll(func(k, val []byte) {
+		v.Add(string(k), string(val))
+	})
+	return v
+}
+
+// p2pHandlers serves the P2P board and the operator's P2P routes.
+type p2pHandlers struct {
+	ads *p2p.Service
+}
+
+// p2pRoutes lists the public P2P board and the operator's P2P routes
+// (behind the admin token). Each handler below follows its error table,
+// which says what the route answers and in which order.
+func p2pRoutes(ads *p2p.Service, admin *AdminAuth) RoutesOut {
+	h := &p2pHandlers{ads: ads}
+	return RoutesOut{Routes: []Route{
+		{Method: http.MethodGet, Path: "/api/v1/p2p/ads", Errors: errsP2PAds, Handler: h.handleAds},
+		{Method: http.MethodGet, Path: "/api/v1/p2p/ads/:id", Errors: errsP2PAd, Handler: h.handleAd},
+
+		{Method: http.MethodPost, Path: "/api/v1/admin/p2p/ads", Errors: errsAdminP2P, Handler: admin.guard(h.handleCreateAd)},
+		{Method: http.MethodPatch, Path: "/api/v1/admin/p2p/ads/:id", Errors: errsAdminP2P, Handler: admin.guard(h.handleModerate)},
+		{Method: http.MethodPut, Path: "/api/v1/admin/p2p/users/:id/stats", Errors: errsAdminP2P, Handler: admin.guard(h.handleSetStats)},
+	}}
+}
+
+// GET /p2p/ads: the P2P board, filtered, sorted and paged. Checks run 400
+// INVALID_REQUEST (any malformed parameter); codes are upper case here.
+var errsP2PAds = table("INTERNAL_ERROR",
+	on(input.ErrInvalid, http.StatusBadRequest, "INVALID_REQUEST"),
+	on(errBadRequest, http.StatusBadRequest, "INVALID_REQUEST"),
+)
+
+// handleAds answers the board.
+func (h *p2pHandlers) handleAds(c *fiber.Ctx) error {
+	q, err := p2p.ParseQuery(queryValues(c))
+	if err != nil {
+		return err
+	}
+	list, err := h.ads.List(c.UserContext(), q)
+	if err != nil {
+		return err
+	}
+	out := make([]p2pAdJSON, 0, len(list))
+	for _, ad := range list {
+		out = append(out, p2pAdView(ad))
+	}
+	return c.JSON(fiber.Map{"ads": out})
+}
+
+// GET /p2p/ads/{id}: one ad with its owner. Checks run 404 NOT_FOUND: an
+// id that is not an integer names no ad either.
+var errsP2PAd = table("INTERNAL_ERROR",
+	on(errInvalidID, http.StatusNotFound, "NOT_FOUND"),
+	on(p2p.ErrNotFound, http.StatusNotFound, "NOT_FOUND"),
+)
+
+// handleAd answers one ad.
+func (h *p2pHandlers) handleAd(c *fiber.Ctx) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	ad, err := h.ads.Ad(c.UserContext(), id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(p2pAdView(ad))
+}
+
+// The operator's P2P routes: POST /admin/p2p/ads (publish an ad for a
+// user), PATCH /admin/p2p/ads/{id} (moderate), PUT
+// /admin/p2p/users/{id}/stats (set a user's P2P record). Checks run as
+// adminRules (404 when disabled, 401, 400), then 404 ad_not_found or
+// user_not_found (p2p.ErrUserNotFound is account.ErrUserNotFound).
+var errsAdminP2P = table("internal_error", slices.Concat(adminRules, []rule{
+	on(p2p.ErrNotFound, http.StatusNotFound, "ad_not_found"),
+	on(input.ErrInvalid, http.StatusBadRequest, "invalid_request"),
+})...)
+
 // Operator bodies. Required numbers are pointers so that a missing field
 // is told from a zero one.
 type newP2PAdBody struct {
@@ -95,9 +181,42 @@ type newP2PAdBody struct {
 	IsPlatformAd    bool     `json:"is_platform_ad"`
 }
 
+// handleCreateAd publishes an ad (approved and active at once) and
+// answers it (201).
+func (h *p2pHandlers) handleCreateAd(c *fiber.Ctx) error {
+	var b newP2PAdBody
+	if err := decodeStrict(c.Body(), &b); err != nil {
+		return err
+	}
+	ad, err := h.ads.Create(c.UserContext(), p2p.NewAd{
+		UserID: *b.UserID, Type: b.Type, FiatCurrency: b.FiatCurrency, ExchangeRate: *b.ExchangeRate,
+		MinAmount: *b.MinAmount, MaxAmount: *b.MaxAmount, RemainingAmount: b.RemainingAmount,
+		PaymentMethods: b.PaymentMethods, PaymentDuration: *b.PaymentDuration, Instructions: b.Instructions,
+		IsPlatformAd: b.IsPlatformAd,
+	})
+	if err != nil {
+		return err
+	}
+	return c.Status(http.StatusCreated).JSON(p2pAdView(ad))
+}
+
 type p2pModerationBody struct {
 	IsActive         *bool   `json:"is_active"`
 	ModerationStatus *string `json:"moderation_status"`
+}
+
+// handleModerate activates, deactivates, approves or rejects an ad and
+// answers it.
+func (h *p2pHandlers) handleModerate(c *fiber.Ctx) error {
+	id, b, err := idAndBody[p2pModerationBody](c, "id")
+	if err != nil {
+		return err
+	}
+	ad, err := h.ads.Moderate(c.UserContext(), id, p2p.Moderation{IsActive: b.IsActive, ModerationStatus: b.ModerationStatus})
+	if err != nil {
+		return err
+	}
+	return c.JSON(p2pAdView(ad))
 }
 
 type p2pStatsBody struct {
@@ -106,94 +225,16 @@ type p2pStatsBody struct {
 	RatingSum       int64  `json:"rating_sum"`
 }
 
-// queryValues copies the request's query parameters (decoded, repeats
-// kept) into url.Values.
-func queryValues(c *fiber.Ctx) url.Values {
-	v := url.Values{}
-	c.Request().URI().QueryArgs().VisitAll(func(k, val []byte) {
-		v.Add(string(k), string(val))
-	})
-	return v
-}
-
-func p2pRoutes(ads *p2p.Service, admin *AdminAuth) RoutesOut {
-	guard := func(h fiber.Handler) fiber.Handler {
-		return func(c *fiber.Ctx) error {
-			if err := admin.Check(c); err != nil {
-				return err
-			}
-			return h(c)
-		}
+// handleSetStats sets a user's P2P record and answers it.
+func (h *p2pHandlers) handleSetStats(c *fiber.Ctx) error {
+	id, b, err := idAndBody[p2pStatsBody](c, "id")
+	if err != nil {
+		return err
 	}
-	return RoutesOut{Routes: []Route{
-		// Contract 10.
-		{Method: http.MethodGet, Path: "/api/v1/p2p/ads", Errors: errsP2PAds, Handler: func(c *fiber.Ctx) error {
-			q, err := p2p.ParseQuery(queryValues(c))
-			if err != nil {
-				return err
-			}
-			list, err := ads.List(c.UserContext(), q)
-			if err != nil {
-				return err
-			}
-			out := make([]p2pAdJSON, 0, len(list))
-			for _, ad := range list {
-				out = append(out, p2pAdView(ad))
-			}
-			return c.JSON(fiber.Map{"ads": out})
-		}},
-		// Contract 9.
-		{Method: http.MethodGet, Path: "/api/v1/p2p/ads/:id", Errors: errsP2PAd, Handler: func(c *fiber.Ctx) error {
-			id, err := pathID(c, "id")
-			if err != nil {
-				return err
-			}
-			ad, err := ads.Ad(c.UserContext(), id)
-			if err != nil {
-				return err
-			}
-			return c.JSON(p2pAdView(ad))
-		}},
-
-		// Operator routes.
-		{Method: http.MethodPost, Path: "/api/v1/admin/p2p/ads", Errors: errsAdminP2P, Handler: guard(func(c *fiber.Ctx) error {
-			var b newP2PAdBody
-			if err := decodeStrict(c.Body(), &b); err != nil {
-				return err
-			}
-			ad, err := ads.Create(c.UserContext(), p2p.NewAd{
-				UserID: *b.UserID, Type: b.Type, FiatCurrency: b.FiatCurrency, ExchangeRate: *b.ExchangeRate,
-				MinAmount: *b.MinAmount, MaxAmount: *b.MaxAmount, RemainingAmount: b.RemainingAmount,
-				PaymentMethods: b.PaymentMethods, PaymentDuration: *b.PaymentDuration, Instructions: b.Instructions,
-				IsPlatformAd: b.IsPlatformAd,
-			})
-			if err != nil {
-				return err
-			}
-			return c.Status(http.StatusCreated).JSON(p2pAdView(ad))
-		})},
-		{Method: http.MethodPatch, Path: "/api/v1/admin/p2p/ads/:id", Errors: errsAdminP2P, Handler: guard(func(c *fiber.Ctx) error {
-			id, b, err := idAndBody[p2pModerationBody](c, "id")
-			if err != nil {
-				return err
-			}
-			ad, err := ads.Moderate(c.UserContext(), id, p2p.Moderation{IsActive: b.IsActive, ModerationStatus: b.ModerationStatus})
-			if err != nil {
-				return err
-			}
-			return c.JSON(p2pAdView(ad))
-		})},
-		{Method: http.MethodPut, Path: "/api/v1/admin/p2p/users/:id/stats", Errors: errsAdminP2P, Handler: guard(func(c *fiber.Ctx) error {
-			id, b, err := idAndBody[p2pStatsBody](c, "id")
-			if err != nil {
-				return err
-			}
-			st, err := ads.SetStats(c.UserContext(), p2p.UserStats{UserID: id, CompletedOrders: *b.CompletedOrders, RatingCount: b.RatingCount, RatingSum: b.RatingSum})
-			if err != nil {
-				return err
-			}
-			return c.JSON(p2pStatsJSON{UserID: st.UserID, CompletedOrders: st.CompletedOrders, RatingCount: st.RatingCount,
-				RatingSum: st.RatingSum, P2PAvgRating: st.AvgRating()})
-		})},
-	}}
+	st, err := h.ads.SetStats(c.UserContext(), p2p.UserStats{UserID: id, CompletedOrders: *b.CompletedOrders, RatingCount: b.RatingCount, RatingSum: b.RatingSum})
+	if err != nil {
+		return err
+	}
+	return c.JSON(p2pStatsJSON{UserID: st.UserID, CompletedOrders: st.CompletedOrders, RatingCount: st.RatingCount,
+		RatingSum: st.RatingSum, P2PAvgRating: st.AvgRating()})
 }

@@ -2,9 +2,11 @@
 // /api/v1: a Fiber application wired with fx, one fx module per domain.
 //
 // Each domain module provides its service and contributes its routes to
-// the "routes" value group (see Route and RoutesOut); errors become HTTP
-// answers through the per-route tables of errors.go. A new domain adds a
-// module here and its Store to the Store interface.
+// the "routes" value group (see Route and RoutesOut): a short list of
+// method, path, error table and handler, then each handler beside the
+// table that turns its errors into HTTP answers (the machinery is in
+// errors.go). A new domain adds a module here and its Store to the Store
+// interface.
 package server
 
 import (
@@ -80,28 +82,51 @@ var HTTPModule = fx.Module("http",
 	fx.Provide(NewApp, newListening, metaRoutes, docsRoutes),
 )
 
+// metaHandlers serves the service's own routes.
+type metaHandlers struct {
+	health Health
+	log    *slog.Logger
+}
+
+// metaRoutes lists the service's own routes: health, readiness, metrics
+// and the API document (the reference page is docsRoutes').
 func metaRoutes(health Health, metrics *Metrics, log *slog.Logger) RoutesOut {
+	h := &metaHandlers{health: health, log: log}
 	return RoutesOut{Routes: []Route{
-		{Method: http.MethodGet, Path: "/healthz", Errors: errsMeta, Handler: func(c *fiber.Ctx) error {
-			return c.JSON(fiber.Map{"status": "ok"})
-		}},
-		{Method: http.MethodGet, Path: "/readyz", Errors: errsMeta, Handler: func(c *fiber.Ctx) error {
-			ctx, cancel := context.WithTimeout(c.UserContext(), 2*time.Second)
-			defer cancel()
-			if err := health(ctx); err != nil {
-				log.Warn("not ready: the store does not answer", slog.String("request_id", requestID(c)), slog.String("error", err.Error()))
-				return errUnavailable
-			}
-			return c.JSON(fiber.Map{"status": "ok"})
-		}},
+		{Method: http.MethodGet, Path: "/healthz", Errors: errsMeta, Handler: h.handleHealthz},
+		{Method: http.MethodGet, Path: "/readyz", Errors: errsMeta, Handler: h.handleReadyz},
 		{Method: http.MethodGet, Path: "/metrics", Errors: errsMeta, Handler: metrics.handler()},
-		{Method: http.MethodGet, Path: "/api/v1/openapi.json", Errors: errsMeta, Handler: func(c *fiber.Ctx) error {
-			doc, err := OpenAPIJSON()
-			if err != nil {
-				return err
-			}
-			c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
-			return c.Send(doc)
-		}},
+		{Method: http.MethodGet, Path: "/api/v1/openapi.json", Errors: errsMeta, Handler: handleOpenAPI},
 	}}
+}
+
+// The service's own routes (these and the /docs routes of docs.go) map
+// nothing of their own: only the common rules apply, so a store that
+// does not answer /readyz's ping is 503 database_unavailable.
+var errsMeta = table("internal_error")
+
+// handleHealthz answers 200 while the process serves.
+func (h *metaHandlers) handleHealthz(c *fiber.Ctx) error {
+	return c.JSON(fiber.Map{"status": "ok"})
+}
+
+// handleReadyz pings the store, for at most 2 seconds.
+func (h *metaHandlers) handleReadyz(c *fiber.Ctx) error {
+	ctx, cancel := context.WithTimeout(c.UserContext(), 2*time.Second)
+	defer cancel()
+	if err := h.health(ctx); err != nil {
+		h.log.Warn("not ready: the store does not answer", slog.String("request_id", requestID(c)), slog.String("error", err.Error()))
+		return errUnavailable
+	}
+	return c.JSON(fiber.Map{"status": "ok"})
+}
+
+// handleOpenAPI answers the OpenAPI document as JSON.
+func handleOpenAPI(c *fiber.Ctx) error {
+	doc, err := OpenAPIJSON()
+	if err != nil {
+		return err
+	}
+	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
+	return c.Send(doc)
 }

@@ -136,8 +136,8 @@ func reactionOf(c apiComment) string {
 	return *c.UserReaction
 }
 
-// TestCommentsContract answers endpoint 11 and the comment extension
-// routes with their documented codes, and refuses bad input storing
+// TestCommentsContract answers GET /events/{event_id}/comments and the
+// other comment routes with their documented codes, and refuses bad input storing
 // nothing.
 func TestCommentsContract(t *testing.T) {
 	eachStore(t, func(t *testing.T, h *harness) {
@@ -155,7 +155,7 @@ func TestCommentsContract(t *testing.T) {
 			status int
 			code   string
 		}{
-			// 11. GET /events/{event_id}/comments.
+			// GET /events/{event_id}/comments.
 			{"the comments of an unknown event are 404 not_found", req{method: "GET", path: commentsPath(987654321)}, 404, "not_found"},
 			{"the comments of a non-integer event id are 404 not_found", req{method: "GET", path: "/api/v1/events/abc/comments"}, 404, "not_found"},
 			{"the comments of event 0 are 404 not_found", req{method: "GET", path: commentsPath(0)}, 404, "not_found"},
@@ -250,7 +250,8 @@ func TestCommentsContract(t *testing.T) {
 	})
 }
 
-// TestCommentPaging checks endpoint 11's paging rules and order.
+// TestCommentPaging checks the paging rules and order of GET
+// /events/{event_id}/comments.
 func TestCommentPaging(t *testing.T) {
 	eachStore(t, func(t *testing.T, h *harness) {
 		w := newWorld(t, h)
@@ -695,7 +696,8 @@ func groupDigits(n int64) string {
 	return s
 }
 
-// brokenSocial fails the reads of the social contract endpoints.
+// brokenSocial fails the reads behind an event's comments and the
+// notifications.
 type brokenSocial struct{ server.Store }
 
 var errSocialBroken = errors.New("comment table on fire")

@@ -15,13 +15,6 @@ import (
 
 func ts(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 
-func sideName(s market.Side) string {
-	if s == market.Yes {
-		return "YES"
-	}
-	return "NO"
-}
-
 func sideRu(s market.Side) string {
 	if s == market.Yes {
 		return "ДА"
@@ -59,7 +52,7 @@ func marketView(m *market.Market) marketJSON {
 		YesName: m.YesName, NoName: m.NoName,
 	}
 	if m.WinningOutcome != nil {
-		w := sideName(*m.WinningOutcome)
+		w := m.WinningOutcome.String()
 		v.WinningOutcome = &w
 	}
 	return v
@@ -155,10 +148,10 @@ type positionJSON struct {
 
 func positionView(p market.OpenPosition) positionJSON {
 	return positionJSON{
-		ID: p.ID, UserID: p.UserID, MarketID: p.MarketID, TokenType: sideName(p.Side),
+		ID: p.ID, UserID: p.UserID, MarketID: p.MarketID, TokenType: p.Side.String(),
 		Amount: p.Shares, AvgPrice: p.AvgPriceBps(), UseBonus: p.UseBonus, CreatedAt: ts(p.CreatedAt),
 		EventID: p.EventID, EventName: p.EventName, PoolID: p.PoolID, PoolName: p.PoolName, MarketName: p.MarketName,
-		Side: sideName(p.Side), SideRu: sideRu(p.Side), UnrealizedPnL: p.UnrealizedPnL,
+		Side: p.Side.String(), SideRu: sideRu(p.Side), UnrealizedPnL: p.UnrealizedPnL,
 		CostKopecks: p.CostBasis, ValueKopecks: p.Value,
 	}
 }
@@ -192,10 +185,10 @@ type closedPositionJSON struct {
 
 func closedPositionView(p *market.PositionDetail) closedPositionJSON {
 	v := closedPositionJSON{
-		ID: p.ID, UserID: p.UserID, MarketID: p.MarketID, TokenType: sideName(p.Side),
+		ID: p.ID, UserID: p.UserID, MarketID: p.MarketID, TokenType: p.Side.String(),
 		Amount: p.Bought, AvgPrice: p.AvgPriceBps(), UseBonus: p.UseBonus,
 		EventID: p.EventID, EventName: p.EventName, PoolID: p.PoolID, PoolName: p.PoolName, MarketName: p.MarketName,
-		Side: sideName(p.Side), SideRu: sideRu(p.Side), PnL: p.PnL(), WonSide: -1,
+		Side: p.Side.String(), SideRu: sideRu(p.Side), PnL: p.PnL(), WonSide: -1,
 		SpentKopecks: p.Spent, ReturnedKopecks: p.Returned,
 	}
 	if p.WonSide != nil {
@@ -300,7 +293,7 @@ func tradeView(r *market.Result) tradeJSON {
 	amount := t.Amount
 	m := r.Market
 	v := tradeJSON{
-		TradeID: t.ID, MarketID: t.MarketID, Side: sideName(t.Side), Action: string(t.Action), Shares: t.Shares,
+		TradeID: t.ID, MarketID: t.MarketID, Side: t.Side.String(), Action: string(t.Action), Shares: t.Shares,
 		FeeKopecks: t.Fee, AvgPriceBps: t.AvgPriceBps(),
 		Balance: r.Balances.Balance, BonusBalance: r.Balances.Bonus, TotalBalance: r.Balances.Total(),
 		CreatedAt: ts(t.CreatedAt), Market: marketView(&m),
@@ -329,7 +322,7 @@ type quoteJSON struct {
 
 func quoteView(q *market.Quote) quoteJSON {
 	amount := q.Amount
-	v := quoteJSON{MarketID: q.MarketID, Side: sideName(q.Side), Action: string(q.Action), Shares: q.Shares,
+	v := quoteJSON{MarketID: q.MarketID, Side: q.Side.String(), Action: string(q.Action), Shares: q.Shares,
 		FeeKopecks: q.Fee, AvgPriceBps: q.AvgPriceBps, PriceBefore: q.PriceBefore, PriceAfter: q.PriceAfter}
 	if q.Action == market.ActionBuy {
 		v.CostKopecks = &amount
@@ -354,7 +347,7 @@ type simpleTradeJSON struct {
 }
 
 func simpleTradeView(t *market.FeedTrade) simpleTradeJSON {
-	return simpleTradeJSON{Amount: t.Amount, Name: t.TraderName, Token: sideName(t.Side), Event: t.EventName,
+	return simpleTradeJSON{Amount: t.Amount, Name: t.TraderName, Token: t.Side.String(), Event: t.EventName,
 		Market: t.MarketName, Avatar: nonEmpty(t.TraderAvatar), Action: string(t.Action), CreatedAt: ts(t.CreatedAt)}
 }
 
@@ -398,8 +391,8 @@ func partnerBetView(r *partner.Receipt) partnerBetJSON {
 		MarketID: r.MarketID, Side: r.Direction, CostKopecks: r.CostKopecks, SharesDelta: r.SharesDelta}
 }
 
-// partnerSellJSON is the receipt of an accepted partner sell (contract
-// 3); shares_delta is negative.
+// partnerSellJSON is the receipt of an accepted partner sell (POST
+// /partner/sell); shares_delta is negative.
 type partnerSellJSON struct {
 	Status         string `json:"status"`
 	ClientBetID    string `json:"client_bet_id"`
@@ -417,7 +410,8 @@ func partnerSellView(r *partner.Receipt) partnerSellJSON {
 		MarketID: r.MarketID, Side: r.Direction, PayoutKopecks: r.PayoutKopecks, SharesDelta: r.SharesDelta}
 }
 
-// partnerStateJSON is a partner user's sub-account (contract 4).
+// partnerStateJSON is a partner user's sub-account (GET
+// /partner/users/{external_user_id}).
 type partnerStateJSON struct {
 	ExternalUserID       string                `json:"external_user_id"`
 	Exists               bool                  `json:"exists"`

@@ -14,13 +14,19 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
 
+	"github.com/predictkit/predictkit/account"
+	"github.com/predictkit/predictkit/input"
 	"github.com/predictkit/predictkit/market"
+	"github.com/predictkit/predictkit/partner"
 	"github.com/predictkit/predictkit/social"
+	"github.com/predictkit/predictkit/storage/memory"
+	"golang.org/x/crypto/bcrypt"
 )
 
 // fuzzBody fuzzes decoding into T with decode (decodeStrict, or
@@ -64,11 +70,43 @@ func inRange(t *testing.T, field string, n, lo, hi int64) {
 	}
 }
 
-// Largest amounts the bodies accept (their validate tags).
+// Largest amounts the domains accept: the bodies check only their shape,
+// and the services the bounds.
 const (
-	maxTradeAmount  = 100_000_000_000
-	maxCreditAmount = 10_000_000_000_000
+	maxTradeAmount  = market.MaxTradeKopecks
+	maxCreditAmount = account.MaxCredit
 )
+
+// services are a memory store's services, for the fuzz targets whose
+// bounds the services check: an accepted body must carry values in range
+// once the service has accepted it too.
+type services struct {
+	ctx      context.Context
+	accounts *account.Service
+	partners *partner.Service
+	user     *account.User
+	partner  *partner.Partner
+}
+
+func newServices(f *testing.F) *services {
+	f.Helper()
+	store := memory.New()
+	s := &services{ctx: context.Background(), accounts: account.NewService(store)}
+	s.accounts.BcryptCost = bcrypt.MinCost
+	s.partners = partner.NewService(store, store, market.NewService(store, s.accounts))
+	var err error
+	if s.user, _, err = s.accounts.Register(s.ctx, account.Registration{Email: "fuzz@example.com", Password: "password123", Name: "Fuzz"}); err != nil {
+		f.Fatal(err)
+	}
+	if s.partner, _, err = s.partners.CreatePartner(s.ctx, "Fuzz"); err != nil {
+		f.Fatal(err)
+	}
+	return s
+}
+
+// refusedInput reports whether a service refused the input as invalid
+// (and so changed nothing); any other outcome means it took the values.
+func refusedInput(err error) bool { return errors.Is(err, input.ErrInvalid) }
 
 func FuzzRegisterBody(f *testing.F) {
 	fuzzBody(f, decodeStrict, func(t *testing.T, b *registerBody) {
@@ -147,12 +185,21 @@ func FuzzMarketCloseBody(f *testing.F) {
 
 func FuzzBuyBody(f *testing.F) {
 	fuzzBody(f, decodeStrict, func(t *testing.T, b *buyBody) {
+		side, err := parseSide(b.Side)
+		if err != nil {
+			return
+		}
+		if side != market.Yes && side != market.No {
+			t.Fatalf("side %q reads as %v", b.Side, side)
+		}
+		r := market.Request{Side: side, Action: market.ActionBuy, Amount: b.AmountKopecks, UseBonus: b.UseBonus,
+			MaxCost: b.MaxCostKopecks, MinShares: b.MinShares}
+		if refusedInput(r.Check()) {
+			return
+		}
 		inRange(t, "amount_kopecks", b.AmountKopecks, 1, maxTradeAmount)
 		inRange(t, "max_cost_kopecks", b.MaxCostKopecks, 0, 1<<63-1)
 		inRange(t, "min_shares", b.MinShares, 0, 1<<63-1)
-		if side, err := parseSide(b.Side); err == nil && side != market.Yes && side != market.No {
-			t.Fatalf("side %q reads as %v", b.Side, side)
-		}
 	}, `{"side":"YES","amount_kopecks":10000}`, `{"side":"NO","amount_kopecks":1,"use_bonus":true,"max_cost_kopecks":5,"min_shares":0}`,
 		`{"side":"YES","amount_kopecks":100000000000}`, `{"side":"YES","amount_kopecks":100000000001}`, `{"side":"YES","amount_kopecks":1.0}`,
 		`{"side":"YES","amount_kopecks":-0}`, `{"side":"YES","amount_kopecks":1e2}`)
@@ -160,13 +207,21 @@ func FuzzBuyBody(f *testing.F) {
 
 func FuzzSellBody(f *testing.F) {
 	fuzzBody(f, decodeStrict, func(t *testing.T, b *sellBody) {
+		r := market.Request{Side: market.Yes, Action: market.ActionSell, Shares: b.Shares, MinPayout: b.MinPayoutKopecks}
+		if refusedInput(r.Check()) {
+			return
+		}
 		inRange(t, "shares", b.Shares, 1, maxTradeAmount)
 		inRange(t, "min_payout_kopecks", b.MinPayoutKopecks, 0, 1<<63-1)
 	}, `{"side":"YES","shares":5000}`, `{"side":"NO","shares":1,"min_payout_kopecks":0}`, `{"side":"NO","shares":0}`, `{"side":"NO","shares":-1}`)
 }
 
 func FuzzCreditBody(f *testing.F) {
+	svc := newServices(f)
 	fuzzBody(f, decodeStrict, func(t *testing.T, b *creditBody) {
+		if _, err := svc.accounts.Credit(svc.ctx, svc.user.ID, b.AmountKopecks, b.Bonus); refusedInput(err) {
+			return
+		}
 		inRange(t, "amount_kopecks", b.AmountKopecks, 1, maxCreditAmount)
 	}, `{"amount_kopecks":100000}`, `{"amount_kopecks":250,"bonus":true}`, `{"amount_kopecks":10000000000001}`, `{"amount_kopecks":"1"}`)
 }
@@ -176,9 +231,17 @@ func FuzzRolesBody(f *testing.F) {
 }
 
 func FuzzPartnerBetBody(f *testing.F) {
+	svc := newServices(f)
 	fuzzBody(f, decodeObject, func(t *testing.T, b *partnerBetBody) {
 		if b.MarketID == nil || b.AmountKopecks == nil || b.ExternalUserID == "" || b.ClientBetID == "" {
 			t.Fatalf("a bet without a required field was accepted: %+v", b)
+		}
+		// No market exists: the bet is refused, but only after the
+		// service has checked every field.
+		_, err := svc.partners.Bet(svc.ctx, svc.partner, partner.Bet{ExternalUserID: b.ExternalUserID, MarketID: *b.MarketID,
+			Side: market.Yes, AmountKopecks: *b.AmountKopecks, ClientBetID: b.ClientBetID, MaxCostKopecks: b.MaxCostKopecks})
+		if refusedInput(err) {
+			return
 		}
 		inRange(t, "market_id", *b.MarketID, 1, 1<<63-1)
 		inRange(t, "amount_kopecks", *b.AmountKopecks, 1, maxTradeAmount)
@@ -191,9 +254,15 @@ func FuzzPartnerBetBody(f *testing.F) {
 }
 
 func FuzzPartnerSellBody(f *testing.F) {
+	svc := newServices(f)
 	fuzzBody(f, decodeObject, func(t *testing.T, b *partnerSellBody) {
 		if b.MarketID == nil || b.Shares == nil || b.ExternalUserID == "" || b.ClientBetID == "" {
 			t.Fatalf("a sell without a required field was accepted: %+v", b)
+		}
+		_, err := svc.partners.Sell(svc.ctx, svc.partner, partner.Sell{ExternalUserID: b.ExternalUserID, MarketID: *b.MarketID,
+			Side: market.Yes, Shares: *b.Shares, ClientBetID: b.ClientBetID, MinPayoutKopecks: b.MinPayoutKopecks})
+		if refusedInput(err) {
+			return
 		}
 		inRange(t, "market_id", *b.MarketID, 1, 1<<63-1)
 		inRange(t, "shares", *b.Shares, 1, maxTradeAmount)
@@ -211,7 +280,11 @@ func FuzzNewPartnerBody(f *testing.F) {
 }
 
 func FuzzFloatBody(f *testing.F) {
+	svc := newServices(f)
 	fuzzBody(f, decodeStrict, func(t *testing.T, b *floatBody) {
+		if _, err := svc.partners.FundFloat(svc.ctx, svc.partner.ID, b.AmountKopecks); refusedInput(err) {
+			return
+		}
 		inRange(t, "amount_kopecks", b.AmountKopecks, 1, maxCreditAmount)
 	}, `{"amount_kopecks":1000000}`, `{"amount_kopecks":0}`)
 }

@@ -1,6 +1,6 @@
 package server
 
-// This file is how errors become HTTP answers. The interface gives
+// This file is how errors become HTTP answers. The API gives
 // different codes for the same meaning on different endpoints
 // (pool_not_found, NOT_FOUND, "market not found"...), so every route
 // names its own small table, which lives beside its handler in the

@@ -100,7 +100,7 @@ func adminRoutes(admin *AdminAuth, accounts *account.Service, audits *Auditor, p
 var errsAdmin = table("internal_error", adminRules...)
 
 type creditBody struct {
-	AmountKopecks int64 `json:"amount_kopecks" validate:"required,gte=1,lte=10000000000000"`
+	AmountKopecks int64 `json:"amount_kopecks" validate:"required"`
 	Bonus         bool  `json:"bonus"`
 }
 

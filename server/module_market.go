@@ -460,16 +460,16 @@ func (h *marketHandlers) handleQuote(c *fiber.Ctx) error {
 
 type buyBody struct {
 	Side           string `json:"side" validate:"required"`
-	AmountKopecks  int64  `json:"amount_kopecks" validate:"required,gte=1,lte=100000000000"`
+	AmountKopecks  int64  `json:"amount_kopecks" validate:"required"`
 	UseBonus       bool   `json:"use_bonus"`
-	MaxCostKopecks int64  `json:"max_cost_kopecks" validate:"gte=0"`
-	MinShares      int64  `json:"min_shares" validate:"gte=0"`
+	MaxCostKopecks int64  `json:"max_cost_kopecks"`
+	MinShares      int64  `json:"min_shares"`
 }
 
 type sellBody struct {
 	Side             string `json:"side" validate:"required"`
-	Shares           int64  `json:"shares" validate:"required,gte=1,lte=100000000000"`
-	MinPayoutKopecks int64  `json:"min_payout_kopecks" validate:"gte=0"`
+	Shares           int64  `json:"shares" validate:"required"`
+	MinPayoutKopecks int64  `json:"min_payout_kopecks"`
 }
 
 // POST /markets/{market_id}/buy and /sell: the caller trades. Checks run

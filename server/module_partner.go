@@ -172,11 +172,11 @@ var (
 // required") is told from a zero one.
 type partnerBetBody struct {
 	ExternalUserID string `json:"external_user_id" validate:"required"`
-	MarketID       *int64 `json:"market_id" validate:"required,gte=1"`
+	MarketID       *int64 `json:"market_id" validate:"required"`
 	Side           string `json:"side" validate:"required"`
-	AmountKopecks  *int64 `json:"amount_kopecks" validate:"required,gte=1,lte=100000000000"`
+	AmountKopecks  *int64 `json:"amount_kopecks" validate:"required"`
 	ClientBetID    string `json:"client_bet_id" validate:"required"`
-	MaxCostKopecks int64  `json:"max_cost_kopecks" validate:"gte=0"`
+	MaxCostKopecks int64  `json:"max_cost_kopecks"`
 }
 
 // POST /partner/bet: buy shares of a side for a partner's user, opening
@@ -213,11 +213,11 @@ func (h *partnerHandlers) handleBet(c *fiber.Ctx) error {
 
 type partnerSellBody struct {
 	ExternalUserID   string `json:"external_user_id" validate:"required"`
-	MarketID         *int64 `json:"market_id" validate:"required,gte=1"`
+	MarketID         *int64 `json:"market_id" validate:"required"`
 	Side             string `json:"side" validate:"required"`
-	Shares           *int64 `json:"shares" validate:"required,gte=1,lte=100000000000"`
+	Shares           *int64 `json:"shares" validate:"required"`
 	ClientBetID      string `json:"client_bet_id" validate:"required"`
-	MinPayoutKopecks int64  `json:"min_payout_kopecks" validate:"gte=0"`
+	MinPayoutKopecks int64  `json:"min_payout_kopecks"`
 }
 
 // POST /partner/sell: sell shares of a side for a partner's user. Checks
@@ -328,7 +328,7 @@ func (h *partnerHandlers) handleSetDisabled(c *fiber.Ctx) error {
 }
 
 type floatBody struct {
-	AmountKopecks int64 `json:"amount_kopecks" validate:"required,gte=1,lte=10000000000000"`
+	AmountKopecks int64 `json:"amount_kopecks" validate:"required"`
 }
 
 // handleFundFloat deposits money to a partner's float and answers the new

@@ -296,9 +296,12 @@ func DecideMarkets(sts []*State, reqs [][]Request) ([]*Effects, error) {
 	}
 	// A sub-account made for the batch is kept if a trade on any market
 	// used it; the first market's Effects carry the rest.
-	created := map[int64]bool{}
+	var created map[int64]bool
 	for _, st := range sts {
 		for id := range st.NewSubAccounts {
+			if created == nil {
+				created = map[int64]bool{}
+			}
 			created[id] = true
 		}
 	}

@@ -209,10 +209,12 @@ func (s *Store) exec(locks []market.Lock, decide func([]*market.State) ([]*marke
 	balances := map[account.Ref]int64{}
 	existing := map[market.Key]*market.Trade{}
 	subAccounts := map[market.SubAccount]int64{}
-	created := map[int64]bool{}
+	// created is made on the first sub-account the call creates, and
+	// shared by every State below.
+	var created map[int64]bool
 	sts := make([]*market.State, len(locks))
 	for i, lock := range locks {
-		st := &market.State{Balances: balances, Existing: existing, SubAccounts: subAccounts, NewSubAccounts: created, Now: now}
+		st := &market.State{Balances: balances, Existing: existing, SubAccounts: subAccounts, Now: now}
 		sts[i] = st
 		if _, ok := s.markets[lock.MarketID]; !ok {
 			continue
@@ -231,6 +233,9 @@ func (s *Store) exec(locks []market.Lock, decide func([]*market.State) ([]*marke
 			if !ok {
 				if id, ok = s.subs[sa]; !ok {
 					id = s.createSubAccount(sa, now)
+					if created == nil {
+						created = map[int64]bool{}
+					}
 					created[id] = true
 				}
 				subAccounts[sa] = id
@@ -251,6 +256,9 @@ func (s *Store) exec(locks []market.Lock, decide func([]*market.State) ([]*marke
 		for _, r := range refs {
 			balances[r] = s.balance(r)
 		}
+	}
+	for _, st := range sts {
+		st.NewSubAccounts = created
 	}
 	effs, err := decide(sts)
 	if err == nil && len(effs) != len(sts) {

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -12,9 +13,11 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/valyala/fasthttp"
 	"go.uber.org/fx"
 )
 
@@ -71,6 +74,11 @@ func NewApp(p AppParams) *fiber.App {
 	headers := headerPolicy{hsts: cfg.CookieSecure}
 	trusted, _ := parseProxies(cfg.TrustedProxies) // Validate reports errors
 	limits := newRateLimits(cfg, p.Users, p.Partners, trusted.clientIP)
+	// answer writes an error answer; requests logs and counts every
+	// answer: those of the middleware chain (its middleware) and those
+	// Fiber and fasthttp make outside it (the app's ErrorHandler).
+	answer := headers.errorHandler(errorHandler(p.Logger))
+	requests := requestLog{log: p.Logger, metrics: p.Metrics}
 	app := fiber.New(fiber.Config{
 		AppName:                 "predictkit",
 		BodyLimit:               BodyLimit,
@@ -80,7 +88,7 @@ func NewApp(p AppParams) *fiber.App {
 		WriteTimeout:            cfg.WriteTimeout,
 		IdleTimeout:             cfg.IdleTimeout,
 		DisableStartupMessage:   true,
-		ErrorHandler:            headers.errorHandler(errorHandler(p.Logger)),
+		ErrorHandler:            requests.errorHandler(answer),
 		JSONEncoder:             json.Marshal,
 		JSONDecoder:             json.Unmarshal,
 		EnableTrustedProxyCheck: len(cfg.TrustedProxies) > 0,
@@ -88,10 +96,12 @@ func NewApp(p AppParams) *fiber.App {
 		ProxyHeader:             proxyHeader(cfg.TrustedProxies),
 		ReadBufferSize:          16 << 10,
 	})
+	answerUnknownMethods(app)
+	app.Server().ConnState = markReading
 	app.Use(recoverer(p.Logger))
 	app.Use(requestIDs)
 	app.Use(headers.middleware)
-	app.Use(accessLog(p.Logger, p.Metrics))
+	app.Use(requests.middleware(answer))
 	if h := newCORS(cfg.CORSOrigins); h != nil {
 		app.Use(h)
 	}
@@ -202,57 +212,188 @@ func routeTemplate(c *fiber.Ctx) string {
 	return "unmatched"
 }
 
-// accessLog writes one line per request (method, route template, status,
-// duration, request id, and the caller: user_id, partner_id or
-// operator=true once authenticated; never headers or bodies, so never
-// tokens, keys or passwords) and counts it. Successful probes and scrapes
-// (/healthz, /readyz, /metrics) log at DEBUG, server errors at WARN,
-// everything else at INFO. Errors are answered here through the app's
-// ErrorHandler so that the line has the final status.
-func accessLog(log *slog.Logger, m *Metrics) fiber.Handler {
+// requestLog writes one access-log line per answer (method, route
+// template, status, duration, request id, and the caller: user_id,
+// partner_id or operator=true once authenticated; never headers or
+// bodies, so never tokens, keys or passwords) and counts it. Successful
+// probes and scrapes (/healthz, /readyz, /metrics) log at DEBUG, server
+// errors at WARN, everything else at INFO.
+//
+// Most answers pass its middleware. The others Fiber hands to the app's
+// ErrorHandler, which is requestLog's errorHandler: what fasthttp refuses
+// while reading a request (400 unparsable, 408 read timeout, 413 body too
+// large, 431 headers too large), a method Fiber does not know
+// (answerUnknownMethods), and the recoverer's 500, which comes back past
+// the middleware. The middleware answers errors itself, never through the
+// app's ErrorHandler, so no answer is logged twice.
+type requestLog struct {
+	log     *slog.Logger
+	metrics *Metrics
+}
+
+// middleware logs the answers of the middleware chain; errors are
+// answered here (with answer) so that the line has the final status.
+func (rl requestLog) middleware(answer fiber.ErrorHandler) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		start := time.Now()
-		m.inFlight(1)
-		defer m.inFlight(-1)
+		rl.metrics.inFlight(1)
+		defer rl.metrics.inFlight(-1)
 		if err := c.Next(); err != nil {
-			if herr := c.App().ErrorHandler(c, err); herr != nil {
+			if herr := answer(c, err); herr != nil {
 				_ = c.SendStatus(fiber.StatusInternalServerError)
 			}
 		}
-		d := time.Since(start)
-		status := c.Response().StatusCode()
-		route := routeTemplate(c)
-		m.observeRequest(c, route, status, d)
-		lvl := slog.LevelInfo
-		switch {
-		case status >= 500:
-			lvl = slog.LevelWarn
-		case status < 400 && (route == "/healthz" || route == "/readyz" || route == "/metrics"):
-			lvl = slog.LevelDebug
-		}
-		if !log.Enabled(c.UserContext(), lvl) {
-			return nil
-		}
-		attrs := make([]slog.Attr, 0, 8)
-		attrs = append(attrs,
-			slog.String("method", c.Method()),
-			slog.String("route", route),
-			slog.Int("status", status),
-			slog.Duration("duration", d),
-			slog.String("request_id", requestID(c)),
-		)
-		if id, ok := c.Locals(localUserID).(int64); ok {
-			attrs = append(attrs, slog.Int64("user_id", id))
-		}
-		if id, ok := c.Locals(localPartnerID).(int64); ok {
-			attrs = append(attrs, slog.Int64("partner_id", id))
-		}
-		if op, _ := c.Locals(localOperator).(bool); op {
-			attrs = append(attrs, slog.Bool("operator", true))
-		}
-		log.LogAttrs(c.UserContext(), lvl, "request", attrs...)
+		rl.record(c, c.Method(), time.Since(start))
 		return nil
 	}
+}
+
+// errorHandler is the app's ErrorHandler: it answers err, then logs and
+// counts the answer, timed from when the server began reading the
+// request.
+func (rl requestLog) errorHandler(answer fiber.ErrorHandler) fiber.ErrorHandler {
+	return func(c *fiber.Ctx, err error) error {
+		if errors.Is(err, fiber.ErrBadGateway) {
+			// Fiber's name for a read that failed but did not time out:
+			// the client reset its connection. It left; nothing failed
+			// here, so it is no 5xx.
+			err = fiber.ErrBadRequest
+		}
+		if herr := answer(c, err); herr != nil {
+			_ = c.SendStatus(fiber.StatusInternalServerError)
+		}
+		rl.record(c, readMethod(c), readingFor(c))
+		return nil
+	}
+}
+
+// record logs and counts one answer.
+func (rl requestLog) record(c *fiber.Ctx, method string, d time.Duration) {
+	status := c.Response().StatusCode()
+	route := routeTemplate(c)
+	rl.metrics.observeRequest(c, method, route, status, d)
+	lvl := slog.LevelInfo
+	switch {
+	case status >= 500:
+		lvl = slog.LevelWarn
+	case status < 400 && (route == "/healthz" || route == "/readyz" || route == "/metrics"):
+		lvl = slog.LevelDebug
+	}
+	if !rl.log.Enabled(c.UserContext(), lvl) {
+		return
+	}
+	attrs := make([]slog.Attr, 0, 8)
+	attrs = append(attrs,
+		slog.String("method", method),
+		slog.String("route", route),
+		slog.Int("status", status),
+		slog.Duration("duration", d),
+		slog.String("request_id", requestID(c)),
+	)
+	if id, ok := c.Locals(localUserID).(int64); ok {
+		attrs = append(attrs, slog.Int64("user_id", id))
+	}
+	if id, ok := c.Locals(localPartnerID).(int64); ok {
+		attrs = append(attrs, slog.Int64("partner_id", id))
+	}
+	if op, _ := c.Locals(localOperator).(bool); op {
+		attrs = append(attrs, slog.Bool("operator", true))
+	}
+	rl.log.LogAttrs(c.UserContext(), lvl, "request", attrs...)
+}
+
+// unknownMethod is what an answer made outside the middleware logs and
+// counts as its method when the request line was never read whole, or
+// named a method Fiber does not know: the client's bytes never become a
+// label, so the series stay bounded.
+const unknownMethod = "unknown"
+
+// readMethod is the method of a request answered outside the middleware.
+// When fasthttp fails to read a request it clears it, headers included
+// (all but a body declared too large: 413 keeps them), and the method
+// would read as GET: no raw headers means the request is gone.
+func readMethod(c *fiber.Ctx) string {
+	if len(c.Request().Header.RawHeaders()) == 0 {
+		return unknownMethod
+	}
+	m := c.Request().Header.Method()
+	for _, known := range fiber.DefaultMethods {
+		if string(m) == known {
+			return known
+		}
+	}
+	return unknownMethod
+}
+
+// errUnknownMethod: the request's method is not one Fiber routes.
+var errUnknownMethod error = &requestError{detail: "method: unknown"}
+
+// answerUnknownMethods: Fiber answers a method it does not route (not one
+// of fiber.DefaultMethods) with a plain-text 400 of its own, which no
+// middleware sees. The app's ErrorHandler answers it instead, as JSON
+// with the security headers and a request id, and logs it.
+func answerUnknownMethods(app *fiber.App) {
+	srv := app.Server()
+	next := srv.Handler
+	srv.Handler = func(rctx *fasthttp.RequestCtx) {
+		m := rctx.Method()
+		for _, known := range fiber.DefaultMethods {
+			if string(m) == known {
+				next(rctx)
+				return
+			}
+		}
+		c := app.AcquireCtx(rctx)
+		defer app.ReleaseCtx(c)
+		if err := app.ErrorHandler(c, errUnknownMethod); err != nil {
+			_ = c.SendStatus(fiber.StatusInternalServerError)
+		}
+	}
+}
+
+// readingConn is a connection the server accepted (listen wraps them):
+// it holds when the server began reading the current request, so that an
+// answer made outside the middleware can say how long it took.
+type readingConn struct {
+	net.Conn
+	since atomic.Int64 // monotonic nanoseconds after clockZero
+}
+
+var clockZero = time.Now()
+
+// readingListener hands the server readingConns.
+type readingListener struct{ net.Listener }
+
+func (l readingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return &readingConn{Conn: c}, nil
+}
+
+// markReading is fasthttp's ConnState hook: a connection turns active
+// when the server begins reading a request (at once on a new
+// connection, at the first byte of the next request on a kept-alive one).
+func markReading(c net.Conn, state fasthttp.ConnState) {
+	if state != fasthttp.StateActive {
+		return
+	}
+	if rc, ok := c.(*readingConn); ok {
+		rc.since.Store(int64(time.Since(clockZero)))
+	}
+}
+
+// readingFor is how long ago the server began reading c's request: on a
+// connection listen accepted, from markReading; otherwise (app.Test) from
+// when the connection began to be served.
+func readingFor(c *fiber.Ctx) time.Duration {
+	if rc, ok := c.Context().Conn().(*readingConn); ok {
+		if since := rc.since.Load(); since != 0 {
+			return time.Since(clockZero) - time.Duration(since)
+		}
+	}
+	return time.Since(c.Context().ConnTime())
 }
 
 // refuseContentEncoding: Fiber v2 would decompress a body with no size
@@ -316,7 +457,7 @@ func listen(p lifecycleParams, where *Listening) {
 			where.mu.Unlock()
 			p.Logger.Info("listening", slog.String("addr", ln.Addr().String()))
 			go func() {
-				if err := p.App.Listener(ln); err != nil {
+				if err := p.App.Listener(readingListener{ln}); err != nil {
 					p.Logger.Error("server stopped", slog.String("error", err.Error()))
 				}
 			}()

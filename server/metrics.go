@@ -220,12 +220,12 @@ func provideMetrics(caps Capabilities) *Metrics {
 	return m
 }
 
-// observeRequest counts one answered request.
-func (m *Metrics) observeRequest(c *fiber.Ctx, route string, status int, d time.Duration) {
+// observeRequest counts one answered request; method is the label (see
+// readMethod for the answers made outside the middleware).
+func (m *Metrics) observeRequest(c *fiber.Ctx, method, route string, status int, d time.Duration) {
 	if m == nil {
 		return
 	}
-	method := c.Method()
 	m.httpRequests.WithLabelValues(method, route, strconv.Itoa(status)).Inc()
 	m.httpDuration.WithLabelValues(method, route).Observe(d.Seconds())
 	if status == fiber.StatusOK && string(c.Response().Header.Peek(HeaderIdempotentReplayed)) == "true" {

@@ -288,6 +288,11 @@ func slowClient(t *testing.T, h *harness, first, head, rest string, gap, limit t
 	return took, answer
 }
 
+// TestSlowRequestsAreCutAtTheReadTimeout: the read timeout bounds reading
+// a whole request, headers and body: fasthttp sets the connection's read
+// deadline once per request (when a new connection is served, or at the
+// first byte of the next request on a kept-alive one) and never extends
+// it, so a client that trickles bytes cannot hold a connection open.
 func TestSlowRequestsAreCutAtTheReadTimeout(t *testing.T) {
 	const readTimeout = time.Second
 	h, logs := loggedServer(t, readTimeout)
@@ -297,6 +302,7 @@ func TestSlowRequestsAreCutAtTheReadTimeout(t *testing.T) {
 		name, first, head, rest string
 		method                  string // as logged
 	}{
+		{"a connection that sends nothing", "", "", "", "unknown"},
 		{"headers sent a byte at a time", "", "", headers, "unknown"},
 		{"headers sent a byte at a time on a kept-alive connection", "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n", "", headers, "unknown"},
 		{"a body sent a byte at a time after its headers", "",

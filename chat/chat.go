@@ -5,7 +5,11 @@
 // A session is reached with a secret that only the client holds (the
 // server keeps it in an HttpOnly cookie and stores only its SHA-256); its
 // public id, which operators see, is a different random value. A session
-// only ever reads its own messages.
+// only ever reads its own messages. A session that belongs to a
+// signed-in user is reached only with its secret and that user; an
+// anonymous session becomes a user's with a new secret; a logout ends
+// the secrets of all the user's sessions (see Caller, Service.Claim,
+// Service.SignOut).
 //
 // Two interfaces are the seams for deployments: a Responder writes the
 // automatic answer to each user message (FAQResponder, the default,
@@ -14,7 +18,7 @@
 // session asks for a person (LogNotifier writes a log line,
 // WebhookNotifier POSTs JSON to a URL). A session is marked escalated
 // only after its notifier succeeded, so a failed notification can be
-// retried.
+// retried; concurrent calls notify once.
 //
 // When an operator answers a session that belongs to a signed-in user,
 // the user gets a support_reply notification.

@@ -22,6 +22,9 @@ type Users interface {
 	User(ctx context.Context, id int64) (*account.User, error)
 }
 
+// DefaultEscalationLease is Service.EscalationLease's default.
+const DefaultEscalationLease = time.Minute
+
 // Service is the chat use cases. It is safe for concurrent use.
 type Service struct {
 	store         Store
@@ -32,6 +35,12 @@ type Service struct {
 	// Now is the clock, in microseconds (what every store keeps); tests
 	// replace it.
 	Now func() time.Time
+	// EscalationLease is how long a call for an operator holds its
+	// session's escalation while the notifier runs: other calls meanwhile
+	// notify nobody. It must outlast the notifier (a call whose process
+	// dies mid-notification blocks new calls for that long, then the
+	// user may call again). Zero is DefaultEscalationLease.
+	EscalationLease time.Duration
 	// Logger receives what the service cannot tell its caller: a
 	// responder that failed, a notification that was not written.
 	Logger *slog.Logger
@@ -46,36 +55,39 @@ func NewService(store Store, users Users, notifications social.NotificationStore
 	}
 	return &Service{
 		store: store, users: users, notifications: notifications, responder: responder, notifier: notifier,
-		Now:    func() time.Time { return time.Now().UTC().Truncate(time.Microsecond) },
-		Logger: slog.Default(),
+		Now:             func() time.Time { return time.Now().UTC().Truncate(time.Microsecond) },
+		EscalationLease: DefaultEscalationLease,
+		Logger:          slog.Default(),
 	}
 }
 
 // Caller is who asks: the session secret (from the cookie) and the
 // signed-in user, nil when anonymous.
+//
+// A session has at most one owner. An anonymous session is reached with
+// its secret alone; a user's session only with its secret and that user
+// (a secret alone, or with another user, names no session). A signed-in
+// caller who holds an anonymous session's secret must claim it first
+// (Open or Claim), which gives the session a new secret: whoever knew
+// the old one, e.g. because they planted it in the user's browser, is
+// shut out before the user writes anything.
 type Caller struct {
 	Secret string
 	User   *account.User
 }
 
 // Open returns the caller's session when its secret names an open session
-// the caller may use (linking an anonymous session to the caller who has
-// since signed in), or opens a new one. secret is the session's secret:
-// the one the caller sent, or a new one, which the caller must keep.
-// lang is the language of a new anonymous session (en or ru; anything
-// else is en).
+// the caller may use (claiming an anonymous session for a signed-in
+// caller, with a new secret), or opens a new one. secret is the session's
+// secret: the one the caller sent, or a new one, which the caller must
+// keep. lang is the language of a new anonymous session (en or ru;
+// anything else is en).
 func (s *Service) Open(ctx context.Context, c Caller, lang string) (sess *Session, secret string, err error) {
 	if c.Secret != "" {
-		sess, err := s.session(ctx, c)
+		sess, secret, err := s.claim(ctx, c)
 		switch {
 		case err == nil && sess.Open():
-			if c.User != nil && sess.UserID == 0 {
-				if err := s.store.LinkChatSession(ctx, sess.ID, c.User.ID); err != nil {
-					return nil, "", err
-				}
-				sess.UserID = c.User.ID
-			}
-			return sess, c.Secret, nil
+			return sess, secret, nil
 		case err != nil && !errors.Is(err, ErrSessionNotFound):
 			return nil, "", err
 		}
@@ -92,17 +104,84 @@ func (s *Service) Open(ctx context.Context, c Caller, lang string) (sess *Sessio
 	return sess, secret, nil
 }
 
-// session is the caller's session: ErrSessionNotFound for no secret, an
-// unknown one, or a session of another signed-in user.
-func (s *Service) session(ctx context.Context, c Caller) (*Session, error) {
-	if c.Secret == "" || len(c.Secret) > 128 {
+// Claim makes the anonymous session whose secret a signed-in caller
+// holds theirs, with a new secret, and returns the secret the caller
+// holds from now on: the new one, or c.Secret itself when there was
+// nothing to claim (no user, no secret, one that names no session, a
+// session that has an owner already). Open, closed or escalated, the
+// session is claimed all the same. Only storage failures are errors; a
+// claim lost to a concurrent one leaves c.Secret, which then names no
+// session.
+func (s *Service) Claim(ctx context.Context, c Caller) (string, error) {
+	if c.User == nil || c.Secret == "" {
+		return c.Secret, nil
+	}
+	_, secret, err := s.claim(ctx, c)
+	if errors.Is(err, ErrSessionNotFound) {
+		return c.Secret, nil
+	}
+	return secret, err
+}
+
+// claim is the caller's session and the secret that reaches it now,
+// claiming an anonymous session for a signed-in caller.
+// ErrSessionNotFound as for session.
+func (s *Service) claim(ctx context.Context, c Caller) (*Session, string, error) {
+	sess, err := s.lookup(ctx, c.Secret)
+	if err != nil {
+		return nil, "", err
+	}
+	if c.User == nil || sess.UserID != 0 {
+		if !mayUse(c, sess) {
+			return nil, "", ErrSessionNotFound
+		}
+		return sess, c.Secret, nil
+	}
+	secret := account.NewSecret()
+	if err := s.store.ClaimChatSession(ctx, sess.ID, c.User.ID, account.HashToken(c.Secret), account.HashToken(secret)); err != nil {
+		return nil, "", err
+	}
+	sess.UserID = c.User.ID
+	return sess, secret, nil
+}
+
+// SignOut ends every secret of userID's sessions, for a logout: the
+// cookies that named them name nothing any more, whoever holds them and
+// with whatever token. The sessions themselves stay as they were (open,
+// escalated or not), so that an operator's answer still reaches the user
+// as a support_reply notification; the user's next Open starts a new
+// session.
+func (s *Service) SignOut(ctx context.Context, userID int64) error {
+	return s.store.RevokeChatSecrets(ctx, userID)
+}
+
+// lookup is the session of secret: ErrSessionNotFound for no secret or
+// an unknown one.
+func (s *Service) lookup(ctx context.Context, secret string) (*Session, error) {
+	if secret == "" || len(secret) > 128 {
 		return nil, ErrSessionNotFound
 	}
-	sess, err := s.store.ChatSessionBySecret(ctx, account.HashToken(c.Secret))
+	return s.store.ChatSessionBySecret(ctx, account.HashToken(secret))
+}
+
+// mayUse reports whether c may use sess without claiming it: an
+// anonymous session an anonymous caller, a user's session that user.
+func mayUse(c Caller, sess *Session) bool {
+	if c.User == nil {
+		return sess.UserID == 0
+	}
+	return sess.UserID == c.User.ID
+}
+
+// session is the caller's session: ErrSessionNotFound for no secret, an
+// unknown one, a user's session without that user, or an anonymous
+// session that a signed-in caller has not claimed.
+func (s *Service) session(ctx context.Context, c Caller) (*Session, error) {
+	sess, err := s.lookup(ctx, c.Secret)
 	if err != nil {
 		return nil, err
 	}
-	if c.User != nil && sess.UserID != 0 && sess.UserID != c.User.ID {
+	if !mayUse(c, sess) {
 		return nil, ErrSessionNotFound
 	}
 	return sess, nil
@@ -189,7 +268,9 @@ type Called struct {
 // CallOperator escalates the caller's session: the OperatorNotifier is
 // told first, and only when it succeeded is the session marked escalated,
 // so a failure (ErrNotifyFailed) leaves it unescalated and the call may be
-// retried. Calling again once escalated notifies nobody.
+// retried. A session has one escalation: a call while another one is
+// notifying (it holds the session's escalation for EscalationLease), or
+// once the session is escalated, notifies nobody and answers Already.
 // ErrSessionNotFound, ErrSessionClosed, ErrNotifyFailed.
 func (s *Service) CallOperator(ctx context.Context, c Caller) (*Called, error) {
 	sess, err := s.openSession(ctx, c)
@@ -197,22 +278,51 @@ func (s *Service) CallOperator(ctx context.Context, c Caller) (*Called, error) {
 		return nil, err
 	}
 	lang := s.language(ctx, sess)
+	already := &Called{Session: sess, Already: true, Message: operatorMessage(lang, true)}
 	if sess.Escalated {
-		return &Called{Session: sess, Already: true, Message: operatorMessage(lang, true)}, nil
+		return already, nil
 	}
-	last, err := s.store.ChatMessages(ctx, sess.ID, EscalationMessages)
+	at := s.Now()
+	lease := s.EscalationLease
+	if lease <= 0 {
+		lease = DefaultEscalationLease
+	}
+	until := at.Add(lease)
+	held, err := s.store.BeginChatEscalation(ctx, sess.ID, at, until)
 	if err != nil {
 		return nil, err
 	}
-	at := s.Now()
-	if err := s.notifier.NotifyOperator(ctx, Escalation{SessionID: sess.PublicID, UserID: sess.UserID, Language: lang, EscalatedAt: at, LastMessages: last}); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrNotifyFailed, err)
+	if !held {
+		return already, nil
+	}
+	last, err := s.store.ChatMessages(ctx, sess.ID, EscalationMessages)
+	if err == nil {
+		err = s.notifier.NotifyOperator(ctx, Escalation{SessionID: sess.PublicID, UserID: sess.UserID, Language: lang, EscalatedAt: at, LastMessages: last})
+		if err != nil {
+			err = fmt.Errorf("%w: %w", ErrNotifyFailed, err)
+		}
+	}
+	if err != nil {
+		s.cancelEscalation(ctx, sess, until)
+		return nil, err
 	}
 	if _, err := s.store.EscalateChatSession(ctx, sess.ID, at); err != nil {
 		return nil, err
 	}
 	sess.Escalated, sess.EscalatedAt = true, at
 	return &Called{Session: sess, Message: operatorMessage(lang, false)}, nil
+}
+
+// cancelEscalation gives up the escalation a failed call held, so that
+// the user may call again at once; should that fail too, the hold ends
+// by itself after EscalationLease. It runs even when ctx has ended.
+func (s *Service) cancelEscalation(ctx context.Context, sess *Session, until time.Time) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if err := s.store.CancelChatEscalation(ctx, sess.ID, until); err != nil {
+		s.Logger.LogAttrs(ctx, slog.LevelWarn, "chat: escalation hold not released; it ends by itself",
+			slog.String("session_id", sess.PublicID), slog.Time("until", until), slog.String("error", err.Error()))
+	}
 }
 
 func operatorMessage(lang string, already bool) string {

@@ -183,8 +183,9 @@ func TestAutomaticAnswerLanguage(t *testing.T) {
 	ctx := context.Background()
 	t.Run("a signed-in user is answered in their profile language", func(t *testing.T) {
 		svc, _, _, user := newChat(t)
-		_, secret, _ := svc.Open(ctx, chat.Caller{User: user("ivan", "ru")}, "en")
-		sent, err := svc.Send(ctx, chat.Caller{Secret: secret}, "how do I deposit?")
+		ivan := user("ivan", "ru")
+		_, secret, _ := svc.Open(ctx, chat.Caller{User: ivan}, "en")
+		sent, err := svc.Send(ctx, chat.Caller{Secret: secret, User: ivan}, "how do I deposit?")
 		if err != nil || sent.Reply == nil || !strings.Contains(sent.Reply.Text, "пополнения") {
 			t.Fatalf("%+v %v", sent, err)
 		}

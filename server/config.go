@@ -72,14 +72,29 @@ type Config struct {
 	// TrustedProxies are the addresses (IPs or CIDR ranges) of reverse
 	// proxies whose X-Forwarded-For is believed; empty trusts none.
 	TrustedProxies []string
-	// RateLogin limits login and registration per client IP (each route
-	// its own budget); RateTrade buys and sells per user; RatePartner the
+	// RateLogin limits login and registration per client address (each
+	// route its own budget; an IPv6 client counts by its /64); RateTrade buys and sells per user; RatePartner the
 	// partner API per partner. Over the limit a request is 429
 	// {"error":"rate_limited"} with Retry-After. The zero Rate is
 	// unlimited (DefaultConfig sets generous limits).
 	RateLogin   Rate
 	RateTrade   Rate
 	RatePartner Rate
+	// The support chat's limits, which its callers meet before signing
+	// in: RateChatSession counts POST /chat/session per client address;
+	// RateChatMessage and RateChatOperator count messages and calls for
+	// an operator per client address, RateChatMessageSession and
+	// RateChatOperatorSession the same per chat session (its cookie).
+	// IPv6 clients are counted by their /64 in every limit by address.
+	RateChatSession         Rate
+	RateChatMessage         Rate
+	RateChatMessageSession  Rate
+	RateChatOperator        Rate
+	RateChatOperatorSession Rate
+	// RateComment limits comments and replies per user; RateReaction
+	// reactions per user.
+	RateComment  Rate
+	RateReaction Rate
 	// CORSOrigins are the origins that browsers may call the API from
 	// ("https://app.example.com", or "*" for any, without credentials);
 	// empty sends no CORS headers, so browsers allow same-origin calls
@@ -137,6 +152,14 @@ func DefaultConfig() Config {
 		RateTrade:          DefaultRateTrade,
 		RatePartner:        DefaultRatePartner,
 
+		RateChatSession:         DefaultRateChatSession,
+		RateChatMessage:         DefaultRateChatMessage,
+		RateChatMessageSession:  DefaultRateChatMessageSession,
+		RateChatOperator:        DefaultRateChatOperator,
+		RateChatOperatorSession: DefaultRateChatOperatorSession,
+		RateComment:             DefaultRateComment,
+		RateReaction:            DefaultRateReaction,
+
 		ChatWebhookTimeout: chat.DefaultWebhookTimeout,
 	}
 }
@@ -154,6 +177,43 @@ var (
 	// DefaultRatePartner: 600000 partner calls per partner in a burst,
 	// then 10000 a second.
 	DefaultRatePartner = Rate{N: 600_000, Per: time.Minute}
+)
+
+// The default limits of what anyone may write without paying for it:
+// chat sessions, messages and calls for an operator (open to anonymous
+// callers), comments and reactions. Each is far above what a person does
+// (a message is typed, a comment written, a reaction clicked), so that
+// none meets it, yet it cuts a scripted flood to a trickle; the limits by
+// address leave room for the several people behind one address (an
+// office, a household, a carrier's NAT).
+var (
+	// DefaultRateChatSession: 60 sessions opened per client address in a
+	// burst, then one a second. A browser opens one and keeps its cookie
+	// for 30 days; 60 covers a crowd behind one address reloading pages.
+	DefaultRateChatSession = Rate{N: 60, Per: time.Minute}
+	// DefaultRateChatMessage: 120 chat messages per client address in a
+	// burst, then two a second: six sessions at the pace of
+	// DefaultRateChatMessageSession.
+	DefaultRateChatMessage = Rate{N: 120, Per: time.Minute}
+	// DefaultRateChatMessageSession: 20 messages per session in a burst,
+	// then one every 3 seconds, about as fast as anyone types.
+	DefaultRateChatMessageSession = Rate{N: 20, Per: time.Minute}
+	// DefaultRateChatOperator: 10 calls for an operator per client
+	// address in a burst, then one every 6 seconds. Each call of a
+	// session not yet escalated notifies the support team (a webhook
+	// POST), so this bounds what one address can make them receive.
+	DefaultRateChatOperator = Rate{N: 10, Per: time.Minute}
+	// DefaultRateChatOperatorSession: 5 calls per session in a burst,
+	// then one every 12 seconds: a session notifies once, so more calls
+	// are only retries after a failed notification, each one a webhook
+	// call.
+	DefaultRateChatOperatorSession = Rate{N: 5, Per: time.Minute}
+	// DefaultRateComment: 20 comments and replies per user in a burst,
+	// then one every 3 seconds.
+	DefaultRateComment = Rate{N: 20, Per: time.Minute}
+	// DefaultRateReaction: 60 reactions per user in a burst, then one a
+	// second.
+	DefaultRateReaction = Rate{N: 60, Per: time.Minute}
 )
 
 // withDefaults fills the zero values of c that have a default.
@@ -260,7 +320,11 @@ func (c Config) Validate() error {
 	for _, r := range []struct {
 		env  string
 		rate Rate
-	}{{"PREDICTKIT_RATE_LOGIN", c.RateLogin}, {"PREDICTKIT_RATE_TRADE", c.RateTrade}, {"PREDICTKIT_RATE_PARTNER", c.RatePartner}} {
+	}{{"PREDICTKIT_RATE_LOGIN", c.RateLogin}, {"PREDICTKIT_RATE_TRADE", c.RateTrade}, {"PREDICTKIT_RATE_PARTNER", c.RatePartner},
+		{"PREDICTKIT_RATE_CHAT_SESSION", c.RateChatSession}, {"PREDICTKIT_RATE_CHAT_MESSAGE", c.RateChatMessage},
+		{"PREDICTKIT_RATE_CHAT_MESSAGE_SESSION", c.RateChatMessageSession}, {"PREDICTKIT_RATE_CHAT_OPERATOR", c.RateChatOperator},
+		{"PREDICTKIT_RATE_CHAT_OPERATOR_SESSION", c.RateChatOperatorSession}, {"PREDICTKIT_RATE_COMMENT", c.RateComment},
+		{"PREDICTKIT_RATE_REACTION", c.RateReaction}} {
 		if !r.rate.Unlimited() && r.rate.Per/time.Duration(r.rate.N) <= 0 {
 			bad(r.env, "%d per %s: more than one request per nanosecond", r.rate.N, r.rate.Per)
 		}
@@ -411,9 +475,16 @@ func settings() []setting {
 				_, err := parseProxies(c.TrustedProxies)
 				return err
 			}},
-		rateSetting("rate-login", "PREDICTKIT_RATE_LOGIN", "logins and registrations per client IP, each (N/s, N/m, N/h or off)", func(c *Config) *Rate { return &c.RateLogin }),
+		rateSetting("rate-login", "PREDICTKIT_RATE_LOGIN", "logins and registrations per client address or IPv6 /64, each (N/s, N/m, N/h or off)", func(c *Config) *Rate { return &c.RateLogin }),
 		rateSetting("rate-trade", "PREDICTKIT_RATE_TRADE", "buys and sells per user (N/s, N/m, N/h or off)", func(c *Config) *Rate { return &c.RateTrade }),
 		rateSetting("rate-partner", "PREDICTKIT_RATE_PARTNER", "partner API calls per partner (N/s, N/m, N/h or off)", func(c *Config) *Rate { return &c.RatePartner }),
+		rateSetting("rate-chat-session", "PREDICTKIT_RATE_CHAT_SESSION", "chat sessions opened per client address or IPv6 /64 (N/s, N/m, N/h or off)", func(c *Config) *Rate { return &c.RateChatSession }),
+		rateSetting("rate-chat-message", "PREDICTKIT_RATE_CHAT_MESSAGE", "chat messages per client address or IPv6 /64 (N/s, N/m, N/h or off)", func(c *Config) *Rate { return &c.RateChatMessage }),
+		rateSetting("rate-chat-message-session", "PREDICTKIT_RATE_CHAT_MESSAGE_SESSION", "chat messages per chat session (N/s, N/m, N/h or off)", func(c *Config) *Rate { return &c.RateChatMessageSession }),
+		rateSetting("rate-chat-operator", "PREDICTKIT_RATE_CHAT_OPERATOR", "calls for a chat operator per client address or IPv6 /64 (N/s, N/m, N/h or off)", func(c *Config) *Rate { return &c.RateChatOperator }),
+		rateSetting("rate-chat-operator-session", "PREDICTKIT_RATE_CHAT_OPERATOR_SESSION", "calls for a chat operator per chat session (N/s, N/m, N/h or off)", func(c *Config) *Rate { return &c.RateChatOperatorSession }),
+		rateSetting("rate-comment", "PREDICTKIT_RATE_COMMENT", "comments and replies per user (N/s, N/m, N/h or off)", func(c *Config) *Rate { return &c.RateComment }),
+		rateSetting("rate-reaction", "PREDICTKIT_RATE_REACTION", "comment reactions per user (N/s, N/m, N/h or off)", func(c *Config) *Rate { return &c.RateReaction }),
 		{flag: "cors-origins", env: "PREDICTKIT_CORS_ORIGINS", help: "comma-separated origins browsers may call the API from (or *); empty disables CORS",
 			get: func(c *Config) string { return strings.Join(c.CORSOrigins, ",") },
 			set: func(c *Config, v string) error {

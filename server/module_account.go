@@ -188,18 +188,39 @@ func (p *profiles) build(ctx context.Context, u *account.User) (profileJSON, err
 	return profileView(u, b, open, closed, st), nil
 }
 
+// logoutHook runs at a user's logout, before the token is revoked (a
+// hook that fails fails the logout, which the user may then send again);
+// modules add theirs to the group "logout_hooks" (see chatLogoutHook), so
+// that account needs to know none of them.
+type logoutHook func(ctx context.Context, userID int64) error
+
+type logoutHookOut struct {
+	fx.Out
+	Hook logoutHook `group:"logout_hooks"`
+}
+
+// accountRoutesIn is what the auth routes need.
+type accountRoutesIn struct {
+	fx.In
+	Accounts *account.Service
+	Auth     *Auth
+	Profiles *profiles
+	OnLogout []logoutHook `group:"logout_hooks"`
+}
+
 // accountHandlers serves the auth routes: register, login, logout, and
 // the caller's profile.
 type accountHandlers struct {
 	accounts *account.Service
 	auth     *Auth
 	profiles *profiles
+	onLogout []logoutHook
 }
 
 // accountRoutes lists the auth routes. Each handler below follows its
 // error table, which says what the route answers and in which order.
-func accountRoutes(accounts *account.Service, auth *Auth, prof *profiles) RoutesOut {
-	h := &accountHandlers{accounts: accounts, auth: auth, profiles: prof}
+func accountRoutes(in accountRoutesIn) RoutesOut {
+	h := &accountHandlers{accounts: in.Accounts, auth: in.Auth, profiles: in.Profiles, onLogout: in.OnLogout}
 	return RoutesOut{Routes: []Route{
 		{Method: http.MethodPost, Path: "/api/v1/auth/register", Errors: errsRegister, Handler: h.handleRegister},
 		{Method: http.MethodPost, Path: "/api/v1/auth/login", Errors: errsLogin, Handler: h.handleLogin},
@@ -275,10 +296,17 @@ func (h *accountHandlers) handleLogin(c *fiber.Ctx) error {
 // run 401.
 var errsLogout = table("internal_error", unauthorized)
 
-// handleLogout revokes the caller's token.
+// handleLogout revokes the caller's token, after the logout hooks (the
+// chat's ends the cookies of the user's chat sessions).
 func (h *accountHandlers) handleLogout(c *fiber.Ctx) error {
-	if _, err := h.auth.User(c); err != nil {
+	u, err := h.auth.User(c)
+	if err != nil {
 		return err
+	}
+	for _, hook := range h.onLogout {
+		if err := hook(c.UserContext(), u.ID); err != nil {
+			return err
+		}
 	}
 	if err := h.accounts.Logout(c.UserContext(), bearer(c)); err != nil {
 		return err

@@ -24,7 +24,7 @@ import (
 //
 //	server.New(cfg, fx.Decorate(func() chat.Responder { return myBot }))
 var ChatModule = fx.Module("chat",
-	fx.Provide(newChatResponder, newOperatorNotifier, newChatService, chatRoutes),
+	fx.Provide(newChatResponder, newOperatorNotifier, newChatService, chatRoutes, chatLogoutHook),
 )
 
 // ChatCookie is the cookie that carries a chat session's secret.
@@ -48,10 +48,21 @@ func newOperatorNotifier(cfg Config, log *slog.Logger) (chat.OperatorNotifier, e
 	return chat.NewWebhookNotifier(cfg.ChatWebhookURL, cfg.withDefaults().ChatWebhookTimeout)
 }
 
-func newChatService(store Store, accounts *account.Service, responder chat.Responder, notifier chat.OperatorNotifier, log *slog.Logger) *chat.Service {
+func newChatService(store Store, accounts *account.Service, responder chat.Responder, notifier chat.OperatorNotifier, cfg Config, log *slog.Logger) *chat.Service {
 	s := chat.NewService(store, accounts, store, responder, notifier)
 	s.Logger = log
+	// A call for an operator holds its session's escalation while the
+	// notifier runs, which the request's deadline (WriteTimeout) ends.
+	s.EscalationLease = max(chat.DefaultEscalationLease, cfg.withDefaults().WriteTimeout+5*time.Second)
 	return s
+}
+
+// chatLogoutHook ends, at logout, every cookie of the user's chat
+// sessions (chat.Service.SignOut). The logout route cannot tell which
+// session is this browser's: the chat cookie is only sent to
+// /api/v1/chat.
+func chatLogoutHook(chats *chat.Service) logoutHookOut {
+	return logoutHookOut{Hook: chats.SignOut}
 }
 
 // chatMessageJSON is a Chat message; created_at is Unix milliseconds.
@@ -146,6 +157,11 @@ func chatRoutes(chats *chat.Service, auth *Auth, admin *AdminAuth, cfg Config) R
 
 // caller is the chat caller: the cookie's secret and, when a valid Bearer
 // token is sent, the signed-in user (an invalid token reads anonymously).
+// A signed-in caller whose cookie names an anonymous session claims it
+// here, whatever the route: the session gets a new secret, which the
+// answer's cookie carries, and the old one opens nothing any more. A
+// user's session is reached only with its cookie and that user's token;
+// with the cookie alone, or with another user's token, it is no session.
 // Every chat answer is private: no-store.
 func (h *chatHandlers) caller(c *fiber.Ctx) (chat.Caller, error) {
 	c.Set(fiber.HeaderCacheControl, "no-store")
@@ -153,7 +169,18 @@ func (h *chatHandlers) caller(c *fiber.Ctx) (chat.Caller, error) {
 	if err != nil {
 		return chat.Caller{}, err
 	}
-	return chat.Caller{Secret: c.Cookies(ChatCookie), User: u}, nil
+	who := chat.Caller{Secret: c.Cookies(ChatCookie), User: u}
+	if u != nil && who.Secret != "" {
+		secret, err := h.chats.Claim(c.UserContext(), who)
+		if err != nil {
+			return chat.Caller{}, err
+		}
+		if secret != who.Secret {
+			h.setCookie(c, secret)
+			who.Secret = secret
+		}
+	}
+	return who, nil
 }
 
 // setCookie sets the cookie that names the caller's session.

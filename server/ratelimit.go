@@ -1,8 +1,10 @@
 package server
 
-// Rate limits: a token bucket per key (client IP for login and
-// registration, user id for trading, partner id for the partner API).
-// A refused request is 429 {"error":"rate_limited"} with Retry-After.
+// Rate limits: a token bucket per key (the client's address group for
+// login, registration and the support chat, the chat session for chat
+// messages and calls for an operator, the user for trading, comments and
+// reactions, the partner for the partner API). A refused request is 429
+// {"error":"rate_limited"} with Retry-After.
 
 import (
 	"errors"
@@ -14,6 +16,8 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+
+	"github.com/predictkit/predictkit/account"
 )
 
 // errRateLimited: the caller spent its budget; the answer is 429.
@@ -146,6 +150,17 @@ func (l *limiter) take(key string) (ok bool, wait time.Duration) {
 	return true, 0
 }
 
+// refund gives back the token key's last take spent, for a request that
+// another limit then refused: the bucket is as if that take had not
+// happened (as if it were taken later, should others have taken since).
+func (l *limiter) refund(key string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if tat, ok := l.tats[key]; ok {
+		l.tats[key] = tat.Add(-l.interval)
+	}
+}
+
 // sweep drops the buckets that are full again, at most once per period
 // (and at least once a minute), or at once when the map is full.
 func (l *limiter) sweep(now time.Time) {
@@ -182,9 +197,14 @@ func (l *limiter) size() int {
 type rateClass int
 
 const (
-	rateLogin   rateClass = iota + 1 // per client IP (PREDICTKIT_RATE_LOGIN)
-	rateTrade                        // per user (PREDICTKIT_RATE_TRADE)
-	ratePartner                      // per partner (PREDICTKIT_RATE_PARTNER)
+	rateLogin        rateClass = iota + 1 // per client address, each route its own budget (PREDICTKIT_RATE_LOGIN)
+	rateTrade                             // per user (PREDICTKIT_RATE_TRADE)
+	ratePartner                           // per partner (PREDICTKIT_RATE_PARTNER)
+	rateChatSession                       // per client address (PREDICTKIT_RATE_CHAT_SESSION)
+	rateChatMessage                       // per client address, then per session (PREDICTKIT_RATE_CHAT_MESSAGE, _SESSION)
+	rateChatOperator                      // per client address, then per session (PREDICTKIT_RATE_CHAT_OPERATOR, _SESSION)
+	rateComment                           // per user (PREDICTKIT_RATE_COMMENT)
+	rateReaction                          // per user (PREDICTKIT_RATE_REACTION)
 )
 
 // limitedRoutes are the routes with a rate limit, by "METHOD path". A
@@ -198,73 +218,150 @@ var limitedRoutes = map[string]rateClass{
 	"POST /api/v1/partner/bet":                    ratePartner,
 	"POST /api/v1/partner/sell":                   ratePartner,
 	"GET /api/v1/partner/users/:external_user_id": ratePartner,
+	"POST /api/v1/chat/session":                   rateChatSession,
+	"POST /api/v1/chat/messages":                  rateChatMessage,
+	"POST /api/v1/chat/session/call-operator":     rateChatOperator,
+	"POST /api/v1/events/:event_id/comments":      rateComment,
+	"PUT /api/v1/comments/:id/reaction":           rateReaction,
 }
 
 // rateLimits applies the limits of Config to the limited routes.
 type rateLimits struct {
-	login, trade, partner *limiter
-	users                 *Auth
-	partners              *PartnerAuth
-	ip                    func(*fiber.Ctx) string
+	login, trade, partner                         *limiter
+	chatSession, chatMessage, chatOperator        *limiter
+	chatMessagePerSession, chatOperatorPerSession *limiter
+	comment, reaction                             *limiter
+	users                                         *Auth
+	partners                                      *PartnerAuth
+	// client is the client's address group (clientGroup), the key of
+	// every limit by address.
+	client func(*fiber.Ctx) string
 }
 
+// newRateLimits returns the limits of cfg; ip is the client's address
+// (proxies.clientIP), which every limit by address groups with
+// clientGroup.
 func newRateLimits(cfg Config, users *Auth, partners *PartnerAuth, ip func(*fiber.Ctx) string) *rateLimits {
 	return &rateLimits{
-		login:   newLimiter(cfg.RateLogin, cfg.Now),
-		trade:   newLimiter(cfg.RateTrade, cfg.Now),
-		partner: newLimiter(cfg.RatePartner, cfg.Now),
-		users:   users, partners: partners, ip: ip,
+		login:                  newLimiter(cfg.RateLogin, cfg.Now),
+		trade:                  newLimiter(cfg.RateTrade, cfg.Now),
+		partner:                newLimiter(cfg.RatePartner, cfg.Now),
+		chatSession:            newLimiter(cfg.RateChatSession, cfg.Now),
+		chatMessage:            newLimiter(cfg.RateChatMessage, cfg.Now),
+		chatMessagePerSession:  newLimiter(cfg.RateChatMessageSession, cfg.Now),
+		chatOperator:           newLimiter(cfg.RateChatOperator, cfg.Now),
+		chatOperatorPerSession: newLimiter(cfg.RateChatOperatorSession, cfg.Now),
+		comment:                newLimiter(cfg.RateComment, cfg.Now),
+		reaction:               newLimiter(cfg.RateReaction, cfg.Now),
+		users:                  users, partners: partners,
+		client: func(c *fiber.Ctx) string { return clientGroup(ip(c)) },
 	}
 }
 
-// guard wraps the handler of route ("METHOD path") with its limit, or
-// returns it unchanged. Login and registration are counted per client IP
-// before anything else (each route has its own budget); trades per user
-// and partner calls per partner once the caller is known, so an
-// unauthenticated request is answered 401 (or 403), never 429. The
-// caller's identity is kept for the handler (see Auth.User), so it is
-// looked up once.
+// rateCheck is one budget a request spends: a limiter and the request's
+// key in it (ok false: the request is not counted there).
+type rateCheck struct {
+	l   *limiter
+	key func(*fiber.Ctx) (string, bool)
+}
+
+// byClient keys a limit by the client's address group.
+func (rl *rateLimits) byClient(c *fiber.Ctx) (string, bool) { return rl.client(c), true }
+
+// byUser keys a limit by the authenticated user; a request without a
+// valid token is not counted (its handler answers 401).
+func (rl *rateLimits) byUser(c *fiber.Ctx) (string, bool) {
+	if rl.users == nil {
+		return "", false
+	}
+	u, err := rl.users.User(c)
+	if err != nil {
+		return "", false
+	}
+	return strconv.FormatInt(u.ID, 10), true
+}
+
+// byChatSession keys a limit by the chat session the cookie names: the
+// SHA-256 of its secret (the secret itself is not kept in memory). A
+// request without the cookie is not counted (it names no session); a
+// made-up cookie spends a budget of its own, which the address's limit
+// bounds.
+func (rl *rateLimits) byChatSession(c *fiber.Ctx) (string, bool) {
+	secret := c.Cookies(ChatCookie)
+	if secret == "" {
+		return "", false
+	}
+	return string(account.HashToken(secret)), true
+}
+
+// guard wraps the handler of route ("METHOD path") with its limits, or
+// returns it unchanged. Login and registration are counted per client
+// address before anything else (each route has its own budget), and so
+// are the chat routes (a chat caller need not sign in), then chat
+// messages and calls for an operator per session; trades, comments and
+// reactions per user and partner calls per partner once the caller is
+// known, so an unauthenticated request is answered 401 (or 403), never
+// 429. The caller's identity is kept for the handler (see Auth.User), so
+// it is looked up once. A request passes only when every budget it
+// counts in has room; otherwise the first that has none answers it, and
+// it spends none of them.
 func (rl *rateLimits) guard(route string, h fiber.Handler) fiber.Handler {
-	var key func(*fiber.Ctx) (string, bool)
-	var l *limiter
-	switch limitedRoutes[route] {
-	case rateLogin:
-		l = rl.login
-		key = func(c *fiber.Ctx) (string, bool) { return route + " " + rl.ip(c), true }
-	case rateTrade:
-		if rl.users == nil {
-			return h
-		}
-		l = rl.trade
-		key = func(c *fiber.Ctx) (string, bool) {
-			u, err := rl.users.User(c)
-			if err != nil {
-				return "", false
-			}
-			return strconv.FormatInt(u.ID, 10), true
-		}
-	case ratePartner:
-		if rl.partners == nil {
-			return h
-		}
-		l = rl.partner
-		key = func(c *fiber.Ctx) (string, bool) {
-			p, err := rl.partners.Partner(c)
-			if err != nil {
-				return "", false
-			}
-			return strconv.FormatInt(p.ID, 10), true
+	var checks []rateCheck
+	add := func(l *limiter, key func(*fiber.Ctx) (string, bool)) {
+		if l != nil {
+			checks = append(checks, rateCheck{l, key})
 		}
 	}
-	if l == nil {
+	switch limitedRoutes[route] {
+	case rateLogin:
+		add(rl.login, func(c *fiber.Ctx) (string, bool) { return route + " " + rl.client(c), true })
+	case rateTrade:
+		add(rl.trade, rl.byUser)
+	case ratePartner:
+		if rl.partners != nil {
+			add(rl.partner, func(c *fiber.Ctx) (string, bool) {
+				p, err := rl.partners.Partner(c)
+				if err != nil {
+					return "", false
+				}
+				return strconv.FormatInt(p.ID, 10), true
+			})
+		}
+	case rateChatSession:
+		add(rl.chatSession, rl.byClient)
+	case rateChatMessage:
+		add(rl.chatMessage, rl.byClient)
+		add(rl.chatMessagePerSession, rl.byChatSession)
+	case rateChatOperator:
+		add(rl.chatOperator, rl.byClient)
+		add(rl.chatOperatorPerSession, rl.byChatSession)
+	case rateComment:
+		add(rl.comment, rl.byUser)
+	case rateReaction:
+		add(rl.reaction, rl.byUser)
+	}
+	if len(checks) == 0 {
 		return h
 	}
 	return func(c *fiber.Ctx) error {
-		if k, ok := key(c); ok {
-			if ok, wait := l.take(k); !ok {
+		var buf [4]string
+		taken := buf[:0] // the key spent in each check so far ("": not counted)
+		for _, rc := range checks {
+			k, ok := rc.key(c)
+			if !ok {
+				taken = append(taken, "")
+				continue
+			}
+			if ok, wait := rc.l.take(k); !ok {
+				for i, k := range taken {
+					if k != "" {
+						checks[i].l.refund(k)
+					}
+				}
 				c.Set(fiber.HeaderRetryAfter, strconv.FormatInt(retryAfterSeconds(wait), 10))
 				return errRateLimited
 			}
+			taken = append(taken, k)
 		}
 		return h(c)
 	}

@@ -185,6 +185,30 @@ func (ps proxies) clientIP(c *fiber.Ctx) string {
 	return client.String()
 }
 
+// clientGroup is the key of every rate limit by client address, for the
+// client address ip (proxies.clientIP): an IPv4 address is itself (an
+// IPv4-mapped IPv6 address counts as the IPv4 address), an IPv6 address
+// is its /64 ("2001:db8:1:2::/64"). A /64 is what one subscriber gets
+// (a home, a phone, a server), and any host in it may pick a new address
+// within it for every request, so counting IPv6 addresses one by one
+// would give one client 2^64 budgets. Anything that is not an address is
+// itself.
+func clientGroup(ip string) string {
+	a, err := netip.ParseAddr(ip)
+	if err != nil {
+		return ip
+	}
+	a = a.Unmap()
+	if a.Is4() {
+		return a.String()
+	}
+	p, err := a.WithZone("").Prefix(64)
+	if err != nil {
+		return ip
+	}
+	return p.String()
+}
+
 // parseHop reads one X-Forwarded-For entry: an address, optionally with a
 // port ("1.2.3.4:5678", "[2001:db8::1]:80").
 func parseHop(s string) (netip.Addr, bool) {

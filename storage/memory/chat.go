@@ -14,22 +14,27 @@ import (
 var _ chat.Store = (*Store)(nil)
 
 // chatState is the support chat: sessions by id, by secret hash and by
-// public id, and each session's messages.
+// public id, each session's secret hash (none once revoked), each
+// session's messages, and the escalations held (until when).
 type chatState struct {
-	sessions map[int64]*chat.Session
-	bySecret map[string]int64
-	byPublic map[string]int64
-	messages map[int64][]*chat.Message
+	sessions   map[int64]*chat.Session
+	bySecret   map[string]int64
+	secretOf   map[int64]string
+	byPublic   map[string]int64
+	messages   map[int64][]*chat.Message
+	escalating map[int64]time.Time
 }
 
 // chatData returns the chat, made on first use; callers hold s.mu.
 func (s *Store) chatData() *chatState {
 	if s.chat == nil {
 		s.chat = &chatState{
-			sessions: map[int64]*chat.Session{},
-			bySecret: map[string]int64{},
-			byPublic: map[string]int64{},
-			messages: map[int64][]*chat.Message{},
+			sessions:   map[int64]*chat.Session{},
+			bySecret:   map[string]int64{},
+			secretOf:   map[int64]string{},
+			byPublic:   map[string]int64{},
+			messages:   map[int64][]*chat.Message{},
+			escalating: map[int64]time.Time{},
 		}
 	}
 	return s.chat
@@ -57,6 +62,7 @@ func (s *Store) CreateChatSession(_ context.Context, sess *chat.Session, secretH
 	sess.ID = s.next("chat_session")
 	d.sessions[sess.ID] = cloneSession(*sess)
 	d.bySecret[string(secretHash)] = sess.ID
+	d.secretOf[sess.ID] = string(secretHash)
 	d.byPublic[strings.Clone(sess.PublicID)] = sess.ID
 	return nil
 }
@@ -83,19 +89,35 @@ func (s *Store) ChatSessionByPublicID(_ context.Context, publicID string) (*chat
 	return cloneSession(*s.chat.sessions[id]), nil
 }
 
-// LinkChatSession implements chat.Store.
-func (s *Store) LinkChatSession(_ context.Context, id, userID int64) error {
+// ClaimChatSession implements chat.Store.
+func (s *Store) ClaimChatSession(_ context.Context, id, userID int64, oldHash, newHash []byte) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	sess, ok := s.chatData().sessions[id]
-	if !ok {
+	d := s.chatData()
+	sess, ok := d.sessions[id]
+	if !ok || sess.UserID != 0 || d.bySecret[string(oldHash)] != id {
 		return chat.ErrSessionNotFound
 	}
-	if sess.UserID == 0 {
-		if _, ok := s.users[userID]; !ok {
-			return account.ErrUserNotFound
+	if _, ok := s.users[userID]; !ok {
+		return account.ErrUserNotFound
+	}
+	sess.UserID = userID
+	delete(d.bySecret, string(oldHash))
+	d.bySecret[string(newHash)] = id
+	d.secretOf[id] = string(newHash)
+	return nil
+}
+
+// RevokeChatSecrets implements chat.Store.
+func (s *Store) RevokeChatSecrets(_ context.Context, userID int64) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	d := s.chatData()
+	for id, sess := range d.sessions {
+		if h, ok := d.secretOf[id]; ok && sess.UserID == userID {
+			delete(d.bySecret, h)
+			delete(d.secretOf, id)
 		}
-		sess.UserID = userID
 	}
 	return nil
 }
@@ -140,14 +162,46 @@ func (s *Store) ChatMessages(_ context.Context, sessionID int64, last int) ([]*c
 	return out, nil
 }
 
+// BeginChatEscalation implements chat.Store.
+func (s *Store) BeginChatEscalation(_ context.Context, id int64, at, until time.Time) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	d := s.chatData()
+	sess, ok := d.sessions[id]
+	if !ok {
+		return false, chat.ErrSessionNotFound
+	}
+	if held, ok := d.escalating[id]; sess.Escalated || ok && held.After(microUTC(at)) {
+		return false, nil
+	}
+	d.escalating[id] = microUTC(until)
+	return true, nil
+}
+
+// CancelChatEscalation implements chat.Store.
+func (s *Store) CancelChatEscalation(_ context.Context, id int64, until time.Time) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	d := s.chatData()
+	if _, ok := d.sessions[id]; !ok {
+		return chat.ErrSessionNotFound
+	}
+	if held, ok := d.escalating[id]; ok && held.Equal(microUTC(until)) {
+		delete(d.escalating, id)
+	}
+	return nil
+}
+
 // EscalateChatSession implements chat.Store.
 func (s *Store) EscalateChatSession(_ context.Context, id int64, at time.Time) (bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	sess, ok := s.chatData().sessions[id]
+	d := s.chatData()
+	sess, ok := d.sessions[id]
 	if !ok {
 		return false, chat.ErrSessionNotFound
 	}
+	delete(d.escalating, id)
 	if sess.Escalated {
 		return false, nil
 	}

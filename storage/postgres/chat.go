@@ -70,10 +70,12 @@ func (s *Store) ChatSessionByPublicID(ctx context.Context, publicID string) (*ch
 	return sess, translate(err, chat.ErrSessionNotFound)
 }
 
-// LinkChatSession gives anonymous session id to userID.
-// chat.ErrSessionNotFound.
-func (s *Store) LinkChatSession(ctx context.Context, id, userID int64) error {
-	tag, err := s.pool.Exec(ctx, `UPDATE chat_sessions SET user_id = COALESCE(user_id, $2) WHERE id = $1`, id, userID)
+// ClaimChatSession gives anonymous session id, reached by oldHash, to
+// userID and replaces its secret's hash with newHash, in one statement.
+// chat.ErrSessionNotFound, account.ErrUserNotFound.
+func (s *Store) ClaimChatSession(ctx context.Context, id, userID int64, oldHash, newHash []byte) error {
+	tag, err := s.pool.Exec(ctx, `UPDATE chat_sessions SET user_id = $2, secret_hash = $4
+		WHERE id = $1 AND user_id IS NULL AND secret_hash = $3`, id, userID, oldHash, newHash)
 	if isUserFK(err, "chat_sessions_user_id_fkey") {
 		return account.ErrUserNotFound
 	}
@@ -84,6 +86,13 @@ func (s *Store) LinkChatSession(ctx context.Context, id, userID int64) error {
 		return chat.ErrSessionNotFound
 	}
 	return nil
+}
+
+// RevokeChatSecrets forgets the secret of every session of userID
+// (through chat_sessions_user_id_idx).
+func (s *Store) RevokeChatSecrets(ctx context.Context, userID int64) error {
+	_, err := s.pool.Exec(ctx, `UPDATE chat_sessions SET secret_hash = NULL WHERE user_id = $1 AND secret_hash IS NOT NULL`, userID)
+	return translate(err, nil)
 }
 
 // AddChatMessage stores m and updates its session's activity in one
@@ -139,12 +148,48 @@ func (s *Store) ChatMessages(ctx context.Context, sessionID int64, last int) ([]
 	return out, translate(rows.Err(), nil)
 }
 
-// EscalateChatSession marks session id escalated unless it is already.
+// BeginChatEscalation reserves session id's escalation until until
+// unless it is escalated or held at at. Concurrent calls queue on the
+// row's lock, and each one re-checks the row it then sees, so at most
+// one gets it. chat.ErrSessionNotFound.
+func (s *Store) BeginChatEscalation(ctx context.Context, id int64, at, until time.Time) (bool, error) {
+	var found, held bool
+	err := s.pool.QueryRow(ctx, `WITH held AS (
+			UPDATE chat_sessions SET escalating_until = $3
+			WHERE id = $1 AND NOT escalated AND (escalating_until IS NULL OR escalating_until <= $2)
+			RETURNING id)
+		SELECT EXISTS (SELECT FROM chat_sessions WHERE id = $1), EXISTS (SELECT FROM held)`,
+		id, dbTime(at), dbTime(until)).Scan(&found, &held)
+	if err != nil {
+		return false, translate(err, nil)
+	}
+	if !found {
+		return false, chat.ErrSessionNotFound
+	}
+	return held, nil
+}
+
+// CancelChatEscalation drops session id's reservation until.
 // chat.ErrSessionNotFound.
+func (s *Store) CancelChatEscalation(ctx context.Context, id int64, until time.Time) error {
+	tag, err := s.pool.Exec(ctx, `UPDATE chat_sessions
+		SET escalating_until = CASE WHEN escalating_until = $2 THEN NULL ELSE escalating_until END
+		WHERE id = $1`, id, dbTime(until))
+	if err != nil {
+		return translate(err, nil)
+	}
+	if tag.RowsAffected() == 0 {
+		return chat.ErrSessionNotFound
+	}
+	return nil
+}
+
+// EscalateChatSession marks session id escalated unless it is already,
+// and drops its reservation. chat.ErrSessionNotFound.
 func (s *Store) EscalateChatSession(ctx context.Context, id int64, at time.Time) (bool, error) {
 	var changed bool
 	err := s.pool.QueryRow(ctx, `WITH old AS (SELECT escalated FROM chat_sessions WHERE id = $1 FOR UPDATE)
-		UPDATE chat_sessions c SET escalated = true, escalated_at = COALESCE(c.escalated_at, $2)
+		UPDATE chat_sessions c SET escalated = true, escalated_at = COALESCE(c.escalated_at, $2), escalating_until = NULL
 		FROM old WHERE c.id = $1 RETURNING NOT old.escalated`, id, dbTime(at)).Scan(&changed)
 	if err != nil {
 		return false, translate(err, chat.ErrSessionNotFound)

@@ -30,6 +30,33 @@ func (n *chatNotifier) NotifyOperator(_ context.Context, e chat.Escalation) erro
 	return nil
 }
 
+// gateNotifier holds the first notification until release is closed,
+// having closed entered; the later ones pass at once. It counts them all.
+type gateNotifier struct {
+	mu      sync.Mutex
+	calls   int
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (n *gateNotifier) NotifyOperator(context.Context, chat.Escalation) error {
+	n.mu.Lock()
+	n.calls++
+	first := n.calls == 1
+	n.mu.Unlock()
+	if first {
+		close(n.entered)
+		<-n.release
+	}
+	return nil
+}
+
+func (n *gateNotifier) count() int {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.calls
+}
+
 // chatEcho answers every message with "re: <text>".
 type chatEcho struct{}
 
@@ -157,25 +184,251 @@ func testChat(t *testing.T, newStores func(*testing.T) Stores) {
 		}
 	})
 
-	t.Run("an anonymous session is linked once to a user", func(t *testing.T) {
+	t.Run("an anonymous session is claimed once, and its old secret then opens nothing", func(t *testing.T) {
 		e, st, _, _ := setup(t)
 		u, v := e.user("ann", 0, 0), e.user("bob", 0, 0)
 		s := session(t, e, st, 0, "anon")
-		if err := st.LinkChatSession(e.ctx, s.ID, u.ID); err != nil {
+		if err := st.ClaimChatSession(e.ctx, s.ID, u.ID, account.HashToken("anon"), account.HashToken("ann's")); err != nil {
 			t.Fatal(err)
 		}
-		if err := st.LinkChatSession(e.ctx, s.ID, v.ID); err != nil {
-			t.Fatal(err)
+		if _, err := st.ChatSessionBySecret(e.ctx, account.HashToken("anon")); !errors.Is(err, chat.ErrSessionNotFound) {
+			t.Fatalf("the old secret still opens the session: %v", err)
 		}
-		if got, _ := st.ChatSessionBySecret(e.ctx, account.HashToken("anon")); got.UserID != u.ID {
+		if got, err := st.ChatSessionBySecret(e.ctx, account.HashToken("ann's")); err != nil || got.ID != s.ID || got.UserID != u.ID {
+			t.Fatalf("by the new secret: %+v, %v", got, err)
+		}
+		// A second claim, with either secret, changes nothing.
+		for _, old := range []string{"anon", "ann's"} {
+			if err := st.ClaimChatSession(e.ctx, s.ID, v.ID, account.HashToken(old), account.HashToken("bob's")); !errors.Is(err, chat.ErrSessionNotFound) {
+				t.Fatalf("claimed again with %q: %v", old, err)
+			}
+		}
+		if got, _ := st.ChatSessionByPublicID(e.ctx, s.PublicID); got.UserID != u.ID {
 			t.Fatalf("owner %d, want %d", got.UserID, u.ID)
 		}
-		if err := st.LinkChatSession(e.ctx, 999999, u.ID); !errors.Is(err, chat.ErrSessionNotFound) {
-			t.Fatalf("link nothing: %v", err)
+		if _, err := st.ChatSessionBySecret(e.ctx, account.HashToken("bob's")); !errors.Is(err, chat.ErrSessionNotFound) {
+			t.Fatalf("a refused claim set its secret: %v", err)
+		}
+		if err := st.ClaimChatSession(e.ctx, 999999, u.ID, account.HashToken("anon"), account.HashToken("x")); !errors.Is(err, chat.ErrSessionNotFound) {
+			t.Fatalf("claim nothing: %v", err)
 		}
 		other := session(t, e, st, 0, "other")
-		if err := st.LinkChatSession(e.ctx, other.ID, 999999); !errors.Is(err, account.ErrUserNotFound) {
-			t.Fatalf("link to nobody: %v", err)
+		if err := st.ClaimChatSession(e.ctx, other.ID, u.ID, account.HashToken("wrong"), account.HashToken("y")); !errors.Is(err, chat.ErrSessionNotFound) {
+			t.Fatalf("claim with another secret: %v", err)
+		}
+		if err := st.ClaimChatSession(e.ctx, other.ID, 999999, account.HashToken("other"), account.HashToken("z")); !errors.Is(err, account.ErrUserNotFound) {
+			t.Fatalf("claim for nobody: %v", err)
+		}
+		if got, err := st.ChatSessionBySecret(e.ctx, account.HashToken("other")); err != nil || got.UserID != 0 {
+			t.Fatalf("a refused claim changed the session: %+v, %v", got, err)
+		}
+	})
+
+	t.Run("concurrent claims of one session: one wins, the others change nothing", func(t *testing.T) {
+		e, st, _, _ := setup(t)
+		s := session(t, e, st, 0, "contested")
+		const n = 8
+		users := make([]*account.User, n)
+		for i := range n {
+			users[i] = e.user(fmt.Sprint("claimer", i), 0, 0)
+		}
+		var wg sync.WaitGroup
+		errs := make([]error, n)
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				errs[i] = st.ClaimChatSession(e.ctx, s.ID, users[i].ID, account.HashToken("contested"), account.HashToken(fmt.Sprint("new", i)))
+			}()
+		}
+		wg.Wait()
+		winner := -1
+		for i, err := range errs {
+			switch {
+			case err == nil && winner < 0:
+				winner = i
+			case err == nil:
+				t.Fatalf("claims %d and %d both won", winner, i)
+			case !errors.Is(err, chat.ErrSessionNotFound):
+				t.Fatal(err)
+			}
+		}
+		if winner < 0 {
+			t.Fatal("no claim won")
+		}
+		for i := range n {
+			got, err := st.ChatSessionBySecret(e.ctx, account.HashToken(fmt.Sprint("new", i)))
+			if i == winner && (err != nil || got.UserID != users[i].ID) || i != winner && !errors.Is(err, chat.ErrSessionNotFound) {
+				t.Fatalf("secret %d: %+v, %v", i, got, err)
+			}
+		}
+	})
+
+	t.Run("revoking a user's secrets closes the door of each of their sessions and nothing else", func(t *testing.T) {
+		e, st, _, _ := setup(t)
+		u, v := e.user("ann", 0, 0), e.user("bob", 0, 0)
+		a1, a2 := session(t, e, st, u.ID, "ann-1"), session(t, e, st, u.ID, "ann-2")
+		session(t, e, st, v.ID, "bob-1")
+		session(t, e, st, 0, "anon-1")
+		add(t, e, st, a1.ID, chat.SenderUser, "kept", base)
+		if _, err := st.EscalateChatSession(e.ctx, a2.ID, base); err != nil {
+			t.Fatal(err)
+		}
+		for range 2 {
+			if err := st.RevokeChatSecrets(e.ctx, u.ID); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, secret := range []string{"ann-1", "ann-2"} {
+			if _, err := st.ChatSessionBySecret(e.ctx, account.HashToken(secret)); !errors.Is(err, chat.ErrSessionNotFound) {
+				t.Fatalf("%s still opens its session: %v", secret, err)
+			}
+		}
+		for _, secret := range []string{"bob-1", "anon-1"} {
+			if _, err := st.ChatSessionBySecret(e.ctx, account.HashToken(secret)); err != nil {
+				t.Fatalf("%s was revoked too: %v", secret, err)
+			}
+		}
+		got, err := st.ChatSessionByPublicID(e.ctx, a1.PublicID)
+		if err != nil || got.UserID != u.ID || !got.Open() || got.MessageCount != 1 {
+			t.Fatalf("the session after revoking: %+v, %v", got, err)
+		}
+		if ms, _ := st.ChatMessages(e.ctx, a1.ID, 0); len(ms) != 1 {
+			t.Fatalf("history after revoking: %d messages", len(ms))
+		}
+		if got, _ := st.ChatSessionByPublicID(e.ctx, a2.PublicID); !got.Escalated {
+			t.Fatal("revoking unescalated the session")
+		}
+		if err := st.RevokeChatSecrets(e.ctx, 999999); err != nil {
+			t.Fatalf("revoke for nobody: %v", err)
+		}
+		// A new session of the user is not touched by an earlier revocation.
+		session(t, e, st, u.ID, "ann-3")
+		if _, err := st.ChatSessionBySecret(e.ctx, account.HashToken("ann-3")); err != nil {
+			t.Fatal(err)
+		}
+	})
+
+	t.Run("an escalation is held by one call until it ends, is cancelled, or is done", func(t *testing.T) {
+		e, st, _, _ := setup(t)
+		s := session(t, e, st, 0, "hold")
+		until := base.Add(time.Minute)
+		if ok, err := st.BeginChatEscalation(e.ctx, s.ID, base, until); err != nil || !ok {
+			t.Fatalf("begin: %v, %v", ok, err)
+		}
+		if ok, err := st.BeginChatEscalation(e.ctx, s.ID, base.Add(59*time.Second), base.Add(2*time.Minute)); err != nil || ok {
+			t.Fatalf("begin while held: %v, %v", ok, err)
+		}
+		// Cancelling another hold than the current one leaves it.
+		if err := st.CancelChatEscalation(e.ctx, s.ID, base.Add(2*time.Minute)); err != nil {
+			t.Fatal(err)
+		}
+		if ok, _ := st.BeginChatEscalation(e.ctx, s.ID, base.Add(30*time.Second), base.Add(3*time.Minute)); ok {
+			t.Fatal("a stale cancel released the hold")
+		}
+		if err := st.CancelChatEscalation(e.ctx, s.ID, until); err != nil {
+			t.Fatal(err)
+		}
+		until = base.Add(time.Hour)
+		if ok, err := st.BeginChatEscalation(e.ctx, s.ID, base.Add(time.Second), until); err != nil || !ok {
+			t.Fatalf("begin after cancel: %v, %v", ok, err)
+		}
+		// A hold that was never released ends by itself.
+		if ok, err := st.BeginChatEscalation(e.ctx, s.ID, until, until.Add(time.Minute)); err != nil || !ok {
+			t.Fatalf("begin once the hold ended: %v, %v", ok, err)
+		}
+		if changed, err := st.EscalateChatSession(e.ctx, s.ID, until); err != nil || !changed {
+			t.Fatalf("escalate: %v, %v", changed, err)
+		}
+		if ok, err := st.BeginChatEscalation(e.ctx, s.ID, until.Add(time.Hour), until.Add(2*time.Hour)); err != nil || ok {
+			t.Fatalf("begin once escalated: %v, %v", ok, err)
+		}
+		if _, err := st.BeginChatEscalation(e.ctx, 999999, base, until); !errors.Is(err, chat.ErrSessionNotFound) {
+			t.Fatalf("begin nothing: %v", err)
+		}
+		if err := st.CancelChatEscalation(e.ctx, 999999, until); !errors.Is(err, chat.ErrSessionNotFound) {
+			t.Fatalf("cancel nothing: %v", err)
+		}
+	})
+
+	t.Run("concurrent holds of one escalation: exactly one is granted", func(t *testing.T) {
+		e, st, _, _ := setup(t)
+		s := session(t, e, st, 0, "race")
+		const n = 16
+		var wg sync.WaitGroup
+		granted := make([]bool, n)
+		errs := make([]error, n)
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				granted[i], errs[i] = st.BeginChatEscalation(e.ctx, s.ID, base, base.Add(time.Minute))
+			}()
+		}
+		wg.Wait()
+		count := 0
+		for i := range n {
+			if errs[i] != nil {
+				t.Fatal(errs[i])
+			}
+			if granted[i] {
+				count++
+			}
+		}
+		if count != 1 {
+			t.Fatalf("%d holds granted, want 1", count)
+		}
+	})
+
+	t.Run("the service: a user's session answers only that user, and claiming gives it a new secret", func(t *testing.T) {
+		e, _, svc, _ := setup(t)
+		u, v := e.user("ann", 0, 0), e.user("bob", 0, 0)
+		anon, planted, err := svc.Open(e.ctx, chat.Caller{}, "en")
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Sending as the signed-in user before claiming names no session.
+		if _, err := svc.Send(e.ctx, chat.Caller{Secret: planted, User: u}, "hi"); !errors.Is(err, chat.ErrSessionNotFound) {
+			t.Fatalf("a signed-in send to an unclaimed session: %v", err)
+		}
+		secret, err := svc.Claim(e.ctx, chat.Caller{Secret: planted, User: u})
+		if err != nil || secret == planted || secret == "" {
+			t.Fatalf("claim: %q, %v", secret, err)
+		}
+		if again, err := svc.Claim(e.ctx, chat.Caller{Secret: secret, User: u}); err != nil || again != secret {
+			t.Fatalf("claiming one's own session: %q, %v", again, err)
+		}
+		if same, err := svc.Claim(e.ctx, chat.Caller{Secret: planted, User: v}); err != nil || same != planted {
+			t.Fatalf("claiming with a dead secret: %q, %v", same, err)
+		}
+		if _, err := svc.Send(e.ctx, chat.Caller{Secret: secret, User: u}, "private"); err != nil {
+			t.Fatal(err)
+		}
+		for name, c := range map[string]chat.Caller{
+			"the old secret alone": {Secret: planted}, "the old secret and the user": {Secret: planted, User: u},
+			"the new secret alone": {Secret: secret}, "the new secret and another user": {Secret: secret, User: v},
+		} {
+			if _, err := svc.History(e.ctx, c); !errors.Is(err, chat.ErrSessionNotFound) {
+				t.Errorf("history with %s: %v", name, err)
+			}
+			if _, err := svc.Send(e.ctx, c, "x"); !errors.Is(err, chat.ErrSessionNotFound) {
+				t.Errorf("send with %s: %v", name, err)
+			}
+			if _, err := svc.CallOperator(e.ctx, c); !errors.Is(err, chat.ErrSessionNotFound) {
+				t.Errorf("call with %s: %v", name, err)
+			}
+			if s, _, err := svc.Open(e.ctx, c, ""); err != nil || s.ID == anon.ID {
+				t.Errorf("open with %s: %+v, %v", name, s, err)
+			}
+		}
+		if ms, err := svc.History(e.ctx, chat.Caller{Secret: secret, User: u}); err != nil || len(ms) != 2 {
+			t.Fatalf("the owner's history: %d messages, %v", len(ms), err)
+		}
+		if err := svc.SignOut(e.ctx, u.ID); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := svc.History(e.ctx, chat.Caller{Secret: secret, User: u}); !errors.Is(err, chat.ErrSessionNotFound) {
+			t.Fatalf("history after signing out: %v", err)
 		}
 	})
 
@@ -242,6 +495,54 @@ func testChat(t *testing.T, newStores func(*testing.T) Stores) {
 		got, _ := st.ChatSessionByPublicID(e.ctx, s.PublicID)
 		if len(ms) != n || got.MessageCount != n {
 			t.Fatalf("%d messages, count %d, want %d", len(ms), got.MessageCount, n)
+		}
+	})
+
+	t.Run("concurrent calls for an operator notify once", func(t *testing.T) {
+		e, st, _, _ := setup(t)
+		n := &gateNotifier{entered: make(chan struct{}), release: make(chan struct{})}
+		svc := chat.NewService(st, e.accounts, nil, chatEcho{}, n)
+		s, secret, err := svc.Open(e.ctx, chat.Caller{}, "en")
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The first call is held inside its notification while the others
+		// arrive: none of them may notify again.
+		first := make(chan error, 1)
+		go func() {
+			_, err := svc.CallOperator(e.ctx, chat.Caller{Secret: secret})
+			first <- err
+		}()
+		<-n.entered
+		const others = 8
+		var wg sync.WaitGroup
+		called := make([]*chat.Called, others)
+		errs := make([]error, others)
+		for i := range others {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				called[i], errs[i] = svc.CallOperator(e.ctx, chat.Caller{Secret: secret})
+			}()
+		}
+		wg.Wait()
+		close(n.release)
+		if err := <-first; err != nil {
+			t.Fatal(err)
+		}
+		for i := range others {
+			if errs[i] != nil || !called[i].Already {
+				t.Fatalf("a call during the first: %+v, %v", called[i], errs[i])
+			}
+		}
+		if got := n.count(); got != 1 {
+			t.Fatalf("%d notifications, want 1", got)
+		}
+		if got, _ := st.ChatSessionByPublicID(e.ctx, s.PublicID); !got.Escalated {
+			t.Fatal("not escalated")
+		}
+		if again, err := svc.CallOperator(e.ctx, chat.Caller{Secret: secret}); err != nil || !again.Already || n.count() != 1 {
+			t.Fatalf("calling once escalated: %+v, %v, %d notifications", again, err, n.count())
 		}
 	})
 

@@ -10,6 +10,7 @@ import (
 	"net/mail"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -109,7 +110,7 @@ func (s *Service) Login(ctx context.Context, email, password string) (*User, str
 	if errors.Is(err, ErrUserNotFound) || (err == nil && hash == "") {
 		// Spend the time a real comparison would, so that response time
 		// does not tell which e-mails are registered.
-		_ = bcrypt.CompareHashAndPassword(dummyHash, []byte(password))
+		_ = bcrypt.CompareHashAndPassword(s.dummyHash(), []byte(password))
 		return nil, "", ErrInvalidCredentials
 	}
 	if err != nil {
@@ -125,7 +126,34 @@ func (s *Service) Login(ctx context.Context, email, password string) (*User, str
 	return u, tok, nil
 }
 
-var dummyHash, _ = bcrypt.GenerateFromPassword([]byte("not a real password"), bcrypt.MinCost)
+// dummyHash is the stand-in hash an unknown e-mail's password is compared
+// with: made at s.BcryptCost, as the hashes of registered users are, so
+// that the comparison takes as long as theirs. One is made per cost, on
+// first use, and shared by every Service.
+func (s *Service) dummyHash() []byte {
+	cost := s.BcryptCost
+	if cost < bcrypt.MinCost {
+		cost = bcrypt.DefaultCost // what GenerateFromPassword, and so Register, uses
+	}
+	v, _ := standIns.LoadOrStore(cost, &standIn{})
+	d := v.(*standIn)
+	d.once.Do(func() {
+		h, err := bcrypt.GenerateFromPassword([]byte("not a real password"), cost)
+		if err != nil { // a cost above bcrypt's maximum: Register fails too
+			h, _ = bcrypt.GenerateFromPassword([]byte("not a real password"), bcrypt.MinCost)
+		}
+		d.hash = h
+	})
+	return d.hash
+}
+
+// standIns are the stand-in hashes by cost (int → *standIn).
+var standIns sync.Map
+
+type standIn struct {
+	once sync.Once
+	hash []byte
+}
 
 // Authenticate returns the user an access token belongs to, or
 // ErrUnauthorized.

@@ -16,11 +16,15 @@ package server_test
 // 0); a failure prints the seed.
 
 import (
+	"bytes"
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"slices"
 	"strings"
 	"testing"
@@ -422,18 +426,29 @@ func textRequests(t *testing.T, routes []string, vs []hostile) []textRequest {
 			if !strings.HasPrefix(s, ":") || s == ":file" { // /docs/{file} looks up embedded files, no store
 				continue
 			}
-			for _, v := range short {
+			// A parameter that names something by text gets every string,
+			// escaped and raw, alone and after a valid value. An integer
+			// id gets each string once (escaped or raw in turn): any text
+			// is refused as invalid_id before a store is asked.
+			text := s == ":session_id" || s == ":external_user_id"
+			for k, v := range short {
+				if v.s == "" {
+					continue // an empty segment is another route
+				}
 				for _, enc := range []struct {
 					name string
 					f    func(string) string
 				}{{"escaped", percentEncode}, {"raw", rawPathSegment}} {
-					if v.s == "" {
-						continue // an empty segment is another route
+					if !text && (enc.name == "raw") != (k%2 == 1) {
+						continue
 					}
 					out = append(out, textRequest{target: route + " path " + s + " (" + enc.name + ") = " + v.name, allowed: noControls, build: func(w *fuzzWorld, n int) fuzzRequest {
 						p, doc := path(w, route, i, enc.f(v.s))
 						return fuzzRequest{route: route, method: method, path: p, docPath: doc, header: w.credentials(route), body: validBody(w, route, n)}
 					}})
+					if !text {
+						continue
+					}
 					out = append(out, textRequest{target: route + " path " + s + " (" + enc.name + ") = " + v.name + ", after a valid value", allowed: noControls, build: func(w *fuzzWorld, n int) fuzzRequest {
 						p, doc := path(w, route, i, enc.f(w.pathParam(route, s)+v.s))
 						return fuzzRequest{route: route, method: method, path: p, docPath: doc, header: w.credentials(route), body: validBody(w, route, n)}
@@ -526,7 +541,7 @@ func TestHostileTextIsNeverA5xx(t *testing.T) {
 	if seed == 0 {
 		seed = uint64(time.Now().UnixNano())
 	}
-	random := 6
+	random := 4
 	if testing.Short() {
 		random = 2
 	}
@@ -547,7 +562,9 @@ func TestHostileTextIsNeverA5xx(t *testing.T) {
 			t.Fatalf("stopping after %d failures (-textseed=%d)", failures, seed)
 		}
 		fp, fm := tr.build(wp, n), tr.build(wm, n)
-		rp, rm := pg.sendFuzz(t, fp), mem.sendFuzz(t, fm)
+		// PostgreSQL's answer is checked against the OpenAPI document;
+		// the memory store's must equal it.
+		rp, rm := pg.sendFuzz(t, fp), mem.sendUnchecked(t, fm)
 		fail := func(format string, args ...any) {
 			t.Errorf("%s (%s %s?%s): %s (-textseed=%d)", tr.target, fp.method, clip(fp.path), clip(fp.query), fmt.Sprintf(format, args...), seed)
 			failures++
@@ -568,6 +585,31 @@ func TestHostileTextIsNeverA5xx(t *testing.T) {
 			}
 		}
 	}
+}
+
+// sendUnchecked sends fr through the app as sendFuzz does, without
+// checking the answer against the OpenAPI document.
+func (h *harness) sendUnchecked(t *testing.T, fr fuzzRequest) *response {
+	t.Helper()
+	hr := httptest.NewRequest(fr.method, "/", bytes.NewReader(fr.body))
+	for k, v := range fr.header {
+		hr.Header.Set(k, v)
+	}
+	if fr.body != nil {
+		hr.Header.Set("Content-Type", "application/json")
+	}
+	hr.URL = &url.URL{Opaque: fr.path, RawQuery: escapeQuery(fr.query)}
+	hr.RequestURI = hr.URL.RequestURI()
+	res, err := h.app.Test(hr, -1)
+	if err != nil {
+		t.Fatalf("%s %s: %v", fr.method, fr.path, err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &response{status: res.StatusCode, header: res.Header, body: b}
 }
 
 // clip shortens s for a failure message.

@@ -10,6 +10,7 @@ import (
 	"net/mail"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -98,13 +99,18 @@ func (s *Service) Register(ctx context.Context, r Registration) (*User, string, 
 }
 
 // Login checks an e-mail and password and returns the user with a fresh
-// access token. ErrInvalidCredentials.
+// access token. ErrInvalidCredentials; *input.Error for an e-mail that
+// breaks the text rule (input.Text), which no account can have.
 func (s *Service) Login(ctx context.Context, email, password string) (*User, string, error) {
-	u, hash, err := s.store.UserByEmail(ctx, strings.ToLower(strings.TrimSpace(email)))
+	email = strings.ToLower(strings.TrimSpace(email))
+	if err := input.Text("email", email); err != nil {
+		return nil, "", err
+	}
+	u, hash, err := s.store.UserByEmail(ctx, email)
 	if errors.Is(err, ErrUserNotFound) || (err == nil && hash == "") {
 		// Spend the time a real comparison would, so that response time
 		// does not tell which e-mails are registered.
-		_ = bcrypt.CompareHashAndPassword(dummyHash, []byte(password))
+		_ = bcrypt.CompareHashAndPassword(s.dummyHash(), []byte(password))
 		return nil, "", ErrInvalidCredentials
 	}
 	if err != nil {
@@ -120,7 +126,34 @@ func (s *Service) Login(ctx context.Context, email, password string) (*User, str
 	return u, tok, nil
 }
 
-var dummyHash, _ = bcrypt.GenerateFromPassword([]byte("not a real password"), bcrypt.MinCost)
+// dummyHash is the stand-in hash an unknown e-mail's password is compared
+// with: made at s.BcryptCost, as the hashes of registered users are, so
+// that the comparison takes as long as theirs. One is made per cost, on
+// first use, and shared by every Service.
+func (s *Service) dummyHash() []byte {
+	cost := s.BcryptCost
+	if cost < bcrypt.MinCost {
+		cost = bcrypt.DefaultCost // what GenerateFromPassword, and so Register, uses
+	}
+	v, _ := standIns.LoadOrStore(cost, &standIn{})
+	d := v.(*standIn)
+	d.once.Do(func() {
+		h, err := bcrypt.GenerateFromPassword([]byte("not a real password"), cost)
+		if err != nil { // a cost above bcrypt's maximum: Register fails too
+			h, _ = bcrypt.GenerateFromPassword([]byte("not a real password"), bcrypt.MinCost)
+		}
+		d.hash = h
+	})
+	return d.hash
+}
+
+// standIns are the stand-in hashes by cost (int → *standIn).
+var standIns sync.Map
+
+type standIn struct {
+	once sync.Once
+	hash []byte
+}
 
 // Authenticate returns the user an access token belongs to, or
 // ErrUnauthorized.
@@ -239,6 +272,9 @@ func (s *Service) UpdateProfile(ctx context.Context, id int64, p ProfilePatch) (
 		if len(*p.AvatarURL) > MaxURLLen || !(strings.HasPrefix(*p.AvatarURL, "https://") || strings.HasPrefix(*p.AvatarURL, "http://")) || !utf8.ValidString(*p.AvatarURL) {
 			return nil, input.Invalid("avatar_url", "must be an http(s) URL")
 		}
+		if err := input.Text("avatar_url", *p.AvatarURL); err != nil {
+			return nil, err
+		}
 	}
 	defer s.auth.invalidate(Invalidation{UserID: id})
 	return s.store.UpdateProfile(ctx, id, p)
@@ -280,7 +316,7 @@ func (s *Service) Audit(ctx context.Context) (Report, error) {
 
 func normalizeEmail(e string) (string, error) {
 	e = strings.ToLower(strings.TrimSpace(e))
-	if e == "" || len(e) > MaxEmailLen {
+	if e == "" || len(e) > MaxEmailLen || !input.IsText(e) {
 		return "", input.Invalid("email", "must be an e-mail address")
 	}
 	a, err := mail.ParseAddress(e)
@@ -292,13 +328,11 @@ func normalizeEmail(e string) (string, error) {
 
 func cleanName(n string) (string, error) {
 	n = strings.TrimSpace(n)
-	if n == "" || !utf8.ValidString(n) || utf8.RuneCountInString(n) > MaxNameLen || strings.ContainsFunc(n, isControl) {
+	if n == "" || !input.IsText(n) || utf8.RuneCountInString(n) > MaxNameLen {
 		return "", input.Invalid("name", fmt.Sprintf("must be 1 to %d characters", MaxNameLen))
 	}
 	return n, nil
 }
-
-func isControl(r rune) bool { return r < 0x20 || r == 0x7f }
 
 func validNickname(n string) bool {
 	if len(n) < 3 || len(n) > MaxNicknameLen {

@@ -436,10 +436,8 @@ func CheckText(text string) (string, error) {
 	if utf8.RuneCountInString(text) > MaxTextLen {
 		return "", input.Invalid("text", "must be at most "+strconv.Itoa(MaxTextLen)+" characters")
 	}
-	for _, r := range text {
-		if r < 0x20 && r != '\n' && r != '\r' && r != '\t' || r == 0x7f {
-			return "", input.Invalid("text", "must not hold control characters")
-		}
+	if !input.IsMultilineText(text) { // the text rule for fields with line breaks
+		return "", input.Invalid("text", "must not hold control characters")
 	}
 	return text, nil
 }

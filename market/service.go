@@ -108,10 +108,10 @@ func (s *Service) CreateEvent(ctx context.Context, creator *account.User, in New
 		if p.NameRu, err = text(f("name_ru"), np.NameRu, false, MaxNameLen); err != nil {
 			return nil, err
 		}
-		if p.Rules, err = text(f("rules"), np.Rules, false, MaxRulesLen); err != nil {
+		if p.Rules, err = longText(f("rules"), np.Rules, MaxRulesLen); err != nil {
 			return nil, err
 		}
-		if p.RulesRu, err = text(f("rules_ru"), np.RulesRu, false, MaxRulesLen); err != nil {
+		if p.RulesRu, err = longText(f("rules_ru"), np.RulesRu, MaxRulesLen); err != nil {
 			return nil, err
 		}
 		if math.IsNaN(np.Margin) || np.Margin < 0 || np.Margin > MaxMargin {
@@ -176,10 +176,23 @@ func (s *Service) CreateEvent(ctx context.Context, creator *account.User, in New
 	return e, nil
 }
 
+// text is v trimmed, when it follows the text rule (input.Text: UTF-8,
+// no control characters), is not empty if required, and holds at most
+// maxLen characters.
 func text(field, v string, required bool, maxLen int) (string, error) {
+	return checkText(input.Text, field, v, required, maxLen)
+}
+
+// longText is text for the fields that document line breaks and tabs
+// (a pool's rules).
+func longText(field, v string, maxLen int) (string, error) {
+	return checkText(input.MultilineText, field, v, false, maxLen)
+}
+
+func checkText(rule func(field, s string) error, field, v string, required bool, maxLen int) (string, error) {
 	v = strings.TrimSpace(v)
-	if !utf8.ValidString(v) {
-		return "", input.Invalid(field, "must be UTF-8 text")
+	if err := rule(field, v); err != nil {
+		return "", err
 	}
 	if required && v == "" {
 		return "", input.Invalid(field, "is required")

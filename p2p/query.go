@@ -4,7 +4,6 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/predictkit/predictkit/input"
@@ -226,17 +225,13 @@ func normalizeCurrency(c string) (string, bool) {
 	return strings.ToUpper(c), true
 }
 
-// cleanText trims s and accepts it when it is UTF-8 without control
-// characters and at most maxLen characters long.
+// cleanText trims s and accepts it when it follows the text rule
+// (input.IsText: UTF-8 without control characters) and is at most maxLen
+// characters long.
 func cleanText(s string, maxLen int) (string, bool) {
 	s = strings.TrimSpace(s)
-	if !utf8.ValidString(s) || utf8.RuneCountInString(s) > maxLen {
+	if !input.IsText(s) || utf8.RuneCountInString(s) > maxLen {
 		return "", false
-	}
-	for _, r := range s {
-		if unicode.IsControl(r) {
-			return "", false
-		}
 	}
 	return s, true
 }

@@ -169,16 +169,9 @@ func (s *Service) Stats(ctx context.Context, userID int64) (UserStats, error) {
 	return s.store.P2PStats(ctx, userID)
 }
 
-// validLongText accepts UTF-8 text of at most maxLen characters whose only
-// control characters are line breaks and tabs.
+// validLongText accepts text of at most maxLen characters that follows
+// the text rule for fields with line breaks and tabs
+// (input.IsMultilineText).
 func validLongText(s string, maxLen int) bool {
-	if !utf8.ValidString(s) || utf8.RuneCountInString(s) > maxLen {
-		return false
-	}
-	for _, r := range s {
-		if r < 0x20 && r != '\n' && r != '\r' && r != '\t' || r == 0x7f {
-			return false
-		}
-	}
-	return true
+	return input.IsMultilineText(s) && utf8.RuneCountInString(s) <= maxLen
 }

@@ -9,7 +9,6 @@ import (
 	"math"
 	"strings"
 	"time"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/predictkit/predictkit/account"
@@ -52,6 +51,9 @@ func (s *Service) CreatePartner(ctx context.Context, name string) (*Partner, str
 	name = strings.TrimSpace(name)
 	if name == "" || !utf8.ValidString(name) || utf8.RuneCountInString(name) > MaxNameLen {
 		return nil, "", input.Invalid("name", fmt.Sprintf("must be 1 to %d characters", MaxNameLen))
+	}
+	if err := input.Text("name", name); err != nil {
+		return nil, "", err
 	}
 	key := KeyPrefix + account.NewSecret()
 	p := &Partner{Name: name}
@@ -219,19 +221,20 @@ func checkIDs(externalID, clientBetID string, marketID int64) error {
 	if err := checkExternalID(externalID); err != nil {
 		return err
 	}
-	if clientBetID == "" || len(clientBetID) > MaxClientBetIDLen || !utf8.ValidString(clientBetID) || strings.ContainsFunc(clientBetID, unicode.IsControl) {
+	if clientBetID == "" || len(clientBetID) > MaxClientBetIDLen || !input.IsText(clientBetID) {
 		return input.Invalid("client_bet_id", fmt.Sprintf("must be 1 to %d printable characters", MaxClientBetIDLen))
 	}
 	return input.InRange("market_id", marketID, 1, math.MaxInt64)
 }
 
-// checkExternalID accepts any non-empty UTF-8 text of bounded length: the
+// checkExternalID accepts any non-empty text of bounded length that
+// follows the text rule (input.Text: UTF-8, no control characters): the
 // id is the partner's, opaque to us.
 func checkExternalID(id string) error {
 	if id == "" || len(id) > MaxExternalIDLen || !utf8.ValidString(id) {
 		return input.Invalid("external_user_id", fmt.Sprintf("must be 1 to %d bytes of UTF-8", MaxExternalIDLen))
 	}
-	return nil
+	return input.Text("external_user_id", id)
 }
 
 // State returns partner p's view of its user's sub-account: Exists false

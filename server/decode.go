@@ -16,6 +16,8 @@ import (
 
 	"github.com/go-playground/validator/v10"
 	"github.com/gofiber/fiber/v2"
+
+	"github.com/predictkit/predictkit/input"
 )
 
 // decodeStrict reads body into dst (a pointer to a struct with json tags)
@@ -499,6 +501,20 @@ func pathID(c *fiber.Ctx, name string) (int64, error) {
 		return 0, errInvalidID
 	}
 	return id, nil
+}
+
+// pathText reads path parameter name, which names something by text (a
+// chat session's public id), as Fiber gives it (not unescaped): an
+// *input.Error naming the parameter when it breaks the text rule
+// (input.Text), so that no store is asked for bytes it cannot hold.
+// A parameter the handler unescapes itself is checked by the service
+// that reads it (the partner API's external_user_id).
+func pathText(c *fiber.Ctx, name string) (string, error) {
+	v := c.Params(name)
+	if err := input.Text(name, v); err != nil {
+		return "", err
+	}
+	return v, nil
 }
 
 func parseID(s string) (int64, bool) {

@@ -335,7 +335,11 @@ func (h *chatHandlers) handleSessions(c *fiber.Ctx) error {
 
 // handleTranscript answers a session with every message, oldest first.
 func (h *chatHandlers) handleTranscript(c *fiber.Ctx) error {
-	sess, ms, err := h.chats.Transcript(c.UserContext(), c.Params("session_id"))
+	id, err := pathText(c, "session_id")
+	if err != nil {
+		return err
+	}
+	sess, ms, err := h.chats.Transcript(c.UserContext(), id)
 	if err != nil {
 		return err
 	}
@@ -344,11 +348,15 @@ func (h *chatHandlers) handleTranscript(c *fiber.Ctx) error {
 
 // handleReply answers a session as support (201).
 func (h *chatHandlers) handleReply(c *fiber.Ctx) error {
+	id, err := pathText(c, "session_id")
+	if err != nil {
+		return err
+	}
 	var b chatTextBody
 	if err := decodeStrict(c.Body(), &b); err != nil {
 		return err
 	}
-	m, err := h.chats.Reply(c.UserContext(), c.Params("session_id"), *b.Text)
+	m, err := h.chats.Reply(c.UserContext(), id, *b.Text)
 	if err != nil {
 		return err
 	}
@@ -357,7 +365,11 @@ func (h *chatHandlers) handleReply(c *fiber.Ctx) error {
 
 // handleClose closes a session and answers it.
 func (h *chatHandlers) handleClose(c *fiber.Ctx) error {
-	sess, err := h.chats.Close(c.UserContext(), c.Params("session_id"))
+	id, err := pathText(c, "session_id")
+	if err != nil {
+		return err
+	}
+	sess, err := h.chats.Close(c.UserContext(), id)
 	if err != nil {
 		return err
 	}

@@ -99,8 +99,9 @@ const (
 )
 
 // CheckContent returns content trimmed of surrounding white space, or an
-// *input.Error: empty once trimmed, not valid UTF-8, a NUL character, or
-// more than MaxContentChars characters.
+// *input.Error: empty once trimmed, not valid UTF-8, a NUL or another
+// control character but line breaks and tabs (the text rule,
+// input.MultilineText), or more than MaxContentChars characters.
 func CheckContent(content string) (string, error) {
 	if !utf8.ValidString(content) {
 		return "", input.Invalid("content", "must be valid UTF-8")
@@ -111,6 +112,8 @@ func CheckContent(content string) (string, error) {
 		return "", input.Invalid("content", "must not be empty")
 	case strings.ContainsRune(content, 0):
 		return "", input.Invalid("content", "must not contain NUL characters")
+	case !input.IsMultilineText(content):
+		return "", input.Invalid("content", input.ReasonControl)
 	case utf8.RuneCountInString(content) > MaxContentChars:
 		return "", input.Invalid("content", "must be at most 2000 characters")
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/predictkit/predictkit/account"
+	"github.com/predictkit/predictkit/input"
 	"github.com/predictkit/predictkit/market"
 	"github.com/predictkit/predictkit/storage"
 )
@@ -26,7 +27,23 @@ const (
 	codeCheckViolation       = "23514"
 	codeSerializationFailure = "40001"
 	codeDeadlockDetected     = "40P01"
+	// Text PostgreSQL cannot hold: a NUL or invalid UTF-8 in a text
+	// parameter (character_not_in_repertoire), a \u0000 escape in jsonb
+	// (untranslatable_character).
+	codeCharacterNotInRepertoire = "22021"
+	codeUntranslatableCharacter  = "22P05"
 )
+
+// unstorableText is what translate makes of the two codes above: an
+// *input.Error (field "text": the database does not say which parameter
+// it was) that still wraps the driver's error. The domains refuse such
+// text before any store sees it (the text rule, package input), so this
+// is a defence in depth: a field a domain does not check, or a caller of
+// the store itself, gets invalid input (a 400 from the server) rather
+// than a storage failure (a 500, which partners retry).
+func unstorableText(err error) error {
+	return fmt.Errorf("%w (%w)", input.Invalid("text", "holds a NUL character or invalid UTF-8, which cannot be stored"), err)
+}
 
 // commitError marks an error met while a transaction's COMMIT was in
 // flight: the transaction may have committed, so it is never retried.
@@ -158,6 +175,8 @@ func translate(err error, notFound error) error {
 			case "access_tokens_user_id_fkey":
 				return account.ErrUserNotFound
 			}
+		case codeCharacterNotInRepertoire, codeUntranslatableCharacter:
+			return unstorableText(err)
 		}
 	}
 	if connectionLost(err) || errors.Is(err, context.DeadlineExceeded) {

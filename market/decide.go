@@ -23,6 +23,15 @@ const (
 	MaxTradeShares  = 100_000_000_000
 )
 
+// MaxEventSubsidy bounds what one event may escrow: the sum of its
+// markets' subsidies, 10^15 kopecks (10^13 RUB). The largest market
+// (b = 10^12 at an opening probability of 0.01 or 0.99) escrows about
+// 4.6 × 10^12, so an event may hold about 200 of those, or every market
+// it may hold at b = 10^12 and 50/50 (about 6.9 × 10^11 each). The
+// treasury may escrow account.MaxExposure in all: 2,000 events of the
+// largest size.
+const MaxEventSubsidy = 1_000_000_000_000_000
+
 // Request is one trade a trader asks for.
 type Request struct {
 	// UserID is the trader; 0 for a partner's trade whose sub-account the
@@ -359,13 +368,11 @@ func (d *decision) post(ps []account.Posting) error {
 	}
 	for i := range ps {
 		if err := account.Apply(d.balances, ps[i:i+1]); err != nil {
-			applied := ps[:i+1]
-			if errors.Is(err, account.ErrInvalidAmount) {
-				applied = ps[:i] // refused before it changed anything
-			}
-			for j := len(applied) - 1; j >= 0; j-- {
-				d.balances[applied[j].From] += applied[j].Amount
-				d.balances[applied[j].To] -= applied[j].Amount
+			// Apply leaves a refused posting unapplied: undo the ones
+			// before it, which fit, so the sums cannot overflow.
+			for j := i - 1; j >= 0; j-- {
+				d.balances[ps[j].From] += ps[j].Amount
+				d.balances[ps[j].To] -= ps[j].Amount
 			}
 			return err
 		}

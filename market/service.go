@@ -170,7 +170,20 @@ func (s *Service) CreateEvent(ctx context.Context, creator *account.User, in New
 		}
 		e.Pools = append(e.Pools, p)
 	}
+	// What the event escrows, summed with checked arithmetic: at most
+	// MaxEventSubsidy. Whether the treasury can escrow it is the store's
+	// to check, under its lock (account.Apply: account.ErrBalanceLimit).
+	var escrow int64
+	for _, sub := range subsidies {
+		var ok bool
+		if escrow, ok = account.Add(escrow, sub); !ok || escrow > MaxEventSubsidy {
+			return nil, input.Invalid("pools", fmt.Sprintf("the markets would escrow more than %d kopecks, the most one event may: lower lmsr_b_kopecks or hold fewer markets", int64(MaxEventSubsidy)))
+		}
+	}
 	if err := s.store.CreateEvent(ctx, e, subsidies); err != nil {
+		if errors.Is(err, account.ErrBalanceLimit) {
+			return nil, input.Invalid("pools", fmt.Sprintf("the platform's treasury cannot escrow another %d kopecks: its subsidies would pass their bound of %d kopecks; lower lmsr_b_kopecks or hold fewer markets", escrow, int64(account.MaxExposure)))
+		}
 		return nil, err
 	}
 	return e, nil

@@ -426,10 +426,13 @@ func (d *decision) buy(r *Request) (*TradeEffect, error) {
 		pos = &Position{UserID: r.UserID, MarketID: d.market.ID, Side: r.Side, PartnerID: r.partnerID(), CreatedAt: d.now}
 		d.positions[posKey{r.UserID, r.Side}] = pos
 	}
+	// Shares held and their cost basis are bounded by the ledger: the
+	// escrow covers the shares, and no balance passes 4 × 10^18
+	// (account.MaxExposure). The totals below only ever grow.
 	pos.Shares += q.Shares
 	pos.CostBasis += q.Charge
-	pos.Bought += q.Shares
-	pos.Spent += q.Charge
+	pos.Bought = addStat(pos.Bought, q.Shares)
+	pos.Spent = addStat(pos.Spent, q.Charge)
 	pos.UseBonus = pos.UseBonus || r.UseBonus
 	pos.UpdatedAt = d.now
 
@@ -439,7 +442,7 @@ func (d *decision) buy(r *Request) (*TradeEffect, error) {
 	} else {
 		d.market.QNo += q.Shares
 	}
-	d.market.Volume += q.Cost
+	d.market.Volume = addStat(d.market.Volume, q.Cost)
 	return d.record(r, pos, q.Shares, q.Charge, q.Cost, q.Fee, priceBefore, ps), nil
 }
 
@@ -481,7 +484,7 @@ func (d *decision) sell(r *Request) (*TradeEffect, error) {
 	}
 	pos.Shares -= r.Shares
 	pos.CostBasis -= removed
-	pos.Returned += q.Payout
+	pos.Returned = addStat(pos.Returned, q.Payout)
 	pos.UpdatedAt = d.now
 	d.eff.PnL = append(d.eff.PnL, PnLEntry{Position: pos, Delta: q.Payout - removed, At: d.now})
 	if pos.Shares == 0 {
@@ -497,7 +500,7 @@ func (d *decision) sell(r *Request) (*TradeEffect, error) {
 	} else {
 		d.market.QNo -= r.Shares
 	}
-	d.market.Volume += q.Refund
+	d.market.Volume = addStat(d.market.Volume, q.Refund)
 	return d.record(r, pos, r.Shares, q.Payout, q.Refund, q.Fee, priceBefore, ps), nil
 }
 
@@ -538,16 +541,34 @@ func pricerError(err error) error {
 	return err
 }
 
-// mulDivRound is a*b/c rounded half up, for a >= 0 and 0 <= b <= c, in
-// 128-bit arithmetic so that no product overflows (b <= c keeps the
-// quotient within a).
+// mulDivRound is a*b/c rounded half up, for a, b >= 0 and c > 0, in
+// 128-bit arithmetic so that no product overflows; a quotient past int64
+// is MaxInt64 (with b <= c it is within a).
 func mulDivRound(a, b, c int64) int64 {
 	hi, lo := bits.Mul64(uint64(a), uint64(b))
+	if hi >= uint64(c) {
+		return math.MaxInt64
+	}
 	q, r := bits.Div64(hi, lo, uint64(c))
-	if 2*r >= uint64(c) {
+	if r >= uint64(c)-r { // 2r >= c, without overflowing 2r
 		q++
 	}
+	if q > math.MaxInt64 {
+		return math.MaxInt64
+	}
 	return int64(q)
+}
+
+// addStat adds v >= 0 to a running total that only ever grows and moves
+// no money: a market's volume, a position's shares bought, spent and
+// returned. Churning a position (buying and selling it over and over)
+// grows them without bound, so they stop at MaxInt64 instead of
+// wrapping. Balances never need it: account.Apply bounds them.
+func addStat(total, v int64) int64 {
+	if s, ok := account.Add(total, v); ok {
+		return s
+	}
+	return math.MaxInt64
 }
 
 // DecideSettlement resolves the market in st with side won: every open
@@ -621,7 +642,7 @@ func (s Settlement) Chunk(st *State) (*Effects, error) {
 		if payout > 0 {
 			eff.Postings = append(eff.Postings, account.Posting{From: escrow, To: account.UserAccount(c.UserID), Amount: payout, Reason: "payout", At: now})
 		}
-		c.Returned += payout
+		c.Returned = addStat(c.Returned, payout)
 		eff.PnL = append(eff.PnL, PnLEntry{Position: &c, Delta: payout - c.CostBasis, At: now})
 		c.CostBasis = 0
 		c.ClosedAt = &now

@@ -537,7 +537,16 @@ func (s *Service) PnLChart(ctx context.Context, viewerID, userID int64) ([]Chart
 	pts = append(pts, ChartPoint{At: u.CreatedAt})
 	var sum int64
 	for _, e := range evs {
-		sum += e.Delta
+		// Realized P&L is bounded by the money a user can hold or lose,
+		// which the ledger bounds; should it pass int64 still, the chart
+		// stops at the end of the range instead of wrapping.
+		var ok bool
+		if sum, ok = account.Add(sum, e.Delta); !ok {
+			sum = math.MaxInt64
+			if e.Delta < 0 {
+				sum = math.MinInt64
+			}
+		}
 		pts = append(pts, ChartPoint{At: e.At, PnL: sum})
 	}
 	return pts, nil

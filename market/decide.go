@@ -391,9 +391,30 @@ func (d *decision) trade(r *Request) (*TradeEffect, error) {
 }
 
 func (d *decision) buy(r *Request) (*TradeEffect, error) {
+	user := account.UserAccount(r.UserID)
+	payer := user
+	if r.UseBonus {
+		payer = account.BonusAccount(r.UserID)
+	}
+	// What the payer can spend: its balance (the bonus balance with
+	// use_bonus) and, for a partner's bet, the float that tops it up.
+	have := max(d.balance(payer), 0)
+	can := have
+	topUp := r.Partner != nil && r.Partner.TopUp && !r.UseBonus
+	if topUp {
+		can = addStat(can, max(d.balance(account.FloatAccount(r.Partner.Key.PartnerID)), 0))
+	}
 	before := d.market.Pricer()
 	q, err := lmsr.BuyForSpend(before, r.Side, r.Amount, d.market.Margin)
 	if err != nil {
+		// The payer needs the charge, not the whole amount, and the
+		// charge may be a little less than the amount; but a buy the
+		// market maker refuses has no charge. When the payer could not
+		// pay the amount either, the money is the payer's problem:
+		// insufficient funds, not the price bound or a buy too small.
+		if can < r.Amount && (errors.Is(err, lmsr.ErrPriceLimit) || errors.Is(err, lmsr.ErrTooSmall)) {
+			return nil, account.ErrInsufficientFunds
+		}
 		return nil, pricerError(err)
 	}
 	if r.MaxCost > 0 && q.Charge > r.MaxCost {
@@ -402,16 +423,11 @@ func (d *decision) buy(r *Request) (*TradeEffect, error) {
 	if r.MinShares > 0 && q.Shares < r.MinShares {
 		return nil, ErrPriceMoved
 	}
-	user := account.UserAccount(r.UserID)
-	payer := user
-	if r.UseBonus {
-		payer = account.BonusAccount(r.UserID)
-	}
 	escrow := account.EscrowAccount(d.market.ID)
 	var ps []account.Posting
-	if have := d.balance(payer); have < q.Charge && r.Partner != nil && r.Partner.TopUp && !r.UseBonus {
+	if topUp && have < q.Charge {
 		float := account.FloatAccount(r.Partner.Key.PartnerID)
-		ps = append(ps, account.Posting{From: float, To: user, Amount: q.Charge - max(have, 0), Reason: "topup", At: d.now})
+		ps = append(ps, account.Posting{From: float, To: user, Amount: q.Charge - have, Reason: "topup", At: d.now})
 	}
 	ps = append(ps, account.Posting{From: payer, To: escrow, Amount: q.Cost, Reason: "buy", At: d.now})
 	if q.Fee > 0 {

@@ -11,4 +11,7 @@ var (
 	ErrUnauthorized       = errors.New("account: missing, unknown or revoked access token")
 	ErrInsufficientFunds  = errors.New("account: insufficient funds")
 	ErrInvalidAmount      = errors.New("account: amount must be a positive number of kopecks")
+	// ErrBalanceLimit refuses a posting that would take the treasury or
+	// the outside world past MaxExposure, or any balance out of int64.
+	ErrBalanceLimit = errors.New("account: a balance would pass the ledger's bound")
 )

@@ -300,7 +300,7 @@ func (s *Service) Credit(ctx context.Context, id int64, amount int64, bonus bool
 		to = BonusAccount(id)
 	}
 	if err := s.store.Transfer(ctx, []Posting{{From: External, To: to, Amount: amount, Reason: "deposit", At: s.Now()}}); err != nil {
-		return Balances{}, err
+		return Balances{}, LimitAsInput("amount_kopecks", err)
 	}
 	return s.store.Balances(ctx, id)
 }

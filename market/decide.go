@@ -23,6 +23,15 @@ const (
 	MaxTradeShares  = 100_000_000_000
 )
 
+// MaxEventSubsidy bounds what one event may escrow: the sum of its
+// markets' subsidies, 10^15 kopecks (10^13 RUB). The largest market
+// (b = 10^12 at an opening probability of 0.01 or 0.99) escrows about
+// 4.6 × 10^12, so an event may hold about 200 of those, or every market
+// it may hold at b = 10^12 and 50/50 (about 6.9 × 10^11 each). The
+// treasury may escrow account.MaxExposure in all: 2,000 events of the
+// largest size.
+const MaxEventSubsidy = 1_000_000_000_000_000
+
 // Request is one trade a trader asks for.
 type Request struct {
 	// UserID is the trader; 0 for a partner's trade whose sub-account the
@@ -359,13 +368,11 @@ func (d *decision) post(ps []account.Posting) error {
 	}
 	for i := range ps {
 		if err := account.Apply(d.balances, ps[i:i+1]); err != nil {
-			applied := ps[:i+1]
-			if errors.Is(err, account.ErrInvalidAmount) {
-				applied = ps[:i] // refused before it changed anything
-			}
-			for j := len(applied) - 1; j >= 0; j-- {
-				d.balances[applied[j].From] += applied[j].Amount
-				d.balances[applied[j].To] -= applied[j].Amount
+			// Apply leaves a refused posting unapplied: undo the ones
+			// before it, which fit, so the sums cannot overflow.
+			for j := i - 1; j >= 0; j-- {
+				d.balances[ps[j].From] += ps[j].Amount
+				d.balances[ps[j].To] -= ps[j].Amount
 			}
 			return err
 		}
@@ -384,9 +391,30 @@ func (d *decision) trade(r *Request) (*TradeEffect, error) {
 }
 
 func (d *decision) buy(r *Request) (*TradeEffect, error) {
+	user := account.UserAccount(r.UserID)
+	payer := user
+	if r.UseBonus {
+		payer = account.BonusAccount(r.UserID)
+	}
+	// What the payer can spend: its balance (the bonus balance with
+	// use_bonus) and, for a partner's bet, the float that tops it up.
+	have := max(d.balance(payer), 0)
+	can := have
+	topUp := r.Partner != nil && r.Partner.TopUp && !r.UseBonus
+	if topUp {
+		can = addStat(can, max(d.balance(account.FloatAccount(r.Partner.Key.PartnerID)), 0))
+	}
 	before := d.market.Pricer()
 	q, err := lmsr.BuyForSpend(before, r.Side, r.Amount, d.market.Margin)
 	if err != nil {
+		// The payer needs the charge, not the whole amount, and the
+		// charge may be a little less than the amount; but a buy the
+		// market maker refuses has no charge. When the payer could not
+		// pay the amount either, the money is the payer's problem:
+		// insufficient funds, not the price bound or a buy too small.
+		if can < r.Amount && (errors.Is(err, lmsr.ErrPriceLimit) || errors.Is(err, lmsr.ErrTooSmall)) {
+			return nil, account.ErrInsufficientFunds
+		}
 		return nil, pricerError(err)
 	}
 	if r.MaxCost > 0 && q.Charge > r.MaxCost {
@@ -395,16 +423,11 @@ func (d *decision) buy(r *Request) (*TradeEffect, error) {
 	if r.MinShares > 0 && q.Shares < r.MinShares {
 		return nil, ErrPriceMoved
 	}
-	user := account.UserAccount(r.UserID)
-	payer := user
-	if r.UseBonus {
-		payer = account.BonusAccount(r.UserID)
-	}
 	escrow := account.EscrowAccount(d.market.ID)
 	var ps []account.Posting
-	if have := d.balance(payer); have < q.Charge && r.Partner != nil && r.Partner.TopUp && !r.UseBonus {
+	if topUp && have < q.Charge {
 		float := account.FloatAccount(r.Partner.Key.PartnerID)
-		ps = append(ps, account.Posting{From: float, To: user, Amount: q.Charge - max(have, 0), Reason: "topup", At: d.now})
+		ps = append(ps, account.Posting{From: float, To: user, Amount: q.Charge - have, Reason: "topup", At: d.now})
 	}
 	ps = append(ps, account.Posting{From: payer, To: escrow, Amount: q.Cost, Reason: "buy", At: d.now})
 	if q.Fee > 0 {
@@ -419,10 +442,13 @@ func (d *decision) buy(r *Request) (*TradeEffect, error) {
 		pos = &Position{UserID: r.UserID, MarketID: d.market.ID, Side: r.Side, PartnerID: r.partnerID(), CreatedAt: d.now}
 		d.positions[posKey{r.UserID, r.Side}] = pos
 	}
+	// Shares held and their cost basis are bounded by the ledger: the
+	// escrow covers the shares, and no balance passes 4 × 10^18
+	// (account.MaxExposure). The totals below only ever grow.
 	pos.Shares += q.Shares
 	pos.CostBasis += q.Charge
-	pos.Bought += q.Shares
-	pos.Spent += q.Charge
+	pos.Bought = addStat(pos.Bought, q.Shares)
+	pos.Spent = addStat(pos.Spent, q.Charge)
 	pos.UseBonus = pos.UseBonus || r.UseBonus
 	pos.UpdatedAt = d.now
 
@@ -432,7 +458,7 @@ func (d *decision) buy(r *Request) (*TradeEffect, error) {
 	} else {
 		d.market.QNo += q.Shares
 	}
-	d.market.Volume += q.Cost
+	d.market.Volume = addStat(d.market.Volume, q.Cost)
 	return d.record(r, pos, q.Shares, q.Charge, q.Cost, q.Fee, priceBefore, ps), nil
 }
 
@@ -474,7 +500,7 @@ func (d *decision) sell(r *Request) (*TradeEffect, error) {
 	}
 	pos.Shares -= r.Shares
 	pos.CostBasis -= removed
-	pos.Returned += q.Payout
+	pos.Returned = addStat(pos.Returned, q.Payout)
 	pos.UpdatedAt = d.now
 	d.eff.PnL = append(d.eff.PnL, PnLEntry{Position: pos, Delta: q.Payout - removed, At: d.now})
 	if pos.Shares == 0 {
@@ -490,7 +516,7 @@ func (d *decision) sell(r *Request) (*TradeEffect, error) {
 	} else {
 		d.market.QNo -= r.Shares
 	}
-	d.market.Volume += q.Refund
+	d.market.Volume = addStat(d.market.Volume, q.Refund)
 	return d.record(r, pos, r.Shares, q.Payout, q.Refund, q.Fee, priceBefore, ps), nil
 }
 
@@ -531,16 +557,34 @@ func pricerError(err error) error {
 	return err
 }
 
-// mulDivRound is a*b/c rounded half up, for a >= 0 and 0 <= b <= c, in
-// 128-bit arithmetic so that no product overflows (b <= c keeps the
-// quotient within a).
+// mulDivRound is a*b/c rounded half up, for a, b >= 0 and c > 0, in
+// 128-bit arithmetic so that no product overflows; a quotient past int64
+// is MaxInt64 (with b <= c it is within a).
 func mulDivRound(a, b, c int64) int64 {
 	hi, lo := bits.Mul64(uint64(a), uint64(b))
+	if hi >= uint64(c) {
+		return math.MaxInt64
+	}
 	q, r := bits.Div64(hi, lo, uint64(c))
-	if 2*r >= uint64(c) {
+	if r >= uint64(c)-r { // 2r >= c, without overflowing 2r
 		q++
 	}
+	if q > math.MaxInt64 {
+		return math.MaxInt64
+	}
 	return int64(q)
+}
+
+// addStat adds v >= 0 to a running total that only ever grows and moves
+// no money: a market's volume, a position's shares bought, spent and
+// returned. Churning a position (buying and selling it over and over)
+// grows them without bound, so they stop at MaxInt64 instead of
+// wrapping. Balances never need it: account.Apply bounds them.
+func addStat(total, v int64) int64 {
+	if s, ok := account.Add(total, v); ok {
+		return s
+	}
+	return math.MaxInt64
 }
 
 // DecideSettlement resolves the market in st with side won: every open
@@ -614,7 +658,7 @@ func (s Settlement) Chunk(st *State) (*Effects, error) {
 		if payout > 0 {
 			eff.Postings = append(eff.Postings, account.Posting{From: escrow, To: account.UserAccount(c.UserID), Amount: payout, Reason: "payout", At: now})
 		}
-		c.Returned += payout
+		c.Returned = addStat(c.Returned, payout)
 		eff.PnL = append(eff.PnL, PnLEntry{Position: &c, Delta: payout - c.CostBasis, At: now})
 		c.CostBasis = 0
 		c.ClosedAt = &now

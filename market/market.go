@@ -156,7 +156,7 @@ func (p *Position) AvgPriceBps() int64 {
 	if p.Bought == 0 {
 		return 0
 	}
-	return (p.Spent*10000 + p.Bought/2) / p.Bought
+	return mulDivRound(p.Spent, 10000, p.Bought) // Spent*10000 passes int64 past 9.2 × 10^14 kopecks
 }
 
 // PnL is what a closed position returned minus what it cost.

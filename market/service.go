@@ -170,7 +170,20 @@ func (s *Service) CreateEvent(ctx context.Context, creator *account.User, in New
 		}
 		e.Pools = append(e.Pools, p)
 	}
+	// What the event escrows, summed with checked arithmetic: at most
+	// MaxEventSubsidy. Whether the treasury can escrow it is the store's
+	// to check, under its lock (account.Apply: account.ErrBalanceLimit).
+	var escrow int64
+	for _, sub := range subsidies {
+		var ok bool
+		if escrow, ok = account.Add(escrow, sub); !ok || escrow > MaxEventSubsidy {
+			return nil, input.Invalid("pools", fmt.Sprintf("the markets would escrow more than %d kopecks, the most one event may: lower lmsr_b_kopecks or hold fewer markets", int64(MaxEventSubsidy)))
+		}
+	}
 	if err := s.store.CreateEvent(ctx, e, subsidies); err != nil {
+		if errors.Is(err, account.ErrBalanceLimit) {
+			return nil, input.Invalid("pools", fmt.Sprintf("the platform's treasury cannot escrow another %d kopecks: its subsidies would pass their bound of %d kopecks; lower lmsr_b_kopecks or hold fewer markets", escrow, int64(account.MaxExposure)))
+		}
 		return nil, err
 	}
 	return e, nil
@@ -537,7 +550,16 @@ func (s *Service) PnLChart(ctx context.Context, viewerID, userID int64) ([]Chart
 	pts = append(pts, ChartPoint{At: u.CreatedAt})
 	var sum int64
 	for _, e := range evs {
-		sum += e.Delta
+		// Realized P&L is bounded by the money a user can hold or lose,
+		// which the ledger bounds; should it pass int64 still, the chart
+		// stops at the end of the range instead of wrapping.
+		var ok bool
+		if sum, ok = account.Add(sum, e.Delta); !ok {
+			sum = math.MaxInt64
+			if e.Delta < 0 {
+				sum = math.MinInt64
+			}
+		}
 		pts = append(pts, ChartPoint{At: e.At, PnL: sum})
 	}
 	return pts, nil

@@ -123,7 +123,7 @@ func (s *Service) FundFloat(ctx context.Context, id, amount int64) (int64, error
 	}
 	ref := account.FloatAccount(id)
 	if err := s.ledger.Transfer(ctx, []account.Posting{{From: account.External, To: ref, Amount: amount, Reason: "float", At: s.Now()}}); err != nil {
-		return 0, err
+		return 0, account.LimitAsInput("amount_kopecks", err)
 	}
 	return s.ledger.Balance(ctx, ref)
 }

@@ -32,6 +32,7 @@ var domainErrors = map[string]error{
 	"account.ErrUnauthorized":       account.ErrUnauthorized,
 	"account.ErrInsufficientFunds":  account.ErrInsufficientFunds,
 	"account.ErrInvalidAmount":      account.ErrInvalidAmount,
+	"account.ErrBalanceLimit":       account.ErrBalanceLimit,
 	"input.ErrInvalid":              input.ErrInvalid,
 	"input.Error":                   &input.Error{Field: "email", Reason: "must be an e-mail address"},
 
@@ -78,8 +79,12 @@ var domainErrors = map[string]error{
 
 // notOnAnyRoute are domain errors no route of the server can meet yet,
 // with the reason. (The partner routes made the idempotency errors
-// reachable; none is left.)
-var notOnAnyRoute = map[string]string{}
+// reachable.)
+var notOnAnyRoute = map[string]string{
+	"account.ErrBalanceLimit": "the services that bring money in turn it into *input.Error (market.Service.CreateEvent, " +
+		"account.Service.Credit, partner.Service.FundFloat); trades and settlements only move money already in, " +
+		"which account.MaxExposure keeps within 4 × 10^18 kopecks",
+}
 
 // answered500 are domain errors whose documented answer is a 500: an
 // operator who could not be notified is call-operator's 500

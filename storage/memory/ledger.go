@@ -75,13 +75,15 @@ func (l *ledger) all() iter.Seq[account.Posting] {
 	}
 }
 
-// sums returns each account's postings' sum, by ledgerAccount.ref.
-func (l *ledger) sums() []int64 {
-	out := make([]int64, len(l.refs))
+// sums returns each account's postings' sum, by ledgerAccount.ref, added
+// exactly (in 128 bits): the audit compares them with the balances, and a
+// sum that wrapped as the balance did would hide it.
+func (l *ledger) sums() []account.Sum {
+	out := make([]account.Sum, len(l.refs))
 	for _, b := range l.blocks {
 		for _, r := range b {
-			out[r.from] -= r.amount
-			out[r.to] += r.amount
+			out[r.from].Add(-r.amount) // amounts are positive: no -MinInt64
+			out[r.to].Add(r.amount)
 		}
 	}
 	return out

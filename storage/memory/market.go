@@ -13,7 +13,9 @@ import (
 	"github.com/predictkit/predictkit/market"
 )
 
-// CreateEvent implements market.Store.
+// CreateEvent implements market.Store. The subsidies are checked against
+// the treasury (account.Apply: account.ErrBalanceLimit past its bound)
+// before anything is written, so a refused event leaves nothing behind.
 func (s *Store) CreateEvent(_ context.Context, e *market.Event, subsidies []int64) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -24,39 +26,51 @@ func (s *Store) CreateEvent(_ context.Context, e *market.Event, subsidies []int6
 	if len(subsidies) != n {
 		return fmt.Errorf("memory: %d subsidies for %d markets", len(subsidies), n)
 	}
+	for _, sub := range subsidies {
+		if sub < 0 {
+			return fmt.Errorf("memory: create event: negative subsidy %d: %w", sub, account.ErrInvalidAmount)
+		}
+	}
 	now := s.now()
-	// Check the subsidies can be posted before anything is written.
-	var ps []account.Posting
+	// Ids first, as PostgreSQL takes them from its sequences (a refused
+	// event spends them too), then the postings, checked, then the rows.
 	e.ID = s.next("event")
 	e.CreatedAt = now
-	ev := *e
-	ev.Name, ev.NameRu, ev.Pools = strings.Clone(e.Name), strings.Clone(e.NameRu), nil
-	s.events[e.ID] = &ev
+	var ps []account.Posting
 	i := 0
 	for _, p := range e.Pools {
 		p.ID = s.next("pool")
 		p.EventID = e.ID
-		pc := *p
-		pc.Name, pc.NameRu, pc.Rules, pc.RulesRu = strings.Clone(p.Name), strings.Clone(p.NameRu), strings.Clone(p.Rules), strings.Clone(p.RulesRu)
-		pc.Markets, pc.WonSide = nil, nil
-		s.pools[p.ID] = &pc
-		s.poolIDs[e.ID] = append(s.poolIDs[e.ID], p.ID)
 		for _, m := range p.Markets {
 			m.ID = s.next("market")
 			m.PoolID, m.EventID = p.ID, e.ID
 			m.CreatedAt = now
-			mc := *m
-			mc.Name, mc.NameRu, mc.YesName, mc.NoName = strings.Clone(m.Name), strings.Clone(m.NameRu), strings.Clone(m.YesName), strings.Clone(m.NoName)
-			s.markets[m.ID] = &mc
-			s.marketIDs[p.ID] = append(s.marketIDs[p.ID], m.ID)
 			if subsidies[i] > 0 {
 				ps = append(ps, account.Posting{From: account.Treasury, To: account.EscrowAccount(m.ID), Amount: subsidies[i], Reason: "subsidy", At: now})
 			}
 			i++
 		}
 	}
-	// The treasury may go negative, so the subsidy postings cannot fail.
-	return s.post(ps)
+	if err := s.check(ps); err != nil {
+		return err
+	}
+	ev := *e
+	ev.Name, ev.NameRu, ev.Pools = strings.Clone(e.Name), strings.Clone(e.NameRu), nil
+	s.events[e.ID] = &ev
+	for _, p := range e.Pools {
+		pc := *p
+		pc.Name, pc.NameRu, pc.Rules, pc.RulesRu = strings.Clone(p.Name), strings.Clone(p.NameRu), strings.Clone(p.Rules), strings.Clone(p.RulesRu)
+		pc.Markets, pc.WonSide = nil, nil
+		s.pools[p.ID] = &pc
+		s.poolIDs[e.ID] = append(s.poolIDs[e.ID], p.ID)
+		for _, m := range p.Markets {
+			mc := *m
+			mc.Name, mc.NameRu, mc.YesName, mc.NoName = strings.Clone(m.Name), strings.Clone(m.NameRu), strings.Clone(m.YesName), strings.Clone(m.NoName)
+			s.markets[m.ID] = &mc
+			s.marketIDs[p.ID] = append(s.marketIDs[p.ID], m.ID)
+		}
+	}
+	return s.post(ps) // checked above: cannot fail
 }
 
 func (s *Store) event(id int64) *market.Event {

@@ -330,9 +330,9 @@ func (s *Store) balance(ref account.Ref) int64 {
 	return 0
 }
 
-// post checks postings against the current balances and writes them all,
-// or none (account.ErrInsufficientFunds). Callers hold s.mu.
-func (s *Store) post(ps []account.Posting) error {
+// check applies postings to a copy of the current balances: nil if post
+// would write them. Callers hold s.mu.
+func (s *Store) check(ps []account.Posting) error {
 	if len(ps) == 0 {
 		return nil
 	}
@@ -341,7 +341,15 @@ func (s *Store) post(ps []account.Posting) error {
 		touched[p.From] = s.balance(p.From)
 		touched[p.To] = s.balance(p.To)
 	}
-	if err := account.Apply(touched, ps); err != nil {
+	return account.Apply(touched, ps)
+}
+
+// post checks postings against the current balances and writes them all,
+// or none (account.ErrInsufficientFunds, account.ErrBalanceLimit): the
+// balances it writes are the ones account.Apply checked, so none wraps.
+// Callers hold s.mu.
+func (s *Store) post(ps []account.Posting) error {
+	if err := s.check(ps); err != nil {
 		return err
 	}
 	for _, p := range ps {
@@ -389,7 +397,8 @@ func (s *Store) LedgerState(context.Context) ([]account.AccountState, int64, err
 	sums := s.ledger.sums()
 	out := make([]account.AccountState, 0, len(s.accounts))
 	for ref, a := range s.accounts {
-		out = append(out, account.AccountState{Ref: ref, Balance: a.balance, PostingsSum: sums[a.ref]})
+		sum, fits := sums[a.ref].Int64()
+		out = append(out, account.AccountState{Ref: ref, Balance: a.balance, PostingsSum: sum, PostingsSumOverflows: !fits})
 	}
 	slices.SortFunc(out, func(a, b account.AccountState) int { return cmp.Compare(s.accounts[a.Ref].id, s.accounts[b.Ref].id) })
 	return out, int64(s.ledger.n), nil

@@ -61,7 +61,9 @@ func scanEvents(rows pgx.Rows) ([]*market.Event, error) {
 
 // CreateEvent stores e with its pools and markets, sets every ID and
 // CreatedAt, and posts subsidies[i] from the treasury to the escrow of the
-// i-th market, counting pool by pool, all in one transaction.
+// i-th market, counting pool by pool, all in one transaction. Subsidies
+// that would take the treasury past its bound are account.ErrBalanceLimit
+// (account.Apply, on the locked balance), and nothing is written.
 func (s *Store) CreateEvent(ctx context.Context, e *market.Event, subsidies []int64) error {
 	var ms []*market.Market
 	for _, p := range e.Pools {

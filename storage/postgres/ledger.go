@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math/big"
 	"slices"
 	"time"
 
@@ -243,6 +244,9 @@ func (s *Store) Balance(ctx context.Context, ref account.Ref) (int64, error) {
 
 // LedgerState returns every ledger account with its cached balance and the
 // sum of its postings, and the number of postings, from one snapshot.
+// The sums are numeric (sum of bigint is), read as text: a sum past int64
+// is reported (PostingsSumOverflows), where a cast to bigint would fail
+// the audit with "bigint out of range".
 func (s *Store) LedgerState(ctx context.Context) ([]account.AccountState, int64, error) {
 	var (
 		states []account.AccountState
@@ -251,7 +255,7 @@ func (s *Store) LedgerState(ctx context.Context) ([]account.AccountState, int64,
 	err := s.tx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
 		states, n = nil, 0
 		rows, err := tx.Query(ctx, `SELECT a.kind, a.owner, a.balance,
-			(COALESCE(i.sum, 0) - COALESCE(o.sum, 0))::bigint
+			(COALESCE(i.sum, 0) - COALESCE(o.sum, 0))::text
 			FROM ledger_accounts a
 			LEFT JOIN (SELECT to_account AS id, sum(amount) AS sum FROM postings GROUP BY to_account) i ON i.id = a.id
 			LEFT JOIN (SELECT from_account AS id, sum(amount) AS sum FROM postings GROUP BY from_account) o ON o.id = a.id
@@ -261,12 +265,18 @@ func (s *Store) LedgerState(ctx context.Context) ([]account.AccountState, int64,
 		}
 		for rows.Next() {
 			var st account.AccountState
-			var kind string
-			if err := rows.Scan(&kind, &st.Ref.Owner, &st.Balance, &st.PostingsSum); err != nil {
+			var kind, sum string
+			if err := rows.Scan(&kind, &st.Ref.Owner, &st.Balance, &sum); err != nil {
 				rows.Close()
 				return err
 			}
 			st.Ref.Kind = account.Kind(kind)
+			v, ok := new(big.Int).SetString(sum, 10)
+			if !ok {
+				rows.Close()
+				return fmt.Errorf("postgres: the postings of %s sum to %q, not an integer", st.Ref, sum)
+			}
+			st.PostingsSum, st.PostingsSumOverflows = v.Int64(), !v.IsInt64()
 			states = append(states, st)
 		}
 		if err := rows.Err(); err != nil {

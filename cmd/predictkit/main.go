@@ -21,10 +21,8 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/predictkit/predictkit/server"
-	"github.com/predictkit/predictkit/storage/postgres"
 )
 
 func main() {
@@ -55,7 +53,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case "serve":
 		return serve(ctx, args, stderr)
 	case "migrate":
-		return migrate(ctx, args, stderr)
+		return migrateCmd(ctx, args, stdout, stderr)
 	case "bench":
 		return benchCmd(ctx, args, stdout, stderr)
 	case "admin":
@@ -108,34 +106,5 @@ func serve(ctx context.Context, args []string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "predictkit: stop: %v\n", err)
 		return 1
 	}
-	return 0
-}
-
-func migrate(ctx context.Context, args []string, stderr io.Writer) int {
-	fs := flag.NewFlagSet("migrate", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	url := fs.String("database-url", os.Getenv("PREDICTKIT_DATABASE_URL"), "PostgreSQL URL (env PREDICTKIT_DATABASE_URL)")
-	timeout := fs.Duration("timeout", 5*time.Minute, "give up after this long")
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), "Usage: predictkit migrate [flags]\n\nApplies the embedded PostgreSQL migrations and exits.\n\n")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
-	}
-	if *url == "" {
-		fmt.Fprintln(stderr, "predictkit migrate: no database URL: set PREDICTKIT_DATABASE_URL or -database-url")
-		return 2
-	}
-	ctx, cancel := context.WithTimeout(ctx, *timeout)
-	defer cancel()
-	if err := postgres.Migrate(ctx, *url); err != nil {
-		fmt.Fprintf(stderr, "predictkit migrate: %v\n", err)
-		return 1
-	}
-	fmt.Fprintln(stderr, "predictkit migrate: database is up to date")
 	return 0
 }

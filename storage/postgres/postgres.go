@@ -13,11 +13,9 @@ package postgres
 
 import (
 	"context"
-	"database/sql"
 	"embed"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"io/fs"
 	"regexp"
 	"time"
@@ -25,9 +23,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/jackc/pgx/v5/stdlib"
-	"github.com/pressly/goose/v3"
-	"github.com/pressly/goose/v3/lock"
 
 	"github.com/predictkit/predictkit/account"
 	"github.com/predictkit/predictkit/market"
@@ -170,55 +165,6 @@ func (s *Store) Ping(ctx context.Context) error {
 // DB is the connection pool, for packages that keep their own tables in
 // the same database.
 func (s *Store) DB() *pgxpool.Pool { return s.pool }
-
-// Migrate applies every pending migration. It is safe to run concurrently
-// (from several servers starting at once): a session-level advisory lock
-// lets one run while the others wait.
-func (s *Store) Migrate(ctx context.Context) error {
-	if s.schema != "" {
-		if _, err := s.pool.Exec(ctx, "CREATE SCHEMA IF NOT EXISTS "+pgx.Identifier{s.schema}.Sanitize()); err != nil {
-			return fmt.Errorf("postgres: create schema: %w", err)
-		}
-	}
-	// Each schema gets its own advisory lock, so that migrations of
-	// unrelated schemas in one database (tests) do not wait for each other,
-	// whether the schema came from WithSchema or from the URL.
-	var schema string
-	if err := s.pool.QueryRow(ctx, "SELECT COALESCE(current_schema(), '')").Scan(&schema); err != nil {
-		return fmt.Errorf("postgres: migrate: %w", err)
-	}
-	db := stdlib.OpenDBFromPool(s.pool)
-	defer db.Close()
-	return migrate(ctx, db, schema)
-}
-
-// Migrate connects to databaseURL, applies every pending migration and
-// disconnects: the `predictkit migrate` command.
-func Migrate(ctx context.Context, databaseURL string, opts ...Option) error {
-	s, err := New(ctx, databaseURL, opts...)
-	if err != nil {
-		return err
-	}
-	defer s.Close()
-	return s.Migrate(ctx)
-}
-
-func migrate(ctx context.Context, db *sql.DB, schema string) error {
-	lockID := int64(crc32.ChecksumIEEE([]byte("goose:" + schema)))
-	locker, err := lock.NewPostgresSessionLocker(lock.WithLockID(lockID), lock.WithLockTimeout(1, 300))
-	if err != nil {
-		return fmt.Errorf("postgres: migrate: %w", err)
-	}
-	p, err := goose.NewProvider(goose.DialectPostgres, db, Migrations(),
-		goose.WithSessionLocker(locker), goose.WithDisableGlobalRegistry(true))
-	if err != nil {
-		return fmt.Errorf("postgres: migrate: %w", err)
-	}
-	if _, err := p.Up(ctx); err != nil {
-		return fmt.Errorf("postgres: migrate: %w", err)
-	}
-	return nil
-}
 
 // now is the store's clock: UTC, truncated to what timestamptz keeps, so
 // that a value written and read back is equal to the one in memory.

@@ -38,7 +38,8 @@ Flags:
 func migrateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("migrate", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	url := fs.String("database-url", os.Getenv("PREDICTKIT_DATABASE_URL"), "PostgreSQL URL (env PREDICTKIT_DATABASE_URL)")
+	// The URL's default is not shown in the usage: it may hold a password.
+	url := fs.String("database-url", "", "PostgreSQL URL (default: env PREDICTKIT_DATABASE_URL)")
 	timeout := fs.Duration("timeout", 5*time.Minute, "give up after this long")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), migrateUsage)
@@ -76,6 +77,9 @@ func migrateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return 2
 	}
 	if *url == "" {
+		*url = os.Getenv("PREDICTKIT_DATABASE_URL")
+	}
+	if *url == "" {
 		fmt.Fprintln(stderr, "predictkit migrate: no database URL: set PREDICTKIT_DATABASE_URL or -database-url")
 		return 2
 	}
@@ -111,7 +115,11 @@ func migrateOp(ctx context.Context, s *postgres.Store, op string, stdout io.Writ
 		if len(applied) == 0 {
 			fmt.Fprintf(stdout, "no migrations to apply; at version %d\n", v)
 		} else {
-			fmt.Fprintf(stdout, "applied %d migrations; at version %d\n", len(applied), v)
+			plural := "s"
+			if len(applied) == 1 {
+				plural = ""
+			}
+			fmt.Fprintf(stdout, "applied %d migration%s; at version %d\n", len(applied), plural, v)
 		}
 	case "down":
 		r, err := s.MigrateDown(ctx)

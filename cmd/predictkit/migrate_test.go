@@ -224,6 +224,7 @@ func TestMigrateCommands(t *testing.T) {
 }
 
 func TestMigrateUsage(t *testing.T) {
+	t.Setenv("PREDICTKIT_DATABASE_URL", "postgres://operator:s3cret-pw@db.example/prod")
 	var out, errb bytes.Buffer
 	if code := run(context.Background(), []string{"migrate", "-h"}, &out, &errb); code != 0 {
 		t.Fatalf("migrate -h exited %d", code)
@@ -232,5 +233,8 @@ func TestMigrateUsage(t *testing.T) {
 		if !strings.Contains(out.String()+errb.String(), want) {
 			t.Errorf("migrate -h does not mention %q:\n%s%s", want, out.String(), errb.String())
 		}
+	}
+	if strings.Contains(out.String()+errb.String(), "s3cret-pw") {
+		t.Errorf("migrate -h shows the database password:\n%s%s", out.String(), errb.String())
 	}
 }

@@ -60,6 +60,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return benchCmd(ctx, args, stdout, stderr)
 	case "admin":
 		return adminCmd(ctx, args, stdout, stderr)
+	case "version":
+		return versionCmd(stdout)
 	case "help":
 		fmt.Fprint(stdout, usage)
 		return 0

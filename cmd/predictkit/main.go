@@ -83,7 +83,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer) int {
 	}
 	app := server.New(cfg)
 	if err := app.Err(); err != nil {
-		fmt.Fprintf(stderr, "predictkit: %v\n", err)
+		fmt.Fprintf(stderr, "predictkit: %s\n", startupProblem(err))
 		return 1
 	}
 	startCtx, cancel := context.WithTimeout(ctx, app.StartTimeout())
@@ -97,7 +97,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer) int {
 			_ = app.Stop(stopCtx)
 			return 0
 		}
-		fmt.Fprintf(stderr, "predictkit: start: %v\n", err)
+		fmt.Fprintf(stderr, "predictkit: start: %s\n", startupProblem(err))
 		return 1
 	}
 	select {

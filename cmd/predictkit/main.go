@@ -83,6 +83,9 @@ func serve(ctx context.Context, args []string, stderr io.Writer) int {
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
 	}
+	for _, w := range server.UnknownVariables(os.Environ()) {
+		fmt.Fprintf(stderr, "predictkit serve: warning: %s\n", w)
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "predictkit serve: %v\n\nRun \"predictkit serve -h\" for every setting.\n", err)
 		return 2

@@ -455,7 +455,10 @@ func listen(p lifecycleParams, where *Listening) {
 			where.mu.Lock()
 			where.addr = ln.Addr().String()
 			where.mu.Unlock()
-			p.Logger.Info("listening", slog.String("addr", ln.Addr().String()))
+			b := ReadBuild()
+			p.Logger.Info("listening", slog.String("addr", ln.Addr().String()),
+				slog.String("version", b.Version), slog.String("revision", b.Revision),
+				slog.Bool("modified", b.Modified), slog.String("go", b.GoVersion))
 			go func() {
 				if err := p.App.Listener(readingListener{ln}); err != nil {
 					p.Logger.Error("server stopped", slog.String("error", err.Error()))

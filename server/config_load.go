@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -202,4 +203,104 @@ func shortDuration(d time.Duration) string {
 		s = strings.TrimSuffix(s, "0m")
 	}
 	return s
+}
+
+// otherVariables are the PREDICTKIT_* variables read on purpose that are
+// not settings of `predictkit serve`: the CLI's (admin, bench, migrate)
+// and the tests'.
+var otherVariables = []string{
+	"PREDICTKIT_URL",               // predictkit admin: the server's base URL
+	"PREDICTKIT_TEST_DATABASE_URL", // tests: the PostgreSQL database to use
+	"PREDICTKIT_REQUIRE_POSTGRES",  // tests: fail, not skip, without it
+	"PREDICTKIT_REQUIRE_CHROMIUM",  // tests: fail, not skip, without a browser
+	"PREDICTKIT_CRASH_KILLS",       // reliability tests
+}
+
+// otherPrefixes are families of such variables.
+var otherPrefixes = []string{
+	"PREDICTKIT_MODEL_", // reliability tests: the model checker's runs
+}
+
+// UnknownVariables returns a warning for every PREDICTKIT_* variable in
+// environ ("NAME=value" pairs, as os.Environ gives them) that is neither a
+// setting nor a variable the project reads elsewhere: such a variable,
+// often a typo, would be ignored silently. A warning names the variable
+// and, when one is close, the setting it probably meant:
+//
+//	PREDICTKIT_TRADE_BATCHSIZE is not a setting and is ignored; did you mean PREDICTKIT_TRADE_BATCH_SIZE?
+//
+// Values are never repeated (they may be secrets).
+func UnknownVariables(environ []string) []string {
+	known := map[string]bool{}
+	var candidates []string
+	for _, s := range settings() {
+		known[s.env] = true
+		candidates = append(candidates, s.env)
+	}
+	for _, v := range otherVariables {
+		known[v] = true
+		candidates = append(candidates, v)
+	}
+	var warnings []string
+	seen := map[string]bool{}
+	for _, kv := range environ {
+		name, _, _ := strings.Cut(kv, "=")
+		if !strings.HasPrefix(name, "PREDICTKIT_") || known[name] || seen[name] {
+			continue
+		}
+		seen[name] = true
+		other := false
+		for _, p := range otherPrefixes {
+			other = other || strings.HasPrefix(name, p)
+		}
+		if other {
+			continue
+		}
+		w := name + " is not a setting and is ignored"
+		if near := nearest(name, candidates); near != "" {
+			w += "; did you mean " + near + "?"
+		} else {
+			w += " (\"predictkit serve -h\" lists the settings)"
+		}
+		warnings = append(warnings, w)
+	}
+	sort.Strings(warnings)
+	return warnings
+}
+
+// nearest is the candidate closest to name by edit distance, if it is
+// close: at most a third of the differing part's length, and at most 4.
+func nearest(name string, candidates []string) string {
+	best, bestD := "", -1
+	for _, c := range candidates {
+		if d := editDistance(strings.ToUpper(name), c); bestD < 0 || d < bestD {
+			best, bestD = c, d
+		}
+	}
+	limit := min(4, max(1, (len(name)-len("PREDICTKIT_"))/3))
+	if bestD < 0 || bestD > limit {
+		return ""
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance between a and b (bytes).
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }

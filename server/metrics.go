@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"errors"
-	"runtime/debug"
 	"strconv"
 	"time"
 
@@ -188,23 +187,19 @@ func NewMetrics() *Metrics {
 // their own collectors to it.
 func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
 
+// buildInfo is predictkit_build_info: 1, labelled with the build
+// (see ReadBuild).
 func buildInfo() prometheus.Collector {
-	version, goVersion := "(devel)", ""
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		goVersion = bi.GoVersion
-		if bi.Main.Version != "" {
-			version = bi.Main.Version
-		}
-		for _, s := range bi.Settings {
-			if s.Key == "vcs.revision" && version == "(devel)" {
-				version = s.Value
-			}
-		}
-	}
+	b := ReadBuild()
 	g := prometheus.NewGauge(prometheus.GaugeOpts{
-		Name:        "predictkit_build_info",
-		Help:        "Always 1; the labels name the running build.",
-		ConstLabels: prometheus.Labels{"version": version, "goversion": goVersion},
+		Name: "predictkit_build_info",
+		Help: "Always 1; the labels name the running build.",
+		ConstLabels: prometheus.Labels{
+			"version":   b.Version,
+			"revision":  b.Revision,
+			"modified":  b.ModifiedLabel(),
+			"goversion": b.GoVersion,
+		},
 	})
 	g.Set(1)
 	return g

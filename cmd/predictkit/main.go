@@ -4,6 +4,7 @@
 //	predictkit migrate [flags]   apply the PostgreSQL migrations and exit
 //	predictkit bench [flags]     load-test a running server and report
 //	predictkit admin <command>   operator tasks over the admin API
+//	predictkit version           print the version, revision and Go version
 //
 // Every setting is read from its PREDICTKIT_* environment variable, then
 // from its flag; `predictkit serve -h` lists them with their defaults.
@@ -39,14 +40,19 @@ Commands:
   bench     load-test a running server: throughput, latency, errors, audit
   admin     operator tasks over the admin API: partners, floats, credits,
             roles, P2P ads, escalated chats, the audit
+  version   print the version, the VCS revision and the Go version
+  help      print this list
 
-Run "predictkit <command> -h" for its flags.
+Run "predictkit <command> -h" for its flags ("predictkit serve -h" lists
+every setting).
 `
 
 // run is the program; it returns the exit code. ctx ends the server.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	cmd := "serve"
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+	if len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
+		cmd, args = "help", args[1:]
+	} else if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		cmd, args = args[0], args[1:]
 	}
 	switch cmd {
@@ -58,6 +64,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return benchCmd(ctx, args, stdout, stderr)
 	case "admin":
 		return adminCmd(ctx, args, stdout, stderr)
+	case "version":
+		return versionCmd(stdout)
 	case "help":
 		fmt.Fprint(stdout, usage)
 		return 0
@@ -73,13 +81,16 @@ func serve(ctx context.Context, args []string, stderr io.Writer) int {
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
 	}
+	for _, w := range server.UnknownVariables(os.Environ()) {
+		fmt.Fprintf(stderr, "predictkit serve: warning: %s\n", w)
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "predictkit serve: %v\n\nRun \"predictkit serve -h\" for every setting.\n", err)
 		return 2
 	}
 	app := server.New(cfg)
 	if err := app.Err(); err != nil {
-		fmt.Fprintf(stderr, "predictkit: %v\n", err)
+		fmt.Fprintf(stderr, "predictkit: %s\n", startupProblem(err))
 		return 1
 	}
 	startCtx, cancel := context.WithTimeout(ctx, app.StartTimeout())
@@ -93,7 +104,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer) int {
 			_ = app.Stop(stopCtx)
 			return 0
 		}
-		fmt.Fprintf(stderr, "predictkit: start: %v\n", err)
+		fmt.Fprintf(stderr, "predictkit: start: %s\n", startupProblem(err))
 		return 1
 	}
 	select {

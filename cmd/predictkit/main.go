@@ -1,7 +1,7 @@
 // Command predictkit runs the predictkit prediction-market server.
 //
 //	predictkit [serve] [flags]   serve the HTTP API (the default)
-//	predictkit migrate [flags]   apply the PostgreSQL migrations and exit
+//	predictkit migrate [up|status|down|version] [flags]   migrate the PostgreSQL database (up by default)
 //	predictkit bench [flags]     load-test a running server and report
 //	predictkit admin <command>   operator tasks over the admin API
 //	predictkit version           print the version, revision and Go version
@@ -36,7 +36,7 @@ const usage = `Usage: predictkit <command> [flags]
 
 Commands:
   serve     serve the HTTP API (the default when no command is given)
-  migrate   apply the PostgreSQL migrations to PREDICTKIT_DATABASE_URL and exit
+  migrate   up, status, down or version of the PostgreSQL migrations at PREDICTKIT_DATABASE_URL (up by default)
   bench     load-test a running server: throughput, latency, errors, audit
   admin     operator tasks over the admin API: partners, floats, credits,
             roles, P2P ads, escalated chats, the audit

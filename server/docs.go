@@ -9,6 +9,8 @@ import (
 	"io/fs"
 	"net/http"
 	"path"
+	"regexp"
+	"strings"
 	"sync"
 
 	"github.com/gofiber/fiber/v2"
@@ -37,7 +39,8 @@ type docAsset struct {
 	etag          string
 }
 
-// docAssets are the files served under /docs/, by name; "" is the page.
+// docAssets are the files served under /docs/, by name; "" is the page
+// as GET /docs serves it (see pageFromParent).
 var docAssets = sync.OnceValue(func() map[string]*docAsset {
 	out := map[string]*docAsset{}
 	entries, err := fs.ReadDir(docsFiles, "docs")
@@ -53,22 +56,53 @@ var docAssets = sync.OnceValue(func() map[string]*docAsset {
 		if err != nil {
 			panic("server: embedded docs: " + err.Error())
 		}
-		sum := sha256.Sum256(body)
-		a := &docAsset{body: body, contentType: docsContentType(name), etag: `"` + hex.EncodeToString(sum[:12]) + `"`}
-		if len(body) > 1024 {
-			var buf bytes.Buffer
-			zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
-			_, _ = zw.Write(body)
-			_ = zw.Close()
-			a.gzipped = buf.Bytes()
-		}
+		a := newDocAsset(name, body)
 		out[name] = a
 		if name == "index.html" {
-			out[""] = a
+			out[""] = newDocAsset(name, pageFromParent(body))
 		}
 	}
 	return out
 })
+
+// pageURL is a src or href attribute of the page.
+var pageURL = regexp.MustCompile(`((?:src|href)=")([^"]*)"`)
+
+// pageFromParent rewrites the page, whose URLs are relative to /docs/ (so
+// that it works behind a proxy that adds a path prefix), for GET /docs,
+// where a browser resolves them against the directory above: "x.css"
+// becomes "docs/x.css" and "../api/..." becomes "api/...". Data URLs and
+// fragments are left alone.
+func pageFromParent(page []byte) []byte {
+	return pageURL.ReplaceAllFunc(page, func(m []byte) []byte {
+		sub := pageURL.FindSubmatch(m)
+		attr, u := string(sub[1]), string(sub[2])
+		switch {
+		case strings.HasPrefix(u, "data:"), strings.HasPrefix(u, "#"):
+			return m
+		case strings.HasPrefix(u, "../"):
+			u = strings.TrimPrefix(u, "../")
+		default:
+			u = "docs/" + u
+		}
+		return []byte(attr + u + `"`)
+	})
+}
+
+// newDocAsset is the file name with body, its type, ETag and (when it is
+// worth it) gzipped body.
+func newDocAsset(name string, body []byte) *docAsset {
+	sum := sha256.Sum256(body)
+	a := &docAsset{body: body, contentType: docsContentType(name), etag: `"` + hex.EncodeToString(sum[:12]) + `"`}
+	if len(body) > 1024 {
+		var buf bytes.Buffer
+		zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+		_, _ = zw.Write(body)
+		_ = zw.Close()
+		a.gzipped = buf.Bytes()
+	}
+	return a
+}
 
 func docsContentType(name string) string {
 	switch path.Ext(name) {
@@ -122,8 +156,16 @@ func docsRoutes() RoutesOut {
 	}}
 }
 
-// handleDocsPage answers the reference page.
-func handleDocsPage(c *fiber.Ctx) error { return serveDoc(c, "") }
+// handleDocsPage answers the reference page. Its URLs are relative, so
+// that it works under any path prefix a proxy adds: GET /docs/ (which this
+// route also matches) gets them relative to /docs/, as /docs/index.html
+// does, and GET /docs relative to /.
+func handleDocsPage(c *fiber.Ctx) error {
+	if strings.HasSuffix(c.Path(), "/") {
+		return serveDoc(c, "index.html")
+	}
+	return serveDoc(c, "")
+}
 
 // handleDocsFile answers one of the page's assets.
 func handleDocsFile(c *fiber.Ctx) error { return serveDoc(c, c.Params("file")) }

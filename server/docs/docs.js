@@ -1,9 +1,11 @@
-// Renders /api/v1/openapi.json with the embedded Swagger UI. Everything
-// this page loads comes from this server: the Content-Security-Policy of
-// /docs allows nothing else.
+// Renders the API document with the embedded Swagger UI. Everything this
+// page loads comes from this server: the Content-Security-Policy of /docs
+// allows nothing else. The document's URL is the page's own link to it,
+// relative in the HTML and resolved by the browser, so the page also works
+// behind a reverse proxy that serves the API under a path prefix.
 window.addEventListener("load", function () {
   window.ui = SwaggerUIBundle({
-    url: "/api/v1/openapi.json",
+    url: document.getElementById("pk-openapi").href,
     dom_id: "#swagger-ui",
     layout: "BaseLayout",
     presets: [SwaggerUIBundle.presets.apis],

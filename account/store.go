@@ -22,6 +22,9 @@ type Store interface {
 	UpdateProfile(ctx context.Context, id int64, p ProfilePatch) (*User, error)
 	// UpdateRoles applies p to user id. ErrUserNotFound.
 	UpdateRoles(ctx context.Context, id int64, p RolesPatch) (*User, error)
+	// SearchUsers returns the users q selects (UserQuery says which and in
+	// what order), at most q.Limit of them.
+	SearchUsers(ctx context.Context, q UserQuery) ([]*User, error)
 
 	// CreateToken stores the hash of an access token for userID.
 	CreateToken(ctx context.Context, hash []byte, userID int64, expiresAt time.Time) error

@@ -267,3 +267,9 @@ func (s *Service) State(ctx context.Context, p *Partner, externalID string) (*St
 	}
 	return st, nil
 }
+
+// Partners returns every partner, by id (oldest first). Partners are few
+// (an operator creates each), so the list is not paged.
+func (s *Service) Partners(ctx context.Context) ([]*Partner, error) {
+	return s.store.Partners(ctx)
+}

@@ -18,6 +18,8 @@ type Store interface {
 	PartnerByKey(ctx context.Context, keyHash []byte) (*Partner, error)
 	// Partner returns partner id, or ErrNotFound.
 	Partner(ctx context.Context, id int64) (*Partner, error)
+	// Partners returns every partner, by id ascending.
+	Partners(ctx context.Context) ([]*Partner, error)
 	// SetPartnerDisabled disables or re-enables partner id. ErrNotFound.
 	SetPartnerDisabled(ctx context.Context, id int64, disabled bool) error
 	// SubAccount returns the sub-account of partnerID's externalID, or

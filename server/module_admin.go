@@ -90,6 +90,7 @@ func adminRoutes(admin *AdminAuth, accounts *account.Service, audits *Auditor, p
 		{Method: http.MethodPost, Path: "/api/v1/admin/users/:id/credit", Errors: errsAdmin, Handler: admin.guard(h.handleCredit)},
 		{Method: http.MethodPatch, Path: "/api/v1/admin/users/:id", Errors: errsAdmin, Handler: admin.guard(h.handleSetRoles)},
 		{Method: http.MethodGet, Path: "/api/v1/admin/audit", Errors: errsAdmin, Handler: admin.guard(h.handleAudit)},
+		{Method: http.MethodGet, Path: "/api/v1/admin/users", Errors: errsAdminSearch, Handler: admin.guard(h.handleSearchUsers)},
 	}}
 }
 
@@ -155,4 +156,31 @@ func (h *adminHandlers) handleAudit(c *fiber.Ctx) error {
 		return err
 	}
 	return c.JSON(out)
+}
+
+// GET /admin/users?query=&limit=&cursor=: the operator's user search.
+// Checks run 404 not_found (no admin token configured), 401, then 400
+// invalid_request (a query that breaks the text rule or is over 200
+// characters, a limit outside 1..100, a cursor the server did not give).
+var errsAdminSearch = table("internal_error", adminRules...)
+
+// handleSearchUsers answers a page of the users whose e-mail, name or
+// nickname contains query (or whose id it is), newest first, and the
+// cursor of the next page (null on the last).
+func (h *adminHandlers) handleSearchUsers(c *fiber.Ctx) error {
+	limit, err := queryInt(c, "limit", 0)
+	if err != nil {
+		return err
+	}
+	if c.Query("limit") != "" && limit == 0 {
+		return input.InRange("limit", 0, 1, account.MaxSearchLimit)
+	}
+	if limit > account.MaxSearchLimit {
+		return input.InRange("limit", limit, 1, account.MaxSearchLimit)
+	}
+	page, err := h.accounts.SearchUsers(c.UserContext(), c.Query("query"), int(limit), c.Query("cursor"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(userPageView(page))
 }

@@ -129,6 +129,7 @@ func partnerRoutes(partners *partner.Service, auth *PartnerAuth, admin *AdminAut
 		{Method: http.MethodGet, Path: "/api/v1/partner/users/:external_user_id", Errors: errsPartnerState, Handler: h.handleState},
 
 		{Method: http.MethodPost, Path: "/api/v1/admin/partners", Errors: errsAdminPartner, Handler: admin.guard(h.handleCreatePartner)},
+		{Method: http.MethodGet, Path: "/api/v1/admin/partners", Errors: errsAdminPartners, Handler: admin.guard(h.handlePartners)},
 		{Method: http.MethodGet, Path: "/api/v1/admin/partners/:id", Errors: errsAdminPartner, Handler: admin.guard(h.handlePartner)},
 		{Method: http.MethodPatch, Path: "/api/v1/admin/partners/:id", Errors: errsAdminPartner, Handler: admin.guard(h.handleSetDisabled)},
 		{Method: http.MethodPost, Path: "/api/v1/admin/partners/:id/float", Errors: errsAdminPartner, Handler: admin.guard(h.handleFundFloat)},
@@ -282,6 +283,19 @@ var errsAdminPartner = table("internal_error", slices.Concat(adminRules, []rule{
 	on(partner.ErrNotFound, http.StatusNotFound, "partner_not_found"),
 	on(input.ErrInvalid, http.StatusBadRequest, "invalid_request"),
 })...)
+
+// GET /admin/partners: every partner, oldest first. Checks run as
+// adminRules (404 when disabled, 401).
+var errsAdminPartners = table("internal_error", adminRules...)
+
+// handlePartners lists every partner (never a key).
+func (h *partnerHandlers) handlePartners(c *fiber.Ctx) error {
+	ps, err := h.partners.Partners(c.UserContext())
+	if err != nil {
+		return err
+	}
+	return c.JSON(partnerListView(ps))
+}
 
 type newPartnerBody struct {
 	Name string `json:"name" validate:"required"`

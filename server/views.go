@@ -460,3 +460,63 @@ type newPartnerJSON struct {
 	Name string `json:"name"`
 	Key  string `json:"key"`
 }
+
+// adminUserJSON is a user as the operator's search shows it: who the user
+// is and their roles, never a password hash. PartnerID and ExternalID are
+// set on a partner's sub-account.
+type adminUserJSON struct {
+	ID            int64   `json:"id"`
+	Email         string  `json:"email"`
+	Name          string  `json:"name"`
+	Nickname      *string `json:"nickname"`
+	IsCreator     bool    `json:"is_creator"`
+	IsStatsViewer bool    `json:"is_stats_viewer"`
+	PartnerID     *int64  `json:"partner_id"`
+	ExternalID    *string `json:"external_id"`
+	CreatedAt     string  `json:"created_at"`
+}
+
+// userPageJSON is a page of the operator's user search.
+type userPageJSON struct {
+	Users      []adminUserJSON `json:"users"`
+	NextCursor *string         `json:"next_cursor"`
+}
+
+func userPageView(p *account.UserPage) userPageJSON {
+	v := userPageJSON{Users: make([]adminUserJSON, 0, len(p.Users))}
+	for _, u := range p.Users {
+		a := adminUserJSON{ID: u.ID, Email: u.Email, Name: u.Name, Nickname: nonEmpty(u.Nickname),
+			IsCreator: u.IsCreator, IsStatsViewer: u.IsStatsViewer, CreatedAt: ts(u.CreatedAt)}
+		if u.PartnerID != 0 {
+			pid, ext := u.PartnerID, u.ExternalID
+			a.PartnerID, a.ExternalID = &pid, &ext
+		}
+		v.Users = append(v.Users, a)
+	}
+	if p.Next != "" {
+		next := p.Next
+		v.NextCursor = &next
+	}
+	return v
+}
+
+// partnerListedJSON is a partner in the operator's list (never its key).
+type partnerListedJSON struct {
+	ID        int64  `json:"id"`
+	Name      string `json:"name"`
+	Disabled  bool   `json:"disabled"`
+	CreatedAt string `json:"created_at"`
+}
+
+// partnerListJSON is the operator's list of partners.
+type partnerListJSON struct {
+	Partners []partnerListedJSON `json:"partners"`
+}
+
+func partnerListView(ps []*partner.Partner) partnerListJSON {
+	out := make([]partnerListedJSON, 0, len(ps))
+	for _, p := range ps {
+		out = append(out, partnerListedJSON{ID: p.ID, Name: p.Name, Disabled: p.Disabled, CreatedAt: ts(p.CreatedAt)})
+	}
+	return partnerListJSON{Partners: out}
+}

@@ -38,8 +38,10 @@ type adminCommand struct {
 
 var adminCommands = []adminCommand{
 	{"create-partner", "-name NAME", "create a partner and print its API key (shown this once)", adminCreatePartner},
+	{"partners", "", "list every partner, oldest first", adminPartners},
 	{"partner", "-id ID", "show a partner and its float", adminShowPartner},
 	{"fund-float", "-partner ID -amount KOPECKS", "add to a partner's float", adminFundFloat},
+	{"users", "[-query Q] [-limit N] [-cursor C]", "find users by part of their e-mail, name or nickname, or by id, newest first", adminUsers},
 	{"credit", "-user ID -amount KOPECKS [-bonus]", "deposit to a user's balance (or bonus balance)", adminCredit},
 	{"set-roles", "-user ID [-creator=BOOL] [-stats-viewer=BOOL]", "give or take a user's roles", adminSetRoles},
 	{"create-ad", "-user ID -type buy|sell -currency XXX -rate KOPECKS -min KOPECKS -max KOPECKS -methods A,B -duration MINUTES", "publish a P2P ad (approved and active)", adminCreateAd},
@@ -406,6 +408,35 @@ func adminShowPartner(fs *flag.FlagSet) func(context.Context, *adminClient, *adm
 	}
 }
 
+func adminPartners(fs *flag.FlagSet) func(context.Context, *adminClient, *adminOutput) error {
+	return func(ctx context.Context, a *adminClient, out *adminOutput) error {
+		var r struct {
+			Partners []struct {
+				ID        int64  `json:"id"`
+				Name      string `json:"name"`
+				Disabled  bool   `json:"disabled"`
+				CreatedAt string `json:"created_at"`
+			} `json:"partners"`
+		}
+		raw, err := a.call(ctx, http.MethodGet, "/api/v1/admin/partners", nil, &r)
+		if err != nil {
+			return err
+		}
+		if out.json {
+			return out.rawJSON(raw)
+		}
+		if len(r.Partners) == 0 {
+			_, err := fmt.Fprintln(out.w, "No partners.")
+			return err
+		}
+		rows := make([][]string, 0, len(r.Partners))
+		for _, p := range r.Partners {
+			rows = append(rows, []string{itoa(p.ID), p.Name, yesNo(p.Disabled), p.CreatedAt})
+		}
+		return out.table([]string{"ID", "NAME", "DISABLED", "CREATED_AT"}, rows...)
+	}
+}
+
 func adminFundFloat(fs *flag.FlagSet) func(context.Context, *adminClient, *adminOutput) error {
 	id := fs.Int64("partner", 0, "the partner's id (required)")
 	amount := fs.Int64("amount", 0, "kopecks to add to the float (required)")
@@ -460,6 +491,89 @@ func adminCredit(fs *flag.FlagSet) func(context.Context, *adminClient, *adminOut
 		return out.table([]string{"USER", "BALANCE_KOPECKS", "BONUS_KOPECKS", "TOTAL_KOPECKS", "TOTAL_RUB"},
 			[]string{itoa(r.UserID), itoa(r.Balance), itoa(r.BonusBalance), itoa(r.TotalBalance), rub(r.TotalBalance)})
 	}
+}
+
+func adminUsers(fs *flag.FlagSet) func(context.Context, *adminClient, *adminOutput) error {
+	query := fs.String("query", "", "part of an e-mail, name or nickname (any case), or a user id; empty lists every user")
+	limit := fs.Int("limit", 0, "users per page, 1 to 100 (default: the server's, 20)")
+	cursor := fs.String("cursor", "", "the cursor a previous page printed, for the page after it")
+	return func(ctx context.Context, a *adminClient, out *adminOutput) error {
+		if *limit < 0 {
+			return usagef("-limit must be positive")
+		}
+		v := url.Values{}
+		if *query != "" {
+			v.Set("query", *query)
+		}
+		if *limit > 0 {
+			v.Set("limit", strconv.Itoa(*limit))
+		}
+		if *cursor != "" {
+			v.Set("cursor", *cursor)
+		}
+		path := "/api/v1/admin/users"
+		if len(v) > 0 {
+			path += "?" + v.Encode()
+		}
+		var r struct {
+			Users []struct {
+				ID            int64   `json:"id"`
+				Email         string  `json:"email"`
+				Name          string  `json:"name"`
+				Nickname      *string `json:"nickname"`
+				IsCreator     bool    `json:"is_creator"`
+				IsStatsViewer bool    `json:"is_stats_viewer"`
+				PartnerID     *int64  `json:"partner_id"`
+				ExternalID    *string `json:"external_id"`
+				CreatedAt     string  `json:"created_at"`
+			} `json:"users"`
+			NextCursor *string `json:"next_cursor"`
+		}
+		raw, err := a.call(ctx, http.MethodGet, path, nil, &r)
+		if err != nil {
+			return err
+		}
+		if out.json {
+			return out.rawJSON(raw)
+		}
+		if len(r.Users) == 0 {
+			_, err := fmt.Fprintln(out.w, "No user matches.")
+			return err
+		}
+		rows := make([][]string, 0, len(r.Users))
+		for _, u := range r.Users {
+			nick, email := "-", u.Email
+			if u.Nickname != nil {
+				nick = *u.Nickname
+			}
+			if u.PartnerID != nil && u.ExternalID != nil {
+				email = fmt.Sprintf("(partner %d: %s)", *u.PartnerID, *u.ExternalID)
+			}
+			rows = append(rows, []string{itoa(u.ID), email, u.Name, nick, yesNo(u.IsCreator), yesNo(u.IsStatsViewer), u.CreatedAt})
+		}
+		if err := out.table([]string{"ID", "EMAIL", "NAME", "NICKNAME", "CREATOR", "STATS_VIEWER", "CREATED_AT"}, rows...); err != nil {
+			return err
+		}
+		if r.NextCursor != nil {
+			next := "predictkit admin users"
+			if *query != "" {
+				next += " -query " + shellQuote(*query)
+			}
+			if *limit > 0 {
+				next += " -limit " + strconv.Itoa(*limit)
+			}
+			_, err = fmt.Fprintf(out.w, "\nMore users: %s -cursor %s\n", next, *r.NextCursor)
+		}
+		return err
+	}
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@._-+") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 func adminSetRoles(fs *flag.FlagSet) func(context.Context, *adminClient, *adminOutput) error {

@@ -224,6 +224,9 @@ func TestAdminErrors(t *testing.T) {
 		{"an unknown command is a usage error", []string{"frobnicate"}, 2, []string{"unknown command", "create-partner"}},
 		{"no command prints the commands", nil, 2, []string{"no command", "audit"}},
 		{"a bad URL is a usage error", []string{"-url", "localhost:1", "audit"}, 2, []string{"-url"}},
+		{"a user search over the largest page is the server's 400", []string{"users", "-limit", "500"}, 1, []string{"400 invalid_request", "limit"}},
+		{"a made-up cursor is the server's 400", []string{"users", "-cursor", "made-up"}, 1, []string{"400 invalid_request", "cursor"}},
+		{"a negative limit is a usage error", []string{"users", "-limit", "-3"}, 2, []string{"-limit"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -258,6 +261,74 @@ func TestAdminErrors(t *testing.T) {
 		}
 		for _, c := range adminCommands {
 			contains(t, "admin help", out.String(), c.name)
+		}
+	})
+}
+
+func TestAdminUsersAndPartnersCommands(t *testing.T) {
+	base := adminServer(t)
+	var ids []string
+	for _, n := range []string{"Anna", "Boris", "Olga"} {
+		status, reg, _ := api(t, base, http.MethodPost, "/api/v1/auth/register", "", map[string]any{"email": strings.ToLower(n) + "@example.com", "password": "correct horse battery", "name": n}, nil)
+		if status != http.StatusCreated {
+			t.Fatalf("register: %d %v", status, reg)
+		}
+		ids = append(ids, fmt.Sprint(int64(reg["user"].(map[string]any)["id"].(float64))))
+	}
+	t.Run("users lists the users newest first", func(t *testing.T) {
+		out := mustAdmin(t, base, "users")
+		contains(t, "users", out, "ID", "EMAIL", "NAME", "NICKNAME", "CREATED_AT", "anna@example.com", "Boris", "Olga")
+		if strings.Index(out, "Olga") > strings.Index(out, "Anna") {
+			t.Errorf("users is not newest first:\n%s", out)
+		}
+		if strings.Contains(out, "-cursor") {
+			t.Errorf("one page says there are more:\n%s", out)
+		}
+	})
+	t.Run("users -query finds a user by part of the e-mail, name or id", func(t *testing.T) {
+		for _, q := range []string{"BORIS@", "oris", ids[1]} {
+			out := mustAdmin(t, base, "users", "-query", q)
+			contains(t, "users -query "+q, out, "boris@example.com")
+			if strings.Contains(out, "Anna") || strings.Contains(out, "Olga") {
+				t.Errorf("users -query %s lists others:\n%s", q, out)
+			}
+		}
+		contains(t, "users -query nobody", mustAdmin(t, base, "users", "-query", "nobody"), "No user matches.")
+	})
+	t.Run("users -limit prints a page and the command for the next", func(t *testing.T) {
+		out := mustAdmin(t, base, "users", "-limit", "2")
+		contains(t, "users -limit 2", out, "Olga", "Boris", "-cursor")
+		if strings.Contains(out, "Anna") {
+			t.Fatalf("a page of 2 shows a third user:\n%s", out)
+		}
+		fields := strings.Fields(out[strings.Index(out, "-cursor"):])
+		out = mustAdmin(t, base, "users", "-limit", "2", "-cursor", fields[1])
+		contains(t, "the next page", out, "Anna")
+		if strings.Contains(out, "Olga") || strings.Contains(out, "-cursor") {
+			t.Errorf("the last page:\n%s", out)
+		}
+		var page struct {
+			Users      []map[string]any `json:"users"`
+			NextCursor *string          `json:"next_cursor"`
+		}
+		if err := json.Unmarshal([]byte(mustAdmin(t, base, "-json", "users", "-limit", "2")), &page); err != nil || len(page.Users) != 2 || page.NextCursor == nil {
+			t.Errorf("users -json: %+v, %v", page, err)
+		}
+	})
+	t.Run("partners lists every partner, never a key", func(t *testing.T) {
+		contains(t, "partners", mustAdmin(t, base, "partners"), "No partners.")
+		mustAdmin(t, base, "create-partner", "-name", "Alpha Bets")
+		mustAdmin(t, base, "create-partner", "-name", "Beta Book")
+		out := mustAdmin(t, base, "partners")
+		contains(t, "partners", out, "ID", "NAME", "DISABLED", "CREATED_AT", "Alpha Bets", "Beta Book", "no")
+		if strings.Contains(out, "pk_") || strings.Index(out, "Beta") < strings.Index(out, "Alpha") {
+			t.Errorf("partners:\n%s", out)
+		}
+		var list struct {
+			Partners []map[string]any `json:"partners"`
+		}
+		if err := json.Unmarshal([]byte(mustAdmin(t, base, "partners", "-json")), &list); err != nil || len(list.Partners) != 2 {
+			t.Errorf("partners -json: %+v, %v", list, err)
 		}
 	})
 }

@@ -40,6 +40,8 @@ type Stores struct {
 // subtest.
 func Run(t *testing.T, newStores func(t *testing.T) Stores) {
 	t.Run("users", func(t *testing.T) { testUsers(t, newStores) })
+	t.Run("user search", func(t *testing.T) { testSearchUsers(t, newStores) })
+	t.Run("partner list", func(t *testing.T) { testListPartners(t, newStores) })
 	t.Run("tokens", func(t *testing.T) { testTokens(t, newStores) })
 	t.Run("ledger", func(t *testing.T) { testLedger(t, newStores) })
 	t.Run("money bounds", func(t *testing.T) { testLimits(t, newStores) })

@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// TestABuyBeyondTheBalanceIsInsufficientFunds: the buy of the issue, 10^9
+// TestABuyBeyondTheBalanceIsInsufficientFunds: a buy of 10^9
 // kopecks by a user holding 10^5, is large enough to pass the price bound
 // of market A1 (b = 10^6), but what the user lacks is the money: 400
 // insufficient_funds. A user who could pay it hears about the price

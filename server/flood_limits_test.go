@@ -52,7 +52,8 @@ func (c *tally) add(t *testing.T, r *response, ok int) {
 	}
 }
 
-// TestFloodsAreStoppedByDefault: the floods of the issue, sent at one
+// TestFloodsAreStoppedByDefault: floods from one client (300 chat
+// sessions, messages and escalations, 100 comments), sent at one
 // instant of the limits' clock, on the default configuration. Each is cut
 // to its default budget; the rest is 429 with Retry-After and does
 // nothing.

@@ -158,6 +158,14 @@ func LockFor(marketID int64, reqs []Request) Lock {
 // for a refused request; it returns one only when the whole batch cannot
 // run.
 func DecideTrades(st *State, reqs []Request) (*Effects, error) {
+	eff := decideTrades(st, reqs)
+	eff.DropSubAccounts = unusedSubAccounts(st.NewSubAccounts, eff)
+	return eff, nil
+}
+
+// decideTrades is DecideTrades without the sub-accounts to drop, which a
+// batch over several markets decides once for all of them.
+func decideTrades(st *State, reqs []Request) *Effects {
 	d := decision{
 		market:    *st.Market,
 		base:      st.Balances,
@@ -221,8 +229,7 @@ func DecideTrades(st *State, reqs []Request) (*Effects, error) {
 		m := d.market
 		d.eff.Market = &m
 	}
-	d.eff.DropSubAccounts = unusedSubAccounts(st.NewSubAccounts, d.eff)
-	return d.eff, nil
+	return d.eff
 }
 
 // unusedSubAccounts are the sub-accounts of created that no trade of effs
@@ -276,11 +283,7 @@ func DecideMarkets(sts []*State, reqs [][]Request) ([]*Effects, error) {
 		if keys != nil {
 			s.Existing = keys
 		}
-		eff, err := DecideTrades(&s, reqs[i])
-		if err != nil {
-			return nil, err
-		}
-		eff.DropSubAccounts = nil // decided below, over every market
+		eff := decideTrades(&s, reqs[i])
 		effs[i] = eff
 		if len(eff.Trades) == 0 || i == len(sts)-1 {
 			continue

@@ -29,9 +29,14 @@ const ExclusiveSumTolerance = 0.001
 // every trade exactly as Binary and the kopeck functions do (see
 // BinaryViews).
 //
-// MinPrice is the price limit (0 means DefaultMinPrice): a trade is refused
-// with ErrPriceLimit when it would push the price of an outcome below
-// MinPrice or above 1 − MinPrice.
+// MinPrice is the price limit of each market's own trades (0 means
+// DefaultMinPrice), the binary rule applied to market i's view: YES on
+// market i is refused with ErrPriceLimit when it would push p_i above
+// 1 − MinPrice, NO when it would push p_i below MinPrice. A trade on market
+// i also lowers or raises every other price by a common factor, and may
+// take a longshot below MinPrice; that is allowed, since refusing it would
+// refuse every YES in a pool whose longshot sits at the limit until someone
+// buys the longshot.
 //
 // Exclusive is a value type: its methods read Q and never write it. They
 // return ErrInvalidQuantity for states whose quantities lie more than 2^53
@@ -399,13 +404,12 @@ func (p Exclusive) prepare(i int, s Side) (exclusiveView, error) {
 	return v, nil
 }
 
-// after checks the state after shares of side s of market i are bought
-// (sell false) or sold, on what the binary view cannot see: the quantities
-// of the other outcomes stay within ±2^53, and no other outcome's price
-// falls below MinPrice. Buying YES and selling NO both raise q_i against the
-// rest, and lower every other price by the same factor; the binary view has
-// checked only their sum (the price of its NO). The other trades raise the
-// other prices and lower p_i, which the view has checked.
+// after checks what the binary view cannot see: that the quantities
+// after shares of side s of market i are bought (sell false) or sold stay
+// within ±2^53. The view holds q_i and the others only relative to the
+// largest other quantity mo, so the others' range is checked here, from
+// the largest (a NO buy adds to all of them) and the smallest (a NO sale
+// takes from all of them).
 func (p Exclusive) after(v exclusiveView, i int, s Side, shares int64, sell bool) error {
 	var q int64
 	switch {
@@ -420,15 +424,6 @@ func (p Exclusive) after(v exclusiveView, i int, s Side, shares int64, sell bool
 	}
 	if q < -MaxQuantity || q > MaxQuantity {
 		return fmt.Errorf("%w: %d shares of %v on market %d take a quantity past ±2^53", ErrInvalidQuantity, shares, s, i)
-	}
-	if len(p.Q) == 2 || (s == Yes) == sell {
-		// With two outcomes the other price is the view's NO price.
-		return nil
-	}
-	b := v.bin.B
-	c := bLogAddExp(b, v.bin.QYes+float64(shares), v.bin.QNo) // C after, shifted by mo
-	if (float64(v.mn-v.mo)-c)/b < lnMin(p.MinPrice) {
-		return ErrPriceLimit
 	}
 	return nil
 }

@@ -140,9 +140,7 @@ func TestExclusiveKopeckTrades(t *testing.T) {
 		}, ErrInvalidQuantity},
 		{"a budget that pushes the price past 1 − 1e-6 is refused", func() error { _, err := open.BuyForSpend(0, Yes, 1e9, 0); return err }, ErrPriceLimit},
 		{"a sale that pushes the price below 1e-6 is refused", func() error { _, err := open.SellShares(2, Yes, 200000, 0); return err }, ErrPriceLimit},
-		{"a YES buy that pushes a third outcome below 1e-6 is refused", func() error { _, err := edge.BuyShares(0, Yes, 100, 0); return err }, ErrPriceLimit},
-		{"a NO sale that pushes a third outcome below 1e-6 is refused", func() error { _, err := edge.SellShares(0, No, 100, 0); return err }, ErrPriceLimit},
-		{"a buy for a budget that pushes a third outcome below 1e-6 is refused", func() error { _, err := edge.BuyForSpend(1, Yes, 50, 0); return err }, ErrPriceLimit},
+		{"NO on a market at its floor is refused", func() error { _, err := edge.BuyShares(2, No, 100, 0); return err }, ErrPriceLimit},
 	}
 	for _, tt := range errTests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -151,11 +149,32 @@ func TestExclusiveKopeckTrades(t *testing.T) {
 			}
 		})
 	}
-	t.Run("a NO buy that raises the third outcome back toward the band is allowed", func(t *testing.T) {
-		if _, err := edge.BuyShares(0, No, 100, 0); err != nil {
-			t.Fatal(err)
-		}
-	})
+	// The limit is the traded market's: trades on other markets may take a
+	// longshot below it, or a pool whose longshot sits at the limit would
+	// refuse every YES on the other markets.
+	for _, tt := range []struct {
+		name  string
+		trade func() (int64, error)
+		after Exclusive
+	}{
+		{"a YES buy may take a third outcome below 1e-6", func() (int64, error) { b, err := edge.BuyShares(0, Yes, 100, 0); return b.Shares, err }, edge.With(0, Yes, 100)},
+		{"a NO sale may take a third outcome below 1e-6", func() (int64, error) { s, err := edge.SellShares(0, No, 100, 0); return s.Shares, err }, edge.With(0, No, -100)},
+		{"a buy for a budget may take a third outcome below 1e-6", func() (int64, error) { b, err := edge.BuyForSpend(1, Yes, 50, 0); return b.Shares, err }, Exclusive{}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			n, err := tt.trade()
+			if err != nil {
+				t.Fatal(err)
+			}
+			after := tt.after
+			if after.Q == nil {
+				after = edge.With(1, Yes, n)
+			}
+			if p := after.Price(2); !(p < DefaultMinPrice) {
+				t.Fatalf("outcome 2 ends at %v, not below the limit", p)
+			}
+		})
+	}
 }
 
 func TestExclusiveWith(t *testing.T) {

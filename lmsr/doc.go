@@ -94,15 +94,16 @@
 //
 //	Q_i = b·ln Σ_{j≠i} e^{q_j/b},
 //
-// and buying the complement adds the same Δ to every term of Q_i, market i
-// trades exactly like the binary market (q_i, Q_i): the pool's kopeck
-// trades are the binary kopeck functions applied to that view, with the same
-// rounding in the house's favour, and a two-outcome pool (Q_0 = q_1) prices
-// every trade exactly as a [Binary] market does. Markets show
-// (q_i, round(Q_i)) ([Exclusive.BinaryViews]), whose binary price is p_i up
-// to 0.125/b. The prices sum to 1 in every state; the subsidy is
-// ceil(C(q) − min_k q_k) ([Exclusive.SubsidyKopecks]), which covers the
-// payout of any winning outcome after any sequence of trades.
+// and buying Δ of the complement adds Δ to every q_j with j ≠ i, hence
+// exactly Δ to Q_i, market i trades exactly like the binary market
+// (q_i, Q_i): the pool's kopeck trades are the binary kopeck functions
+// applied to that view, with the same rounding in the house's favour, and a
+// two-outcome pool (Q_0 = q_1) prices every trade exactly as a [Binary]
+// market does. Markets show (q_i, round(Q_i)) ([Exclusive.BinaryViews]),
+// whose binary price is p_i up to p_i(1−p_i)·(0.5/b)·e^{0.5/b}, about
+// 0.125/b at most. The prices sum to 1 in every state. The subsidy,
+// ceil(C(q) − min_k q_k) at the opening state ([Exclusive.SubsidyKopecks]),
+// covers the payout of any winning outcome after any sequence of trades.
 //
 // # Types
 //

@@ -38,9 +38,10 @@ const ExclusiveSumTolerance = 0.001
 // refuse every YES in a pool whose longshot sits at the limit until someone
 // buys the longshot.
 //
-// Exclusive is a value type: its methods read Q and never write it. They
-// return ErrInvalidQuantity for states whose quantities lie more than 2^53
-// apart, which no trade within the price limit reaches.
+// Exclusive is a value type: its methods read Q and never write it. Its
+// trades return ErrInvalidQuantity for states whose quantities lie more
+// than 2^53 apart, which a pool reaches only after some 2^53 kopecks of
+// trades.
 type Exclusive struct {
 	B        int64
 	Q        []int64
@@ -50,7 +51,8 @@ type Exclusive struct {
 // BinaryView is how market i of an exclusive pool looks as a binary market:
 // QYes = q_i and QNo = round(b·ln Σ_{j≠i} e^{q_j/b}), the quantity of its
 // complement. The binary price 1/(1 + e^{(QNo−QYes)/b}) is the price of
-// outcome i up to the rounding of QNo, at most 0.125/b.
+// outcome i up to the rounding of QNo: half a share of log-odds, which moves
+// the price by at most p_i(1−p_i)·(0.5/b)·e^{0.5/b}, about 0.125/b.
 type BinaryView struct {
 	QYes, QNo int64
 }
@@ -176,7 +178,7 @@ func (p Exclusive) Market() Market {
 }
 
 // exclusiveView is market i of a pool as a binary market, with the bounds
-// of the other quantities that the price limit and the range checks need.
+// of the other quantities that the range checks need.
 type exclusiveView struct {
 	bin    Binary
 	mo, mn int64 // the largest and smallest quantity other than q_i
@@ -243,8 +245,8 @@ func (v exclusiveView) price() float64 {
 }
 
 // PricesInto writes the price of every outcome into dst[:N()] without
-// allocating. The prices sum to 1 up to rounding and agree with Price to a
-// few ulps; for two outcomes they are Price's exactly.
+// allocating. The prices sum to 1 and agree with Price up to rounding; for
+// two outcomes they are Price's exactly.
 func (p Exclusive) PricesInto(dst []float64) error {
 	if err := p.Validate(); err != nil {
 		return err
@@ -284,10 +286,10 @@ func (p Exclusive) Prices() []float64 {
 }
 
 // BinaryViewsInto writes the binary view of every market into dst[:N()]:
-// QYes = q_i and QNo = round(b·ln Σ_{j≠i} e^{q_j/b}), in one pass over the
-// pool (the log-sum-exp of each complement is the sum of the others' terms,
-// computed without cancellation). For two outcomes QNo is the other
-// quantity exactly, so the views are the binary market's (q_YES, q_NO).
+// QYes = q_i and QNo = round(b·ln Σ_{j≠i} e^{q_j/b}), in O(n): every
+// complement's sum comes from one sum of all the terms, without
+// cancellation. For two outcomes QNo is the other quantity exactly, so the
+// views are the binary market's (q_YES, q_NO).
 func (p Exclusive) BinaryViewsInto(dst []BinaryView) error {
 	if err := p.Validate(); err != nil {
 		return err
@@ -314,7 +316,6 @@ func (p Exclusive) BinaryViewsInto(dst []BinaryView) error {
 		}
 	}
 	for i, q := range p.Q {
-		var l float64
 		if i == top {
 			v := p.view(i)
 			dst[i] = BinaryView{QYes: q, QNo: v.mo + int64(math.Round(v.bin.QNo))}
@@ -323,7 +324,7 @@ func (p Exclusive) BinaryViewsInto(dst []BinaryView) error {
 		// s − term i is the sum of the other non-top terms: a sum of
 		// positives, so only rounding (not cancellation) can make it
 		// negative, and then by an ulp of s.
-		l = b * math.Log1p(max(s-math.Exp(float64(q-mx)/b), 0))
+		l := b * math.Log1p(max(s-math.Exp(float64(q-mx)/b), 0))
 		dst[i] = BinaryView{QYes: q, QNo: mx + int64(math.Round(l))}
 	}
 	return nil

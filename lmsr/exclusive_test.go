@@ -154,23 +154,29 @@ func TestExclusiveKopeckTrades(t *testing.T) {
 	// refuse every YES on the other markets.
 	for _, tt := range []struct {
 		name  string
-		trade func() (int64, error)
-		after Exclusive
+		i     int
+		s     Side
+		trade func() (int64, error) // the shares traded, negative for a sale
 	}{
-		{"a YES buy may take a third outcome below 1e-6", func() (int64, error) { b, err := edge.BuyShares(0, Yes, 100, 0); return b.Shares, err }, edge.With(0, Yes, 100)},
-		{"a NO sale may take a third outcome below 1e-6", func() (int64, error) { s, err := edge.SellShares(0, No, 100, 0); return s.Shares, err }, edge.With(0, No, -100)},
-		{"a buy for a budget may take a third outcome below 1e-6", func() (int64, error) { b, err := edge.BuyForSpend(1, Yes, 50, 0); return b.Shares, err }, Exclusive{}},
+		{"a YES buy may take a third outcome below 1e-6", 0, Yes, func() (int64, error) {
+			b, err := edge.BuyShares(0, Yes, 100, 0)
+			return b.Shares, err
+		}},
+		{"a NO sale may take a third outcome below 1e-6", 0, No, func() (int64, error) {
+			s, err := edge.SellShares(0, No, 100, 0)
+			return -s.Shares, err
+		}},
+		{"a buy for a budget may take a third outcome below 1e-6", 1, Yes, func() (int64, error) {
+			b, err := edge.BuyForSpend(1, Yes, 50, 0)
+			return b.Shares, err
+		}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			n, err := tt.trade()
 			if err != nil {
 				t.Fatal(err)
 			}
-			after := tt.after
-			if after.Q == nil {
-				after = edge.With(1, Yes, n)
-			}
-			if p := after.Price(2); !(p < DefaultMinPrice) {
+			if p := edge.With(tt.i, tt.s, n).Price(2); !(p < DefaultMinPrice) {
 				t.Fatalf("outcome 2 ends at %v, not below the limit", p)
 			}
 		})

@@ -85,12 +85,33 @@
 // defaults to [DefaultMinPrice] (1e-6), which keeps |q_YES − q_NO| ≤ 13.8·b.
 // All errors are sentinels to test with errors.Is.
 //
+// # Exclusive pools
+//
+// An exclusive pool ([Exclusive]) is n binary markets of which exactly one
+// resolves YES, priced by one n-outcome LMSR in integer shares. YES on
+// market i buys outcome i; NO on market i buys its complement, one share of
+// every other outcome. Since C(q) = b·ln(e^{q_i/b} + e^{Q_i/b}) with
+//
+//	Q_i = b·ln Σ_{j≠i} e^{q_j/b},
+//
+// and buying Δ of the complement adds Δ to every q_j with j ≠ i, hence
+// exactly Δ to Q_i, market i trades exactly like the binary market
+// (q_i, Q_i): the pool's kopeck trades are the binary kopeck functions
+// applied to that view, with the same rounding in the house's favour, and a
+// two-outcome pool (Q_0 = q_1) prices every trade exactly as a [Binary]
+// market does. Markets show (q_i, round(Q_i)) ([Exclusive.BinaryViews]),
+// whose binary price is p_i up to p_i(1−p_i)·(0.5/b)·e^{0.5/b}, about
+// 0.125/b at most. The prices sum to 1 in every state. The subsidy,
+// ceil(C(q) − min_k q_k) at the opening state ([Exclusive.SubsidyKopecks]),
+// covers the payout of any winning outcome after any sequence of trades.
+//
 // # Types
 //
-// [Binary] is the platform's two-outcome market; [Market] is the n-outcome
-// maker for research; [LS] is the liquidity-sensitive variant of Othman,
-// Pennock, Reeves and Sandholm, whose b grows with volume and whose prices
-// sum to between 1 and 1 + α·n·ln n. All are value types whose methods never
-// modify the receiver or the caller's slices. The hot paths (prices, trade
-// costs, kopeck pricing of binary trades) do not allocate.
+// [Binary] is the platform's two-outcome market; [Exclusive] an exclusive
+// pool of binary markets; [Market] is the n-outcome maker for research;
+// [LS] is the liquidity-sensitive variant of Othman, Pennock, Reeves and
+// Sandholm, whose b grows with volume and whose prices sum to between 1 and
+// 1 + α·n·ln n. All are value types whose methods never modify the receiver
+// or the caller's slices. The hot paths (prices, trade costs, kopeck
+// pricing of binary trades and of a pool's trades) do not allocate.
 package lmsr

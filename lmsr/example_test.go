@@ -102,3 +102,45 @@ func ExampleLS() {
 	// Output:
 	// b = 36.1, prices [0.6588 0.3885], sum 1.0473 ≤ 1.0500
 }
+
+// Price an exclusive pool: three markets of which exactly one resolves
+// YES, priced by one three-outcome LMSR. YES on market i buys outcome i;
+// NO buys one share of every other outcome. The YES prices always sum to
+// 1, and each market still shows a binary (q_yes, q_no).
+func ExampleExclusive() {
+	pool, err := lmsr.NewExclusive(10000, []float64{0.5, 0.3, 0.2})
+	if err != nil {
+		panic(err)
+	}
+	sub, _ := pool.SubsidyKopecks()
+	fmt.Printf("q = %v, escrow %d kopecks\n", pool.Q, sub)
+
+	// 50 RUB on YES of market 2, then 50 RUB on NO of market 0, 3% fee.
+	buy, err := pool.BuyForSpend(2, lmsr.Yes, 5000, 0.03)
+	if err != nil {
+		panic(err)
+	}
+	pool = pool.With(2, lmsr.Yes, buy.Shares)
+	fmt.Printf("YES on 2: %d shares for %d + fee %d\n", buy.Shares, buy.Cost, buy.Fee)
+	buy, err = pool.BuyForSpend(0, lmsr.No, 5000, 0.03)
+	if err != nil {
+		panic(err)
+	}
+	pool = pool.With(0, lmsr.No, buy.Shares)
+	fmt.Printf("NO on 0: %d shares for %d + fee %d\n", buy.Shares, buy.Cost, buy.Fee)
+
+	prices := pool.Prices()
+	fmt.Printf("prices %.4f, sum %.4f\n", prices, prices[0]+prices[1]+prices[2])
+	for i, v := range pool.BinaryViews() {
+		m := lmsr.Binary{B: 10000, QYes: float64(v.QYes), QNo: float64(v.QNo)}
+		fmt.Printf("market %d shows q_yes %d, q_no %d: P(YES) = %.4f\n", i, v.QYes, v.QNo, m.Price(lmsr.Yes))
+	}
+	// Output:
+	// q = [9163 4055 0], escrow 16095 kopecks
+	// YES on 2: 14168 shares for 4854 + fee 146
+	// NO on 0: 6432 shares for 4854 + fee 146
+	// prices [0.1894 0.2162 0.5944], sum 1.0000
+	// market 0 shows q_yes 9163, q_no 23702: P(YES) = 0.1894
+	// market 1 shows q_yes 10487, q_no 23366: P(YES) = 0.2162
+	// market 2 shows q_yes 20600, q_no 16778: P(YES) = 0.5944
+}

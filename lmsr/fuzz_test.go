@@ -156,3 +156,140 @@ func FuzzMarket(f *testing.F) {
 		}
 	})
 }
+
+// FuzzExclusive drives the exclusive pool with arbitrary liquidity,
+// quantities, sizes and margins: nothing may panic, the prices of a valid
+// pool sum to 1, the kopeck trades keep their invariants and favour the
+// house against the float n-outcome maker, and a two-outcome pool agrees
+// with the binary kopeck functions.
+func FuzzExclusive(f *testing.F) {
+	f.Add(int64(10000), int64(9163), int64(4055), int64(0), int64(0), uint8(3), 0.0, 0.03, int64(5000), int64(100), uint8(2), false)
+	f.Add(int64(100), int64(0), int64(0), int64(-1300), int64(7), uint8(3), 0.0, 0.0, int64(50), int64(100), uint8(0), false)
+	f.Add(int64(1), int64(1<<53), int64(-1<<53), int64(0), int64(0), uint8(2), 1e-6, 0.5, int64(1<<53), int64(1), uint8(1), true)
+	f.Add(int64(1e12), int64(5), int64(6), int64(7), int64(8), uint8(4), 0.49, 0.999, int64(-1), int64(0), uint8(7), true)
+	f.Fuzz(func(t *testing.T, b, q0, q1, q2, q3 int64, n uint8, minPrice, margin float64, budget, shares int64, i uint8, no bool) {
+		p := Exclusive{B: b, Q: []int64{q0, q1, q2, q3}[:2+int(n%3)], MinPrice: minPrice}
+		k := int(i % 5) // 4 is out of range on purpose
+		s := Yes
+		if no {
+			s = No
+		}
+		valid := p.Validate() == nil
+		prices := make([]float64, p.N())
+		if err := p.PricesInto(prices); err == nil {
+			sum := 0.0
+			for _, x := range prices {
+				if !(x >= 0 && x <= 1) {
+					t.Fatalf("%+v: prices %v", p, prices)
+				}
+				sum += x
+			}
+			if math.Abs(sum-1) > 1e-12 {
+				t.Fatalf("%+v: prices sum to %v", p, sum)
+			}
+		} else if valid {
+			t.Fatalf("%+v: PricesInto: %v", p, err)
+		}
+		if x := p.Price(k); !(x >= 0 && x <= 1) {
+			t.Fatalf("%+v: Price(%d) = %v", p, k, x)
+		}
+		if l := p.WorstCaseLoss(); math.IsNaN(l) || l < 0 {
+			t.Fatalf("%+v: worst-case loss %v", p, l)
+		}
+		if sub, err := p.SubsidyKopecks(); err == nil && sub < 0 {
+			t.Fatalf("%+v: subsidy %d", p, sub)
+		}
+		if views := p.BinaryViews(); views != nil {
+			for j, v := range views {
+				if v.QYes != p.Q[j] {
+					t.Fatalf("%+v: views %v", p, views)
+				}
+			}
+		}
+		m := p.Market()
+
+		buy, err := p.BuyForSpend(k, s, budget, margin)
+		if err == nil {
+			if buy.Shares < 1 || buy.Cost < 1 || buy.Charge > budget || buy.Fee < 0 || buy.Charge != buy.Cost+buy.Fee {
+				t.Fatalf("%+v: BuyForSpend(%d, %v, %d, %v) = %+v", p, k, s, budget, margin, buy)
+			}
+			checkExclusiveBuy(t, p, m, k, s, buy)
+		} else if buy != (Buy{}) {
+			t.Fatalf("BuyForSpend returned %+v with %v", buy, err)
+		}
+		buy, err = p.BuyShares(k, s, shares, margin)
+		if err == nil {
+			if buy.Shares != shares || buy.Cost < 1 || buy.Charge < buy.Cost || buy.Charge != buy.Cost+buy.Fee {
+				t.Fatalf("%+v: BuyShares(%d, %v, %d, %v) = %+v", p, k, s, shares, margin, buy)
+			}
+			checkExclusiveBuy(t, p, m, k, s, buy)
+		}
+		sell, err := p.SellShares(k, s, shares, margin)
+		if err == nil {
+			if sell.Refund < 0 || sell.Payout < 0 || sell.Payout > sell.Refund || sell.Refund != sell.Payout+sell.Fee {
+				t.Fatalf("%+v: SellShares(%d, %v, %d, %v) = %+v", p, k, s, shares, margin, sell)
+			}
+			if exact, ok := exclusiveFloatCost(m, k, s, -shares); ok && float64(sell.Refund) > -exact*(1+1e-9)+1e-9 {
+				t.Fatalf("%+v: sale of %d %v on %d refunds %d, the float maker %v", p, shares, s, k, sell.Refund, -exact)
+			}
+		}
+
+		if p.N() != 2 || k > 1 || !valid || checkMargin(margin) != nil {
+			return
+		}
+		// A valid two-outcome pool is the binary market (q0, q1). Far
+		// outside the price band the pool may refuse, with
+		// ErrInvalidQuantity, a state whose quantities lie more than 2^53
+		// apart; otherwise every answer is the binary one. (For invalid
+		// input both refuse, but may name different faults first.)
+		bin := Binary{B: float64(b), QYes: float64(q0), QNo: float64(q1), MinPrice: minPrice}
+		bs := s
+		if k == 1 {
+			bs = s.Opposite()
+		}
+		same := func(what string, got, want any, errP, errB error) {
+			if errors.Is(errP, ErrInvalidQuantity) || errors.Is(errB, ErrInvalidQuantity) {
+				return
+			}
+			if got != want || !sameErr(errP, errB) {
+				t.Fatalf("%+v: %s(%d, %v) = %+v (%v), binary %+v (%v)", p, what, k, s, got, errP, want, errB)
+			}
+		}
+		if bin.Validate() == nil && p.Price(k) != bin.Price(Side(k)) {
+			t.Fatalf("%+v: Price(%d) = %v, binary %v", p, k, p.Price(k), bin.Price(Side(k)))
+		}
+		buyP, errP := p.BuyForSpend(k, s, budget, margin)
+		buyB, errB := BuyForSpend(bin, bs, budget, margin)
+		same("BuyForSpend", buyP, buyB, errP, errB)
+		buyP, errP = p.BuyShares(k, s, shares, margin)
+		buyB, errB = BuyShares(bin, bs, shares, margin)
+		same("BuyShares", buyP, buyB, errP, errB)
+		sellP, errP := p.SellShares(k, s, shares, margin)
+		sellB, errB := SellShares(bin, bs, shares, margin)
+		same("SellShares", sellP, sellB, errP, errB)
+	})
+}
+
+// exclusiveFloatCost prices delta shares of side s of market i (a sale
+// when negative) with the float n-outcome Market, an implementation the
+// pool does not use; ok is false when that maker refuses.
+func exclusiveFloatCost(m Market, i int, s Side, delta int64) (float64, bool) {
+	d := make([]float64, m.N())
+	for j := range d {
+		if (j == i) == (s == Yes) {
+			d[j] = float64(delta)
+		}
+	}
+	m.MinPrice = 5e-324
+	c, err := m.BundleCost(d)
+	return c, err == nil
+}
+
+// checkExclusiveBuy checks that a buy's cost covers the float maker's
+// cost of the same shares.
+func checkExclusiveBuy(t *testing.T, p Exclusive, m Market, i int, s Side, buy Buy) {
+	t.Helper()
+	if exact, ok := exclusiveFloatCost(m, i, s, buy.Shares); ok && float64(buy.Cost) < exact*(1-1e-9)-1e-9 {
+		t.Fatalf("%+v: %d shares of %v on %d cost %d, the float maker %v", p, buy.Shares, s, i, buy.Cost, exact)
+	}
+}

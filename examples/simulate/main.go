@@ -24,6 +24,40 @@
 // prices against the truth, and draws the price paths of one run and the
 // distribution of the P&L over runs with gonum/plot (PNG, or SVG/PDF by the
 // file extension). The same flags and seed always give the same CSV.
+//
+// # Exclusive pools
+//
+// With -exclusive it compares two ways of running n markets of which
+// exactly one resolves YES, trading in integer shares and kopecks through
+// the platform's pricer (no fee): n independent binary LMSR markets, one
+// per outcome with liquidity b each, and one exclusive pool, an n-outcome
+// LMSR of liquidity b (lmsr.Exclusive). Both open every market at 1/n and
+// see the same truth, the same traders and the same order of traders.
+// A trader takes the market whose YES price is furthest from their belief,
+// YES if the price is below it and NO if above, and buys the shares that
+// bring the price to the belief, spending at most -budget (a whole number
+// of kopecks, as -b must be).
+//
+//	go run ./examples/simulate -exclusive -outcomes 5 -b 1000 -runs 200 -seed 1
+//
+// The CSV then has one row per run, step and outcome with both venues
+// side by side:
+//
+//	run,step,outcome,truth,binary_q_yes,binary_q_no,binary_price,pool_q_yes,pool_q_no,pool_price,
+//	binary_mm_pnl,pool_mm_pnl,binary_price_sum,pool_price_sum,arbitrage
+//
+// where pool_q_yes and pool_q_no are what the pool's market shows (its
+// outcome's quantity and the rounded log-sum-exp of the others), mm_pnl is
+// the maker's profit in kopecks if that outcome wins (costs collected
+// less the payout), the price sums are Σ YES prices over the markets, and
+// arbitrage is the most a trader could lock in on the binary markets, in
+// kopecks before rounding: buying the same shares of YES on every market
+// when the sum is below 1, or of NO when above. It prints, for each venue,
+// the subsidy, the maker's P&L at resolution against −subsidy, how far the
+// YES prices sum from 1, the arbitrage left on the binary markets, and the
+// error of the final prices against the truth; it draws the price paths of
+// one run (-prices), the two P&L distributions (-pnl) and the sums of the
+// YES prices over one run (-sums).
 package main
 
 import (
@@ -61,8 +95,10 @@ type config struct {
 	seed                  uint64
 	noise, budget         float64
 	truth                 []float64 // nil: drawn per run from a flat Dirichlet
+	exclusive             bool      // compare independent binary markets with an exclusive pool
 	csvPath               string
 	pricesPath, pnlPath   string
+	sumsPath              string // -exclusive only
 	plotRun               int
 }
 
@@ -83,7 +119,9 @@ func parseFlags(args []string, out io.Writer) (config, error) {
 	fs.StringVar(&c.csvPath, "csv", "simulate.csv", "CSV output path (empty: none)")
 	fs.StringVar(&c.pricesPath, "prices", "prices.png", "price-path plot path, .png or .svg (empty: none)")
 	fs.StringVar(&c.pnlPath, "pnl", "pnl.png", "P&L distribution plot path, .png or .svg (empty: none)")
+	fs.StringVar(&c.sumsPath, "sums", "sums.png", "with -exclusive: plot of the sum of the YES prices, .png or .svg (empty: none)")
 	fs.IntVar(&c.plotRun, "plot-run", 0, "which run's price paths to draw")
+	fs.BoolVar(&c.exclusive, "exclusive", false, "compare n independent binary markets (one per outcome, b each) with one exclusive pool (b), in kopecks")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -103,6 +141,10 @@ func parseFlags(args []string, out io.Writer) (config, error) {
 		return c, fmt.Errorf("-budget must be positive, got %v", c.budget)
 	case c.plotRun < 0 || c.plotRun >= c.runs:
 		return c, fmt.Errorf("-plot-run must be in [0, %d), got %d", c.runs, c.plotRun)
+	case c.exclusive && (c.b != math.Trunc(c.b) || c.b > lmsr.MaxQuantity):
+		return c, fmt.Errorf("-exclusive trades in kopecks: -b must be a whole number up to 2^53, got %v", c.b)
+	case c.exclusive && (c.budget != math.Trunc(c.budget) || c.budget > lmsr.MaxQuantity):
+		return c, fmt.Errorf("-exclusive trades in kopecks: -budget must be a whole number up to 2^53, got %v", c.budget)
 	}
 	if truth != "" {
 		for _, f := range strings.Split(truth, ",") {
@@ -136,6 +178,9 @@ func run(args []string, stdout io.Writer) error {
 		}
 		defer file.Close()
 		csvOut = file
+	}
+	if cfg.exclusive {
+		return runExclusive(cfg, csvOut, file, stdout)
 	}
 	res, err := simulate(cfg, csvOut)
 	if err != nil {

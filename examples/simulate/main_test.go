@@ -118,11 +118,14 @@ func TestRunRefusesBadFlags(t *testing.T) {
 		{"an unknown flag is refused", []string{"-nope"}},
 		{"a stray argument is refused", []string{"extra"}},
 		{"a plot run past the last run is refused", []string{"-runs", "2", "-plot-run", "2"}},
+		{"a fractional b is refused in kopecks", []string{"-exclusive", "-b", "100.5"}},
+		{"a fractional budget is refused in kopecks", []string{"-exclusive", "-budget", "0.5"}},
+		{"a single outcome is refused for a pool too", []string{"-exclusive", "-outcomes", "1"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
-			args := append([]string{"-csv", filepath.Join(dir, "x.csv"), "-prices", "", "-pnl", ""}, tt.args...)
+			args := append([]string{"-csv", filepath.Join(dir, "x.csv"), "-prices", "", "-pnl", "", "-sums", ""}, tt.args...)
 			if err := run(args, new(bytes.Buffer)); err == nil {
 				t.Fatal("run succeeded")
 			}

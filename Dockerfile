@@ -11,7 +11,7 @@
 # revision reads "unknown". Podman and Buildah keep HEALTHCHECK only with
 # --format docker.
 
-ARG GO_IMAGE=golang:1.26-bookworm
+ARG GO_IMAGE=docker.io/library/golang:1.26-bookworm
 
 FROM ${GO_IMAGE} AS build
 WORKDIR /src

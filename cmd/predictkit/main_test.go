@@ -40,6 +40,7 @@ func TestCommandLine(t *testing.T) {
 	}{
 		{"an unknown command exits 2 with the usage", []string{"frobnicate"}, nil, 2, "unknown command"},
 		{"help prints the commands", []string{"help"}, nil, 0, "migrate"},
+		{"help lists the health command", []string{"-h"}, nil, 0, "health    exit 0 when a running server"},
 		{"an unknown flag exits 2", []string{"serve", "-nope"}, nil, 2, "nope"},
 		{"a stray argument exits 2", []string{"serve", "extra"}, nil, 2, "unexpected arguments"},
 		{"a malformed environment variable exits 2 naming it", []string{"serve"}, map[string]string{"PREDICTKIT_BCRYPT_COST": "lots"}, 2, "PREDICTKIT_BCRYPT_COST"},

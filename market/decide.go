@@ -384,8 +384,8 @@ func (d *decision) post(ps []account.Posting) error {
 }
 
 func (d *decision) trade(r *Request) (*TradeEffect, error) {
-	if !d.market.Tradable() {
-		return nil, ErrClosed
+	if err := d.market.refusal(d.now); err != nil {
+		return nil, err
 	}
 	if r.Action == ActionBuy {
 		return d.buy(r)

@@ -15,13 +15,15 @@ func testState(t *testing.T, margin float64, balances map[account.Ref]int64, pos
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := &Market{ID: 7, PoolID: 3, EventID: 1, B: 10000, QYes: qy, QNo: qn, Q0Yes: qy, Q0No: qn, Margin: margin}
+	now := time.Unix(1700000000, 0).UTC()
+	m := &Market{ID: 7, PoolID: 3, EventID: 1, B: 10000, QYes: qy, QNo: qn, Q0Yes: qy, Q0No: qn, Margin: margin,
+		LiveAt: now.AddDate(0, 0, -1), FinishAt: now.AddDate(0, 1, 0)}
 	sub, _ := lmsr.SubsidyKopecks(m.Pricer())
 	if balances == nil {
 		balances = map[account.Ref]int64{}
 	}
 	balances[account.EscrowAccount(7)] += sub
-	return &State{Market: m, Balances: balances, Positions: positions, Now: time.Unix(1700000000, 0).UTC()}
+	return &State{Market: m, Balances: balances, Positions: positions, Now: now}
 }
 
 func TestDecideTradesBuy(t *testing.T) {
@@ -159,6 +161,52 @@ func TestDecideTradesClosedMarket(t *testing.T) {
 			eff, _ := DecideTrades(st, []Request{{UserID: 1, Side: Yes, Action: ActionBuy, Amount: 100}})
 			if !errors.Is(eff.Results[0].Err, ErrClosed) || eff.Market != nil || len(eff.Trades) != 0 {
 				t.Fatalf("effects %+v, err %v", eff, eff.Results[0].Err)
+			}
+		})
+	}
+}
+
+// TestDecideTradesInsideTheWindow: a pool's markets take trades while
+// live_at <= now < finish_at, and refuse them as closed before and from
+// then on; a sale as a buy.
+func TestDecideTradesInsideTheWindow(t *testing.T) {
+	live := time.Date(2030, 5, 1, 12, 0, 0, 0, time.UTC)
+	finish := live.Add(48 * time.Hour)
+	for _, c := range []struct {
+		name string
+		now  time.Time
+		open bool
+	}{
+		{"a trade before live_at is refused", live.Add(-time.Microsecond), false},
+		{"a trade long before live_at is refused", live.AddDate(-1, 0, 0), false},
+		{"a trade at live_at is taken", live, true},
+		{"a trade between the two is taken", live.Add(time.Hour), true},
+		{"a trade just before finish_at is taken", finish.Add(-time.Microsecond), true},
+		{"a trade at finish_at is refused", finish, false},
+		{"a trade after finish_at is refused", finish.Add(time.Hour), false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			held := &Position{ID: 1, UserID: 1, MarketID: 7, Side: Yes, Shares: 500, CostBasis: 260, Bought: 500, Spent: 260}
+			st := testState(t, 0, map[account.Ref]int64{account.UserAccount(1): 1000}, held)
+			st.Market.QYes += 500
+			st.Market.LiveAt, st.Market.FinishAt, st.Now = live, finish, c.now
+			if got := st.Market.Tradable(c.now); got != c.open {
+				t.Fatalf("Tradable = %v, want %v", got, c.open)
+			}
+			eff, _ := DecideTrades(st, []Request{
+				{UserID: 1, Side: Yes, Action: ActionBuy, Amount: 100},
+				{UserID: 1, Side: Yes, Action: ActionSell, Shares: 100},
+			})
+			for i, r := range eff.Results {
+				if c.open && r.Err != nil {
+					t.Fatalf("request %d refused: %v", i, r.Err)
+				}
+				if !c.open && (!errors.Is(r.Err, ErrClosed) || r.Trade != nil) {
+					t.Fatalf("request %d: trade %v, err %v; want ErrClosed", i, r.Trade, r.Err)
+				}
+			}
+			if !c.open && (eff.Market != nil || len(eff.Trades) != 0 || len(eff.Positions) != 0 || len(eff.Notifications) != 0) {
+				t.Fatalf("refused trades left effects: %+v", eff)
 			}
 		})
 	}

@@ -1,6 +1,9 @@
 package market
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // Errors returned by the market service and its stores.
 var (
@@ -10,7 +13,8 @@ var (
 	ErrForbidden      = errors.New("market: forbidden")
 	// ErrResolved: the market has been resolved already (close twice).
 	ErrResolved = errors.New("market: market already resolved")
-	// ErrClosed: the market takes no trades (resolved or paused).
+	// ErrClosed: the market takes no trades (resolved, paused, or outside
+	// its pool's trading window).
 	ErrClosed = errors.New("market: market closed")
 	// ErrPriceMoved: a slippage guard (max cost, min payout) was hit.
 	ErrPriceMoved = errors.New("market: price moved past the limit")
@@ -27,4 +31,10 @@ var (
 	// ErrDuplicateKey: a concurrent request recorded the same idempotency
 	// key first (on another market); retrying finds its trade.
 	ErrDuplicateKey = errors.New("market: idempotency key recorded concurrently")
+)
+
+// The two sides of the trading window, as ErrClosed says them.
+var (
+	errNotLive  = fmt.Errorf("%w: trading opens at the pool's live_at", ErrClosed)
+	errFinished = fmt.Errorf("%w: trading ended at the pool's finish_at", ErrClosed)
 )

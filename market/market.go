@@ -90,7 +90,11 @@ type Market struct {
 	// excluded), kopecks.
 	Volume int64
 	// Margin is the pool's margin, copied here because every trade needs it.
-	Margin         float64
+	Margin float64
+	// LiveAt and FinishAt are the pool's trading window, copied here
+	// because every trade checks it (see Tradable).
+	LiveAt, FinishAt time.Time
+
 	Paused         bool
 	Resolved       bool
 	WinningOutcome *Side
@@ -115,8 +119,24 @@ func (m *Market) Outstanding(s Side) int64 {
 	return m.QNo - m.Q0No
 }
 
-// Tradable reports whether the market accepts trades.
-func (m *Market) Tradable() bool { return !m.Resolved && !m.Paused }
+// Tradable reports whether the market accepts trades (and quotes) at
+// now: it is neither resolved nor paused, and now is inside its pool's
+// trading window.
+func (m *Market) Tradable(now time.Time) bool { return m.refusal(now) == nil }
+
+// refusal is why the market takes no trade at now, an ErrClosed; nil when
+// it takes them. The window is LiveAt <= now < FinishAt.
+func (m *Market) refusal(now time.Time) error {
+	switch {
+	case m.Resolved, m.Paused:
+		return ErrClosed
+	case now.Before(m.LiveAt):
+		return errNotLive
+	case !now.Before(m.FinishAt):
+		return errFinished
+	}
+	return nil
+}
 
 // Position is a user's holding on one side of one market. A position is
 // open while it holds shares; it is closed when sold to zero or when the

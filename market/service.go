@@ -120,11 +120,12 @@ func (s *Service) CreateEvent(ctx context.Context, creator *account.User, in New
 		if np.B < MinLiquidity || np.B > MaxLiquidity {
 			return nil, input.Invalid(f("lmsr_b_kopecks"), fmt.Sprintf("must be %d to %d", MinLiquidity, int64(MaxLiquidity)))
 		}
+		// Stores keep microseconds: the window decided is the window kept.
 		if np.LiveAt != nil {
-			p.LiveAt = np.LiveAt.UTC()
+			p.LiveAt = np.LiveAt.UTC().Truncate(time.Microsecond)
 		}
 		if np.FinishAt != nil {
-			p.FinishAt = np.FinishAt.UTC()
+			p.FinishAt = np.FinishAt.UTC().Truncate(time.Microsecond)
 		}
 		if !p.FinishAt.After(p.LiveAt) {
 			return nil, input.Invalid(f("finish_at"), "must be after live_at")
@@ -134,7 +135,7 @@ func (s *Service) CreateEvent(ctx context.Context, creator *account.User, in New
 		}
 		for j, nm := range np.Markets {
 			g := func(field string) string { return fmt.Sprintf("pools[%d].markets[%d].%s", i, j, field) }
-			m := &Market{OutcomeIndex: j, B: np.B, Margin: np.Margin, CreatedAt: now}
+			m := &Market{OutcomeIndex: j, B: np.B, Margin: np.Margin, LiveAt: p.LiveAt, FinishAt: p.FinishAt, CreatedAt: now}
 			if m.Name, err = text(g("name"), nm.Name, true, MaxNameLen); err != nil {
 				return nil, err
 			}
@@ -313,8 +314,8 @@ func (s *Service) tradable(ctx context.Context, marketID int64) (*Market, error)
 	if err != nil {
 		return nil, err
 	}
-	if !m.Tradable() {
-		return nil, ErrClosed
+	if err := m.refusal(s.Now()); err != nil {
+		return nil, err
 	}
 	return m, nil
 }

@@ -58,6 +58,14 @@ type Store interface {
 	// chunk or in several (a holder's positions never split across
 	// chunks), so that it holds no more than a chunk in memory.
 	Settle(ctx context.Context, marketID int64, s Settlement) error
+	// MoveFinish moves the end of pool id's trading window, in one
+	// transaction: it locks the pool's markets in ascending id order
+	// (ErrPoolNotFound if the pool does not exist), calls move.Decide with
+	// the pool and its markets as locked, and, unless it refuses (its error
+	// is returned and nothing is written), sets the finish_at of the pool
+	// and of each of its markets to move.At. It returns the pool as
+	// written, with its markets.
+	MoveFinish(ctx context.Context, id int64, move FinishMove) (*Pool, error)
 	// TradeByKey returns the trade recorded under idempotency key k, or
 	// nil and no error when there is none.
 	TradeByKey(ctx context.Context, k Key) (*Trade, error)

@@ -70,7 +70,7 @@ func (f *fakeExecer) ExecMarkets(_ context.Context, locks []Lock, decide func([]
 			continue
 		}
 		qy, qn, _ := lmsr.InitialQ(10000, 0.5)
-		sts[i].Market = &Market{ID: l.MarketID, B: 10000, QYes: qy, QNo: qn, Q0Yes: qy, Q0No: qn}
+		sts[i].Market = &Market{ID: l.MarketID, B: 10000, QYes: qy, QNo: qn, Q0Yes: qy, Q0No: qn, FinishAt: time.Unix(1, 0)}
 		for _, r := range l.Accounts {
 			balances[r] = 1_000_000
 		}

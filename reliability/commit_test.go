@@ -56,7 +56,7 @@ func TestAmbiguousCommit(t *testing.T) {
 	}
 	cutURL, px := proxied(t, dbURL)
 	w := newWorld(t, "direct", direct)
-	if err := w.newEvent([]newMarket{{b: 100_000, margin: 0.02, prob: 0.5}}); err != nil {
+	if err := w.newEvent([]newMarket{{b: 100_000, margin: 0.02, prob: 0.5}}, window{}); err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()

@@ -46,6 +46,14 @@ func envUint(name string, def uint64) uint64 {
 // modelStats are the figures of one run, for the README.
 type modelStats struct {
 	ops, accepted, refused, replays, settlements int
+	// moves are the accepted moves of a finish_at; closed the trades
+	// refused as market_closed (resolved, or outside the window).
+	moves, closed int
+}
+
+func (s *modelStats) sum(o modelStats) {
+	s.ops, s.accepted, s.refused, s.replays, s.settlements = s.ops+o.ops, s.accepted+o.accepted, s.refused+o.refused, s.replays+o.replays, s.settlements+o.settlements
+	s.moves, s.closed = s.moves+o.moves, s.closed+o.closed
 }
 
 func (s *modelStats) add(o op, out outcome) {
@@ -55,11 +63,17 @@ func (s *modelStats) add(o op, out outcome) {
 		s.replays++
 	case out.ok():
 		s.accepted++
-		if o.kind == opSettle {
+		switch o.kind {
+		case opSettle:
 			s.settlements++
+		case opMoveFinish:
+			s.moves++
 		}
 	default:
 		s.refused++
+		if out.Err == "market_closed" {
+			s.closed++
+		}
 	}
 }
 
@@ -80,13 +94,11 @@ func TestMoneyModel(t *testing.T) {
 		start := time.Now()
 		for _, seed := range memSeeds {
 			t.Run(fmt.Sprintf("seed %d", seed), func(t *testing.T) {
-				st := runModel(t, seed, memOps, false)
-				total.ops, total.accepted, total.refused, total.replays, total.settlements =
-					total.ops+st.ops, total.accepted+st.accepted, total.refused+st.refused, total.replays+st.replays, total.settlements+st.settlements
+				total.sum(runModel(t, seed, memOps, false))
 			})
 		}
-		t.Logf("memory: %d seeds × %d operations: %d accepted, %d refused, %d partner replays, %d settlements, audited after each; %v",
-			len(memSeeds), memOps, total.accepted, total.refused, total.replays, total.settlements, time.Since(start).Round(time.Millisecond))
+		t.Logf("memory: %d seeds × %d operations: %d accepted, %d refused (%d trades on closed markets), %d partner replays, %d settlements, %d moves of finish_at, audited after each; %v",
+			len(memSeeds), memOps, total.accepted, total.refused, total.closed, total.replays, total.settlements, total.moves, time.Since(start).Round(time.Millisecond))
 	})
 	t.Run("PostgreSQL does what the memory store does", func(t *testing.T) {
 		pgtest.URL(t)
@@ -94,13 +106,11 @@ func TestMoneyModel(t *testing.T) {
 		start := time.Now()
 		for _, seed := range pgSeeds {
 			t.Run(fmt.Sprintf("seed %d", seed), func(t *testing.T) {
-				st := runModel(t, seed, pgOps, true)
-				total.ops, total.accepted, total.refused, total.replays, total.settlements =
-					total.ops+st.ops, total.accepted+st.accepted, total.refused+st.refused, total.replays+st.replays, total.settlements+st.settlements
+				total.sum(runModel(t, seed, pgOps, true))
 			})
 		}
-		t.Logf("PostgreSQL: %d seeds × %d operations: %d accepted, %d refused, %d partner replays, %d settlements, same outcomes and balances as memory; %v",
-			len(pgSeeds), pgOps, total.accepted, total.refused, total.replays, total.settlements, time.Since(start).Round(time.Millisecond))
+		t.Logf("PostgreSQL: %d seeds × %d operations: %d accepted, %d refused (%d trades on closed markets), %d partner replays, %d settlements, %d moves of finish_at, same outcomes and balances as memory; %v",
+			len(pgSeeds), pgOps, total.accepted, total.refused, total.closed, total.replays, total.settlements, total.moves, time.Since(start).Round(time.Millisecond))
 	})
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"time"
 
 	"github.com/predictkit/predictkit/market"
 )
@@ -20,6 +21,7 @@ const (
 	opSetActive
 	opSettle
 	opNewEvent
+	opMoveFinish
 )
 
 // op is one operation of the model, on logical names: user 3, market 5,
@@ -43,7 +45,23 @@ type op struct {
 	retry      int
 	conflict   bool
 	newMarkets []newMarket
+	// window is a new event's trading window (nil times: the defaults,
+	// from its creation for a month); at is where a move puts finish_at.
+	window window
+	at     time.Time
 }
+
+// window is a pool's trading window; a zero LiveAt is the default, the
+// moment of creation. The model's windows and moves are an hour or more
+// from the moment they are made, so that no edge is crossed while the
+// model runs: the stores decide by their own clock.
+type window struct {
+	explicit     bool
+	live, finish time.Time
+}
+
+// open reports whether w takes trades at now.
+func (w window) open(now time.Time) bool { return !now.Before(w.live) && now.Before(w.finish) }
 
 type newMarket struct {
 	b      int64
@@ -80,7 +98,13 @@ func (o op) String() string {
 	case opSettle:
 		return fmt.Sprintf("resolve market %d %s", o.market, o.won)
 	case opNewEvent:
-		return fmt.Sprintf("create event with markets %+v", o.newMarkets)
+		return fmt.Sprintf("create event with markets %+v, trading %s", o.newMarkets, o.window)
+	case opMoveFinish:
+		who := "its creator"
+		if o.bonus {
+			who = "the operator"
+		}
+		return fmt.Sprintf("%s moves the finish_at of market %d's pool to %s", who, o.market, o.at.Format(time.RFC3339))
 	}
 	return fmt.Sprintf("op %d", o.kind)
 }
@@ -104,11 +128,22 @@ type posKey struct {
 	side   market.Side
 }
 
+func (w window) String() string {
+	if !w.explicit {
+		return "from creation for a month"
+	}
+	return w.live.Format(time.RFC3339) + ".." + w.finish.Format(time.RFC3339)
+}
+
 type shadowMarket struct {
 	event    int
 	resolved bool
 	trades   int // trades executed on it
+	window   window
 }
+
+// tradable reports whether m takes trades now.
+func (m shadowMarket) tradable() bool { return !m.resolved && m.window.open(time.Now()) }
 
 type partnerReq struct {
 	op       op
@@ -138,10 +173,11 @@ func newShadow() *shadow {
 	return &shadow{balance: map[holder]int64{}, bonus: map[holder]int64{}, subs: map[holder]bool{}, floats: make([]int64, modelPartners), pos: map[posKey]int64{}}
 }
 
+// live lists the markets that take trades now.
 func (s *shadow) live() []int {
 	var out []int
 	for i, m := range s.markets {
-		if !m.resolved {
+		if m.tradable() {
 			out = append(out, i)
 		}
 	}
@@ -199,7 +235,7 @@ func (g *gen) newMarkets() []newMarket {
 }
 
 // market picks a live market, now and then any market (resolved ones
-// included).
+// and those outside their window included).
 func (g *gen) market(s *shadow) int {
 	live := s.live()
 	if len(live) == 0 || g.chance(0.08) {
@@ -212,7 +248,7 @@ func (g *gen) market(s *shadow) int {
 func (g *gen) next(s *shadow) op {
 	o := op{retry: -1}
 	if len(s.live()) < liveMarkets {
-		o.kind, o.newMarkets = opNewEvent, g.newMarkets()
+		o.kind, o.newMarkets, o.window = opNewEvent, g.newMarkets(), g.window()
 		return o
 	}
 	switch x := g.r.Float64(); {
@@ -266,10 +302,12 @@ func (g *gen) next(s *shadow) op {
 				o.market = m
 			}
 		}
-	case x < 0.94:
+	case x < 0.93:
 		o.kind, o.partner, o.amount = opFundFloat, g.r.IntN(modelPartners), g.logUniform(200_000)
-	case x < 0.96:
+	case x < 0.945:
 		o.kind, o.event, o.bonus = opSetActive, g.r.IntN(s.events), g.chance(0.5)
+	case x < 0.96:
+		g.moveFinish(s, &o)
 	default:
 		o.kind, o.won = opSettle, g.side()
 		o.market = g.market(s)
@@ -279,6 +317,59 @@ func (g *gen) next(s *shadow) op {
 		}
 	}
 	return o
+}
+
+// window is a new event's trading window: mostly open (the defaults, or
+// an explicit window around now), sometimes not yet open or over.
+func (g *gen) window() window {
+	now := time.Now().UTC().Truncate(time.Second)
+	switch x := g.r.Float64(); {
+	case x < 0.35:
+		return window{}
+	case x < 0.7:
+		return window{true, now.Add(-time.Hour), now.AddDate(0, 0, 1+g.r.IntN(30))}
+	case x < 0.85:
+		live := now.AddDate(0, 0, 10+g.r.IntN(20))
+		return window{true, live, live.AddDate(0, 0, 1+g.r.IntN(30))}
+	default:
+		finish := now.AddDate(0, 0, -1-g.r.IntN(30))
+		return window{true, finish.AddDate(0, 0, -1-g.r.IntN(30)), finish}
+	}
+}
+
+// moveFinish fills a move of a pool's finish_at, by its creator or the
+// operator, mostly of a pool outside its window: mostly later or earlier
+// in the future (which reopens a pool that is over), sometimes into the
+// past or before live_at, now and then on a pool whose market is
+// resolved.
+func (g *gen) moveFinish(s *shadow, o *op) {
+	o.kind, o.bonus = opMoveFinish, g.chance(0.3)
+	var unresolved, closed []int
+	for i, m := range s.markets {
+		if !m.resolved {
+			unresolved = append(unresolved, i)
+			if !m.tradable() {
+				closed = append(closed, i)
+			}
+		}
+	}
+	switch x := g.r.Float64(); {
+	case x < 0.5 && len(closed) > 0:
+		o.market = closed[g.r.IntN(len(closed))]
+	case x < 0.85 && len(unresolved) > 0:
+		o.market = unresolved[g.r.IntN(len(unresolved))]
+	default:
+		o.market = g.r.IntN(len(s.markets))
+	}
+	now := time.Now().UTC().Truncate(time.Second)
+	switch x := g.r.Float64(); {
+	case x < 0.1:
+		o.at = now.Add(-time.Duration(1+g.r.IntN(48)) * time.Hour)
+	case x < 0.2 && s.markets[o.market].window.explicit:
+		o.at = s.markets[o.market].window.live.Add(-time.Hour)
+	default:
+		o.at = now.Add(time.Duration(1+g.r.IntN(60*24)) * time.Hour)
+	}
 }
 
 // sellOf fills a sale by h: mostly of a position h holds (part of it,
@@ -328,8 +419,19 @@ func (s *shadow) expect(o op) (want string, ok bool) {
 			return "market_resolved", true
 		}
 		return "", true
+	case opMoveFinish:
+		m := s.markets[o.market]
+		if !o.at.After(time.Now()) || !o.at.After(m.window.live) {
+			return "invalid:finish_at", true
+		}
+		for _, other := range s.markets {
+			if other.event == m.event && other.resolved {
+				return "market_resolved", true
+			}
+		}
+		return "", true
 	case opSell:
-		if s.markets[o.market].resolved {
+		if !s.markets[o.market].tradable() {
 			return "market_closed", true
 		}
 		n := s.pos[posKey{holder{-1, o.user}, o.market, o.side}]
@@ -340,7 +442,7 @@ func (s *shadow) expect(o op) (want string, ok bool) {
 			return "insufficient_shares", true
 		}
 	case opBuy:
-		if o.amount > 0 && s.markets[o.market].resolved {
+		if o.amount > 0 && !s.markets[o.market].tradable() {
 			return "market_closed", true
 		}
 	case opPartnerBet, opPartnerSell:
@@ -349,6 +451,15 @@ func (s *shadow) expect(o op) (want string, ok bool) {
 				return "idempotency_conflict", true
 			}
 			return "", true // replayed
+		}
+		// A fresh request, or the repeat of a refused one, which runs
+		// afresh: a sale for a user without a sub-account is refused
+		// before the market is looked at.
+		if o.kind == opPartnerSell && !s.subs[holder{o.partner, o.ext}] {
+			return "no_account", true
+		}
+		if !s.markets[o.market].tradable() {
+			return "market_closed", true
 		}
 	}
 	return "", false
@@ -369,8 +480,14 @@ func (s *shadow) record(o op, out outcome) []holder {
 		}
 	}
 	if o.kind == opNewEvent && out.ok() {
+		w := o.window
+		if !w.explicit {
+			// From its creation, which came after the op was made, for a
+			// month.
+			w.finish = time.Now().AddDate(0, 1, 0).Add(-time.Hour)
+		}
 		for range o.newMarkets {
-			s.markets = append(s.markets, shadowMarket{event: s.events})
+			s.markets = append(s.markets, shadowMarket{event: s.events, window: w})
 		}
 		s.events++
 		return nil
@@ -424,6 +541,13 @@ func (s *shadow) record(o op, out outcome) []holder {
 		return []holder{h}
 	case opFundFloat:
 		s.floats[o.partner] += o.amount
+	case opMoveFinish:
+		ev := s.markets[o.market].event
+		for i := range s.markets {
+			if s.markets[i].event == ev {
+				s.markets[i].window.finish = o.at
+			}
+		}
 	case opSettle:
 		s.markets[o.market].resolved = true
 		var paid []holder

@@ -236,7 +236,18 @@ func (w *world) apply(o op) (outcome, error) {
 		m := w.mkts[o.market]
 		err = w.markets.Close(ctx, w.creator.ID, m.event, m.pool, m.id, o.won.String())
 	case opNewEvent:
-		err = w.newEvent(o.newMarkets)
+		err = w.newEvent(o.newMarkets, o.window)
+	case opMoveFinish:
+		m := w.mkts[o.market]
+		var p *market.Pool
+		if o.bonus {
+			p, err = w.markets.OperatorMoveFinish(ctx, m.pool, o.at)
+		} else {
+			p, err = w.markets.MoveFinish(ctx, w.creator.ID, m.pool, o.at)
+		}
+		if err == nil && (p.ID != m.pool || !p.FinishAt.Equal(o.at)) {
+			return out, fmt.Errorf("the move answered pool %d finishing at %v", p.ID, p.FinishAt)
+		}
 	default:
 		return out, fmt.Errorf("unknown operation %d", o.kind)
 	}
@@ -250,9 +261,13 @@ func (w *world) apply(o op) (outcome, error) {
 	return out, nil
 }
 
-// newEvent creates an active event with one pool of the given markets.
-func (w *world) newEvent(ms []newMarket) error {
+// newEvent creates an active event with one pool of the given markets,
+// trading in window win.
+func (w *world) newEvent(ms []newMarket, win window) error {
 	np := market.NewPool{Name: "Pool", Margin: ms[0].margin, B: ms[0].b}
+	if win.explicit {
+		np.LiveAt, np.FinishAt = &win.live, &win.finish
+	}
 	for i, m := range ms {
 		np.Markets = append(np.Markets, market.NewMarket{Name: fmt.Sprintf("Outcome %d", i), Probability: m.prob})
 	}

@@ -157,6 +157,8 @@ func (w *fuzzWorld) bodyTemplate(route string, d *decider) []field {
 		return []field{{"name", q("Fuzzed")}, {"pools", "[" + pool + "]"}}
 	case "POST /api/v1/events/:id/active":
 		return []field{{"is_active", "true"}}
+	case "PATCH /api/v1/pools/:id", "PATCH /api/v1/admin/pools/:id":
+		return []field{{"finish_at", q([]string{"2100-01-02T03:04:05Z", "2020-01-02T03:04:05Z", "2100-01-02T03:04:05+03:00"}[d.pick(3)])}}
 	case "POST /api/v1/events/:id/pools/:pool_id/markets/:market_id/close":
 		return []field{{"won_side", q([]string{"YES", "NO"}[d.pick(2)])}}
 	case "POST /api/v1/markets/:market_id/buy":

@@ -183,6 +183,15 @@ func FuzzMarketCloseBody(f *testing.F) {
 	})
 }
 
+func FuzzFinishBody(f *testing.F) {
+	fuzzBody(f, decodeStrict, func(t *testing.T, b *finishBody) {
+		if b.FinishAt == nil {
+			t.Fatal("a body without finish_at was accepted")
+		}
+	}, `{"finish_at":"2030-01-02T03:04:05Z"}`, `{"finish_at":"2030-01-02T03:04:05.123456789+03:00"}`, `{"finish_at":null}`,
+		`{"finish_at":"tomorrow"}`, `{"finish_at":1893456000}`, `{}`, `{"finish_at":"2030-01-02T03:04:05Z","live_at":"2030-01-01T00:00:00Z"}`)
+}
+
 func FuzzBuyBody(f *testing.F) {
 	fuzzBody(f, decodeStrict, func(t *testing.T, b *buyBody) {
 		side, err := parseSide(b.Side)

@@ -21,6 +21,7 @@ type apiMarket struct {
 	QYes           int64   `json:"q_yes"`
 	QNo            int64   `json:"q_no"`
 	Paused         bool    `json:"paused"`
+	TradingOpen    bool    `json:"trading_open"`
 	Resolved       bool    `json:"resolved"`
 	WinningOutcome *string `json:"winning_outcome"`
 	OutcomeIndex   int     `json:"outcome_index"`
@@ -31,6 +32,8 @@ type apiPool struct {
 	Name     string      `json:"name"`
 	WonSide  *int        `json:"won_side"`
 	Margin   float64     `json:"margin"`
+	LiveAt   string      `json:"live_at"`
+	FinishAt string      `json:"finish_at"`
 	Markets  []apiMarket `json:"markets"`
 	Metadata struct {
 		MarketNames         []string  `json:"market_names"`

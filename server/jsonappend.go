@@ -161,6 +161,7 @@ func (v *marketJSON) appendJSON(b []byte) ([]byte, bool) {
 	b = strconv.AppendInt(appendKey(b, "q_yes"), v.QYes, 10)
 	b = strconv.AppendInt(appendKey(b, "q_no"), v.QNo, 10)
 	b = strconv.AppendBool(appendKey(b, "paused"), v.Paused)
+	b = strconv.AppendBool(appendKey(b, "trading_open"), v.TradingOpen)
 	b = strconv.AppendBool(appendKey(b, "resolved"), v.Resolved)
 	b = appendKey(b, "winning_outcome")
 	if v.WinningOutcome == nil {

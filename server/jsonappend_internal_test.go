@@ -46,7 +46,7 @@ func randFloat(r *rand.Rand) float64 {
 func randMarket(r *rand.Rand) marketJSON {
 	m := marketJSON{ID: r.Int64(), PoolID: r.Int64N(100), EventID: -r.Int64N(5), Name: randString(r), NameRu: randString(r),
 		YesProbability: randFloat(r), MarketType: randString(r), Volume: r.Int64(), B: r.Int64(), QYes: r.Int64(), QNo: r.Int64(),
-		Paused: r.IntN(2) == 0, Resolved: r.IntN(2) == 0, OutcomeIndex: r.IntN(10) - 2, YesName: randString(r), NoName: randString(r)}
+		Paused: r.IntN(2) == 0, TradingOpen: r.IntN(2) == 0, Resolved: r.IntN(2) == 0, OutcomeIndex: r.IntN(10) - 2, YesName: randString(r), NoName: randString(r)}
 	if r.IntN(2) == 0 {
 		s := randString(r)
 		m.WinningOutcome = &s

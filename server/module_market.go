@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -45,12 +46,14 @@ type marketHandlers struct {
 
 // marketRoutes lists the market routes. Each handler below follows its
 // error table, which says what the route answers and in which order.
-func marketRoutes(markets *market.Service, auth *Auth, metrics *Metrics) RoutesOut {
+func marketRoutes(markets *market.Service, auth *Auth, admin *AdminAuth, metrics *Metrics) RoutesOut {
 	h := &marketHandlers{markets: markets, auth: auth, metrics: metrics}
 	return RoutesOut{Routes: []Route{
 		{Method: http.MethodGet, Path: "/api/v1/users/:id/pnl/chart", Errors: errsPnLChart, Handler: h.handlePnLChart},
 		{Method: http.MethodGet, Path: "/api/v1/users/me/positions/closed", Errors: errsClosedPosition, Handler: h.handleClosedPositions},
 		{Method: http.MethodGet, Path: "/api/v1/pools/:id", Errors: errsPool, Handler: h.handlePool},
+		{Method: http.MethodPatch, Path: "/api/v1/pools/:id", Errors: errsMoveFinish, Handler: h.handleMoveFinish},
+		{Method: http.MethodPatch, Path: "/api/v1/admin/pools/:id", Errors: errsAdminMoveFinish, Handler: admin.guard(h.handleAdminMoveFinish)},
 		{Method: http.MethodGet, Path: "/api/v1/market/trades/latest", Errors: errsLatestTrades, Handler: h.handleLatestTrades},
 		{Method: http.MethodPost, Path: "/api/v1/events/:id/active", Errors: errsEventActive, Handler: h.handleEventActive},
 		{Method: http.MethodPost, Path: "/api/v1/events/:id/pools/:pool_id/markets/:market_id/close", Errors: errsMarketClose, Handler: h.handleMarketClose},
@@ -149,7 +152,75 @@ func (h *marketHandlers) handlePool(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	v := poolView(p)
+	v := poolView(p, h.markets.Now())
+	return sendJSON(c, &v)
+}
+
+// finishBody is the body of PATCH /pools/{id} and /admin/pools/{id}: the
+// new end of the pool's trading window.
+type finishBody struct {
+	FinishAt *time.Time `json:"finish_at" validate:"required"`
+}
+
+// errResolvedWindow is the 409 of a move on a pool whose market is
+// resolved.
+var errResolvedWindow = on(market.ErrResolved, http.StatusConflict, "market_resolved").
+	saying("a market of the pool is resolved: its trading window is over")
+
+// PATCH /pools/{id}: the event's creator moves the end of the pool's
+// trading window (finish_at), earlier or later. Checks run 401, 400
+// invalid_pool_id, 400 invalid_request (the body), 404 pool_not_found,
+// 403 forbidden, 400 invalid_request (finish_at not in the future, or not
+// after live_at), 409 market_resolved.
+var errsMoveFinish = table("internal_error",
+	unauthorized,
+	on(errInvalidID, http.StatusBadRequest, "invalid_pool_id"),
+	on(market.ErrPoolNotFound, http.StatusNotFound, "pool_not_found"),
+	on(market.ErrForbidden, http.StatusForbidden, "forbidden"),
+	errResolvedWindow,
+	// The caller's account vanished under a valid token.
+	on(account.ErrUserNotFound, http.StatusUnauthorized, "unauthorized"),
+)
+
+// handleMoveFinish moves a pool's finish_at for its event's creator and
+// answers the pool.
+func (h *marketHandlers) handleMoveFinish(c *fiber.Ctx) error {
+	u, err := h.auth.User(c)
+	if err != nil {
+		return err
+	}
+	id, b, err := idAndBody[finishBody](c, "id")
+	if err != nil {
+		return err
+	}
+	p, err := h.markets.MoveFinish(c.UserContext(), u.ID, id, *b.FinishAt)
+	if err != nil {
+		return err
+	}
+	v := poolView(p, h.markets.Now())
+	return sendJSON(c, &v)
+}
+
+// PATCH /admin/pools/{id}: the operator moves any pool's finish_at.
+// Checks run as on every operator route (adminRules), then 404
+// pool_not_found, 400 invalid_request (finish_at), 409 market_resolved.
+var errsAdminMoveFinish = table("internal_error", slices.Concat(adminRules, []rule{
+	on(market.ErrPoolNotFound, http.StatusNotFound, "pool_not_found"),
+	errResolvedWindow,
+})...)
+
+// handleAdminMoveFinish moves a pool's finish_at for the operator and
+// answers the pool.
+func (h *marketHandlers) handleAdminMoveFinish(c *fiber.Ctx) error {
+	id, b, err := idAndBody[finishBody](c, "id")
+	if err != nil {
+		return err
+	}
+	p, err := h.markets.OperatorMoveFinish(c.UserContext(), id, *b.FinishAt)
+	if err != nil {
+		return err
+	}
+	v := poolView(p, h.markets.Now())
 	return sendJSON(c, &v)
 }
 
@@ -321,7 +392,7 @@ func (h *marketHandlers) handleCreateEvent(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.Status(http.StatusCreated).JSON(eventView(e))
+	return c.Status(http.StatusCreated).JSON(eventView(e, h.markets.Now()))
 }
 
 // GET /events: the active events, a page at a time. Only the common
@@ -338,9 +409,10 @@ func (h *marketHandlers) handleEvents(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	now := h.markets.Now()
 	out := eventsJSON{Events: make([]eventJSON, 0, len(es))}
 	for _, e := range es {
-		out.Events = append(out.Events, eventView(e))
+		out.Events = append(out.Events, eventView(e, now))
 	}
 	return sendJSON(c, &out)
 }
@@ -361,7 +433,7 @@ func (h *marketHandlers) handleEvent(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	v := eventView(e)
+	v := eventView(e, h.markets.Now())
 	return sendJSON(c, &v)
 }
 
@@ -381,7 +453,7 @@ func (h *marketHandlers) handleMarket(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	v := marketView(m)
+	v := marketView(m, h.markets.Now())
 	return sendJSON(c, &v)
 }
 

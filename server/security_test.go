@@ -232,6 +232,8 @@ func adminRequest(method, path string) func(w *secWorld) req {
 				segs[i] = fmt.Sprint(w.pA.ID)
 			case slices.Contains(segs[:i], "ads"):
 				segs[i] = fmt.Sprint(w.adID)
+			case slices.Contains(segs[:i], "pools"):
+				segs[i] = fmt.Sprint(w.poolA.ID)
 			default:
 				segs[i] = fmt.Sprint(w.bob.id)
 			}
@@ -249,6 +251,10 @@ func accessMatrix() map[string][]cell {
 	}
 	closePath := func(w *secWorld) string { return w.closePath(w.event.ID, w.poolB.ID, w.b1.ID) }
 	activePath := func(w *secWorld) string { return fmt.Sprintf("/api/v1/events/%d/active", w.event.ID) }
+	poolPath := func(w *secWorld) string { return fmt.Sprintf("/api/v1/pools/%d", w.poolA.ID) }
+	finishBody := func(*secWorld) any {
+		return map[string]any{"finish_at": time.Now().AddDate(1, 0, 0).UTC().Format(time.RFC3339)}
+	}
 	notes := func(t *testing.T, r *response) []apiNotification {
 		t.Helper()
 		var ns []apiNotification
@@ -423,6 +429,13 @@ func accessMatrix() map[string][]cell {
 				{as: pOtherCreator, req: mxSend(http.MethodPost, activePath, func(*secWorld) any { return map[string]any{"is_active": false} }), status: 403, code: "forbidden"},
 			},
 			mxUserOnly(mxSend(http.MethodPost, activePath, func(*secWorld) any { return map[string]any{"is_active": true} }), "unauthorized", pCreator, 200, nil),
+		),
+		"PATCH /api/v1/pools/:id": mxCells(
+			[]cell{
+				{as: pAlice, req: mxSend(http.MethodPatch, poolPath, finishBody), status: 403, code: "forbidden"},
+				{as: pOtherCreator, req: mxSend(http.MethodPatch, poolPath, finishBody), status: 403, code: "forbidden"},
+			},
+			mxUserOnly(mxSend(http.MethodPatch, poolPath, finishBody), "unauthorized", pCreator, 200, nil),
 		),
 		"POST /api/v1/events/:id/pools/:pool_id/markets/:market_id/close": mxCells(
 			[]cell{

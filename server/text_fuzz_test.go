@@ -250,6 +250,12 @@ var bodyTargets = []bodyTarget{
 	{"PATCH /api/v1/admin/p2p/ads/:id", []string{"moderation_status"}, func(_ *fuzzWorld, _ int, text func(string, string) string) string {
 		return fmt.Sprintf(`{"moderation_status":%s}`, text("moderation_status", "approved"))
 	}},
+	{"PATCH /api/v1/pools/:id", []string{"finish_at"}, func(_ *fuzzWorld, _ int, text func(string, string) string) string {
+		return fmt.Sprintf(`{"finish_at":%s}`, text("finish_at", "2100-01-02T03:04:05Z"))
+	}},
+	{"PATCH /api/v1/admin/pools/:id", []string{"finish_at"}, func(_ *fuzzWorld, _ int, text func(string, string) string) string {
+		return fmt.Sprintf(`{"finish_at":%s}`, text("finish_at", "2100-01-02T03:04:05Z"))
+	}},
 }
 
 // noTextBody are the routes that take a body without text (numbers and
@@ -291,7 +297,7 @@ func (w *fuzzWorld) credentials(route string) map[string]string {
 		h["Authorization"] = "Bearer " + adminToken
 	case strings.Contains(route, "/partner/"):
 		h["X-Partner-Key"] = w.pA.Key
-	case strings.Contains(route, "/events"):
+	case strings.Contains(route, "/events"), strings.Contains(route, "/pools/"):
 		h["Authorization"] = "Bearer " + w.creator.token
 	default:
 		h["Authorization"] = "Bearer " + w.alice.token
@@ -320,6 +326,8 @@ func (w *fuzzWorld) pathParam(route, name string) string {
 		return fmt.Sprint(w.event.ID)
 	case strings.Contains(route, "/partners/"):
 		return fmt.Sprint(w.pA.ID)
+	case strings.Contains(route, "/pools/"):
+		return fmt.Sprint(w.poolA.ID)
 	case strings.Contains(route, "/users/"):
 		return fmt.Sprint(w.alice.id)
 	}

@@ -36,6 +36,7 @@ type marketJSON struct {
 	QYes           int64   `json:"q_yes"`
 	QNo            int64   `json:"q_no"`
 	Paused         bool    `json:"paused"`
+	TradingOpen    bool    `json:"trading_open"`
 	Resolved       bool    `json:"resolved"`
 	WinningOutcome *string `json:"winning_outcome"`
 	OutcomeIndex   int     `json:"outcome_index"`
@@ -43,12 +44,14 @@ type marketJSON struct {
 	NoName         string  `json:"no_name"`
 }
 
-func marketView(m *market.Market) marketJSON {
+// marketView is m as seen at now: trading_open says whether it takes
+// trades then.
+func marketView(m *market.Market, now time.Time) marketJSON {
 	v := marketJSON{
 		ID: m.ID, PoolID: m.PoolID, EventID: m.EventID, Name: m.Name, NameRu: m.NameRu,
 		YesProbability: m.YesProbability(), MarketType: market.MarketTypeLMSR,
 		Volume: m.Volume, B: m.B, QYes: m.QYes, QNo: m.QNo,
-		Paused: m.Paused, Resolved: m.Resolved, OutcomeIndex: m.OutcomeIndex,
+		Paused: m.Paused, TradingOpen: m.Tradable(now), Resolved: m.Resolved, OutcomeIndex: m.OutcomeIndex,
 		YesName: m.YesName, NoName: m.NoName,
 	}
 	if m.WinningOutcome != nil {
@@ -80,7 +83,7 @@ type poolMetadata struct {
 	LMSRBKopecks        int64     `json:"lmsr_b_kopecks"`
 }
 
-func poolView(p *market.Pool) poolJSON {
+func poolView(p *market.Pool, now time.Time) poolJSON {
 	v := poolJSON{
 		ID: p.ID, EventID: p.EventID, Name: p.Name, NameRu: p.NameRu, Rules: p.Rules, RulesRu: p.RulesRu,
 		WonSide: p.WonSide, Margin: p.Margin, FinishAt: ts(p.FinishAt), LiveAt: ts(p.LiveAt),
@@ -92,7 +95,7 @@ func poolView(p *market.Pool) poolJSON {
 		},
 	}
 	for _, m := range p.Markets {
-		mv := marketView(m)
+		mv := marketView(m, now)
 		v.Markets = append(v.Markets, mv)
 		v.Metadata.MarketNames = append(v.Metadata.MarketNames, mv.Name)
 		v.Metadata.MarketProbabilities = append(v.Metadata.MarketProbabilities, mv.YesProbability)
@@ -111,11 +114,11 @@ type eventJSON struct {
 	Pools     []poolJSON `json:"pools"`
 }
 
-func eventView(e *market.Event) eventJSON {
+func eventView(e *market.Event, now time.Time) eventJSON {
 	v := eventJSON{ID: e.ID, Name: e.Name, NameRu: e.NameRu, CreatorID: e.CreatorID, IsActive: e.IsActive,
 		CreatedAt: ts(e.CreatedAt), Pools: make([]poolJSON, 0, len(e.Pools))}
 	for _, p := range e.Pools {
-		v.Pools = append(v.Pools, poolView(p))
+		v.Pools = append(v.Pools, poolView(p, now))
 	}
 	return v
 }
@@ -296,7 +299,7 @@ func tradeView(r *market.Result) tradeJSON {
 		TradeID: t.ID, MarketID: t.MarketID, Side: t.Side.String(), Action: string(t.Action), Shares: t.Shares,
 		FeeKopecks: t.Fee, AvgPriceBps: t.AvgPriceBps(),
 		Balance: r.Balances.Balance, BonusBalance: r.Balances.Bonus, TotalBalance: r.Balances.Total(),
-		CreatedAt: ts(t.CreatedAt), Market: marketView(&m),
+		CreatedAt: ts(t.CreatedAt), Market: marketView(&m, t.CreatedAt),
 	}
 	if t.Action == market.ActionBuy {
 		v.CostKopecks = &amount

@@ -96,7 +96,8 @@ func (s *Store) market(id int64) *market.Market {
 	m := *s.markets[id]
 	m.WinningOutcome = clonePtr(m.WinningOutcome)
 	m.ResolvedAt = clonePtr(m.ResolvedAt)
-	m.Margin = s.pools[m.PoolID].Margin
+	p := s.pools[m.PoolID]
+	m.Margin, m.LiveAt, m.FinishAt = p.Margin, p.LiveAt, p.FinishAt
 	return &m
 }
 
@@ -183,6 +184,22 @@ func (s *Store) Market(_ context.Context, id int64) (*market.Market, error) {
 		return nil, market.ErrMarketNotFound
 	}
 	return s.market(id), nil
+}
+
+// MoveFinish implements market.Store. The store's one mutex is the lock;
+// a market's window is its pool's (see market), so only the pool changes.
+func (s *Store) MoveFinish(_ context.Context, id int64, move market.FinishMove) (*market.Pool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p, ok := s.pools[id]
+	if !ok {
+		return nil, market.ErrPoolNotFound
+	}
+	if err := move.Decide(s.pool(id)); err != nil {
+		return nil, err
+	}
+	p.FinishAt = move.At
+	return s.pool(id), nil
 }
 
 // Exec implements market.Store. The store's one mutex is the lock.

@@ -1,8 +1,10 @@
 package postgres
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -143,7 +145,7 @@ func (s *Store) CreateEvent(ctx context.Context, e *market.Event, subsidies []in
 		p.LiveAt, p.FinishAt = dbTime(p.LiveAt), dbTime(p.FinishAt)
 		for _, m := range p.Markets {
 			m.ID = marketIDs[[2]int64{p.ID, int64(m.OutcomeIndex)}]
-			m.PoolID, m.EventID, m.Margin = p.ID, eventID, p.Margin
+			m.PoolID, m.EventID, m.Margin, m.LiveAt, m.FinishAt = p.ID, eventID, p.Margin, p.LiveAt, p.FinishAt
 			m.CreatedAt = created
 			if m.ResolvedAt != nil {
 				t := dbTime(*m.ResolvedAt)
@@ -207,7 +209,7 @@ func insertMarkets(ctx context.Context, tx pgx.Tx, eventID int64, pools []*marke
 		b, qYes, qNo, q0Yes, q0No, volume []int64
 		paused, resolved                  []bool
 		won                               []*int16
-		createdAt                         []time.Time
+		createdAt, finishAt               []time.Time
 		resolvedAt                        []*time.Time
 	)
 	for pi, p := range pools {
@@ -225,7 +227,7 @@ func insertMarkets(ctx context.Context, tx pgx.Tx, eventID int64, pools []*marke
 				w = &c
 			}
 			won = append(won, w)
-			createdAt = append(createdAt, created)
+			createdAt, finishAt = append(createdAt, created), append(finishAt, dbTime(p.FinishAt))
 			var r *time.Time
 			if m.ResolvedAt != nil {
 				t := dbTime(*m.ResolvedAt)
@@ -235,18 +237,18 @@ func insertMarkets(ctx context.Context, tx pgx.Tx, eventID int64, pools []*marke
 		}
 	}
 	rows, err := tx.Query(ctx, `INSERT INTO markets (pool_id, event_id, outcome_index, name, name_ru, yes_name, no_name,
-			b, q_yes, q_no, q0_yes, q0_no, volume, paused, resolved, winning_outcome, created_at, resolved_at)
+			b, q_yes, q_no, q0_yes, q0_no, volume, paused, resolved, winning_outcome, created_at, resolved_at, finish_at)
 		SELECT u.pool_id, $1, u.outcome_index, u.name, u.name_ru, u.yes_name, u.no_name,
-			u.b, u.q_yes, u.q_no, u.q0_yes, u.q0_no, u.volume, u.paused, u.resolved, u.winning_outcome, u.created_at, u.resolved_at
+			u.b, u.q_yes, u.q_no, u.q0_yes, u.q0_no, u.volume, u.paused, u.resolved, u.winning_outcome, u.created_at, u.resolved_at, u.finish_at
 		FROM unnest($2::bigint[], $3::int[], $4::text[], $5::text[], $6::text[], $7::text[],
 			$8::bigint[], $9::bigint[], $10::bigint[], $11::bigint[], $12::bigint[], $13::bigint[],
-			$14::boolean[], $15::boolean[], $16::smallint[], $17::timestamptz[], $18::timestamptz[])
+			$14::boolean[], $15::boolean[], $16::smallint[], $17::timestamptz[], $18::timestamptz[], $19::timestamptz[])
 			WITH ORDINALITY AS u(pool_id, outcome_index, name, name_ru, yes_name, no_name,
-				b, q_yes, q_no, q0_yes, q0_no, volume, paused, resolved, winning_outcome, created_at, resolved_at, ord)
+				b, q_yes, q_no, q0_yes, q0_no, volume, paused, resolved, winning_outcome, created_at, resolved_at, finish_at, ord)
 		ORDER BY u.ord
 		RETURNING id, pool_id, outcome_index`,
 		eventID, poolID, outcome, name, nameRu, yesName, noName, b, qYes, qNo, q0Yes, q0No, volume,
-		paused, resolved, won, createdAt, resolvedAt)
+		paused, resolved, won, createdAt, resolvedAt, finishAt)
 	if err != nil {
 		return nil, err
 	}
@@ -395,6 +397,68 @@ func (s *Store) Pool(ctx context.Context, id int64) (*market.Pool, error) {
 		return nil, market.ErrPoolNotFound
 	}
 	return pools[0], nil
+}
+
+// sqlLockPoolMarkets locks the markets of pool $1 in ascending id order,
+// as trades and settlements lock markets, so that a move of the window
+// queues behind them, and they behind it, rather than deadlock.
+const sqlLockPoolMarkets = `SELECT ` + marketCols + marketFrom + `WHERE m.pool_id = $1 ORDER BY m.id FOR NO KEY UPDATE OF m`
+
+// MoveFinish moves the end of pool id's trading window (see
+// market.Store): it locks the pool's markets, decides, and writes the new
+// finish_at to the pool and to each market's copy of it, in one
+// transaction. market.ErrPoolNotFound, or move.Decide's refusal.
+func (s *Store) MoveFinish(ctx context.Context, id int64, move market.FinishMove) (*market.Pool, error) {
+	var out *market.Pool
+	err := s.tx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, sqlLockPoolMarkets, id)
+		if err != nil {
+			return err
+		}
+		ms, err := scanMarkets(rows)
+		if err != nil {
+			return err
+		}
+		if len(ms) == 0 { // every pool holds a market
+			return &decideError{market.ErrPoolNotFound}
+		}
+		if rows, err = tx.Query(ctx, `SELECT `+poolCols+` FROM pools p WHERE p.id = $1`, id); err != nil {
+			return err
+		}
+		ps, err := scanPools(rows)
+		if err != nil {
+			return err
+		}
+		if len(ps) == 0 {
+			return &decideError{market.ErrPoolNotFound}
+		}
+		p := ps[0]
+		// In the pool's order, as Pool reads them.
+		slices.SortFunc(ms, func(a, b *market.Market) int {
+			return cmp.Or(cmp.Compare(a.OutcomeIndex, b.OutcomeIndex), cmp.Compare(a.ID, b.ID))
+		})
+		p.Markets = ms
+		if err := move.Decide(p); err != nil {
+			return &decideError{err}
+		}
+		at := dbTime(move.At)
+		if _, err := tx.Exec(ctx, `UPDATE pools SET finish_at = $2 WHERE id = $1`, id, at); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `UPDATE markets SET finish_at = $2 WHERE pool_id = $1`, id, at); err != nil {
+			return err
+		}
+		p.FinishAt = at
+		for _, m := range ms {
+			m.FinishAt = at
+		}
+		out = p
+		return nil
+	})
+	if err != nil {
+		return nil, translate(err, nil)
+	}
+	return out, nil
 }
 
 // Market returns market id. market.ErrMarketNotFound.

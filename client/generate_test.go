@@ -82,4 +82,3 @@ func firstDifference(a, b []byte) (line int, equal bool) {
 	}
 	return len(al), false
 }
-

@@ -796,13 +796,13 @@ func (e SimpleTradeToken) Valid() bool {
 
 // Defines values for StatusStatus.
 const (
-	StatusStatusOk StatusStatus = "ok"
+	StatusStatusOK StatusStatus = "ok"
 )
 
 // Valid indicates whether the value is a known member of the StatusStatus enum.
 func (e StatusStatus) Valid() bool {
 	switch e {
-	case StatusStatusOk:
+	case StatusStatusOK:
 		return true
 	default:
 		return false
@@ -853,13 +853,13 @@ func (e QuoteParamsSide) Valid() bool {
 
 // Defines values for MarkAllNotificationsRead200JSONResponseBodyStatus.
 const (
-	MarkAllNotificationsRead200JSONResponseBodyStatusOk MarkAllNotificationsRead200JSONResponseBodyStatus = "ok"
+	MarkAllNotificationsRead200JSONResponseBodyStatusOK MarkAllNotificationsRead200JSONResponseBodyStatus = "ok"
 )
 
 // Valid indicates whether the value is a known member of the MarkAllNotificationsRead200JSONResponseBodyStatus enum.
 func (e MarkAllNotificationsRead200JSONResponseBodyStatus) Valid() bool {
 	switch e {
-	case MarkAllNotificationsRead200JSONResponseBodyStatusOk:
+	case MarkAllNotificationsRead200JSONResponseBodyStatusOK:
 		return true
 	default:
 		return false
@@ -902,7 +902,7 @@ type Audit struct {
 	Accounts       int64     `json:"accounts"`
 	CheckedAt      time.Time `json:"checked_at"`
 	EscrowProblems []string  `json:"escrow_problems"`
-	Ok             bool      `json:"ok"`
+	OK             bool      `json:"ok"`
 	Postings       int64     `json:"postings"`
 	Problems       []string  `json:"problems"`
 

@@ -757,7 +757,7 @@ func adminAudit(fs *flag.FlagSet) func(context.Context, *adminClient, *adminOutp
 			err = out.rawJSON(res.Body)
 		} else {
 			err = out.table([]string{"OK", "SUM", "ACCOUNTS", "POSTINGS", "PROBLEMS", "CHECKED_AT"},
-				[]string{yesNo(r.Ok), itoa(r.Sum), itoa(r.Accounts), itoa(r.Postings), strconv.Itoa(len(r.Problems)), stamp(r.CheckedAt)})
+				[]string{yesNo(r.OK), itoa(r.Sum), itoa(r.Accounts), itoa(r.Postings), strconv.Itoa(len(r.Problems)), stamp(r.CheckedAt)})
 			if err == nil && len(r.Problems) > 0 {
 				fmt.Fprintln(out.w, "\nProblems:")
 				for _, p := range r.Problems {
@@ -768,7 +768,7 @@ func adminAudit(fs *flag.FlagSet) func(context.Context, *adminClient, *adminOutp
 		if err != nil {
 			return err
 		}
-		if !r.Ok {
+		if !r.OK {
 			return fmt.Errorf("the audit found %d problems", len(r.Problems))
 		}
 		return nil

@@ -15,6 +15,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/predictkit/predictkit/client"
 )
 
 const adminUsage = `Usage: predictkit admin [-url URL] [-token TOKEN] [-json] <command> [flags]
@@ -114,9 +116,16 @@ func adminCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "predictkit admin %s: -url %q: must be an http or https URL such as http://127.0.0.1:8080\n", cmd.name, common.url)
 		return 2
 	}
-	client := &adminClient{base: base.String(), token: common.token, http: &http.Client{Timeout: common.timeout}}
+	api, err := client.NewClientWithResponses(base.String(),
+		client.WithBearerToken(common.token),
+		client.WithHTTPClient(&http.Client{Timeout: common.timeout}))
+	if err != nil {
+		fmt.Fprintf(stderr, "predictkit admin %s: %v\n", cmd.name, err)
+		return 2
+	}
+	a := &adminClient{ClientWithResponses: api, base: base.String()}
 	out := &adminOutput{w: stdout, json: common.json}
-	if err := runFn(ctx, client, out); err != nil {
+	if err := runFn(ctx, a, out); err != nil {
 		var ue usageError
 		if errors.As(err, &ue) {
 			fmt.Fprintf(stderr, "predictkit admin %s: %v\n", cmd.name, err)
@@ -176,86 +185,69 @@ func (e usageError) Error() string { return e.msg }
 
 func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
 
-// apiError is the server's refusal: its status and {"error", "detail"}.
-type apiError struct {
-	Status int
-	Code   string
-	Detail string
-}
+// apiError is the server's refusal, printed with a hint where the
+// likely cause is the command line's.
+type apiError struct{ *client.APIError }
 
-func (e *apiError) Error() string {
-	s := fmt.Sprintf("the server answered %d %s", e.Status, e.Code)
+func (e apiError) Error() string {
+	s := fmt.Sprintf("the server answered %d %s", e.StatusCode, e.Code)
 	if e.Detail != "" {
 		s += ": " + e.Detail
 	}
 	switch {
-	case e.Status == http.StatusUnauthorized:
+	case e.StatusCode == http.StatusUnauthorized:
 		s += " (is the token the server's PREDICTKIT_ADMIN_TOKEN?)"
-	case e.Status == http.StatusNotFound && e.Code == "not_found":
+	case e.StatusCode == http.StatusNotFound && e.Code == "not_found":
 		s += " (does the server have PREDICTKIT_ADMIN_TOKEN set?)"
 	}
 	return s
 }
 
-// adminClient calls the operator API.
+// adminClient calls the operator API with the generated client, which
+// sends the admin token with every request.
 type adminClient struct {
-	base, token string
-	http        *http.Client
+	*client.ClientWithResponses
+	base string
 }
 
-// call sends body (JSON, when not nil) and decodes a 2xx answer into out;
-// it returns the raw answer too (for -json).
-func (a *adminClient) call(ctx context.Context, method, path string, body, out any) ([]byte, error) {
-	var rd io.Reader = http.NoBody
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			return nil, err
-		}
-		rd = bytes.NewReader(b)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, a.base+path, rd)
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Authorization", "Bearer "+a.token)
-	req.Header.Set("Accept", "application/json")
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	res, err := a.http.Do(req)
+// check turns the result of one of the client's calls into the error the
+// command prints: the server could not be reached, its answer could not
+// be read, or it refused (an apiError).
+func (a *adminClient) check(res client.Response, err error) error {
 	if err != nil {
 		var ue *url.Error
 		if errors.As(err, &ue) {
-			err = ue.Err
+			return fmt.Errorf("cannot reach the server at %s: %v", a.base, ue.Err)
 		}
-		return nil, fmt.Errorf("cannot reach the server at %s: %v", a.base, err)
-	}
-	defer res.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(res.Body, 64<<20))
-	if err != nil {
-		return nil, fmt.Errorf("read the answer of %s %s: %v", method, path, err)
-	}
-	if res.StatusCode < 200 || res.StatusCode > 299 {
-		e := &apiError{Status: res.StatusCode}
-		var body struct {
-			Error  string `json:"error"`
-			Detail string `json:"detail"`
+		var syntax *json.SyntaxError
+		var typ *json.UnmarshalTypeError
+		if errors.As(err, &syntax) || errors.As(err, &typ) {
+			return fmt.Errorf("the server's answer is not what this command expects: %v", err)
 		}
-		if json.Unmarshal(raw, &body) == nil && body.Error != "" {
-			e.Code, e.Detail = body.Error, body.Detail
-		} else {
-			e.Code = strings.ReplaceAll(strings.ToLower(http.StatusText(res.StatusCode)), " ", "_")
-		}
-		return raw, e
+		return fmt.Errorf("read the server's answer: %v", err)
 	}
-	if out != nil {
-		if err := json.Unmarshal(raw, out); err != nil {
-			return raw, fmt.Errorf("the server's answer to %s %s is not what this command expects: %v", method, path, err)
+	if _, err := client.Check(res, nil); err != nil {
+		var refused *client.APIError
+		if errors.As(err, &refused) {
+			return apiError{refused}
 		}
+		return err
 	}
-	return raw, nil
+	return nil
 }
+
+// decoded returns the body the client decoded from a 2xx answer; nil
+// means the answer was not the documented one (another server, say).
+func decoded[T any](v *T) (*T, error) {
+	if v == nil {
+		return nil, errors.New("the server's answer is not what this command expects")
+	}
+	return v, nil
+}
+
+// stamp prints a time of the API as the server wrote it (RFC 3339 in UTC,
+// to the nanosecond without trailing zeros).
+func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 
 // adminOutput prints tables, or JSON with -json.
 type adminOutput struct {
@@ -361,17 +353,16 @@ func adminCreatePartner(fs *flag.FlagSet) func(context.Context, *adminClient, *a
 		if strings.TrimSpace(*name) == "" {
 			return usagef("-name is required")
 		}
-		var p struct {
-			ID   int64  `json:"id"`
-			Name string `json:"name"`
-			Key  string `json:"key"`
-		}
-		raw, err := a.call(ctx, http.MethodPost, "/api/v1/admin/partners", map[string]string{"name": *name}, &p)
-		if err != nil {
+		res, err := a.AdminCreatePartnerWithResponse(ctx, client.NewPartnerRequest{Name: *name})
+		if err := a.check(res, err); err != nil {
 			return err
 		}
 		if out.json {
-			return out.rawJSON(raw)
+			return out.rawJSON(res.Body)
+		}
+		p, err := decoded(res.JSON201)
+		if err != nil {
+			return err
 		}
 		if err := out.table([]string{"ID", "NAME", "KEY"}, []string{itoa(p.ID), p.Name, p.Key}); err != nil {
 			return err
@@ -381,49 +372,40 @@ func adminCreatePartner(fs *flag.FlagSet) func(context.Context, *adminClient, *a
 	}
 }
 
-type partnerOut struct {
-	ID           int64  `json:"id"`
-	Name         string `json:"name"`
-	Disabled     bool   `json:"disabled"`
-	FloatKopecks int64  `json:"float_kopecks"`
-	CreatedAt    string `json:"created_at"`
-}
-
 func adminShowPartner(fs *flag.FlagSet) func(context.Context, *adminClient, *adminOutput) error {
 	id := fs.Int64("id", 0, "the partner's id (required)")
 	return func(ctx context.Context, a *adminClient, out *adminOutput) error {
 		if err := needID("id", *id); err != nil {
 			return err
 		}
-		var p partnerOut
-		raw, err := a.call(ctx, http.MethodGet, "/api/v1/admin/partners/"+itoa(*id), nil, &p)
-		if err != nil {
+		res, err := a.AdminGetPartnerWithResponse(ctx, *id)
+		if err := a.check(res, err); err != nil {
 			return err
 		}
 		if out.json {
-			return out.rawJSON(raw)
+			return out.rawJSON(res.Body)
+		}
+		p, err := decoded(res.JSON200)
+		if err != nil {
+			return err
 		}
 		return out.table([]string{"ID", "NAME", "DISABLED", "FLOAT_KOPECKS", "FLOAT_RUB", "CREATED_AT"},
-			[]string{itoa(p.ID), p.Name, yesNo(p.Disabled), itoa(p.FloatKopecks), rub(p.FloatKopecks), p.CreatedAt})
+			[]string{itoa(p.ID), p.Name, yesNo(p.Disabled), itoa(p.FloatKopecks), rub(p.FloatKopecks), stamp(p.CreatedAt)})
 	}
 }
 
 func adminPartners(fs *flag.FlagSet) func(context.Context, *adminClient, *adminOutput) error {
 	return func(ctx context.Context, a *adminClient, out *adminOutput) error {
-		var r struct {
-			Partners []struct {
-				ID        int64  `json:"id"`
-				Name      string `json:"name"`
-				Disabled  bool   `json:"disabled"`
-				CreatedAt string `json:"created_at"`
-			} `json:"partners"`
-		}
-		raw, err := a.call(ctx, http.MethodGet, "/api/v1/admin/partners", nil, &r)
-		if err != nil {
+		res, err := a.AdminListPartnersWithResponse(ctx)
+		if err := a.check(res, err); err != nil {
 			return err
 		}
 		if out.json {
-			return out.rawJSON(raw)
+			return out.rawJSON(res.Body)
+		}
+		r, err := decoded(res.JSON200)
+		if err != nil {
+			return err
 		}
 		if len(r.Partners) == 0 {
 			_, err := fmt.Fprintln(out.w, "No partners.")
@@ -431,7 +413,7 @@ func adminPartners(fs *flag.FlagSet) func(context.Context, *adminClient, *adminO
 		}
 		rows := make([][]string, 0, len(r.Partners))
 		for _, p := range r.Partners {
-			rows = append(rows, []string{itoa(p.ID), p.Name, yesNo(p.Disabled), p.CreatedAt})
+			rows = append(rows, []string{itoa(p.ID), p.Name, yesNo(p.Disabled), stamp(p.CreatedAt)})
 		}
 		return out.table([]string{"ID", "NAME", "DISABLED", "CREATED_AT"}, rows...)
 	}
@@ -447,16 +429,16 @@ func adminFundFloat(fs *flag.FlagSet) func(context.Context, *adminClient, *admin
 		if err := needAmount(*amount); err != nil {
 			return err
 		}
-		var r struct {
-			PartnerID    int64 `json:"partner_id"`
-			FloatKopecks int64 `json:"float_kopecks"`
-		}
-		raw, err := a.call(ctx, http.MethodPost, "/api/v1/admin/partners/"+itoa(*id)+"/float", map[string]int64{"amount_kopecks": *amount}, &r)
-		if err != nil {
+		res, err := a.AdminFundPartnerFloatWithResponse(ctx, *id, client.FloatRequest{AmountKopecks: *amount})
+		if err := a.check(res, err); err != nil {
 			return err
 		}
 		if out.json {
-			return out.rawJSON(raw)
+			return out.rawJSON(res.Body)
+		}
+		r, err := decoded(res.JSON200)
+		if err != nil {
+			return err
 		}
 		return out.table([]string{"PARTNER", "ADDED_KOPECKS", "FLOAT_KOPECKS", "FLOAT_RUB"},
 			[]string{itoa(r.PartnerID), itoa(*amount), itoa(r.FloatKopecks), rub(r.FloatKopecks)})
@@ -474,19 +456,16 @@ func adminCredit(fs *flag.FlagSet) func(context.Context, *adminClient, *adminOut
 		if err := needAmount(*amount); err != nil {
 			return err
 		}
-		var r struct {
-			UserID       int64 `json:"user_id"`
-			Balance      int64 `json:"balance"`
-			BonusBalance int64 `json:"bonus_balance"`
-			TotalBalance int64 `json:"total_balance"`
-		}
-		raw, err := a.call(ctx, http.MethodPost, "/api/v1/admin/users/"+itoa(*id)+"/credit",
-			map[string]any{"amount_kopecks": *amount, "bonus": *bonus}, &r)
-		if err != nil {
+		res, err := a.AdminCreditWithResponse(ctx, *id, client.CreditRequest{AmountKopecks: *amount, Bonus: bonus})
+		if err := a.check(res, err); err != nil {
 			return err
 		}
 		if out.json {
-			return out.rawJSON(raw)
+			return out.rawJSON(res.Body)
+		}
+		r, err := decoded(res.JSON200)
+		if err != nil {
+			return err
 		}
 		return out.table([]string{"USER", "BALANCE_KOPECKS", "BONUS_KOPECKS", "TOTAL_KOPECKS", "TOTAL_RUB"},
 			[]string{itoa(r.UserID), itoa(r.Balance), itoa(r.BonusBalance), itoa(r.TotalBalance), rub(r.TotalBalance)})
@@ -501,40 +480,26 @@ func adminUsers(fs *flag.FlagSet) func(context.Context, *adminClient, *adminOutp
 		if *limit < 0 {
 			return usagef("-limit must be positive")
 		}
-		v := url.Values{}
+		params := &client.AdminSearchUsersParams{}
 		if *query != "" {
-			v.Set("query", *query)
+			params.Query = query
 		}
 		if *limit > 0 {
-			v.Set("limit", strconv.Itoa(*limit))
+			params.Limit = limit
 		}
 		if *cursor != "" {
-			v.Set("cursor", *cursor)
+			params.Cursor = cursor
 		}
-		path := "/api/v1/admin/users"
-		if len(v) > 0 {
-			path += "?" + v.Encode()
-		}
-		var r struct {
-			Users []struct {
-				ID            int64   `json:"id"`
-				Email         string  `json:"email"`
-				Name          string  `json:"name"`
-				Nickname      *string `json:"nickname"`
-				IsCreator     bool    `json:"is_creator"`
-				IsStatsViewer bool    `json:"is_stats_viewer"`
-				PartnerID     *int64  `json:"partner_id"`
-				ExternalID    *string `json:"external_id"`
-				CreatedAt     string  `json:"created_at"`
-			} `json:"users"`
-			NextCursor *string `json:"next_cursor"`
-		}
-		raw, err := a.call(ctx, http.MethodGet, path, nil, &r)
-		if err != nil {
+		res, err := a.AdminSearchUsersWithResponse(ctx, params)
+		if err := a.check(res, err); err != nil {
 			return err
 		}
 		if out.json {
-			return out.rawJSON(raw)
+			return out.rawJSON(res.Body)
+		}
+		r, err := decoded(res.JSON200)
+		if err != nil {
+			return err
 		}
 		if len(r.Users) == 0 {
 			_, err := fmt.Fprintln(out.w, "No user matches.")
@@ -549,7 +514,7 @@ func adminUsers(fs *flag.FlagSet) func(context.Context, *adminClient, *adminOutp
 			if u.PartnerID != nil && u.ExternalID != nil {
 				email = fmt.Sprintf("(partner %d: %s)", *u.PartnerID, *u.ExternalID)
 			}
-			rows = append(rows, []string{itoa(u.ID), email, u.Name, nick, yesNo(u.IsCreator), yesNo(u.IsStatsViewer), u.CreatedAt})
+			rows = append(rows, []string{itoa(u.ID), email, u.Name, nick, yesNo(u.IsCreator), yesNo(u.IsStatsViewer), stamp(u.CreatedAt)})
 		}
 		if err := out.table([]string{"ID", "EMAIL", "NAME", "NICKNAME", "CREATOR", "STATS_VIEWER", "CREATED_AT"}, rows...); err != nil {
 			return err
@@ -588,28 +553,17 @@ func adminSetRoles(fs *flag.FlagSet) func(context.Context, *adminClient, *adminO
 		if creator.v == nil && stats.v == nil {
 			return usagef("give -creator=true|false and/or -stats-viewer=true|false")
 		}
-		body := map[string]bool{}
-		if creator.v != nil {
-			body["is_creator"] = *creator.v
-		}
-		if stats.v != nil {
-			body["is_stats_viewer"] = *stats.v
-		}
-		var r struct {
-			User struct {
-				ID            int64  `json:"id"`
-				Name          string `json:"name"`
-				Email         string `json:"email"`
-				IsCreator     bool   `json:"is_creator"`
-				IsStatsViewer bool   `json:"is_stats_viewer"`
-			} `json:"user"`
-		}
-		raw, err := a.call(ctx, http.MethodPatch, "/api/v1/admin/users/"+itoa(*id), body, &r)
-		if err != nil {
+		// An unset flag is a nil pointer, which the body leaves out.
+		res, err := a.AdminSetRolesWithResponse(ctx, *id, client.RolesPatch{IsCreator: creator.v, IsStatsViewer: stats.v})
+		if err := a.check(res, err); err != nil {
 			return err
 		}
 		if out.json {
-			return out.rawJSON(raw)
+			return out.rawJSON(res.Body)
+		}
+		r, err := decoded(res.JSON200)
+		if err != nil {
+			return err
 		}
 		u := r.User
 		return out.table([]string{"USER", "NAME", "EMAIL", "CREATOR", "STATS_VIEWER"},
@@ -617,33 +571,18 @@ func adminSetRoles(fs *flag.FlagSet) func(context.Context, *adminClient, *adminO
 	}
 }
 
-// adOut is a P2P ad as the commands print it.
-type adOut struct {
-	ID               int64    `json:"id"`
-	UserID           int64    `json:"user_id"`
-	Type             string   `json:"type"`
-	FiatCurrency     string   `json:"fiat_currency"`
-	ExchangeRate     int64    `json:"exchange_rate"`
-	MinAmount        int64    `json:"min_amount"`
-	MaxAmount        int64    `json:"max_amount"`
-	RemainingAmount  int64    `json:"remaining_amount"`
-	PaymentMethods   []string `json:"payment_methods"`
-	PaymentDuration  int64    `json:"payment_duration"`
-	IsActive         bool     `json:"is_active"`
-	ModerationStatus string   `json:"moderation_status"`
-}
-
-func printAd(out *adminOutput, raw []byte) error {
+// printAd prints the ad the server answered with.
+func printAd(out *adminOutput, raw []byte, ad *client.P2PAd) error {
 	if out.json {
 		return out.rawJSON(raw)
 	}
-	var ad adOut
-	if err := json.Unmarshal(raw, &ad); err != nil {
-		return fmt.Errorf("the server's answer is not an ad: %v", err)
+	ad, err := decoded(ad)
+	if err != nil {
+		return err
 	}
 	return out.table([]string{"ID", "USER", "TYPE", "CURRENCY", "RATE", "MIN", "MAX", "REMAINING", "METHODS", "MINUTES", "ACTIVE", "STATUS"},
-		[]string{itoa(ad.ID), itoa(ad.UserID), ad.Type, ad.FiatCurrency, itoa(ad.ExchangeRate), itoa(ad.MinAmount), itoa(ad.MaxAmount),
-			itoa(ad.RemainingAmount), strings.Join(ad.PaymentMethods, ","), itoa(ad.PaymentDuration), yesNo(ad.IsActive), ad.ModerationStatus})
+		[]string{itoa(ad.ID), itoa(ad.UserID), string(ad.Type), ad.FiatCurrency, itoa(ad.ExchangeRate), itoa(ad.MinAmount), itoa(ad.MaxAmount),
+			itoa(ad.RemainingAmount), strings.Join(ad.PaymentMethods, ","), itoa(ad.PaymentDuration), yesNo(ad.IsActive), string(ad.ModerationStatus)})
 }
 
 func adminCreateAd(fs *flag.FlagSet) func(context.Context, *adminClient, *adminOutput) error {
@@ -681,19 +620,19 @@ func adminCreateAd(fs *flag.FlagSet) func(context.Context, *adminClient, *adminO
 				ms = append(ms, m)
 			}
 		}
-		body := map[string]any{
-			"user_id": *user, "type": *typ, "fiat_currency": *currency, "exchange_rate": *rate,
-			"min_amount": *minAmount, "max_amount": *maxAmount, "payment_methods": ms,
-			"payment_duration": *duration, "instructions": *instructions, "is_platform_ad": *platform,
+		ad := client.NewP2PAd{
+			UserID: *user, Type: client.NewP2PAdType(*typ), FiatCurrency: *currency, ExchangeRate: *rate,
+			MinAmount: *minAmount, MaxAmount: *maxAmount, PaymentMethods: ms,
+			PaymentDuration: *duration, Instructions: instructions, IsPlatformAd: platform,
 		}
 		if *remaining >= 0 {
-			body["remaining_amount"] = *remaining
+			ad.RemainingAmount = remaining
 		}
-		raw, err := a.call(ctx, http.MethodPost, "/api/v1/admin/p2p/ads", body, nil)
-		if err != nil {
+		res, err := a.AdminCreateP2PAdWithResponse(ctx, ad)
+		if err := a.check(res, err); err != nil {
 			return err
 		}
-		return printAd(out, raw)
+		return printAd(out, res.Body, res.JSON201)
 	}
 }
 
@@ -709,32 +648,17 @@ func adminModerateAd(fs *flag.FlagSet) func(context.Context, *adminClient, *admi
 		if active.v == nil && *status == "" {
 			return usagef("give -active=true|false and/or -status pending|approved|rejected")
 		}
-		body := map[string]any{}
-		if active.v != nil {
-			body["is_active"] = *active.v
-		}
+		m := client.P2PModeration{IsActive: active.v}
 		if *status != "" {
-			body["moderation_status"] = *status
+			s := client.P2PModerationModerationStatus(*status)
+			m.ModerationStatus = &s
 		}
-		raw, err := a.call(ctx, http.MethodPatch, "/api/v1/admin/p2p/ads/"+itoa(*id), body, nil)
-		if err != nil {
+		res, err := a.AdminModerateP2PAdWithResponse(ctx, *id, m)
+		if err := a.check(res, err); err != nil {
 			return err
 		}
-		return printAd(out, raw)
+		return printAd(out, res.Body, res.JSON200)
 	}
-}
-
-// chatOut is a support session as the operator list gives it.
-type chatOut struct {
-	SessionID     string `json:"session_id"`
-	UserID        *int64 `json:"user_id"`
-	Language      string `json:"language"`
-	Escalated     bool   `json:"escalated"`
-	EscalatedAt   *int64 `json:"escalated_at"`
-	Closed        bool   `json:"closed"`
-	CreatedAt     int64  `json:"created_at"`
-	LastMessageAt int64  `json:"last_message_at"`
-	MessageCount  int64  `json:"message_count"`
 }
 
 // adminChatsPage is the server's largest page of sessions.
@@ -753,24 +677,31 @@ func adminChats(fs *flag.FlagSet) func(context.Context, *adminClient, *adminOutp
 		var rows [][]string
 	pages:
 		for offset := 0; len(list) < *limit; offset += adminChatsPage {
-			var page struct {
-				Sessions []json.RawMessage `json:"sessions"`
-			}
-			if _, err := a.call(ctx, http.MethodGet, fmt.Sprintf("/api/v1/admin/chat/sessions?limit=%d&offset=%d", adminChatsPage, offset), nil, &page); err != nil {
+			res, err := a.AdminChatSessionsWithResponse(ctx, &client.AdminChatSessionsParams{
+				Limit: new(strconv.Itoa(adminChatsPage)), Offset: new(strconv.Itoa(offset)),
+			})
+			if err := a.check(res, err); err != nil {
 				return err
 			}
-			for _, raw := range page.Sessions {
-				var s chatOut
-				if err := json.Unmarshal(raw, &s); err != nil {
-					return fmt.Errorf("the server's answer is not a list of sessions: %v", err)
-				}
+			page, err := decoded(res.JSON200)
+			if err != nil {
+				return err
+			}
+			// -json prints each session as the server wrote it.
+			var raw struct {
+				Sessions []json.RawMessage `json:"sessions"`
+			}
+			if err := json.Unmarshal(res.Body, &raw); err != nil || len(raw.Sessions) != len(page.Sessions) {
+				return fmt.Errorf("the server's answer is not a list of sessions: %v", err)
+			}
+			for i, s := range page.Sessions {
 				if !*all && (!s.Escalated || s.Closed) {
 					break pages
 				}
 				if len(list) == *limit {
 					break pages
 				}
-				list = append(list, raw)
+				list = append(list, raw.Sessions[i])
 				user := "anonymous"
 				if s.UserID != nil {
 					user = itoa(*s.UserID)
@@ -783,7 +714,7 @@ func adminChats(fs *flag.FlagSet) func(context.Context, *adminClient, *adminOutp
 				if s.Closed {
 					state = "closed"
 				}
-				rows = append(rows, []string{s.SessionID, user, s.Language, escalated, millisTime(s.LastMessageAt), itoa(s.MessageCount), state})
+				rows = append(rows, []string{s.SessionID, user, string(s.Language), escalated, millisTime(s.LastMessageAt), itoa(s.MessageCount), state})
 			}
 			if len(page.Sessions) < adminChatsPage {
 				break
@@ -814,23 +745,19 @@ func millisTime(ms int64) string {
 
 func adminAudit(fs *flag.FlagSet) func(context.Context, *adminClient, *adminOutput) error {
 	return func(ctx context.Context, a *adminClient, out *adminOutput) error {
-		var r struct {
-			OK        bool     `json:"ok"`
-			Sum       int64    `json:"sum"`
-			Accounts  int64    `json:"accounts"`
-			Postings  int64    `json:"postings"`
-			Problems  []string `json:"problems"`
-			CheckedAt string   `json:"checked_at"`
+		res, err := a.AdminAuditWithResponse(ctx)
+		if err := a.check(res, err); err != nil {
+			return err
 		}
-		raw, err := a.call(ctx, http.MethodGet, "/api/v1/admin/audit", nil, &r)
+		r, err := decoded(res.JSON200)
 		if err != nil {
 			return err
 		}
 		if out.json {
-			err = out.rawJSON(raw)
+			err = out.rawJSON(res.Body)
 		} else {
 			err = out.table([]string{"OK", "SUM", "ACCOUNTS", "POSTINGS", "PROBLEMS", "CHECKED_AT"},
-				[]string{yesNo(r.OK), itoa(r.Sum), itoa(r.Accounts), itoa(r.Postings), strconv.Itoa(len(r.Problems)), r.CheckedAt})
+				[]string{yesNo(r.OK), itoa(r.Sum), itoa(r.Accounts), itoa(r.Postings), strconv.Itoa(len(r.Problems)), stamp(r.CheckedAt)})
 			if err == nil && len(r.Problems) > 0 {
 				fmt.Fprintln(out.w, "\nProblems:")
 				for _, p := range r.Problems {

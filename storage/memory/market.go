@@ -97,7 +97,7 @@ func (s *Store) market(id int64) *market.Market {
 	m.WinningOutcome = clonePtr(m.WinningOutcome)
 	m.ResolvedAt = clonePtr(m.ResolvedAt)
 	p := s.pools[m.PoolID]
-	m.Margin, m.LiveAt, m.FinishAt = p.Margin, p.LiveAt, p.FinishAt
+	m.Margin, m.LiveAt, m.FinishAt, m.Exclusive = p.Margin, p.LiveAt, p.FinishAt, p.Exclusive
 	return &m
 }
 
@@ -251,6 +251,15 @@ func (s *Store) exec(locks []market.Lock, decide func([]*market.State) ([]*marke
 			continue
 		}
 		st.Market = s.market(lock.MarketID)
+		if lock.Pool != nil {
+			st.Pool = make([]*market.Market, 0, len(lock.Pool))
+			for _, id := range lock.Pool {
+				if _, ok := s.markets[id]; !ok {
+					return nil, fmt.Errorf("memory: lock names market %d of a pool, which does not exist", id)
+				}
+				st.Pool = append(st.Pool, s.market(id))
+			}
+		}
 		refs := append(slices.Clone(lock.Accounts), account.EscrowAccount(lock.MarketID), account.FeeAccount(lock.MarketID))
 		users := slices.Clone(lock.Users)
 		for _, k := range lock.Keys {
@@ -405,6 +414,11 @@ func (s *Store) write(eff *market.Effects) error {
 		}
 		te.Price.TradeID = t.ID
 		s.prices[t.MarketID] = append(s.prices[t.MarketID], te.Price)
+		for i := range te.PoolPrices {
+			pp := &te.PoolPrices[i]
+			pp.TradeID = t.ID
+			s.prices[pp.MarketID] = append(s.prices[pp.MarketID], *pp)
+		}
 	}
 	// After the trades have their ids, which their postings carry.
 	if err := s.post(postingsOf(eff)); err != nil {
@@ -415,6 +429,11 @@ func (s *Store) write(eff *market.Effects) error {
 	}
 	for _, n := range eff.Notifications {
 		s.addNotification(n)
+	}
+	for _, pm := range eff.Pool {
+		m := *pm
+		m.WinningOutcome, m.ResolvedAt = clonePtr(m.WinningOutcome), clonePtr(m.ResolvedAt)
+		s.markets[m.ID] = &m
 	}
 	if eff.Market != nil {
 		m := *eff.Market

@@ -1187,10 +1187,10 @@ type Market struct {
 	Paused       bool             `json:"paused"`
 	PoolID       int64            `json:"pool_id"`
 
-	// QNo LMSR quantity of NO (shares)
+	// QNo LMSR quantity of NO (shares); in an exclusive pool, round(b·ln Σ_{j≠i} e^{q_j/b}), the quantity of the other outcomes together, so that the binary price formula gives the market's price
 	QNo int64 `json:"q_no"`
 
-	// QYes LMSR quantity of YES (shares)
+	// QYes LMSR quantity of YES (shares); in an exclusive pool, the quantity of the market's outcome
 	QYes     int64 `json:"q_yes"`
 	Resolved bool  `json:"resolved"`
 
@@ -1281,6 +1281,15 @@ type NewPartnerRequest struct {
 
 // NewPool defines model for NewPool.
 type NewPool struct {
+	// Exclusive Exactly one market of the pool will resolve YES. One n-outcome
+	// LMSR with liquidity `lmsr_b_kopecks` prices the whole pool: YES
+	// on a market buys its outcome, NO buys one share of every other
+	// outcome, and the YES probabilities sum to 1 after every trade.
+	// Needs at least 2 markets whose `probability` values sum to 1
+	// within 0.001. Closing a market of the pool with YES resolves the
+	// whole pool (every other market NO).
+	Exclusive *bool `json:"exclusive,omitempty"`
+
 	// FinishAt default a month after now; after live_at
 	FinishAt *time.Time `json:"finish_at,omitempty"`
 
@@ -1578,6 +1587,9 @@ type PnLChart struct {
 // Pool defines model for Pool.
 type Pool struct {
 	EventID int64 `json:"event_id"`
+
+	// Exclusive exactly one market of the pool resolves YES: one n-outcome LMSR prices every market, and their YES probabilities sum to 1
+	Exclusive bool `json:"exclusive"`
 
 	// FinishAt the end of the trading window: from this instant on, the markets take no trades; the creator may move it (PATCH /api/v1/pools/{id})
 	FinishAt time.Time `json:"finish_at"`

@@ -284,10 +284,16 @@ func (d *decision) openPool(st *State) error {
 	if d.idx < 0 {
 		return fmt.Errorf("market %d: not among the markets of its locked pool", m.ID)
 	}
-	d.market = d.pool[d.idx]
 	d.ex = lmsr.Exclusive{B: m.B, Q: q}
 	d.views = make([]lmsr.BinaryView, len(q))
 	d.prices = make([]float64, len(q))
+	if err := d.ex.PricesInto(d.prices); err != nil {
+		return fmt.Errorf("market %d: %w", m.ID, err)
+	}
+	for j := range d.pool {
+		d.pool[j].Price = d.prices[j]
+	}
+	d.market = d.pool[d.idx]
 	return nil
 }
 
@@ -470,11 +476,14 @@ func (d *decision) move(side Side, delta int64) error {
 	if err := ex.BinaryViewsInto(d.views); err != nil {
 		return err
 	}
+	if err := ex.PricesInto(d.prices); err != nil {
+		return err
+	}
 	d.ex = ex
 	for j, v := range d.views {
-		d.pool[j].QYes, d.pool[j].QNo = v.QYes, v.QNo
+		d.pool[j].QYes, d.pool[j].QNo, d.pool[j].Price = v.QYes, v.QNo, d.prices[j]
 	}
-	d.market.QYes, d.market.QNo = d.views[d.idx].QYes, d.views[d.idx].QNo
+	d.market.QYes, d.market.QNo, d.market.Price = d.views[d.idx].QYes, d.views[d.idx].QNo, d.prices[d.idx]
 	return nil
 }
 
@@ -684,7 +693,7 @@ func (d *decision) record(r *Request, pos *Position, shares, amount, cost, fee i
 		Trade: t, Position: pos, Postings: ps,
 		Price: PricePoint{MarketID: d.market.ID, At: d.now, YesProbability: after, QYes: d.market.QYes, QNo: d.market.QNo},
 	}
-	if d.pool != nil && d.ex.PricesInto(d.prices) == nil {
+	if d.pool != nil {
 		te.PoolPrices = make([]PricePoint, 0, len(d.pool)-1)
 		for j := range d.pool {
 			if j != d.idx {

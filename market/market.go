@@ -103,6 +103,10 @@ type Market struct {
 	// every trade on any market of the pool changes; Q0Yes is the opening
 	// quantity. The pool's escrow is its first market's (lowest id).
 	Exclusive bool
+	// Price, on a market of an exclusive pool, is its outcome's price in
+	// the pool as the service computed it from the whole pool (the pool's
+	// prices sum to 1); 0 when unknown. Stores do not keep it.
+	Price float64
 
 	Paused         bool
 	Resolved       bool
@@ -117,7 +121,14 @@ func (m *Market) Pricer() lmsr.Binary {
 }
 
 // YesProbability is the instantaneous price of YES, 0..1.
-func (m *Market) YesProbability() float64 { return m.Pricer().Price(Yes) }
+// On a market of an exclusive pool it is Price when set, else the binary
+// price of (QYes, QNo), within 0.125/b of it.
+func (m *Market) YesProbability() float64 {
+	if m.Exclusive && m.Price > 0 {
+		return m.Price
+	}
+	return m.Pricer().Price(Yes)
+}
 
 // Outstanding is how many shares traders hold on side s: what the escrow
 // pays if s wins. On a market of an exclusive pool it is meaningful for

@@ -293,7 +293,35 @@ func (s *Service) SetActive(ctx context.Context, callerID, eventID int64, active
 // Event returns one event. An inactive event is unlisted, not secret: it is
 // reachable by id. ErrEventNotFound.
 func (s *Service) Event(ctx context.Context, id int64) (*Event, error) {
-	return s.store.Event(ctx, id)
+	e, err := s.store.Event(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range e.Pools {
+		PricePool(p)
+	}
+	return e, nil
+}
+
+// PricePool sets the Price of every market of p, if p is exclusive, from
+// the whole pool: the prices sum to 1.
+func PricePool(p *Pool) {
+	if !p.Exclusive || len(p.Markets) < 2 {
+		return
+	}
+	ex, _, err := PoolPricer(p, p.Markets[0].ID)
+	if err != nil {
+		return
+	}
+	prices := ex.Prices()
+	if prices == nil {
+		return
+	}
+	// PoolPricer orders the outcomes by market id.
+	ms := slices.SortedFunc(slices.Values(p.Markets), func(a, b *Market) int { return cmpInt(a.ID, b.ID) })
+	for j, m := range ms {
+		m.Price = prices[j]
+	}
 }
 
 // Events returns the public feed: active events, newest first.
@@ -302,17 +330,46 @@ func (s *Service) Events(ctx context.Context, limit, offset int) ([]*Event, erro
 		limit = DefaultEventsLimit
 	}
 	limit = min(limit, MaxPageSize)
-	return s.store.ActiveEvents(ctx, limit, max(offset, 0))
+	es, err := s.store.ActiveEvents(ctx, limit, max(offset, 0))
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range es {
+		for _, p := range e.Pools {
+			PricePool(p)
+		}
+	}
+	return es, nil
 }
 
 // Pool returns one pool with its markets. ErrPoolNotFound.
 func (s *Service) Pool(ctx context.Context, id int64) (*Pool, error) {
-	return s.store.Pool(ctx, id)
+	p, err := s.store.Pool(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	PricePool(p)
+	return p, nil
 }
 
 // Market returns one market. ErrMarketNotFound.
 func (s *Service) Market(ctx context.Context, id int64) (*Market, error) {
-	return s.store.Market(ctx, id)
+	m, err := s.store.Market(ctx, id)
+	if err != nil || !m.Exclusive {
+		return m, err
+	}
+	p, err := s.store.Pool(ctx, m.PoolID)
+	if err != nil {
+		return nil, err
+	}
+	PricePool(p)
+	for _, pm := range p.Markets {
+		if pm.ID == m.ID {
+			// The pool's read, so that the price and the quantities agree.
+			return pm, nil
+		}
+	}
+	return m, nil
 }
 
 // Quote is what a trade would do now, without trading.

@@ -432,11 +432,13 @@ func (s *Store) write(eff *market.Effects) error {
 	}
 	for _, pm := range eff.Pool {
 		m := *pm
+		m.Price = 0
 		m.WinningOutcome, m.ResolvedAt = clonePtr(m.WinningOutcome), clonePtr(m.ResolvedAt)
 		s.markets[m.ID] = &m
 	}
 	if eff.Market != nil {
 		m := *eff.Market
+		m.Price = 0
 		m.WinningOutcome, m.ResolvedAt = clonePtr(m.WinningOutcome), clonePtr(m.ResolvedAt)
 		s.markets[m.ID] = &m
 	}

@@ -1,0 +1,136 @@
+package server_test
+
+import (
+	"fmt"
+	"math"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// exclusiveEvent is an event with one exclusive pool of three markets at
+// 0.5, 0.3 and 0.2, b = 10,000.
+func exclusiveEvent() map[string]any {
+	return map[string]any{"name": "Election", "pools": []any{map[string]any{
+		"name": "Who wins", "margin": 0.02, "lmsr_b_kopecks": 10_000, "exclusive": true,
+		"markets": []any{
+			map[string]any{"name": "Ann", "probability": 0.5},
+			map[string]any{"name": "Bob", "probability": 0.3},
+			map[string]any{"name": "Cat", "probability": 0.2},
+		}}}}
+}
+
+// TestExclusivePool: a pool created with "exclusive": true prices its
+// markets as one LMSR. Its view says exclusive; a trade on one market
+// moves every market's price, and the YES probabilities sum to 1 (each
+// market's own within its q_no's rounding); quotes, trades and partner
+// bets price against the whole pool; the audit holds the pool's one escrow
+// to the payout of whichever market wins.
+func TestExclusivePool(t *testing.T) {
+	eachStore(t, func(t *testing.T, h *harness) {
+		w := newWorld(t, h)
+		ev := h.createEvent(t, w.creator.token, exclusiveEvent())
+		h.activate(t, w.creator.token, ev.ID, true)
+		pool := func() apiPool {
+			t.Helper()
+			r := h.do(t, req{method: http.MethodGet, path: fmt.Sprintf("/api/v1/pools/%d", ev.Pools[0].ID)})
+			expect(t, r, http.StatusOK, "")
+			var p apiPool
+			r.decode(t, &p)
+			if p.Exclusive == nil || !*p.Exclusive {
+				t.Fatalf("the pool view says exclusive %v", p.Exclusive)
+			}
+			sum := 0.0
+			for _, m := range p.Markets {
+				sum += m.YesProbability
+				// The binary formula on the view gives the market's price.
+				if got := 1 / (1 + math.Exp(float64(m.QNo-m.QYes)/float64(m.B))); math.Abs(got-m.YesProbability) > 0.125/float64(m.B) {
+					t.Fatalf("market %d: q_yes %d, q_no %d give %v, its price is %v", m.ID, m.QYes, m.QNo, got, m.YesProbability)
+				}
+			}
+			if math.Abs(sum-1) > 1e-9 {
+				t.Fatalf("the pool's YES probabilities sum to %v", sum)
+			}
+			return p
+		}
+		if ev.Pools[0].Exclusive == nil || !*ev.Pools[0].Exclusive {
+			t.Fatal("the created event's pool is not exclusive")
+		}
+		if w.poolA.Exclusive == nil || *w.poolA.Exclusive {
+			t.Fatal("a pool created without exclusive is exclusive")
+		}
+		before := pool()
+		ms := before.Markets
+
+		r := h.do(t, req{method: http.MethodGet, path: fmt.Sprintf("/api/v1/markets/%d/quote?side=YES&amount_kopecks=3000", ms[2].ID)})
+		expect(t, r, http.StatusOK, "")
+		var q struct {
+			Shares int64 `json:"shares"`
+		}
+		r.decode(t, &q)
+		tr := h.buy(t, w.alice.token, ms[2].ID, "YES", 3000)
+		if tr.Shares != q.Shares {
+			t.Fatalf("bought %d shares, quoted %d", tr.Shares, q.Shares)
+		}
+		after := pool()
+		if after.Markets[2].YesProbability <= ms[2].YesProbability || after.Markets[0].YesProbability >= ms[0].YesProbability ||
+			after.Markets[1].YesProbability >= ms[1].YesProbability {
+			t.Fatalf("YES on Cat moved the prices from %+v to %+v", ms, after.Markets)
+		}
+		if after.Markets[0].QYes != ms[0].QYes || after.Markets[0].QNo == ms[0].QNo {
+			t.Fatalf("Ann's market went from (%d, %d) to (%d, %d): want q_yes kept, q_no moved", ms[0].QYes, ms[0].QNo, after.Markets[0].QYes, after.Markets[0].QNo)
+		}
+		no := h.buy(t, w.bob.token, ms[0].ID, "NO", 5000)
+		h.sell(t, w.bob.token, ms[0].ID, "NO", no.Shares/2)
+		pool()
+
+		bookie := h.createPartner(t, "Pool bookie", 100_000)
+		rc := h.partnerBet(t, bookie.Key, map[string]any{"external_user_id": "p1", "market_id": ms[1].ID, "side": "yes",
+			"amount_kopecks": 2000, "client_bet_id": "x1"})
+		h.partnerSell(t, bookie.Key, map[string]any{"external_user_id": "p1", "market_id": ms[1].ID, "side": "yes",
+			"shares": rc.SharesDelta, "client_bet_id": "x2"})
+		pool()
+		if ok, _, problems := h.audit(t); !ok {
+			t.Fatalf("audit: %v", problems)
+		}
+	})
+}
+
+// TestExclusivePoolRefusals: what an exclusive pool refuses at creation,
+// each a 400 naming the field, and nothing created.
+func TestExclusivePoolRefusals(t *testing.T) {
+	eachStore(t, func(t *testing.T, h *harness) {
+		w := newWorld(t, h)
+		for _, c := range []struct {
+			name    string
+			markets []any
+			flag    any
+			detail  string
+		}{
+			{"probabilities that sum to 0.9", []any{map[string]any{"name": "A", "probability": 0.5}, map[string]any{"name": "B", "probability": 0.4}}, true, "pools[0].markets"},
+			{"probabilities that sum to 1.1", []any{map[string]any{"name": "A", "probability": 0.6}, map[string]any{"name": "B", "probability": 0.5}}, true, "pools[0].markets"},
+			{"a single market", []any{map[string]any{"name": "A", "probability": 0.5}}, true, "pools[0].markets"},
+			{"exclusive that is not a boolean", []any{map[string]any{"name": "A", "probability": 0.5}, map[string]any{"name": "B", "probability": 0.5}}, "yes", "exclusive"},
+		} {
+			t.Run(c.name+" is refused", func(t *testing.T) {
+				body := map[string]any{"name": "Bad", "pools": []any{map[string]any{"name": "P", "margin": 0.02, "lmsr_b_kopecks": 10_000,
+					"exclusive": c.flag, "markets": c.markets}}}
+				r := h.do(t, req{method: http.MethodPost, path: "/api/v1/events", token: w.creator.token, body: body})
+				expect(t, r, http.StatusBadRequest, "invalid_request")
+				if !strings.Contains(string(r.body), c.detail) {
+					t.Fatalf("the refusal does not name %s: %s", c.detail, r)
+				}
+			})
+		}
+		t.Run("probabilities that sum to 1 within 0.001 are accepted", func(t *testing.T) {
+			body := map[string]any{"name": "Thirds", "pools": []any{map[string]any{"name": "P", "margin": 0.02, "lmsr_b_kopecks": 10_000,
+				"exclusive": true, "markets": []any{map[string]any{"name": "A", "probability": 0.333}, map[string]any{"name": "B", "probability": 0.333},
+					map[string]any{"name": "C", "probability": 0.333}}}}}
+			ev := h.createEvent(t, w.creator.token, body)
+			ps := ev.Pools[0].Markets
+			if ps[0].QYes != ps[1].QYes || ps[1].QYes != ps[2].QYes {
+				t.Fatalf("a pool given a third each opens at %+v", ps)
+			}
+		})
+	})
+}

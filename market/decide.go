@@ -762,7 +762,10 @@ func addStat(total, v int64) int64 {
 // that holds every open position at once, and the balances of the escrow,
 // the treasury and every holder: a store that settles in one chunk.
 func DecideSettlement(st *State, won Side) (*Effects, error) {
-	s := Settlement{Won: won}
+	return decideSettlement(st, Settlement{Won: won})
+}
+
+func decideSettlement(st *State, s Settlement) (*Effects, error) {
 	if err := s.Begin(st.Market); err != nil {
 		return nil, err
 	}
@@ -789,6 +792,21 @@ func DecideSettlement(st *State, won Side) (*Effects, error) {
 // a chunk in memory.
 type Settlement struct {
 	Won Side
+	// Escrow, when set, is the account that pays the winners instead of
+	// the market's escrow: an exclusive pool's, its first market's.
+	Escrow account.Ref
+	// Keep leaves what is left in the escrow there: the markets of an
+	// exclusive pool share one escrow, which the last of them to settle
+	// empties.
+	Keep bool
+}
+
+// escrow is the account that pays the winners of market m.
+func (s Settlement) escrow(m *Market) account.Ref {
+	if s.Escrow != (account.Ref{}) {
+		return s.Escrow
+	}
+	return account.EscrowAccount(m.ID)
 }
 
 // Begin checks the locked market can be resolved: ErrResolved if it was.
@@ -805,7 +823,7 @@ func (s Settlement) Begin(m *Market) error {
 // market_resolved notification.
 func (s Settlement) Chunk(st *State) (*Effects, error) {
 	m, now, won := st.Market, st.Now, s.Won
-	escrow := account.EscrowAccount(m.ID)
+	escrow := s.escrow(m)
 	eff := &Effects{}
 	wonSide := 0
 	if won == Yes {
@@ -850,9 +868,9 @@ func (s Settlement) Chunk(st *State) (*Effects, error) {
 func (s Settlement) Finish(st *State) (*Effects, error) {
 	m := *st.Market
 	now := st.Now
-	escrow := account.EscrowAccount(m.ID)
+	escrow := s.escrow(&m)
 	eff := &Effects{}
-	if left := st.Balances[escrow]; left > 0 {
+	if left := st.Balances[escrow]; left > 0 && !s.Keep {
 		eff.Postings = append(eff.Postings, account.Posting{From: escrow, To: account.Treasury, Amount: left, Reason: "settlement_leftover", At: now})
 	} else if left < 0 {
 		return nil, fmt.Errorf("market %d: escrow is %d after paying the winners", m.ID, left)
@@ -867,4 +885,59 @@ func (s Settlement) Finish(st *State) (*Effects, error) {
 		eff.PoolWonSide = &idx
 	}
 	return eff, nil
+}
+
+// PoolSettlement resolves an exclusive pool as a whole: market Winner
+// YES and every other market of the pool NO. (NO alone on a market of an
+// exclusive pool names no winner, and is refused before it gets here.)
+type PoolSettlement struct {
+	Winner int64
+}
+
+// DecidePoolSettlement settles the markets of an exclusive pool in one
+// go, as ps says: sts holds one State per market of the pool, in
+// ascending id order, each with every open position of its market, all
+// sharing one Balances map that holds the pool's escrow (its first
+// market's), the treasury and every holder's account. The markets settle
+// one after another, each paying its winners from the pool's escrow; the
+// last returns what is left to the treasury. ErrResolved, with no
+// Effects, if any market of the pool was resolved (a pool resolves whole,
+// so that means all of them were). The Effects are one per State.
+func DecidePoolSettlement(sts []*State, ps PoolSettlement) ([]*Effects, error) {
+	if len(sts) < 2 {
+		return nil, fmt.Errorf("market: an exclusive pool of %d markets", len(sts))
+	}
+	won := false
+	for i, st := range sts {
+		if st.Market == nil || !st.Market.Exclusive || st.Market.PoolID != sts[0].Market.PoolID || i > 0 && st.Market.ID <= sts[i-1].Market.ID {
+			return nil, fmt.Errorf("market: a pool settlement needs the markets of one exclusive pool in id order")
+		}
+		if err := (Settlement{}).Begin(st.Market); err != nil {
+			return nil, err
+		}
+		won = won || st.Market.ID == ps.Winner
+	}
+	if !won {
+		return nil, fmt.Errorf("market: market %d is not in pool %d", ps.Winner, sts[0].Market.PoolID)
+	}
+	escrow := account.EscrowAccount(sts[0].Market.ID)
+	balances := maps.Clone(sts[0].Balances)
+	effs := make([]*Effects, len(sts))
+	for i, st := range sts {
+		s := Settlement{Won: No, Escrow: escrow, Keep: i < len(sts)-1}
+		if st.Market.ID == ps.Winner {
+			s.Won = Yes
+		}
+		c := *st
+		c.Balances = balances
+		eff, err := decideSettlement(&c, s)
+		if err != nil {
+			return nil, err
+		}
+		if err := account.Apply(balances, eff.Postings); err != nil {
+			return nil, fmt.Errorf("market %d: the pool's escrow cannot pay the winners: %w", st.Market.ID, err)
+		}
+		effs[i] = eff
+	}
+	return effs, nil
 }

@@ -643,6 +643,13 @@ func (s *Service) Close(ctx context.Context, callerID, eventID, poolID, marketID
 	default:
 		return input.Invalid("won_side", "must be YES or NO")
 	}
+	if m.Exclusive {
+		// One market's YES resolves its pool; NO names no winner.
+		if won != Yes {
+			return input.Invalid("won_side", "a market of an exclusive pool resolves with YES, which resolves every other market of the pool NO")
+		}
+		return s.store.SettlePool(ctx, m.PoolID, PoolSettlement{Winner: m.ID})
+	}
 	return s.store.Settle(ctx, marketID, Settlement{Won: won})
 }
 

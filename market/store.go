@@ -58,6 +58,15 @@ type Store interface {
 	// chunk or in several (a holder's positions never split across
 	// chunks), so that it holds no more than a chunk in memory.
 	Settle(ctx context.Context, marketID int64, s Settlement) error
+	// SettlePool resolves exclusive pool poolID as a whole, in one
+	// transaction: it locks the pool's markets in ascending id order
+	// (ErrPoolNotFound if there is no such pool), loads every open
+	// position of each, the balances of the pool's escrow (its first
+	// market's), the treasury and every holder, calls
+	// DecidePoolSettlement (whose error, ErrResolved, it returns with
+	// nothing written) and writes the Effects. Of two concurrent
+	// resolutions of one pool, the second finds it resolved.
+	SettlePool(ctx context.Context, poolID int64, ps PoolSettlement) error
 	// MoveFinish moves the end of pool id's trading window, in one
 	// transaction: it locks the pool's markets in ascending id order
 	// (ErrPoolNotFound if the pool does not exist), calls move.Decide with

@@ -482,6 +482,44 @@ func (s *Store) Settle(_ context.Context, marketID int64, st market.Settlement) 
 	return s.writeAll([]*market.State{state}, []*market.Effects{eff})
 }
 
+// SettlePool implements market.Store, in one chunk per market under the
+// store's mutex.
+func (s *Store) SettlePool(_ context.Context, poolID int64, ps market.PoolSettlement) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.pools[poolID]; !ok {
+		return market.ErrPoolNotFound
+	}
+	ids := slices.Sorted(slices.Values(s.marketIDs[poolID]))
+	if len(ids) == 0 {
+		return market.ErrPoolNotFound
+	}
+	now := s.now()
+	balances := map[account.Ref]int64{}
+	refs := []account.Ref{account.EscrowAccount(ids[0]), account.Treasury}
+	sts := make([]*market.State, len(ids))
+	for i, id := range ids {
+		st := &market.State{Market: s.market(id), Now: now, Balances: balances}
+		for k, pid := range s.open {
+			if k.market == id {
+				p := *s.positions[pid]
+				st.Positions = append(st.Positions, &p)
+				refs = append(refs, account.UserAccount(k.user))
+			}
+		}
+		slices.SortFunc(st.Positions, func(a, b *market.Position) int { return cmp.Compare(a.ID, b.ID) })
+		sts[i] = st
+	}
+	for _, r := range refs {
+		balances[r] = s.balance(r)
+	}
+	effs, err := market.DecidePoolSettlement(sts, ps)
+	if err != nil {
+		return err
+	}
+	return s.writeAll(sts, effs)
+}
+
 func (s *Store) detail(p *market.Position) *market.PositionDetail {
 	m := s.market(p.MarketID)
 	pool := s.pools[m.PoolID]

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/predictkit/predictkit/account"
 	"github.com/predictkit/predictkit/market"
@@ -297,7 +296,7 @@ func plan(l *load, parts []part, at time.Time) (*writes, error) {
 // send writes the batch (and commits, if it ends with COMMIT); on
 // success it sets the ids of new positions and trades, and the trade ids
 // of their postings and price points, in the Effects.
-func (w *writes) send(ctx context.Context, conn *pgxpool.Conn) error {
+func (w *writes) send(ctx context.Context, conn batchSender) error {
 	br := conn.SendBatch(ctx, w.batch)
 	defer br.Close()
 	n := w.batch.Len()
@@ -358,6 +357,11 @@ func lastOfEach(ms []*market.Market) []*market.Market {
 		}
 	}
 	return out
+}
+
+// batchSender is a connection or a transaction.
+type batchSender interface {
+	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
 }
 
 // priceArgs returns the arrays of priceParams for the price points of

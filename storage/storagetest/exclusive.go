@@ -1,12 +1,15 @@
 package storagetest
 
 import (
+	"errors"
 	"math"
 	"math/rand/v2"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/predictkit/predictkit/account"
+	"github.com/predictkit/predictkit/input"
 	"github.com/predictkit/predictkit/lmsr"
 	"github.com/predictkit/predictkit/market"
 	"github.com/predictkit/predictkit/partner"
@@ -316,6 +319,138 @@ func testExclusive(t *testing.T, newStores func(*testing.T) Stores) {
 			}
 		}
 		bat.e.audit()
+	})
+
+	t.Run("YES on one market resolves the whole pool and pays exactly", func(t *testing.T) {
+		e := newEnv(t, newStores)
+		c := e.creator()
+		ev := e.exclusiveEvent(c, 0.02, 10000, 0.5, 0.3, 0.2)
+		ms := ev.Pools[0].Markets
+		ann, bob, cat := e.user("ann", 100_000, 0), e.user("bob", 100_000, 0), e.user("cat", 100_000, 0)
+		type hold struct {
+			u      *account.User
+			m      int
+			side   market.Side
+			amount int64
+		}
+		holds := []hold{{ann, 1, market.Yes, 5000}, {ann, 0, market.No, 3000}, {bob, 1, market.No, 4000}, {bob, 2, market.Yes, 2000}, {cat, 0, market.Yes, 6000}}
+		want := map[int64]int64{}
+		for _, h := range holds {
+			res, err := e.buy(h.u, ms[h.m], h.side, h.amount)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Market 1 wins: its YES and the NO of every other market pay.
+			if (h.m == 1) == (h.side == market.Yes) {
+				want[h.u.ID] += res.Trade.Shares
+			}
+		}
+		before := map[int64]int64{}
+		for _, u := range []*account.User{ann, bob, cat} {
+			before[u.ID] = e.balances(u).Balance
+		}
+		treasury, escrow := e.treasury(), e.escrowBalance(ms[0].ID)
+		if err := e.markets.Close(e.ctx, c.ID, ev.ID, ms[1].PoolID, ms[1].ID, "NO"); !errors.As(err, new(*input.Error)) {
+			t.Fatalf("NO alone on a market of an exclusive pool: %v, want invalid input", err)
+		}
+		if e.market(ms[1].ID).Resolved {
+			t.Fatal("a refused NO resolved the market")
+		}
+		if err := e.markets.Close(e.ctx, c.ID, ev.ID, ms[1].PoolID, ms[1].ID, "YES"); err != nil {
+			t.Fatal(err)
+		}
+		var paid int64
+		for _, u := range []*account.User{ann, bob, cat} {
+			got := e.balances(u).Balance - before[u.ID]
+			if got != want[u.ID] {
+				t.Fatalf("%s was paid %d, want %d", u.Name, got, want[u.ID])
+			}
+			paid += got
+		}
+		if got := e.treasury() - treasury; got != escrow-paid {
+			t.Fatalf("the treasury got %d back, want what the escrow held less the payouts, %d", got, escrow-paid)
+		}
+		for i, m := range ms {
+			got := e.market(m.ID)
+			wantSide := market.No
+			if i == 1 {
+				wantSide = market.Yes
+			}
+			if !got.Resolved || got.WinningOutcome == nil || *got.WinningOutcome != wantSide {
+				t.Fatalf("market %d: resolved %v, winning %v; want %v", i, got.Resolved, got.WinningOutcome, wantSide)
+			}
+		}
+		p, err := e.markets.Pool(e.ctx, ms[0].PoolID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.WonSide == nil || *p.WonSide != 1 {
+			t.Fatalf("pool won_side %v, want 1", p.WonSide)
+		}
+		for _, u := range []*account.User{ann, bob, cat} {
+			open, err := e.markets.OpenPositions(e.ctx, u.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(open) != 0 {
+				t.Fatalf("%s still holds %d open positions", u.Name, len(open))
+			}
+		}
+		for _, m := range ms {
+			if err := e.markets.Close(e.ctx, c.ID, ev.ID, m.PoolID, m.ID, "YES"); !errors.Is(err, market.ErrResolved) {
+				t.Fatalf("closing market %d of a resolved pool: %v, want ErrResolved", m.ID, err)
+			}
+		}
+		if _, err := e.buy(ann, ms[2], market.Yes, 1000); !errors.Is(err, market.ErrClosed) {
+			t.Fatalf("a buy on a resolved pool: %v, want ErrClosed", err)
+		}
+		e.audit()
+	})
+
+	t.Run("of two concurrent resolutions of one pool exactly one wins", func(t *testing.T) {
+		for range 5 {
+			e := newEnv(t, newStores)
+			c := e.creator()
+			ev := e.exclusiveEvent(c, 0, 10000, 0.25, 0.25, 0.25, 0.25)
+			ms := ev.Pools[0].Markets
+			ann := e.user("ann", 100_000, 0)
+			for _, m := range ms {
+				if _, err := e.buy(ann, m, market.No, 2000); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var wg sync.WaitGroup
+			errs := make([]error, 2)
+			for i := range errs {
+				wg.Go(func() {
+					m := ms[i*2]
+					errs[i] = e.markets.Close(e.ctx, c.ID, ev.ID, m.PoolID, m.ID, "YES")
+				})
+			}
+			wg.Wait()
+			won := 0
+			for _, err := range errs {
+				switch {
+				case err == nil:
+					won++
+				case !errors.Is(err, market.ErrResolved):
+					t.Fatalf("a resolution failed: %v", err)
+				}
+			}
+			if won != 1 {
+				t.Fatalf("%d resolutions won, want exactly 1 (%v)", won, errs)
+			}
+			yes := 0
+			for _, m := range ms {
+				if w := e.market(m.ID).WinningOutcome; w != nil && *w == market.Yes {
+					yes++
+				}
+			}
+			if yes != 1 {
+				t.Fatalf("%d markets resolved YES, want 1", yes)
+			}
+			e.audit()
+		}
 	})
 
 	t.Run("a partner bets on a market of an exclusive pool as on any other", func(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"math"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -132,5 +133,83 @@ func TestExclusivePoolRefusals(t *testing.T) {
 				t.Fatalf("a pool given a third each opens at %+v", ps)
 			}
 		})
+	})
+}
+
+// TestExclusivePoolResolution: closing a market of an exclusive pool with
+// YES resolves the whole pool (that market YES, every other NO) and pays
+// exactly; NO alone is 400 invalid request and changes nothing; of two
+// concurrent closes of markets of one pool, one wins and the other is
+// 409 market already resolved.
+func TestExclusivePoolResolution(t *testing.T) {
+	eachStore(t, func(t *testing.T, h *harness) {
+		w := newWorld(t, h)
+		ev := h.createEvent(t, w.creator.token, exclusiveEvent())
+		h.activate(t, w.creator.token, ev.ID, true)
+		ms := ev.Pools[0].Markets
+		yes := h.buy(t, w.alice.token, ms[1].ID, "YES", 4000)
+		no := h.buy(t, w.bob.token, ms[0].ID, "NO", 3000)
+		alice, bob := h.me(t, w.alice.token), h.me(t, w.bob.token)
+
+		r := h.do(t, req{method: http.MethodPost, path: w.closePath(ev.ID, ev.Pools[0].ID, ms[0].ID), token: w.creator.token, body: map[string]any{"won_side": "NO"}})
+		expect(t, r, http.StatusBadRequest, "invalid request")
+		if h.market(t, ms[0].ID).Resolved {
+			t.Fatal("NO alone resolved a market of an exclusive pool")
+		}
+
+		// Two closes at once: Bob's pick and Alice's.
+		paths := []string{w.closePath(ev.ID, ev.Pools[0].ID, ms[1].ID), w.closePath(ev.ID, ev.Pools[0].ID, ms[2].ID)}
+		rs := make([]*response, 2)
+		var wg sync.WaitGroup
+		for i := range rs {
+			wg.Go(func() {
+				rs[i] = h.do(t, req{method: http.MethodPost, path: paths[i], token: w.creator.token, body: map[string]any{"won_side": "YES"}})
+			})
+		}
+		wg.Wait()
+		winner := -1
+		for i, r := range rs {
+			switch r.status {
+			case http.StatusOK:
+				if winner >= 0 {
+					t.Fatalf("both closes succeeded: %s, %s", rs[0], rs[1])
+				}
+				winner = i + 1
+			case http.StatusConflict:
+				if r.errorCode() != "market already resolved" {
+					t.Fatalf("the losing close answered %s", r)
+				}
+			default:
+				t.Fatalf("a close answered %s", r)
+			}
+		}
+		if winner < 0 {
+			t.Fatalf("no close succeeded: %s, %s", rs[0], rs[1])
+		}
+		for i, m := range ms {
+			got := h.market(t, m.ID)
+			want := "NO"
+			if i == winner {
+				want = "YES"
+			}
+			if !got.Resolved || got.WinningOutcome == nil || *got.WinningOutcome != want {
+				t.Fatalf("market %d after the pool resolved: %+v, want %s", i, got, want)
+			}
+		}
+		// Alice's YES on Bob's market pays if it won; Bob's NO on Ann's
+		// market pays whoever of the others won.
+		wantAlice, wantBob := alice.Balance, bob.Balance+no.Shares
+		if winner == 1 {
+			wantAlice += yes.Shares
+		}
+		if got := h.me(t, w.alice.token).Balance; got != wantAlice {
+			t.Fatalf("Alice holds %d, want %d", got, wantAlice)
+		}
+		if got := h.me(t, w.bob.token).Balance; got != wantBob {
+			t.Fatalf("Bob holds %d, want %d", got, wantBob)
+		}
+		if ok, _, problems := h.audit(t); !ok {
+			t.Fatalf("audit: %v", problems)
+		}
 	})
 }

@@ -142,8 +142,8 @@ type shadowMarket struct {
 	// exclusive markets resolve with their pool (the event's one pool).
 	exclusive bool
 	resolved  bool
-	trades   int // trades executed on it
-	window   window
+	trades    int // trades executed on it
+	window    window
 }
 
 // tradable reports whether m takes trades now.

@@ -453,6 +453,51 @@ func testExclusive(t *testing.T, newStores func(*testing.T) Stores) {
 		}
 	})
 
+	t.Run("concurrent trades on every market of a pool through the group commit keep the pool whole", func(t *testing.T) {
+		e := newEnv(t, newStores)
+		ex, _ := lmsr.NewExclusive(20000, []float64{0.4, 0.3, 0.2, 0.1})
+		escrow, _ := ex.SubsidyKopecks()
+		ms := e.exclusiveEvent(e.creator(), 0.01, 20000, 0.4, 0.3, 0.2, 0.1).Pools[0].Markets
+		e.markets.Trader = market.NewBatcher(e.stores.Markets, 16, 0)
+		const traders, each = 8, 12
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		held := [2][]int64{make([]int64, len(ms)), make([]int64, len(ms))} // [side][market]
+		for i := range traders {
+			u := e.user("t"+itoa(i), 50_000, 0)
+			wg.Go(func() {
+				for j := range each {
+					k, side := (i+j)%len(ms), market.Side(j%2)
+					res, err := e.buy(u, ms[k], side, 200+int64(i*10))
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					mu.Lock()
+					escrow += res.Trade.Cost
+					held[side][k] += res.Trade.Shares
+					mu.Unlock()
+				}
+			})
+		}
+		wg.Wait()
+		// Every trade's cost reached the pool's escrow, the pool's
+		// quantities and views agree, and each outcome's quantity moved
+		// by exactly what it pays: no trade decided on a stale pool.
+		got := e.poolState(ms[0].PoolID, escrow)
+		for k := range ms {
+			pays := held[market.Yes][k]
+			for j := range ms {
+				if j != k {
+					pays += held[market.No][j]
+				}
+			}
+			if got.Q[k]-ex.Q[k] != pays {
+				t.Fatalf("outcome %d moved by %d, its shares pay %d", k, got.Q[k]-ex.Q[k], pays)
+			}
+		}
+	})
+
 	t.Run("a partner bets on a market of an exclusive pool as on any other", func(t *testing.T) {
 		e := newEnv(t, newStores)
 		if e.partners == nil {

@@ -185,6 +185,23 @@ func testExclusive(t *testing.T, newStores func(*testing.T) Stores) {
 					t.Fatalf("seed %d: pool at q = %v, want %v", seed, got.Q, ex.Q)
 				}
 			}
+			// Open positions are valued by selling them into the whole pool.
+			for _, u := range users {
+				open, err := e.markets.OpenPositions(e.ctx, u.ID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, op := range open {
+					i := slices.IndexFunc(pool.Markets, func(m *market.Market) bool { return m.ID == op.MarketID })
+					want, err := ex.SellShares(i, op.Side, op.Shares, 0.03)
+					if err != nil {
+						want.Payout = 0
+					}
+					if op.Value != want.Payout {
+						t.Fatalf("%d %v shares on market %d are valued %d, selling them pays %d", op.Shares, op.Side, i, op.Value, want.Payout)
+					}
+				}
+			}
 			// Every market's price history has a point per trade of the pool.
 			for _, m := range pool.Markets {
 				h, err := e.markets.History(e.ctx, m.ID)

@@ -2859,10 +2859,14 @@ type ClientInterface interface {
 	//
 	// Caller must be the event's creator. Every open position of the
 	// market is settled: winning shares pay 1 kopeck each, losing shares 0;
-	// what is left in the market's escrow returns to the platform. Checks
-	// run in this order: 401, 404 (no such market, ids that do not belong
-	// together, or ids that are not integers), 403 (not the creator), 400
-	// (missing or invalid `won_side`), 409 (resolved already).
+	// what is left in the market's escrow returns to the platform. On a
+	// market of an exclusive pool, `YES` resolves the whole pool in one
+	// step: this market YES, every other market of the pool NO, paid from
+	// the pool's one escrow; `NO` names no winner and is 400; any market of
+	// a resolved pool is 409. Checks run in this order: 401, 404 (no such
+	// market, ids that do not belong together, or ids that are not
+	// integers), 403 (not the creator), 400 (missing or invalid
+	// `won_side`, or `NO` on an exclusive pool), 409 (resolved already).
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2873,10 +2877,14 @@ type ClientInterface interface {
 	//
 	// Caller must be the event's creator. Every open position of the
 	// market is settled: winning shares pay 1 kopeck each, losing shares 0;
-	// what is left in the market's escrow returns to the platform. Checks
-	// run in this order: 401, 404 (no such market, ids that do not belong
-	// together, or ids that are not integers), 403 (not the creator), 400
-	// (missing or invalid `won_side`), 409 (resolved already).
+	// what is left in the market's escrow returns to the platform. On a
+	// market of an exclusive pool, `YES` resolves the whole pool in one
+	// step: this market YES, every other market of the pool NO, paid from
+	// the pool's one escrow; `NO` names no winner and is 400; any market of
+	// a resolved pool is 409. Checks run in this order: 401, 404 (no such
+	// market, ids that do not belong together, or ids that are not
+	// integers), 403 (not the creator), 400 (missing or invalid
+	// `won_side`, or `NO` on an exclusive pool), 409 (resolved already).
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -4410,10 +4418,14 @@ func (c *Client) SetEventActive(ctx context.Context, id int64, body SetEventActi
 //
 // Caller must be the event's creator. Every open position of the
 // market is settled: winning shares pay 1 kopeck each, losing shares 0;
-// what is left in the market's escrow returns to the platform. Checks
-// run in this order: 401, 404 (no such market, ids that do not belong
-// together, or ids that are not integers), 403 (not the creator), 400
-// (missing or invalid `won_side`), 409 (resolved already).
+// what is left in the market's escrow returns to the platform. On a
+// market of an exclusive pool, `YES` resolves the whole pool in one
+// step: this market YES, every other market of the pool NO, paid from
+// the pool's one escrow; `NO` names no winner and is 400; any market of
+// a resolved pool is 409. Checks run in this order: 401, 404 (no such
+// market, ids that do not belong together, or ids that are not
+// integers), 403 (not the creator), 400 (missing or invalid
+// `won_side`, or `NO` on an exclusive pool), 409 (resolved already).
 //
 // Takes any type of body and a specified content type.
 //
@@ -4434,10 +4446,14 @@ func (c *Client) CloseMarketWithBody(ctx context.Context, id int64, poolID int64
 //
 // Caller must be the event's creator. Every open position of the
 // market is settled: winning shares pay 1 kopeck each, losing shares 0;
-// what is left in the market's escrow returns to the platform. Checks
-// run in this order: 401, 404 (no such market, ids that do not belong
-// together, or ids that are not integers), 403 (not the creator), 400
-// (missing or invalid `won_side`), 409 (resolved already).
+// what is left in the market's escrow returns to the platform. On a
+// market of an exclusive pool, `YES` resolves the whole pool in one
+// step: this market YES, every other market of the pool NO, paid from
+// the pool's one escrow; `NO` names no winner and is 400; any market of
+// a resolved pool is 409. Checks run in this order: 401, 404 (no such
+// market, ids that do not belong together, or ids that are not
+// integers), 403 (not the creator), 400 (missing or invalid
+// `won_side`, or `NO` on an exclusive pool), 409 (resolved already).
 //
 // Takes a body of the `application/json` content type.
 //
@@ -8497,10 +8513,14 @@ type ClientWithResponsesInterface interface {
 	//
 	// Caller must be the event's creator. Every open position of the
 	// market is settled: winning shares pay 1 kopeck each, losing shares 0;
-	// what is left in the market's escrow returns to the platform. Checks
-	// run in this order: 401, 404 (no such market, ids that do not belong
-	// together, or ids that are not integers), 403 (not the creator), 400
-	// (missing or invalid `won_side`), 409 (resolved already).
+	// what is left in the market's escrow returns to the platform. On a
+	// market of an exclusive pool, `YES` resolves the whole pool in one
+	// step: this market YES, every other market of the pool NO, paid from
+	// the pool's one escrow; `NO` names no winner and is 400; any market of
+	// a resolved pool is 409. Checks run in this order: 401, 404 (no such
+	// market, ids that do not belong together, or ids that are not
+	// integers), 403 (not the creator), 400 (missing or invalid
+	// `won_side`, or `NO` on an exclusive pool), 409 (resolved already).
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -8511,10 +8531,14 @@ type ClientWithResponsesInterface interface {
 	//
 	// Caller must be the event's creator. Every open position of the
 	// market is settled: winning shares pay 1 kopeck each, losing shares 0;
-	// what is left in the market's escrow returns to the platform. Checks
-	// run in this order: 401, 404 (no such market, ids that do not belong
-	// together, or ids that are not integers), 403 (not the creator), 400
-	// (missing or invalid `won_side`), 409 (resolved already).
+	// what is left in the market's escrow returns to the platform. On a
+	// market of an exclusive pool, `YES` resolves the whole pool in one
+	// step: this market YES, every other market of the pool NO, paid from
+	// the pool's one escrow; `NO` names no winner and is 400; any market of
+	// a resolved pool is 409. Checks run in this order: 401, 404 (no such
+	// market, ids that do not belong together, or ids that are not
+	// integers), 403 (not the creator), 400 (missing or invalid
+	// `won_side`, or `NO` on an exclusive pool), 409 (resolved already).
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -14764,10 +14788,14 @@ func (c *ClientWithResponses) SetEventActiveWithResponse(ctx context.Context, id
 //
 // Caller must be the event's creator. Every open position of the
 // market is settled: winning shares pay 1 kopeck each, losing shares 0;
-// what is left in the market's escrow returns to the platform. Checks
-// run in this order: 401, 404 (no such market, ids that do not belong
-// together, or ids that are not integers), 403 (not the creator), 400
-// (missing or invalid `won_side`), 409 (resolved already).
+// what is left in the market's escrow returns to the platform. On a
+// market of an exclusive pool, `YES` resolves the whole pool in one
+// step: this market YES, every other market of the pool NO, paid from
+// the pool's one escrow; `NO` names no winner and is 400; any market of
+// a resolved pool is 409. Checks run in this order: 401, 404 (no such
+// market, ids that do not belong together, or ids that are not
+// integers), 403 (not the creator), 400 (missing or invalid
+// `won_side`, or `NO` on an exclusive pool), 409 (resolved already).
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -14784,10 +14812,14 @@ func (c *ClientWithResponses) CloseMarketWithBodyWithResponse(ctx context.Contex
 //
 // Caller must be the event's creator. Every open position of the
 // market is settled: winning shares pay 1 kopeck each, losing shares 0;
-// what is left in the market's escrow returns to the platform. Checks
-// run in this order: 401, 404 (no such market, ids that do not belong
-// together, or ids that are not integers), 403 (not the creator), 400
-// (missing or invalid `won_side`), 409 (resolved already).
+// what is left in the market's escrow returns to the platform. On a
+// market of an exclusive pool, `YES` resolves the whole pool in one
+// step: this market YES, every other market of the pool NO, paid from
+// the pool's one escrow; `NO` names no winner and is 400; any market of
+// a resolved pool is 409. Checks run in this order: 401, 404 (no such
+// market, ids that do not belong together, or ids that are not
+// integers), 403 (not the creator), 400 (missing or invalid
+// `won_side`, or `NO` on an exclusive pool), 409 (resolved already).
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

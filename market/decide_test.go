@@ -172,7 +172,7 @@ func TestDecideSettlement(t *testing.T) {
 	st.Market.QNo += 300
 	st.Balances[account.EscrowAccount(7)] += 420
 	escrow := st.Balances[account.EscrowAccount(7)]
-	eff, err := DecideSettlement(st, Yes)
+	eff, err := DecideSettlement(st, Settlement{Won: Yes})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,7 +204,7 @@ func TestDecideSettlement(t *testing.T) {
 	})
 	t.Run("a resolved market cannot settle again", func(t *testing.T) {
 		st.Market.Resolved = true
-		if _, err := DecideSettlement(st, No); !errors.Is(err, ErrResolved) {
+		if _, err := DecideSettlement(st, Settlement{Won: No}); !errors.Is(err, ErrResolved) {
 			t.Fatalf("err = %v", err)
 		}
 	})

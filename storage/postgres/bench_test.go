@@ -159,7 +159,7 @@ func seedOpenPositions(tb testing.TB, e *env, m *market.Market, n int) {
 	err = tx.QueryRow(e.ctx, `WITH
 seq AS (SELECT g AS j, 3 * (g / 4) + CASE WHEN g % 4 = 3 THEN 2 WHEN g % 4 = 2 THEN 1 ELSE 0 END AS k,
 		CASE WHEN g % 4 IN (0, 2) THEN 1 ELSE 0 END AS side,
-		2 * (50 + (g * 7919) % 450) AS shares
+		2 * (50 + (g::bigint * 7919) % 450) AS shares
 	FROM generate_series(0, $1::int - 1) g),
 new_users AS (
 	INSERT INTO users (name, created_at)

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/predictkit/predictkit/lmsr"
+	"github.com/predictkit/predictkit/social"
 )
 
 // Side is YES or NO.
@@ -117,7 +118,7 @@ const (
 
 // OutcomeVoid is the outcome of a voided market, as the API spells it
 // beside "YES" and "NO".
-const OutcomeVoid = "VOID"
+const OutcomeVoid = social.OutcomeVoid
 
 // Outcome is how m resolved: "YES", "NO" or "VOID"; "" while unresolved.
 func (m *Market) Outcome() string {

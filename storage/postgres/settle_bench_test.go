@@ -283,4 +283,3 @@ func BenchmarkTradesDuringSettlement(b *testing.B) {
 	b.ReportMetric(mean(during)/mean(idle), "ratio")
 	b.ReportMetric(settleTime.Seconds()/float64(b.N), "settle-s")
 }
-

@@ -45,7 +45,7 @@ func envUint(name string, def uint64) uint64 {
 
 // modelStats are the figures of one run, for the README.
 type modelStats struct {
-	ops, accepted, refused, replays, settlements int
+	ops, accepted, refused, replays, settlements, voids, byOperator int
 }
 
 func (s *modelStats) add(o op, out outcome) {
@@ -57,10 +57,22 @@ func (s *modelStats) add(o op, out outcome) {
 		s.accepted++
 		if o.kind == opSettle {
 			s.settlements++
+			if o.void {
+				s.voids++
+			}
+			if o.operator {
+				s.byOperator++
+			}
 		}
 	default:
 		s.refused++
 	}
+}
+
+// plus is the figures of two runs together.
+func (s modelStats) plus(o modelStats) modelStats {
+	return modelStats{s.ops + o.ops, s.accepted + o.accepted, s.refused + o.refused, s.replays + o.replays,
+		s.settlements + o.settlements, s.voids + o.voids, s.byOperator + o.byOperator}
 }
 
 // TestMoneyModel: random sequences of every money operation keep the
@@ -80,13 +92,11 @@ func TestMoneyModel(t *testing.T) {
 		start := time.Now()
 		for _, seed := range memSeeds {
 			t.Run(fmt.Sprintf("seed %d", seed), func(t *testing.T) {
-				st := runModel(t, seed, memOps, false)
-				total.ops, total.accepted, total.refused, total.replays, total.settlements =
-					total.ops+st.ops, total.accepted+st.accepted, total.refused+st.refused, total.replays+st.replays, total.settlements+st.settlements
+				total = total.plus(runModel(t, seed, memOps, false))
 			})
 		}
-		t.Logf("memory: %d seeds × %d operations: %d accepted, %d refused, %d partner replays, %d settlements, audited after each; %v",
-			len(memSeeds), memOps, total.accepted, total.refused, total.replays, total.settlements, time.Since(start).Round(time.Millisecond))
+		t.Logf("memory: %d seeds × %d operations: %d accepted, %d refused, %d partner replays, %d settlements (%d voids, %d by the operator), audited after each; %v",
+			len(memSeeds), memOps, total.accepted, total.refused, total.replays, total.settlements, total.voids, total.byOperator, time.Since(start).Round(time.Millisecond))
 	})
 	t.Run("PostgreSQL does what the memory store does", func(t *testing.T) {
 		pgtest.URL(t)
@@ -94,13 +104,11 @@ func TestMoneyModel(t *testing.T) {
 		start := time.Now()
 		for _, seed := range pgSeeds {
 			t.Run(fmt.Sprintf("seed %d", seed), func(t *testing.T) {
-				st := runModel(t, seed, pgOps, true)
-				total.ops, total.accepted, total.refused, total.replays, total.settlements =
-					total.ops+st.ops, total.accepted+st.accepted, total.refused+st.refused, total.replays+st.replays, total.settlements+st.settlements
+				total = total.plus(runModel(t, seed, pgOps, true))
 			})
 		}
-		t.Logf("PostgreSQL: %d seeds × %d operations: %d accepted, %d refused, %d partner replays, %d settlements, same outcomes and balances as memory; %v",
-			len(pgSeeds), pgOps, total.accepted, total.refused, total.replays, total.settlements, time.Since(start).Round(time.Millisecond))
+		t.Logf("PostgreSQL: %d seeds × %d operations: %d accepted, %d refused, %d partner replays, %d settlements (%d voids, %d by the operator), same outcomes and balances as memory; %v",
+			len(pgSeeds), pgOps, total.accepted, total.refused, total.replays, total.settlements, total.voids, total.byOperator, time.Since(start).Round(time.Millisecond))
 	})
 }
 

@@ -712,7 +712,10 @@ func (s Settlement) Begin(m *Market) error {
 // left them (the treasury's is not needed: Finish checks it). A store
 // passes all positions of one holder in the same chunk, so that each
 // holder gets one posting from each account that pays it and one
-// market_resolved notification.
+// market_resolved notification. Of a position it reads only ID, UserID,
+// Side, Shares, CostBasis, Spent and Returned, and changes only
+// Returned, CostBasis, ClosedAt, WonSide and UpdatedAt: a store may load
+// and write just those.
 //
 // Each position's realization (its PnL entry) is what it is paid minus
 // its cost basis, so a position's entries always sum to its PnL,

@@ -61,8 +61,8 @@ const settleCursor = `settle_positions`
 // sqlDeclareSettle opens the cursor over market $1's open positions,
 // holder by holder. The market's lock keeps the set of open positions still
 // while the cursor reads it. It reads what a settlement decides on and
-// writes (settledDest): every other column stays as it is, and sorting
-// narrow rows costs half what sorting whole ones does.
+// writes (settledDest): every other column stays as it is, and narrow
+// rows sort and travel cheaper.
 var sqlDeclareSettle = `DECLARE ` + settleCursor + ` NO SCROLL CURSOR FOR
 SELECT x.id, x.user_id, x.side, x.shares, x.cost_basis, x.spent, x.returned
 FROM positions x
@@ -128,9 +128,10 @@ WHERE a.id = c.account`
 // sqlSettlePositions closes a chunk's positions $1, by id: what they
 // returned ($2) and their realization ($3) differ from one to the next;
 // the rest a settlement sets alike on every position it closes (cost
-// basis $4, updated_at and closed_at $5, won_side $6). Two arrays instead
-// of every mutable column made the statement a third cheaper. The
-// redundant x.id = ANY($1) keeps the planner on the primary key, as in
+// basis $4, updated_at and closed_at $5, won_side $6). Three arrays
+// instead of one per mutable column made the statement about a quarter
+// cheaper (database CPU time, 10,000 positions). The redundant
+// x.id = ANY($1) keeps the planner on the primary key, as in
 // sqlUpdatePositions.
 const sqlSettlePositions = `UPDATE positions x SET returned = u.returned, settle_pnl = u.settle_pnl,
 	cost_basis = $4, updated_at = $5, closed_at = $5, won_side = $6
@@ -165,9 +166,9 @@ type settling struct {
 	st   market.Settlement
 	at   time.Time
 	// ids are the ledger ids of the escrow, the fee account and the
-	// treasury; left the balances of the escrow and the fee account as
-	// the chunks written so far leave them, and treasury what those
-	// chunks took from the treasury.
+	// treasury; start the balances of the escrow and the fee account at
+	// the start, left as the chunks decided so far leave them, and
+	// treasury what those chunks take from the treasury.
 	ids         map[account.Ref]int64
 	start, left map[account.Ref]int64
 	treasury    int64

@@ -391,8 +391,9 @@ func outcome(res Result, err error) (*Result, error) {
 	return &res, nil
 }
 
-// Close resolves a market with the winning side wonSide ("YES" or "NO"):
-// positions are settled and winners paid, exactly once. Checks in order:
+// Close resolves a market for the creator of its event, with the outcome
+// wonSide: "YES" or "NO" (the winning side), or "VOID". Positions are
+// settled exactly once (see Settlement). Checks in order:
 // ErrMarketNotFound (also when the ids do not belong together),
 // ErrForbidden (caller is not the event's creator), *input.Error (bad
 // wonSide), ErrResolved.
@@ -413,16 +414,23 @@ func (s *Service) Close(ctx context.Context, callerID, eventID, poolID, marketID
 	if e.CreatorID != callerID {
 		return ErrForbidden
 	}
-	var won Side
-	switch wonSide {
-	case "YES":
-		won = Yes
-	case "NO":
-		won = No
-	default:
-		return input.Invalid("won_side", "must be YES or NO")
+	st, err := ParseSettlement(wonSide, ResolvedByCreator)
+	if err != nil {
+		return err
 	}
-	return s.store.Settle(ctx, marketID, Settlement{Won: won})
+	return s.store.Settle(ctx, marketID, st)
+}
+
+// Resolve resolves any market for the operator, as Close does for a
+// creator: for a market whose creator is gone, or to get ahead of a wrong
+// resolution. The market records that the operator resolved it. Checks in
+// order: *input.Error (bad wonSide), ErrMarketNotFound, ErrResolved.
+func (s *Service) Resolve(ctx context.Context, marketID int64, wonSide string) error {
+	st, err := ParseSettlement(wonSide, ResolvedByOperator)
+	if err != nil {
+		return err
+	}
+	return s.store.Settle(ctx, marketID, st)
 }
 
 // OpenPosition is an open position valued at the current price.

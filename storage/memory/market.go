@@ -441,7 +441,7 @@ func (s *Store) Settle(_ context.Context, marketID int64, st market.Settlement) 
 		return market.ErrMarketNotFound
 	}
 	state := &market.State{Market: s.market(marketID), Now: s.now(), Balances: map[account.Ref]int64{}}
-	refs := []account.Ref{account.EscrowAccount(marketID), account.Treasury}
+	refs := []account.Ref{account.EscrowAccount(marketID), account.FeeAccount(marketID), account.Treasury}
 	for k, id := range s.open {
 		if k.market == marketID {
 			p := *s.positions[id]
@@ -454,7 +454,7 @@ func (s *Store) Settle(_ context.Context, marketID int64, st market.Settlement) 
 	for _, r := range refs {
 		state.Balances[r] = s.balance(r)
 	}
-	eff, err := market.DecideSettlement(state, st.Won)
+	eff, err := market.DecideSettlement(state, st)
 	if err != nil {
 		return err
 	}

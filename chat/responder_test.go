@@ -18,9 +18,9 @@ func TestDefaultFAQResponder(t *testing.T) {
 		contains         string
 		offer            bool
 	}{
-		{"a deposit question in English is answered in English", "en", "How do I deposit money?", "deposit wallet addresses", false},
-		{"a deposit question in Russian is answered in Russian", "ru", "Как пополнить баланс?", "адреса для пополнения", false},
-		{"an English question from a Russian speaker is answered in Russian", "ru", "how do I top up?", "адреса для пополнения", false},
+		{"a deposit question in English is answered in English", "en", "How do I deposit money?", "credited by the platform's operator", false},
+		{"a deposit question in Russian is answered in Russian", "ru", "Как пополнить баланс?", "зачисляет оператор платформы", false},
+		{"an English question from a Russian speaker is answered in Russian", "ru", "how do I top up?", "зачисляет оператор платформы", false},
 		{"prices are explained", "en", "Why did the price move after my trade?", "LMSR", false},
 		{"prices are explained in Russian", "ru", "Как считаются цены?", "LMSR", false},
 		{"fees are explained", "en", "What fee do you charge?", "margin", false},
@@ -30,7 +30,7 @@ func TestDefaultFAQResponder(t *testing.T) {
 		{"the partner API is explained in Russian", "ru", "Нужна интеграция для партнёра", "X-Partner-Key", false},
 		{"an unmatched question offers the operator in English", "en", "My cat ate my password", "Call operator", true},
 		{"an unmatched question offers the operator in Russian", "ru", "Мой кот съел пароль", "Позвать оператора", true},
-		{"an unknown language is answered in English", "de", "Wie kann ich deposit machen?", "deposit wallet addresses", false},
+		{"an unknown language is answered in English", "de", "Wie kann ich deposit machen?", "credited by the platform's operator", false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -40,6 +40,37 @@ func TestDefaultFAQResponder(t *testing.T) {
 			}
 			if !strings.Contains(a.Text, c.contains) || a.OfferOperator != c.offer {
 				t.Fatalf("got %+v, want text with %q and offer %v", a, c.contains, c.offer)
+			}
+		})
+	}
+}
+
+// The profile's deposit address fields are always empty (no route sets
+// them) and deposits are credited by the operator, so the built-in FAQ
+// must not send anyone to look for a deposit address.
+func TestDefaultFAQPromisesNoDepositAddress(t *testing.T) {
+	r, err := chat.LoadFAQResponder("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []chat.Question{
+		{Language: "en", Text: "How do I deposit money?"},
+		{Language: "en", Text: "What is my wallet address?"},
+		{Language: "ru", Text: "Как пополнить баланс?"},
+	} {
+		t.Run(q.Language+": "+q.Text+" is answered without a deposit address", func(t *testing.T) {
+			a, err := r.Respond(context.Background(), q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			text := strings.ToLower(a.Text)
+			for _, word := range []string{"wallet", "address", "адрес", "кошел"} {
+				if strings.Contains(text, word) {
+					t.Errorf("the answer mentions %q: %s", word, a.Text)
+				}
+			}
+			if !strings.Contains(text, "operator") && !strings.Contains(text, "оператор") {
+				t.Errorf("the answer does not send the user to the operator: %s", a.Text)
 			}
 		})
 	}

@@ -145,14 +145,17 @@ func (e ChatSessionLanguage) Valid() bool {
 
 // Defines values for CloseRequestWonSide.
 const (
-	CloseRequestWonSideNO  CloseRequestWonSide = "NO"
-	CloseRequestWonSideYES CloseRequestWonSide = "YES"
+	CloseRequestWonSideNO   CloseRequestWonSide = "NO"
+	CloseRequestWonSideVOID CloseRequestWonSide = "VOID"
+	CloseRequestWonSideYES  CloseRequestWonSide = "YES"
 )
 
 // Valid indicates whether the value is a known member of the CloseRequestWonSide enum.
 func (e CloseRequestWonSide) Valid() bool {
 	switch e {
 	case CloseRequestWonSideNO:
+		return true
+	case CloseRequestWonSideVOID:
 		return true
 	case CloseRequestWonSideYES:
 		return true
@@ -220,6 +223,7 @@ const (
 	Minus1 ClosedPositionWonSide = -1
 	N0     ClosedPositionWonSide = 0
 	N1     ClosedPositionWonSide = 1
+	N2     ClosedPositionWonSide = 2
 )
 
 // Valid indicates whether the value is a known member of the ClosedPositionWonSide enum.
@@ -230,6 +234,8 @@ func (e ClosedPositionWonSide) Valid() bool {
 	case N0:
 		return true
 	case N1:
+		return true
+	case N2:
 		return true
 	default:
 		return false
@@ -269,10 +275,32 @@ func (e MarketMarketType) Valid() bool {
 	}
 }
 
+// Defines values for MarketResolvedBy.
+const (
+	MarketResolvedByCreator     MarketResolvedBy = "creator"
+	MarketResolvedByLessThanNil MarketResolvedBy = "<nil>"
+	MarketResolvedByOperator    MarketResolvedBy = "operator"
+)
+
+// Valid indicates whether the value is a known member of the MarketResolvedBy enum.
+func (e MarketResolvedBy) Valid() bool {
+	switch e {
+	case MarketResolvedByCreator:
+		return true
+	case MarketResolvedByLessThanNil:
+		return true
+	case MarketResolvedByOperator:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for MarketWinningOutcome.
 const (
 	MarketWinningOutcomeLessThanNil MarketWinningOutcome = "<nil>"
 	MarketWinningOutcomeNO          MarketWinningOutcome = "NO"
+	MarketWinningOutcomeVOID        MarketWinningOutcome = "VOID"
 	MarketWinningOutcomeYES         MarketWinningOutcome = "YES"
 )
 
@@ -282,6 +310,8 @@ func (e MarketWinningOutcome) Valid() bool {
 	case MarketWinningOutcomeLessThanNil:
 		return true
 	case MarketWinningOutcomeNO:
+		return true
+	case MarketWinningOutcomeVOID:
 		return true
 	case MarketWinningOutcomeYES:
 		return true
@@ -701,6 +731,27 @@ func (e RegisterRequestLanguage) Valid() bool {
 	}
 }
 
+// Defines values for ResolveRequestWonSide.
+const (
+	ResolveRequestWonSideNO   ResolveRequestWonSide = "NO"
+	ResolveRequestWonSideVOID ResolveRequestWonSide = "VOID"
+	ResolveRequestWonSideYES  ResolveRequestWonSide = "YES"
+)
+
+// Valid indicates whether the value is a known member of the ResolveRequestWonSide enum.
+func (e ResolveRequestWonSide) Valid() bool {
+	switch e {
+	case ResolveRequestWonSideNO:
+		return true
+	case ResolveRequestWonSideVOID:
+		return true
+	case ResolveRequestWonSideYES:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for SellRequestSide.
 const (
 	SellRequestSideNO  SellRequestSide = "NO"
@@ -1029,10 +1080,11 @@ type ChatTextRequest struct {
 
 // CloseRequest defines model for CloseRequest.
 type CloseRequest struct {
+	// WonSide the winning side, or VOID to refund every position its net cost
 	WonSide CloseRequestWonSide `json:"won_side"`
 }
 
-// CloseRequestWonSide defines model for CloseRequest.WonSide.
+// CloseRequestWonSide the winning side, or VOID to refund every position its net cost
 type CloseRequestWonSide string
 
 // ClosedPosition A closed position (ClosedPositionWithDetails).
@@ -1065,7 +1117,7 @@ type ClosedPosition struct {
 	UseBonus     bool                    `json:"use_bonus"`
 	UserID       int64                   `json:"user_id"`
 
-	// WonSide 1 YES won, 0 NO won, -1 sold before resolution
+	// WonSide 1 YES won, 0 NO won, -1 sold before resolution, 2 the market was voided (the position got its net cost back)
 	WonSide ClosedPositionWonSide `json:"won_side"`
 }
 
@@ -1078,7 +1130,7 @@ type ClosedPositionSideRu string
 // ClosedPositionTokenType defines model for ClosedPosition.TokenType.
 type ClosedPositionTokenType string
 
-// ClosedPositionWonSide 1 YES won, 0 NO won, -1 sold before resolution
+// ClosedPositionWonSide 1 YES won, 0 NO won, -1 sold before resolution, 2 the market was voided (the position got its net cost back)
 type ClosedPositionWonSide int
 
 // Comment defines model for Comment.
@@ -1194,6 +1246,12 @@ type Market struct {
 	QYes     int64 `json:"q_yes"`
 	Resolved bool  `json:"resolved"`
 
+	// ResolvedAt when the market resolved; null while unresolved
+	ResolvedAt *time.Time `json:"resolved_at"`
+
+	// ResolvedBy who resolved the market: the event's creator or the operator; null while unresolved
+	ResolvedBy *MarketResolvedBy `json:"resolved_by"`
+
 	// TradingOpen Whether the market takes trades and quotes now: it is neither
 	// resolved nor paused, and now is inside its pool's trading
 	// window (`live_at` <= now < `finish_at`). In a trade's answer,
@@ -1201,7 +1259,9 @@ type Market struct {
 	TradingOpen bool `json:"trading_open"`
 
 	// Volume LMSR cost and refund of every trade, fees excluded, kopecks
-	Volume         int64                 `json:"volume"`
+	Volume int64 `json:"volume"`
+
+	// WinningOutcome how the market resolved; VOID when it was voided; null while unresolved
 	WinningOutcome *MarketWinningOutcome `json:"winning_outcome"`
 	YesName        string                `json:"yes_name"`
 	YesProbability float64               `json:"yes_probability"`
@@ -1210,7 +1270,10 @@ type Market struct {
 // MarketMarketType defines model for Market.MarketType.
 type MarketMarketType string
 
-// MarketWinningOutcome defines model for Market.WinningOutcome.
+// MarketResolvedBy who resolved the market: the event's creator or the operator; null while unresolved
+type MarketResolvedBy string
+
+// MarketWinningOutcome how the market resolved; VOID when it was voided; null while unresolved
 type MarketWinningOutcome string
 
 // NewComment defines model for NewComment.
@@ -1308,7 +1371,8 @@ type NewPool struct {
 // `trade_executed` — each of your trades (buys and sells), in the
 // trade's transaction; related_type `event`, related_id the event.
 // `market_resolved` — each market you held a position in when it was
-// resolved, with your payout; related_type `event`.
+// resolved, with your payout, or voided, with your refund (the title
+// then says so); related_type `event`.
 // `comment_reply` — someone else replied to your comment, in the
 // reply's transaction; related_type `comment`, related_id your
 // comment's id (its replies list the new one).
@@ -1726,6 +1790,15 @@ type RegisterRequest struct {
 // RegisterRequestLanguage defines model for RegisterRequest.Language.
 type RegisterRequestLanguage string
 
+// ResolveRequest defines model for ResolveRequest.
+type ResolveRequest struct {
+	// WonSide the winning side, or VOID to refund every position its net cost
+	WonSide ResolveRequestWonSide `json:"won_side"`
+}
+
+// ResolveRequestWonSide the winning side, or VOID to refund every position its net cost
+type ResolveRequestWonSide string
+
 // RolesPatch defines model for RolesPatch.
 type RolesPatch struct {
 	IsCreator     *bool `json:"is_creator,omitempty"`
@@ -2101,6 +2174,9 @@ type GetMyClosedPositionsParams struct {
 // AdminChatReplyJSONRequestBody defines body for AdminChatReply for application/json ContentType.
 type AdminChatReplyJSONRequestBody = ChatTextRequest
 
+// AdminResolveMarketJSONRequestBody defines body for AdminResolveMarket for application/json ContentType.
+type AdminResolveMarketJSONRequestBody = ResolveRequest
+
 // AdminCreateP2PAdJSONRequestBody defines body for AdminCreateP2PAd for application/json ContentType.
 type AdminCreateP2PAdJSONRequestBody = NewP2PAd
 
@@ -2304,6 +2380,46 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /api/v1/admin/chat/sessions/{session_id}/messages (the `AdminChatReply` operationId).
 	AdminChatReply(ctx context.Context, sessionID string, body AdminChatReplyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AdminResolveMarketWithBody Resolve or void any market, as the operator.
+	//
+	// Settles the market exactly as its creator's close would (see
+	// `closeMarket`): for a market whose creator is gone, or to get ahead
+	// of a wrong resolution. The market then shows `resolved_by`
+	// `operator`. The route answers in market close's words. Checks run
+	// in this order: 404 `not_found` (no admin token configured), 401, 404
+	// `market not found` (an id that is not an integer), 400 `invalid
+	// request` (the body, or `won_side` missing or not `YES`, `NO` or
+	// `VOID`), 404 `market not found`, 400 `invalid request` (`NO` on a
+	// market of an exclusive pool, which resolves whole: `YES` on its
+	// winner, or `VOID`), 409 `market already resolved` (of two
+	// concurrent resolutions, by the operator or the creator, one settles
+	// and the other gets 409).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/admin/markets/{id}/resolve (the `AdminResolveMarket` operationId).
+	AdminResolveMarketWithBody(ctx context.Context, id int64, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AdminResolveMarket Resolve or void any market, as the operator.
+	//
+	// Settles the market exactly as its creator's close would (see
+	// `closeMarket`): for a market whose creator is gone, or to get ahead
+	// of a wrong resolution. The market then shows `resolved_by`
+	// `operator`. The route answers in market close's words. Checks run
+	// in this order: 404 `not_found` (no admin token configured), 401, 404
+	// `market not found` (an id that is not an integer), 400 `invalid
+	// request` (the body, or `won_side` missing or not `YES`, `NO` or
+	// `VOID`), 404 `market not found`, 400 `invalid request` (`NO` on a
+	// market of an exclusive pool, which resolves whole: `YES` on its
+	// winner, or `VOID`), 409 `market already resolved` (of two
+	// concurrent resolutions, by the operator or the creator, one settles
+	// and the other gets 409).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/admin/markets/{id}/resolve (the `AdminResolveMarket` operationId).
+	AdminResolveMarket(ctx context.Context, id int64, body AdminResolveMarketJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// AdminCreateP2PAdWithBody Publish an ad for a user; it is approved and active at once.
 	//
@@ -2855,36 +2971,50 @@ type ClientInterface interface {
 	// Corresponds with POST /api/v1/events/{id}/active (the `SetEventActive` operationId).
 	SetEventActive(ctx context.Context, id int64, body SetEventActiveJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// CloseMarketWithBody Resolve a market with its winning side.
+	// CloseMarketWithBody Resolve a market with its winning side, or void it.
 	//
 	// Caller must be the event's creator. Every open position of the
-	// market is settled: winning shares pay 1 kopeck each, losing shares 0;
-	// what is left in the market's escrow returns to the platform. On a
-	// market of an exclusive pool, `YES` resolves the whole pool in one
-	// step: this market YES, every other market of the pool NO, paid from
-	// the pool's one escrow; `NO` names no winner and is 400; any market of
-	// a resolved pool is 409. Checks run in this order: 401, 404 (no such
-	// market, ids that do not belong together, or ids that are not
-	// integers), 403 (not the creator), 400 (missing or invalid
-	// `won_side`, or `NO` on an exclusive pool), 409 (resolved already).
+	// market is settled, in one transaction: with `YES` or `NO`, winning
+	// shares pay 1 kopeck each, losing shares 0; with `VOID`, every open
+	// position gets back its net cost (what it paid, fees included, minus
+	// what its sales returned), floored at 0, from the market's escrow,
+	// then its fee account, then the platform's treasury. What is left in
+	// the escrow returns to the platform. The market then shows
+	// `resolved_by` `creator`. On a market of an exclusive pool, `YES`
+	// resolves the whole pool in one step (this market YES, every other
+	// market of the pool NO, paid from the pool's one escrow) and `VOID`
+	// voids every market of the pool; `NO` names no winner and is 400;
+	// any market of a resolved pool is 409. Checks run in this order:
+	// 401, 404 (no such market, ids that do not belong together, or ids
+	// that are not integers), 403 (not the creator), 400 (missing or
+	// invalid `won_side`, or `NO` on a market of an exclusive pool), 409
+	// (resolved already; of two concurrent closes, also of two markets of
+	// one exclusive pool, one settles and the other gets 409).
 	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /api/v1/events/{id}/pools/{pool_id}/markets/{market_id}/close (the `CloseMarket` operationId).
 	CloseMarketWithBody(ctx context.Context, id int64, poolID int64, marketID int64, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// CloseMarket Resolve a market with its winning side.
+	// CloseMarket Resolve a market with its winning side, or void it.
 	//
 	// Caller must be the event's creator. Every open position of the
-	// market is settled: winning shares pay 1 kopeck each, losing shares 0;
-	// what is left in the market's escrow returns to the platform. On a
-	// market of an exclusive pool, `YES` resolves the whole pool in one
-	// step: this market YES, every other market of the pool NO, paid from
-	// the pool's one escrow; `NO` names no winner and is 400; any market of
-	// a resolved pool is 409. Checks run in this order: 401, 404 (no such
-	// market, ids that do not belong together, or ids that are not
-	// integers), 403 (not the creator), 400 (missing or invalid
-	// `won_side`, or `NO` on an exclusive pool), 409 (resolved already).
+	// market is settled, in one transaction: with `YES` or `NO`, winning
+	// shares pay 1 kopeck each, losing shares 0; with `VOID`, every open
+	// position gets back its net cost (what it paid, fees included, minus
+	// what its sales returned), floored at 0, from the market's escrow,
+	// then its fee account, then the platform's treasury. What is left in
+	// the escrow returns to the platform. The market then shows
+	// `resolved_by` `creator`. On a market of an exclusive pool, `YES`
+	// resolves the whole pool in one step (this market YES, every other
+	// market of the pool NO, paid from the pool's one escrow) and `VOID`
+	// voids every market of the pool; `NO` names no winner and is 400;
+	// any market of a resolved pool is 409. Checks run in this order:
+	// 401, 404 (no such market, ids that do not belong together, or ids
+	// that are not integers), 403 (not the creator), 400 (missing or
+	// invalid `won_side`, or `NO` on a market of an exclusive pool), 409
+	// (resolved already; of two concurrent closes, also of two markets of
+	// one exclusive pool, one settles and the other gets 409).
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -3384,6 +3514,66 @@ func (c *Client) AdminChatReplyWithBody(ctx context.Context, sessionID string, c
 // Corresponds with POST /api/v1/admin/chat/sessions/{session_id}/messages (the `AdminChatReply` operationId).
 func (c *Client) AdminChatReply(ctx context.Context, sessionID string, body AdminChatReplyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewAdminChatReplyRequest(c.Server, sessionID, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AdminResolveMarketWithBody Resolve or void any market, as the operator.
+//
+// Settles the market exactly as its creator's close would (see
+// `closeMarket`): for a market whose creator is gone, or to get ahead
+// of a wrong resolution. The market then shows `resolved_by`
+// `operator`. The route answers in market close's words. Checks run
+// in this order: 404 `not_found` (no admin token configured), 401, 404
+// `market not found` (an id that is not an integer), 400 `invalid
+// request` (the body, or `won_side` missing or not `YES`, `NO` or
+// `VOID`), 404 `market not found`, 400 `invalid request` (`NO` on a
+// market of an exclusive pool, which resolves whole: `YES` on its
+// winner, or `VOID`), 409 `market already resolved` (of two
+// concurrent resolutions, by the operator or the creator, one settles
+// and the other gets 409).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/admin/markets/{id}/resolve (the `AdminResolveMarket` operationId).
+func (c *Client) AdminResolveMarketWithBody(ctx context.Context, id int64, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAdminResolveMarketRequestWithBody(c.Server, id, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AdminResolveMarket Resolve or void any market, as the operator.
+//
+// Settles the market exactly as its creator's close would (see
+// `closeMarket`): for a market whose creator is gone, or to get ahead
+// of a wrong resolution. The market then shows `resolved_by`
+// `operator`. The route answers in market close's words. Checks run
+// in this order: 404 `not_found` (no admin token configured), 401, 404
+// `market not found` (an id that is not an integer), 400 `invalid
+// request` (the body, or `won_side` missing or not `YES`, `NO` or
+// `VOID`), 404 `market not found`, 400 `invalid request` (`NO` on a
+// market of an exclusive pool, which resolves whole: `YES` on its
+// winner, or `VOID`), 409 `market already resolved` (of two
+// concurrent resolutions, by the operator or the creator, one settles
+// and the other gets 409).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/admin/markets/{id}/resolve (the `AdminResolveMarket` operationId).
+func (c *Client) AdminResolveMarket(ctx context.Context, id int64, body AdminResolveMarketJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAdminResolveMarketRequest(c.Server, id, body)
 	if err != nil {
 		return nil, err
 	}
@@ -4414,18 +4604,25 @@ func (c *Client) SetEventActive(ctx context.Context, id int64, body SetEventActi
 	return c.Client.Do(req)
 }
 
-// CloseMarketWithBody Resolve a market with its winning side.
+// CloseMarketWithBody Resolve a market with its winning side, or void it.
 //
 // Caller must be the event's creator. Every open position of the
-// market is settled: winning shares pay 1 kopeck each, losing shares 0;
-// what is left in the market's escrow returns to the platform. On a
-// market of an exclusive pool, `YES` resolves the whole pool in one
-// step: this market YES, every other market of the pool NO, paid from
-// the pool's one escrow; `NO` names no winner and is 400; any market of
-// a resolved pool is 409. Checks run in this order: 401, 404 (no such
-// market, ids that do not belong together, or ids that are not
-// integers), 403 (not the creator), 400 (missing or invalid
-// `won_side`, or `NO` on an exclusive pool), 409 (resolved already).
+// market is settled, in one transaction: with `YES` or `NO`, winning
+// shares pay 1 kopeck each, losing shares 0; with `VOID`, every open
+// position gets back its net cost (what it paid, fees included, minus
+// what its sales returned), floored at 0, from the market's escrow,
+// then its fee account, then the platform's treasury. What is left in
+// the escrow returns to the platform. The market then shows
+// `resolved_by` `creator`. On a market of an exclusive pool, `YES`
+// resolves the whole pool in one step (this market YES, every other
+// market of the pool NO, paid from the pool's one escrow) and `VOID`
+// voids every market of the pool; `NO` names no winner and is 400;
+// any market of a resolved pool is 409. Checks run in this order:
+// 401, 404 (no such market, ids that do not belong together, or ids
+// that are not integers), 403 (not the creator), 400 (missing or
+// invalid `won_side`, or `NO` on a market of an exclusive pool), 409
+// (resolved already; of two concurrent closes, also of two markets of
+// one exclusive pool, one settles and the other gets 409).
 //
 // Takes any type of body and a specified content type.
 //
@@ -4442,18 +4639,25 @@ func (c *Client) CloseMarketWithBody(ctx context.Context, id int64, poolID int64
 	return c.Client.Do(req)
 }
 
-// CloseMarket Resolve a market with its winning side.
+// CloseMarket Resolve a market with its winning side, or void it.
 //
 // Caller must be the event's creator. Every open position of the
-// market is settled: winning shares pay 1 kopeck each, losing shares 0;
-// what is left in the market's escrow returns to the platform. On a
-// market of an exclusive pool, `YES` resolves the whole pool in one
-// step: this market YES, every other market of the pool NO, paid from
-// the pool's one escrow; `NO` names no winner and is 400; any market of
-// a resolved pool is 409. Checks run in this order: 401, 404 (no such
-// market, ids that do not belong together, or ids that are not
-// integers), 403 (not the creator), 400 (missing or invalid
-// `won_side`, or `NO` on an exclusive pool), 409 (resolved already).
+// market is settled, in one transaction: with `YES` or `NO`, winning
+// shares pay 1 kopeck each, losing shares 0; with `VOID`, every open
+// position gets back its net cost (what it paid, fees included, minus
+// what its sales returned), floored at 0, from the market's escrow,
+// then its fee account, then the platform's treasury. What is left in
+// the escrow returns to the platform. The market then shows
+// `resolved_by` `creator`. On a market of an exclusive pool, `YES`
+// resolves the whole pool in one step (this market YES, every other
+// market of the pool NO, paid from the pool's one escrow) and `VOID`
+// voids every market of the pool; `NO` names no winner and is 400;
+// any market of a resolved pool is 409. Checks run in this order:
+// 401, 404 (no such market, ids that do not belong together, or ids
+// that are not integers), 403 (not the creator), 400 (missing or
+// invalid `won_side`, or `NO` on a market of an exclusive pool), 409
+// (resolved already; of two concurrent closes, also of two markets of
+// one exclusive pool, one settles and the other gets 409).
 //
 // Takes a body of the `application/json` content type.
 //
@@ -5353,6 +5557,53 @@ func NewAdminChatReplyRequestWithBody(server string, sessionID string, contentTy
 	}
 
 	operationPath := fmt.Sprintf("/api/v1/admin/chat/sessions/%s/messages", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewAdminResolveMarketRequest calls the generic AdminResolveMarket builder with application/json body
+func NewAdminResolveMarketRequest(server string, id int64, body AdminResolveMarketJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewAdminResolveMarketRequestWithBody(server, id, "application/json", bodyReader)
+}
+
+// NewAdminResolveMarketRequestWithBody constructs an http.Request for the AdminResolveMarket method, with any body, and a specified content type
+func NewAdminResolveMarketRequestWithBody(server string, id int64, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/admin/markets/%s/resolve", pathParam0)
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -7937,6 +8188,46 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /api/v1/admin/chat/sessions/{session_id}/messages (the `AdminChatReply` operationId).
 	AdminChatReplyWithResponse(ctx context.Context, sessionID string, body AdminChatReplyJSONRequestBody, reqEditors ...RequestEditorFn) (*AdminChatReplyResponse, error)
 
+	// AdminResolveMarketWithBodyWithResponse Resolve or void any market, as the operator.
+	//
+	// Settles the market exactly as its creator's close would (see
+	// `closeMarket`): for a market whose creator is gone, or to get ahead
+	// of a wrong resolution. The market then shows `resolved_by`
+	// `operator`. The route answers in market close's words. Checks run
+	// in this order: 404 `not_found` (no admin token configured), 401, 404
+	// `market not found` (an id that is not an integer), 400 `invalid
+	// request` (the body, or `won_side` missing or not `YES`, `NO` or
+	// `VOID`), 404 `market not found`, 400 `invalid request` (`NO` on a
+	// market of an exclusive pool, which resolves whole: `YES` on its
+	// winner, or `VOID`), 409 `market already resolved` (of two
+	// concurrent resolutions, by the operator or the creator, one settles
+	// and the other gets 409).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/admin/markets/{id}/resolve (the `AdminResolveMarket` operationId).
+	AdminResolveMarketWithBodyWithResponse(ctx context.Context, id int64, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AdminResolveMarketResponse, error)
+
+	// AdminResolveMarketWithResponse Resolve or void any market, as the operator.
+	//
+	// Settles the market exactly as its creator's close would (see
+	// `closeMarket`): for a market whose creator is gone, or to get ahead
+	// of a wrong resolution. The market then shows `resolved_by`
+	// `operator`. The route answers in market close's words. Checks run
+	// in this order: 404 `not_found` (no admin token configured), 401, 404
+	// `market not found` (an id that is not an integer), 400 `invalid
+	// request` (the body, or `won_side` missing or not `YES`, `NO` or
+	// `VOID`), 404 `market not found`, 400 `invalid request` (`NO` on a
+	// market of an exclusive pool, which resolves whole: `YES` on its
+	// winner, or `VOID`), 409 `market already resolved` (of two
+	// concurrent resolutions, by the operator or the creator, one settles
+	// and the other gets 409).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/admin/markets/{id}/resolve (the `AdminResolveMarket` operationId).
+	AdminResolveMarketWithResponse(ctx context.Context, id int64, body AdminResolveMarketJSONRequestBody, reqEditors ...RequestEditorFn) (*AdminResolveMarketResponse, error)
+
 	// AdminCreateP2PAdWithBodyWithResponse Publish an ad for a user; it is approved and active at once.
 	//
 	// `remaining_amount` defaults to `max_amount`. Checks: `type` buy or
@@ -8509,36 +8800,50 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /api/v1/events/{id}/active (the `SetEventActive` operationId).
 	SetEventActiveWithResponse(ctx context.Context, id int64, body SetEventActiveJSONRequestBody, reqEditors ...RequestEditorFn) (*SetEventActiveResponse, error)
 
-	// CloseMarketWithBodyWithResponse Resolve a market with its winning side.
+	// CloseMarketWithBodyWithResponse Resolve a market with its winning side, or void it.
 	//
 	// Caller must be the event's creator. Every open position of the
-	// market is settled: winning shares pay 1 kopeck each, losing shares 0;
-	// what is left in the market's escrow returns to the platform. On a
-	// market of an exclusive pool, `YES` resolves the whole pool in one
-	// step: this market YES, every other market of the pool NO, paid from
-	// the pool's one escrow; `NO` names no winner and is 400; any market of
-	// a resolved pool is 409. Checks run in this order: 401, 404 (no such
-	// market, ids that do not belong together, or ids that are not
-	// integers), 403 (not the creator), 400 (missing or invalid
-	// `won_side`, or `NO` on an exclusive pool), 409 (resolved already).
+	// market is settled, in one transaction: with `YES` or `NO`, winning
+	// shares pay 1 kopeck each, losing shares 0; with `VOID`, every open
+	// position gets back its net cost (what it paid, fees included, minus
+	// what its sales returned), floored at 0, from the market's escrow,
+	// then its fee account, then the platform's treasury. What is left in
+	// the escrow returns to the platform. The market then shows
+	// `resolved_by` `creator`. On a market of an exclusive pool, `YES`
+	// resolves the whole pool in one step (this market YES, every other
+	// market of the pool NO, paid from the pool's one escrow) and `VOID`
+	// voids every market of the pool; `NO` names no winner and is 400;
+	// any market of a resolved pool is 409. Checks run in this order:
+	// 401, 404 (no such market, ids that do not belong together, or ids
+	// that are not integers), 403 (not the creator), 400 (missing or
+	// invalid `won_side`, or `NO` on a market of an exclusive pool), 409
+	// (resolved already; of two concurrent closes, also of two markets of
+	// one exclusive pool, one settles and the other gets 409).
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/v1/events/{id}/pools/{pool_id}/markets/{market_id}/close (the `CloseMarket` operationId).
 	CloseMarketWithBodyWithResponse(ctx context.Context, id int64, poolID int64, marketID int64, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CloseMarketResponse, error)
 
-	// CloseMarketWithResponse Resolve a market with its winning side.
+	// CloseMarketWithResponse Resolve a market with its winning side, or void it.
 	//
 	// Caller must be the event's creator. Every open position of the
-	// market is settled: winning shares pay 1 kopeck each, losing shares 0;
-	// what is left in the market's escrow returns to the platform. On a
-	// market of an exclusive pool, `YES` resolves the whole pool in one
-	// step: this market YES, every other market of the pool NO, paid from
-	// the pool's one escrow; `NO` names no winner and is 400; any market of
-	// a resolved pool is 409. Checks run in this order: 401, 404 (no such
-	// market, ids that do not belong together, or ids that are not
-	// integers), 403 (not the creator), 400 (missing or invalid
-	// `won_side`, or `NO` on an exclusive pool), 409 (resolved already).
+	// market is settled, in one transaction: with `YES` or `NO`, winning
+	// shares pay 1 kopeck each, losing shares 0; with `VOID`, every open
+	// position gets back its net cost (what it paid, fees included, minus
+	// what its sales returned), floored at 0, from the market's escrow,
+	// then its fee account, then the platform's treasury. What is left in
+	// the escrow returns to the platform. The market then shows
+	// `resolved_by` `creator`. On a market of an exclusive pool, `YES`
+	// resolves the whole pool in one step (this market YES, every other
+	// market of the pool NO, paid from the pool's one escrow) and `VOID`
+	// voids every market of the pool; `NO` names no winner and is 400;
+	// any market of a resolved pool is 409. Checks run in this order:
+	// 401, 404 (no such market, ids that do not belong together, or ids
+	// that are not integers), 403 (not the creator), 400 (missing or
+	// invalid `won_side`, or `NO` on a market of an exclusive pool), 409
+	// (resolved already; of two concurrent closes, also of two markets of
+	// one exclusive pool, one settles and the other gets 409).
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -9360,6 +9665,114 @@ func (r AdminChatReplyResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r AdminChatReplyResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type AdminResolveMarketResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Status
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *struct {
+		Detail *string `json:"detail,omitempty"`
+		Error  string  `json:"error"`
+	}
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *struct {
+		Detail *string `json:"detail,omitempty"`
+		Error  string  `json:"error"`
+	}
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *struct {
+		Detail *string `json:"detail,omitempty"`
+		Error  string  `json:"error"`
+	}
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *TooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *ContentEncoding
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r AdminResolveMarketResponse) GetJSON200() *Status {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r AdminResolveMarketResponse) GetJSON400() *struct {
+	Detail *string `json:"detail,omitempty"`
+	Error  string  `json:"error"`
+} {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r AdminResolveMarketResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r AdminResolveMarketResponse) GetJSON404() *struct {
+	Detail *string `json:"detail,omitempty"`
+	Error  string  `json:"error"`
+} {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r AdminResolveMarketResponse) GetJSON409() *struct {
+	Detail *string `json:"detail,omitempty"`
+	Error  string  `json:"error"`
+} {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r AdminResolveMarketResponse) GetJSON413() *TooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r AdminResolveMarketResponse) GetJSON415() *ContentEncoding {
+	return r.JSON415
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r AdminResolveMarketResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r AdminResolveMarketResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r AdminResolveMarketResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r AdminResolveMarketResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r AdminResolveMarketResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -13930,6 +14343,58 @@ func (c *ClientWithResponses) AdminChatReplyWithResponse(ctx context.Context, se
 	return ParseAdminChatReplyResponse(rsp)
 }
 
+// AdminResolveMarketWithBodyWithResponse Resolve or void any market, as the operator.
+//
+// Settles the market exactly as its creator's close would (see
+// `closeMarket`): for a market whose creator is gone, or to get ahead
+// of a wrong resolution. The market then shows `resolved_by`
+// `operator`. The route answers in market close's words. Checks run
+// in this order: 404 `not_found` (no admin token configured), 401, 404
+// `market not found` (an id that is not an integer), 400 `invalid
+// request` (the body, or `won_side` missing or not `YES`, `NO` or
+// `VOID`), 404 `market not found`, 400 `invalid request` (`NO` on a
+// market of an exclusive pool, which resolves whole: `YES` on its
+// winner, or `VOID`), 409 `market already resolved` (of two
+// concurrent resolutions, by the operator or the creator, one settles
+// and the other gets 409).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/admin/markets/{id}/resolve (the `AdminResolveMarket` operationId).
+func (c *ClientWithResponses) AdminResolveMarketWithBodyWithResponse(ctx context.Context, id int64, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AdminResolveMarketResponse, error) {
+	rsp, err := c.AdminResolveMarketWithBody(ctx, id, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAdminResolveMarketResponse(rsp)
+}
+
+// AdminResolveMarketWithResponse Resolve or void any market, as the operator.
+//
+// Settles the market exactly as its creator's close would (see
+// `closeMarket`): for a market whose creator is gone, or to get ahead
+// of a wrong resolution. The market then shows `resolved_by`
+// `operator`. The route answers in market close's words. Checks run
+// in this order: 404 `not_found` (no admin token configured), 401, 404
+// `market not found` (an id that is not an integer), 400 `invalid
+// request` (the body, or `won_side` missing or not `YES`, `NO` or
+// `VOID`), 404 `market not found`, 400 `invalid request` (`NO` on a
+// market of an exclusive pool, which resolves whole: `YES` on its
+// winner, or `VOID`), 409 `market already resolved` (of two
+// concurrent resolutions, by the operator or the creator, one settles
+// and the other gets 409).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/admin/markets/{id}/resolve (the `AdminResolveMarket` operationId).
+func (c *ClientWithResponses) AdminResolveMarketWithResponse(ctx context.Context, id int64, body AdminResolveMarketJSONRequestBody, reqEditors ...RequestEditorFn) (*AdminResolveMarketResponse, error) {
+	rsp, err := c.AdminResolveMarket(ctx, id, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAdminResolveMarketResponse(rsp)
+}
+
 // AdminCreateP2PAdWithBodyWithResponse Publish an ad for a user; it is approved and active at once.
 //
 // `remaining_amount` defaults to `max_amount`. Checks: `type` buy or
@@ -14784,18 +15249,25 @@ func (c *ClientWithResponses) SetEventActiveWithResponse(ctx context.Context, id
 	return ParseSetEventActiveResponse(rsp)
 }
 
-// CloseMarketWithBodyWithResponse Resolve a market with its winning side.
+// CloseMarketWithBodyWithResponse Resolve a market with its winning side, or void it.
 //
 // Caller must be the event's creator. Every open position of the
-// market is settled: winning shares pay 1 kopeck each, losing shares 0;
-// what is left in the market's escrow returns to the platform. On a
-// market of an exclusive pool, `YES` resolves the whole pool in one
-// step: this market YES, every other market of the pool NO, paid from
-// the pool's one escrow; `NO` names no winner and is 400; any market of
-// a resolved pool is 409. Checks run in this order: 401, 404 (no such
-// market, ids that do not belong together, or ids that are not
-// integers), 403 (not the creator), 400 (missing or invalid
-// `won_side`, or `NO` on an exclusive pool), 409 (resolved already).
+// market is settled, in one transaction: with `YES` or `NO`, winning
+// shares pay 1 kopeck each, losing shares 0; with `VOID`, every open
+// position gets back its net cost (what it paid, fees included, minus
+// what its sales returned), floored at 0, from the market's escrow,
+// then its fee account, then the platform's treasury. What is left in
+// the escrow returns to the platform. The market then shows
+// `resolved_by` `creator`. On a market of an exclusive pool, `YES`
+// resolves the whole pool in one step (this market YES, every other
+// market of the pool NO, paid from the pool's one escrow) and `VOID`
+// voids every market of the pool; `NO` names no winner and is 400;
+// any market of a resolved pool is 409. Checks run in this order:
+// 401, 404 (no such market, ids that do not belong together, or ids
+// that are not integers), 403 (not the creator), 400 (missing or
+// invalid `won_side`, or `NO` on a market of an exclusive pool), 409
+// (resolved already; of two concurrent closes, also of two markets of
+// one exclusive pool, one settles and the other gets 409).
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -14808,18 +15280,25 @@ func (c *ClientWithResponses) CloseMarketWithBodyWithResponse(ctx context.Contex
 	return ParseCloseMarketResponse(rsp)
 }
 
-// CloseMarketWithResponse Resolve a market with its winning side.
+// CloseMarketWithResponse Resolve a market with its winning side, or void it.
 //
 // Caller must be the event's creator. Every open position of the
-// market is settled: winning shares pay 1 kopeck each, losing shares 0;
-// what is left in the market's escrow returns to the platform. On a
-// market of an exclusive pool, `YES` resolves the whole pool in one
-// step: this market YES, every other market of the pool NO, paid from
-// the pool's one escrow; `NO` names no winner and is 400; any market of
-// a resolved pool is 409. Checks run in this order: 401, 404 (no such
-// market, ids that do not belong together, or ids that are not
-// integers), 403 (not the creator), 400 (missing or invalid
-// `won_side`, or `NO` on an exclusive pool), 409 (resolved already).
+// market is settled, in one transaction: with `YES` or `NO`, winning
+// shares pay 1 kopeck each, losing shares 0; with `VOID`, every open
+// position gets back its net cost (what it paid, fees included, minus
+// what its sales returned), floored at 0, from the market's escrow,
+// then its fee account, then the platform's treasury. What is left in
+// the escrow returns to the platform. The market then shows
+// `resolved_by` `creator`. On a market of an exclusive pool, `YES`
+// resolves the whole pool in one step (this market YES, every other
+// market of the pool NO, paid from the pool's one escrow) and `VOID`
+// voids every market of the pool; `NO` names no winner and is 400;
+// any market of a resolved pool is 409. Checks run in this order:
+// 401, 404 (no such market, ids that do not belong together, or ids
+// that are not integers), 403 (not the creator), 400 (missing or
+// invalid `won_side`, or `NO` on a market of an exclusive pool), 409
+// (resolved already; of two concurrent closes, also of two markets of
+// one exclusive pool, one settles and the other gets 409).
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -15729,6 +16208,90 @@ func ParseAdminChatReplyResponse(rsp *http.Response) (*AdminChatReplyResponse, e
 			return nil, err
 		}
 		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest ContentEncoding
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseAdminResolveMarketResponse parses an HTTP response from a AdminResolveMarketWithResponse call
+func ParseAdminResolveMarketResponse(rsp *http.Response) (*AdminResolveMarketResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &AdminResolveMarketResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Status
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest struct {
+			Detail *string `json:"detail,omitempty"`
+			Error  string  `json:"error"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest struct {
+			Detail *string `json:"detail,omitempty"`
+			Error  string  `json:"error"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest struct {
+			Detail *string `json:"detail,omitempty"`
+			Error  string  `json:"error"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest TooLarge

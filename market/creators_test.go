@@ -11,9 +11,9 @@ import (
 // TestWhoMayResolve records what the platform allows today: an event's
 // creator may trade on its markets and then resolve them, and keeps the
 // right to resolve (and to show or hide) their events after the operator
-// revoked the creator role. Resolution belongs to the event's creator,
-// not to the role: there is no other way to resolve a market, so a
-// revoked creator's markets would otherwise stay open for ever.
+// revoked the creator role: closing belongs to the event's creator, not
+// to the role. No other user may close them; the operator resolves any
+// market through Service.Resolve.
 func TestWhoMayResolve(t *testing.T) {
 	w := newCreatorWorld(t)
 	if _, err := w.accounts.Credit(w.ctx, w.creator.ID, 100_000, false); err != nil {
@@ -58,13 +58,21 @@ func TestWhoMayResolve(t *testing.T) {
 			t.Fatalf("resolve: %v", err)
 		}
 	})
-	t.Run("no one else may resolve them, the operator included", func(t *testing.T) {
-		_, m3 := newEvent()
+	_, m3 := newEvent()
+	t.Run("no other user may close them", func(t *testing.T) {
 		ev3, _ := w.markets.Event(w.ctx, m3.EventID)
 		for _, caller := range []int64{0, w.creator.ID + 1} {
 			if err := w.markets.Close(w.ctx, caller, ev3.ID, m3.PoolID, m3.ID, "YES"); !errors.Is(err, market.ErrForbidden) {
 				t.Fatalf("caller %d: %v", caller, err)
 			}
+		}
+	})
+	t.Run("the operator resolves them, and the market says so", func(t *testing.T) {
+		if err := w.markets.Resolve(w.ctx, m3.ID, "VOID"); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := w.markets.Market(w.ctx, m3.ID); got.ResolvedBy != market.ResolvedByOperator || !got.Voided {
+			t.Fatalf("market %+v", got)
 		}
 	})
 }

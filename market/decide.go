@@ -755,17 +755,14 @@ func addStat(total, v int64) int64 {
 	return math.MaxInt64
 }
 
-// DecideSettlement resolves the market in st with side won: every open
-// position is closed, winners are paid one kopeck a share from the escrow,
-// what is left in the escrow returns to the treasury. ErrResolved if the
-// market was resolved already. It is Settlement's three steps on a State
-// that holds every open position at once, and the balances of the escrow,
-// the treasury and every holder: a store that settles in one chunk.
-func DecideSettlement(st *State, won Side) (*Effects, error) {
-	return decideSettlement(st, Settlement{Won: won})
-}
-
-func decideSettlement(st *State, s Settlement) (*Effects, error) {
+// DecideSettlement resolves the market in st as s says: every open
+// position is closed, its holder paid (winners a kopeck a share, or, for a
+// void, its net cost back), and what is left in the escrow returns to the
+// treasury. ErrResolved if the market was resolved already. It is
+// Settlement's three steps on a State that holds every open position at
+// once, and the balances of the escrow, the fee account, the treasury and
+// every holder: a store that settles in one chunk.
+func DecideSettlement(st *State, s Settlement) (*Effects, error) {
 	if err := s.Begin(st.Market); err != nil {
 		return nil, err
 	}
@@ -775,7 +772,7 @@ func decideSettlement(st *State, s Settlement) (*Effects, error) {
 	}
 	after := maps.Clone(st.Balances)
 	if err := account.Apply(after, eff.Postings); err != nil {
-		return nil, fmt.Errorf("market %d: escrow cannot pay the winners: %w", st.Market.ID, err)
+		return nil, fmt.Errorf("market %d: the settlement's payments do not apply: %w", st.Market.ID, err)
 	}
 	fin, err := s.Finish(&State{Market: st.Market, Balances: after, Now: st.Now})
 	if err != nil {
@@ -786,14 +783,28 @@ func decideSettlement(st *State, s Settlement) (*Effects, error) {
 	return eff, nil
 }
 
-// Settlement is the decisions of resolving a market with side Won, in
-// three pure steps, so that a store may stream a market's positions in
-// chunks inside one transaction (see Store.Settle) and hold no more than
-// a chunk in memory.
+// Settlement is the decisions of resolving a market, in three pure steps,
+// so that a store may stream a market's positions in chunks inside one
+// transaction (see Store.Settle) and hold no more than a chunk in memory.
+//
+// A resolution pays each share of the side Won one kopeck from the
+// escrow. A void (Void) pays every open position its net cost, what it
+// spent (fees included) minus what its sales returned, floored at 0: from
+// the escrow while it lasts, then from the market's fee account, then
+// from the treasury, because the escrow alone need not cover it (fees went
+// to the fee account, and sellers who sold at a profit before the void
+// keep it). Either way what is left in the escrow then returns to the
+// treasury.
 type Settlement struct {
+	// Won is the winning side of a resolution; a void ignores it.
 	Won Side
-	// Escrow, when set, is the account that pays the winners instead of
-	// the market's escrow: an exclusive pool's, its first market's.
+	// Void resolves the market as N/A: no side wins.
+	Void bool
+	// By is who resolves the market; the zero value is the event's
+	// creator.
+	By Resolver
+	// Escrow, when set, is the account that pays instead of the
+	// market's escrow: an exclusive pool's, its first market's.
 	Escrow account.Ref
 	// Keep leaves what is left in the escrow there: the markets of an
 	// exclusive pool share one escrow, which the last of them to settle
@@ -801,7 +812,7 @@ type Settlement struct {
 	Keep bool
 }
 
-// escrow is the account that pays the winners of market m.
+// escrow is the account that pays the holders of market m.
 func (s Settlement) escrow(m *Market) account.Ref {
 	if s.Escrow != (account.Ref{}) {
 		return s.Escrow
@@ -809,43 +820,103 @@ func (s Settlement) escrow(m *Market) account.Ref {
 	return account.EscrowAccount(m.ID)
 }
 
+// ParseSettlement returns the Settlement that resolves a market with
+// outcome "YES", "NO" or "VOID" (upper case), by by. Any other outcome is
+// invalid input of won_side.
+func ParseSettlement(outcome string, by Resolver) (Settlement, error) {
+	switch outcome {
+	case "YES":
+		return Settlement{Won: Yes, By: by}, nil
+	case "NO":
+		return Settlement{Won: No, By: by}, nil
+	case OutcomeVoid:
+		return Settlement{Void: true, By: by}, nil
+	}
+	return Settlement{}, input.Invalid("won_side", "must be YES, NO or VOID")
+}
+
+// resolver is s.By, the creator when unset.
+func (s Settlement) resolver() Resolver {
+	if s.By == "" {
+		return ResolvedByCreator
+	}
+	return s.By
+}
+
+// wonSide is the WonSide of the positions s closes.
+func (s Settlement) wonSide() int {
+	switch {
+	case s.Void:
+		return WonSideVoid
+	case s.Won == Yes:
+		return WonSideYes
+	}
+	return WonSideNo
+}
+
+// outcome is how s resolves the market, as notifications say it.
+func (s Settlement) outcome() string {
+	if s.Void {
+		return OutcomeVoid
+	}
+	return s.Won.String()
+}
+
+// amount is what s pays position p: a kopeck a share of the winning
+// side, or, for a void, its net cost floored at 0. (Spent and Returned
+// stop at MaxInt64 rather than wrap; a position would need some 10^8
+// trades of the largest size to get there.)
+func (s Settlement) amount(p *Position) int64 {
+	if s.Void {
+		return max(p.Spent-p.Returned, 0)
+	}
+	if p.Side == s.Won {
+		return p.Shares
+	}
+	return 0
+}
+
 // Begin checks the locked market can be resolved: ErrResolved if it was.
 func (s Settlement) Begin(m *Market) error {
 	if m.Resolved {
 		return ErrResolved
 	}
+	if !s.Void && s.Won != Yes && s.Won != No {
+		return fmt.Errorf("market %d: settlement names side %d", m.ID, s.Won)
+	}
 	return nil
 }
 
-// Chunk closes the open positions in st and pays their winners a kopeck a
-// share from the escrow; st holds the escrow's balance. A store passes all
-// positions of one holder in the same chunk, so that each holder gets one
-// market_resolved notification.
+// Chunk closes the open positions in st and pays their holders; st holds
+// the balances of the escrow and the fee account as the chunks before
+// left them (the treasury's is not needed: Finish checks it). A store
+// passes all positions of one holder in the same chunk, so that each
+// holder gets one posting from each account that pays it and one
+// market_resolved notification. Of a position it reads only ID, UserID,
+// Side, Shares, CostBasis, Spent and Returned, and changes only
+// Returned, CostBasis, ClosedAt, WonSide and UpdatedAt: a store may load
+// and write just those.
+//
+// Each position's realization (its PnL entry) is what it is paid minus
+// its cost basis, so a position's entries always sum to its PnL,
+// Returned − Spent: a winner's is its payout over what it paid, and a
+// voided position's PnL ends at 0, or at the profit its sales made if
+// they returned more than it cost.
 func (s Settlement) Chunk(st *State) (*Effects, error) {
-	m, now, won := st.Market, st.Now, s.Won
-	escrow := s.escrow(m)
+	m, now := st.Market, st.Now
 	eff := &Effects{}
-	wonSide := 0
-	if won == Yes {
-		wonSide = 1
-	}
+	wonSide := s.wonSide()
 	paid := map[int64]int64{}
 	var holders []int64
 	for _, p := range st.Positions {
 		c := *p
-		payout := int64(0)
-		if c.Side == won {
-			payout = c.Shares
-		}
+		amount := s.amount(&c)
 		if _, seen := paid[c.UserID]; !seen {
 			holders = append(holders, c.UserID)
 		}
-		paid[c.UserID] += payout
-		if payout > 0 {
-			eff.Postings = append(eff.Postings, account.Posting{From: escrow, To: account.UserAccount(c.UserID), Amount: payout, Reason: "payout", At: now})
-		}
-		c.Returned = addStat(c.Returned, payout)
-		eff.PnL = append(eff.PnL, PnLEntry{Position: &c, Delta: payout - c.CostBasis, At: now})
+		paid[c.UserID] += amount
+		c.Returned = addStat(c.Returned, amount)
+		eff.PnL = append(eff.PnL, PnLEntry{Position: &c, Delta: amount - c.CostBasis, At: now})
 		c.CostBasis = 0
 		c.ClosedAt = &now
 		ws := wonSide
@@ -853,89 +924,143 @@ func (s Settlement) Chunk(st *State) (*Effects, error) {
 		c.UpdatedAt = now
 		eff.Positions = append(eff.Positions, &c)
 	}
+	escrow, fees := s.escrow(m), account.FeeAccount(m.ID)
+	left := map[account.Ref]int64{escrow: st.Balances[escrow], fees: st.Balances[fees]}
 	for _, u := range holders {
+		ps, err := s.fund(left, m, account.UserAccount(u), paid[u], now)
+		if err != nil {
+			return nil, err
+		}
+		eff.Postings = append(eff.Postings, ps...)
 		eff.Notifications = append(eff.Notifications, social.Notification{
 			UserID: u, Type: social.TypeMarketResolved, RelatedID: m.EventID, RelatedType: social.RelatedEvent, CreatedAt: now,
-			Data: social.NotificationData{MarketName: m.Name, Won: won.String(), Amount: paid[u]},
+			Data: social.NotificationData{MarketName: m.Name, Won: s.outcome(), Amount: paid[u]},
 		})
 	}
 	return eff, nil
 }
 
+// fund pays amount to account to from the accounts that pay s: the
+// escrow while it lasts and, for a void, then the market's fee account
+// while it lasts, then the treasury. left holds what the escrow and the
+// fee account have left; fund takes what it pays from them.
+func (s Settlement) fund(left map[account.Ref]int64, m *Market, to account.Ref, amount int64, now time.Time) ([]account.Posting, error) {
+	sources, reason := []account.Ref{s.escrow(m)}, "payout"
+	if s.Void {
+		sources, reason = append(sources, account.FeeAccount(m.ID), account.Treasury), "refund"
+	}
+	var ps []account.Posting
+	for _, from := range sources {
+		if amount == 0 {
+			break
+		}
+		take := amount
+		if from != account.Treasury {
+			take = min(amount, max(left[from], 0))
+			left[from] -= take
+		}
+		if take > 0 {
+			ps = append(ps, account.Posting{From: from, To: to, Amount: take, Reason: reason, At: now})
+			amount -= take
+		}
+	}
+	if amount > 0 {
+		return nil, fmt.Errorf("market %d: escrow is %d short of paying the winners", m.ID, amount)
+	}
+	return ps, nil
+}
+
 // Finish runs after every chunk: st holds the escrow's and the treasury's
-// balances. What is left in the escrow returns to the treasury and the
-// market (and, when YES won, its pool) records the result.
+// balances as the chunks left them. What is left in the escrow returns to
+// the treasury and the market (and, when YES won, its pool) records the
+// result. A void whose refunds would take the treasury past
+// -account.MaxExposure is refused.
 func (s Settlement) Finish(st *State) (*Effects, error) {
 	m := *st.Market
 	now := st.Now
 	escrow := s.escrow(&m)
 	eff := &Effects{}
+	if t := st.Balances[account.Treasury]; t < -account.MaxExposure {
+		return nil, fmt.Errorf("market %d: the refunds would take the treasury to %d: %w", m.ID, t, account.ErrBalanceLimit)
+	}
 	if left := st.Balances[escrow]; left > 0 && !s.Keep {
 		eff.Postings = append(eff.Postings, account.Posting{From: escrow, To: account.Treasury, Amount: left, Reason: "settlement_leftover", At: now})
 	} else if left < 0 {
 		return nil, fmt.Errorf("market %d: escrow is %d after paying the winners", m.ID, left)
 	}
 	m.Resolved = true
-	w := s.Won
-	m.WinningOutcome = &w
 	m.ResolvedAt = &now
-	eff.Market = &m
-	if s.Won == Yes {
-		idx := m.OutcomeIndex
-		eff.PoolWonSide = &idx
+	m.ResolvedBy = s.resolver()
+	if s.Void {
+		m.Voided = true
+	} else {
+		w := s.Won
+		m.WinningOutcome = &w
+		if w == Yes {
+			idx := m.OutcomeIndex
+			eff.PoolWonSide = &idx
+		}
 	}
+	eff.Market = &m
 	return eff, nil
 }
 
 // PoolSettlement resolves an exclusive pool as a whole: market Winner
-// YES and every other market of the pool NO. (NO alone on a market of an
-// exclusive pool names no winner, and is refused before it gets here.)
+// YES and every other market of the pool NO, or, with Void, every market
+// of the pool void. (NO alone on a market of an exclusive pool names no
+// winner, and is refused before it gets here.)
 type PoolSettlement struct {
 	Winner int64
+	Void   bool
+	// By is who resolves the pool; the zero value is the event's creator.
+	By Resolver
 }
 
 // DecidePoolSettlement settles the markets of an exclusive pool in one
 // go, as ps says: sts holds one State per market of the pool, in
 // ascending id order, each with every open position of its market, all
 // sharing one Balances map that holds the pool's escrow (its first
-// market's), the treasury and every holder's account. The markets settle
-// one after another, each paying its winners from the pool's escrow; the
-// last returns what is left to the treasury. ErrResolved, with no
-// Effects, if any market of the pool was resolved (a pool resolves whole,
-// so that means all of them were). The Effects are one per State.
+// market's), every market's fee account, the treasury and every holder's
+// account. The markets settle one after another with their Settlement
+// steps, each paying from the pool's escrow (a void's refunds then from
+// the market's fee account, then the treasury); the last returns what is
+// left in the escrow to the treasury. ErrResolved, with no Effects, if any
+// market of the pool was resolved (a pool resolves whole, so that means
+// all of them were). The Effects are one per State.
 func DecidePoolSettlement(sts []*State, ps PoolSettlement) ([]*Effects, error) {
 	if len(sts) < 2 {
 		return nil, fmt.Errorf("market: an exclusive pool of %d markets", len(sts))
 	}
-	won := false
+	escrow := account.EscrowAccount(sts[0].Market.ID)
+	settle := make([]Settlement, len(sts))
+	won := ps.Void
 	for i, st := range sts {
 		if st.Market == nil || !st.Market.Exclusive || st.Market.PoolID != sts[0].Market.PoolID || i > 0 && st.Market.ID <= sts[i-1].Market.ID {
 			return nil, fmt.Errorf("market: a pool settlement needs the markets of one exclusive pool in id order")
 		}
-		if err := (Settlement{}).Begin(st.Market); err != nil {
+		s := Settlement{Won: No, Void: ps.Void, By: ps.By, Escrow: escrow, Keep: i < len(sts)-1}
+		if !ps.Void && st.Market.ID == ps.Winner {
+			s.Won, won = Yes, true
+		}
+		if err := s.Begin(st.Market); err != nil {
 			return nil, err
 		}
-		won = won || st.Market.ID == ps.Winner
+		settle[i] = s
 	}
 	if !won {
 		return nil, fmt.Errorf("market: market %d is not in pool %d", ps.Winner, sts[0].Market.PoolID)
 	}
-	escrow := account.EscrowAccount(sts[0].Market.ID)
 	balances := maps.Clone(sts[0].Balances)
 	effs := make([]*Effects, len(sts))
 	for i, st := range sts {
-		s := Settlement{Won: No, Escrow: escrow, Keep: i < len(sts)-1}
-		if st.Market.ID == ps.Winner {
-			s.Won = Yes
-		}
 		c := *st
 		c.Balances = balances
-		eff, err := decideSettlement(&c, s)
+		eff, err := DecideSettlement(&c, settle[i])
 		if err != nil {
 			return nil, err
 		}
 		if err := account.Apply(balances, eff.Postings); err != nil {
-			return nil, fmt.Errorf("market %d: the pool's escrow cannot pay the winners: %w", st.Market.ID, err)
+			return nil, fmt.Errorf("market %d: the pool's settlement does not apply: %w", st.Market.ID, err)
 		}
 		effs[i] = eff
 	}

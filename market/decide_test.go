@@ -2,11 +2,15 @@ package market
 
 import (
 	"errors"
+	"fmt"
+	"maps"
 	"testing"
 	"time"
 
 	"github.com/predictkit/predictkit/account"
+	"github.com/predictkit/predictkit/input"
 	"github.com/predictkit/predictkit/lmsr"
+	"github.com/predictkit/predictkit/social"
 )
 
 func testState(t *testing.T, margin float64, balances map[account.Ref]int64, positions ...*Position) *State {
@@ -220,7 +224,7 @@ func TestDecideSettlement(t *testing.T) {
 	st.Market.QNo += 300
 	st.Balances[account.EscrowAccount(7)] += 420
 	escrow := st.Balances[account.EscrowAccount(7)]
-	eff, err := DecideSettlement(st, Yes)
+	eff, err := DecideSettlement(st, Settlement{Won: Yes})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -252,8 +256,194 @@ func TestDecideSettlement(t *testing.T) {
 	})
 	t.Run("a resolved market cannot settle again", func(t *testing.T) {
 		st.Market.Resolved = true
-		if _, err := DecideSettlement(st, No); !errors.Is(err, ErrResolved) {
+		if _, err := DecideSettlement(st, Settlement{Won: No}); !errors.Is(err, ErrResolved) {
 			t.Fatalf("err = %v", err)
+		}
+	})
+}
+
+func TestParseSettlement(t *testing.T) {
+	for _, c := range []struct {
+		outcome string
+		want    Settlement
+		ok      bool
+	}{
+		{"YES", Settlement{Won: Yes, By: ResolvedByOperator}, true},
+		{"NO", Settlement{Won: No, By: ResolvedByOperator}, true},
+		{"VOID", Settlement{Void: true, By: ResolvedByOperator}, true},
+		{"void", Settlement{}, false},
+		{"yes", Settlement{}, false},
+		{"", Settlement{}, false},
+	} {
+		t.Run(fmt.Sprintf("%q is accepted: %v", c.outcome, c.ok), func(t *testing.T) {
+			got, err := ParseSettlement(c.outcome, ResolvedByOperator)
+			if c.ok != (err == nil) || got != c.want {
+				t.Fatalf("got %+v, %v", got, err)
+			}
+			if err != nil && !errors.Is(err, input.ErrInvalid) {
+				t.Fatalf("err %v is not invalid input", err)
+			}
+		})
+	}
+}
+
+// voidState is a market whose escrow holds escrow and fee account fees,
+// with positions ps.
+func voidState(t *testing.T, escrow, fees int64, ps ...*Position) *State {
+	st := testState(t, 0.02, nil, ps...)
+	st.Balances[account.EscrowAccount(7)] = escrow
+	st.Balances[account.FeeAccount(7)] = fees
+	st.Balances[account.Treasury] = -1_000_000
+	return st
+}
+
+func TestVoidSettlement(t *testing.T) {
+	// Position 1 paid 3,000 and sold nothing; 2 paid 2,000 and its sales
+	// returned 1,500; 3 sold at a profit (its sales returned 900 over the
+	// 500 it paid) and keeps 100 of basis; 4 and 5 are one holder's two
+	// sides.
+	ps := []*Position{
+		{ID: 1, UserID: 1, MarketID: 7, Side: Yes, Shares: 5000, CostBasis: 3000, Bought: 5000, Spent: 3000},
+		{ID: 2, UserID: 2, MarketID: 7, Side: No, Shares: 700, CostBasis: 600, Bought: 2000, Spent: 2000, Returned: 1500},
+		{ID: 3, UserID: 3, MarketID: 7, Side: Yes, Shares: 200, CostBasis: 100, Bought: 1000, Spent: 500, Returned: 900},
+		{ID: 4, UserID: 4, MarketID: 7, Side: Yes, Shares: 100, CostBasis: 60, Bought: 100, Spent: 60},
+		{ID: 5, UserID: 4, MarketID: 7, Side: No, Shares: 100, CostBasis: 40, Bought: 100, Spent: 40},
+	}
+	refunds := map[int64]int64{1: 3000, 2: 500, 3: 0, 4: 100} // 3,600 in all
+	void := Settlement{Void: true, By: ResolvedByOperator}
+	// paidBy sums eff's postings to users by the account they come from,
+	// and to each user.
+	paidBy := func(t *testing.T, eff *Effects) (map[account.Ref]int64, map[int64]int64) {
+		t.Helper()
+		from, to := map[account.Ref]int64{}, map[int64]int64{}
+		for _, p := range eff.Postings {
+			if p.To.Kind != account.KindUser {
+				continue
+			}
+			if p.Reason != "refund" || p.Amount <= 0 {
+				t.Fatalf("posting %+v", p)
+			}
+			from[p.From] += p.Amount
+			to[p.To.Owner] += p.Amount
+		}
+		return from, to
+	}
+	t.Run("every position gets its net cost back, floored at zero, and realizes what makes its PnL add up", func(t *testing.T) {
+		eff, err := DecideSettlement(voidState(t, 10_000, 500, ps...), void)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, to := paidBy(t, eff); !maps.Equal(to, map[int64]int64{1: 3000, 2: 500, 4: 100}) {
+			t.Fatalf("refunds %v, want %v", to, refunds)
+		}
+		realized := map[int64]int64{}
+		for _, e := range eff.PnL {
+			realized[e.Position.ID] += e.Delta
+		}
+		for i, p := range eff.Positions {
+			was := ps[i]
+			// The sales realized Returned - (Spent - CostBasis) before; the
+			// void realizes the rest of the final PnL.
+			before := was.Returned - (was.Spent - was.CostBasis)
+			if *p.WonSide != WonSideVoid || p.CostBasis != 0 || p.Open() || p.PnL() != max(was.Returned-was.Spent, 0) || before+realized[p.ID] != p.PnL() {
+				t.Errorf("position %d: %+v, realized %d", p.ID, p, realized[p.ID])
+			}
+		}
+	})
+	t.Run("each holder is told once of its refund", func(t *testing.T) {
+		eff, _ := DecideSettlement(voidState(t, 10_000, 500, ps...), void)
+		got := map[int64]int64{}
+		for _, n := range eff.Notifications {
+			if _, dup := got[n.UserID]; dup || n.Data.Won != "VOID" || n.Type != social.TypeMarketResolved {
+				t.Fatalf("notification %+v", n)
+			}
+			got[n.UserID] = n.Data.Amount
+		}
+		if !maps.Equal(got, refunds) {
+			t.Fatalf("notified %v, want %v", got, refunds)
+		}
+	})
+	t.Run("the market records a void by the operator and no side wins", func(t *testing.T) {
+		eff, _ := DecideSettlement(voidState(t, 10_000, 500, ps...), void)
+		m := eff.Market
+		if !m.Resolved || !m.Voided || m.WinningOutcome != nil || m.Outcome() != "VOID" || m.ResolvedBy != ResolvedByOperator || m.ResolvedAt == nil || eff.PoolWonSide != nil {
+			t.Fatalf("market %+v, pool won side %v", m, eff.PoolWonSide)
+		}
+	})
+	for _, c := range []struct {
+		name                   string
+		escrow, fees           int64
+		fromEscrow, fromFees   int64
+		fromTreasury, leftover int64
+	}{
+		{"an escrow that covers the refunds pays them all and returns the rest", 10_000, 500, 3600, 0, 0, 6400},
+		{"an escrow that falls short is topped up by the fee account", 3300, 500, 3300, 300, 0, 0},
+		{"escrow and fees that fall short are topped up by the treasury", 3000, 400, 3000, 400, 200, 0},
+		{"an empty escrow and fee account leave it all to the treasury", 0, 0, 0, 0, 3600, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			st := voidState(t, c.escrow, c.fees, ps...)
+			eff, err := DecideSettlement(st, void)
+			if err != nil {
+				t.Fatal(err)
+			}
+			from, to := paidBy(t, eff)
+			var leftover int64
+			for _, p := range eff.Postings {
+				if p.To == account.Treasury {
+					leftover += p.Amount
+				}
+			}
+			if from[account.EscrowAccount(7)] != c.fromEscrow || from[account.FeeAccount(7)] != c.fromFees || from[account.Treasury] != c.fromTreasury ||
+				leftover != c.leftover || !maps.Equal(to, map[int64]int64{1: 3000, 2: 500, 4: 100}) {
+				t.Fatalf("from %v, leftover %d, refunds %v", from, leftover, to)
+			}
+			after := maps.Clone(st.Balances)
+			if err := account.Apply(after, eff.Postings); err != nil || after[account.EscrowAccount(7)] != 0 || after[account.FeeAccount(7)] < 0 {
+				t.Fatalf("balances after %v, %v", after, err)
+			}
+		})
+	}
+	t.Run("in chunks the refunds draw on each account as they do at once", func(t *testing.T) {
+		st := voidState(t, 3000, 400, ps...)
+		if err := void.Begin(st.Market); err != nil {
+			t.Fatal(err)
+		}
+		balances := maps.Clone(st.Balances)
+		var postings []account.Posting
+		for _, chunk := range [][]*Position{ps[:1], ps[1:3], ps[3:]} {
+			eff, err := void.Chunk(&State{Market: st.Market, Positions: chunk, Balances: maps.Clone(balances), Now: st.Now})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := account.Apply(balances, eff.Postings); err != nil {
+				t.Fatal(err)
+			}
+			postings = append(postings, eff.Postings...)
+		}
+		fin, err := void.Finish(&State{Market: st.Market, Balances: balances, Now: st.Now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		from, _ := paidBy(t, &Effects{Postings: append(postings, fin.Postings...)})
+		if from[account.EscrowAccount(7)] != 3000 || from[account.FeeAccount(7)] != 400 || from[account.Treasury] != 200 {
+			t.Fatalf("from %v", from)
+		}
+	})
+	t.Run("a void that would take the treasury past its bound is refused", func(t *testing.T) {
+		st := voidState(t, 0, 0, ps...)
+		st.Balances[account.Treasury] = -account.MaxExposure + 1000
+		if _, err := DecideSettlement(st, void); !errors.Is(err, account.ErrBalanceLimit) {
+			t.Fatalf("err = %v, want ErrBalanceLimit", err)
+		}
+		if _, err := void.Finish(&State{Market: st.Market, Balances: map[account.Ref]int64{account.Treasury: -account.MaxExposure - 1}, Now: st.Now}); !errors.Is(err, account.ErrBalanceLimit) {
+			t.Fatalf("Finish: err = %v, want ErrBalanceLimit", err)
+		}
+	})
+	t.Run("a resolution pays only from the escrow and refuses an escrow that cannot pay", func(t *testing.T) {
+		st := voidState(t, 4000, 10_000, ps...)
+		if _, err := DecideSettlement(st, Settlement{Won: Yes}); err == nil {
+			t.Fatal("an escrow of 4,000 paid 5,300 winning shares")
 		}
 	})
 }

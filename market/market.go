@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/predictkit/predictkit/lmsr"
+	"github.com/predictkit/predictkit/social"
 )
 
 // Side is YES or NO.
@@ -108,11 +109,43 @@ type Market struct {
 	// prices sum to 1); 0 when unknown. Stores do not keep it.
 	Price float64
 
-	Paused         bool
-	Resolved       bool
+	Paused   bool
+	Resolved bool
+	// WinningOutcome is the side that won, nil while unresolved and when
+	// the market was voided.
 	WinningOutcome *Side
-	CreatedAt      time.Time
-	ResolvedAt     *time.Time
+	// Voided is set when the market resolved VOID (N/A): no side won and
+	// every position got its net cost back.
+	Voided     bool
+	CreatedAt  time.Time
+	ResolvedAt *time.Time
+	// ResolvedBy is who resolved the market; empty while unresolved.
+	ResolvedBy Resolver
+}
+
+// Resolver is who resolved a market: the creator of its event or the
+// operator.
+type Resolver string
+
+// The resolvers of a market.
+const (
+	ResolvedByCreator  Resolver = "creator"
+	ResolvedByOperator Resolver = "operator"
+)
+
+// OutcomeVoid is the outcome of a voided market, as the API spells it
+// beside "YES" and "NO".
+const OutcomeVoid = social.OutcomeVoid
+
+// Outcome is how m resolved: "YES", "NO" or "VOID"; "" while unresolved.
+func (m *Market) Outcome() string {
+	switch {
+	case m.Voided:
+		return OutcomeVoid
+	case m.WinningOutcome != nil:
+		return m.WinningOutcome.String()
+	}
+	return ""
 }
 
 // Pricer is the market maker's state.
@@ -183,11 +216,19 @@ type Position struct {
 	PartnerID int64
 	CreatedAt time.Time
 	UpdatedAt time.Time
-	// ClosedAt and WonSide are set when the position is closed: WonSide is
-	// 1 when YES won, 0 when NO won, -1 when it was sold before resolution.
+	// ClosedAt and WonSide are set when the position is closed; WonSide is
+	// one of the WonSide constants.
 	ClosedAt *time.Time
 	WonSide  *int
 }
+
+// The WonSide of a closed position: how it closed.
+const (
+	WonSideSold = -1 // sold to zero before the market resolved
+	WonSideNo   = 0  // the market resolved NO
+	WonSideYes  = 1  // the market resolved YES
+	WonSideVoid = 2  // the market was voided: the position got its net cost back
+)
 
 // Open reports whether p still holds shares.
 func (p *Position) Open() bool { return p.ClosedAt == nil }

@@ -612,11 +612,14 @@ func outcome(res Result, err error) (*Result, error) {
 	return &res, nil
 }
 
-// Close resolves a market with the winning side wonSide ("YES" or "NO"):
-// positions are settled and winners paid, exactly once. Checks in order:
+// Close resolves a market for the creator of its event, with the outcome
+// wonSide: "YES" or "NO" (the winning side), or "VOID". Positions are
+// settled exactly once (see Settlement). Checks in order:
 // ErrMarketNotFound (also when the ids do not belong together),
 // ErrForbidden (caller is not the event's creator), *input.Error (bad
-// wonSide), ErrResolved.
+// wonSide, or NO on a market of an exclusive pool), ErrResolved. On a
+// market of an exclusive pool, YES or VOID resolves the whole pool (see
+// settle).
 func (s *Service) Close(ctx context.Context, callerID, eventID, poolID, marketID int64, wonSide string) error {
 	m, err := s.store.Market(ctx, marketID)
 	if err != nil {
@@ -634,23 +637,45 @@ func (s *Service) Close(ctx context.Context, callerID, eventID, poolID, marketID
 	if e.CreatorID != callerID {
 		return ErrForbidden
 	}
-	var won Side
-	switch wonSide {
-	case "YES":
-		won = Yes
-	case "NO":
-		won = No
-	default:
-		return input.Invalid("won_side", "must be YES or NO")
+	st, err := ParseSettlement(wonSide, ResolvedByCreator)
+	if err != nil {
+		return err
 	}
-	if m.Exclusive {
-		// One market's YES resolves its pool; NO names no winner.
-		if won != Yes {
-			return input.Invalid("won_side", "a market of an exclusive pool resolves with YES, which resolves every other market of the pool NO")
-		}
-		return s.store.SettlePool(ctx, m.PoolID, PoolSettlement{Winner: m.ID})
+	return s.settle(ctx, m, st)
+}
+
+// Resolve resolves any market for the operator, as Close does for a
+// creator: for a market whose creator is gone, or to get ahead of a wrong
+// resolution. The market records that the operator resolved it. Checks in
+// order: *input.Error (bad wonSide), ErrMarketNotFound, *input.Error (NO
+// on a market of an exclusive pool), ErrResolved.
+func (s *Service) Resolve(ctx context.Context, marketID int64, wonSide string) error {
+	st, err := ParseSettlement(wonSide, ResolvedByOperator)
+	if err != nil {
+		return err
 	}
-	return s.store.Settle(ctx, marketID, Settlement{Won: won})
+	m, err := s.store.Market(ctx, marketID)
+	if err != nil {
+		return err
+	}
+	return s.settle(ctx, m, st)
+}
+
+// settle resolves market m as st says. A market of an exclusive pool
+// resolves its whole pool: YES on it resolves every other market NO, and
+// VOID voids them all; NO alone names no winner and is invalid input.
+func (s *Service) settle(ctx context.Context, m *Market, st Settlement) error {
+	if !m.Exclusive {
+		return s.store.Settle(ctx, m.ID, st)
+	}
+	if !st.Void && st.Won != Yes {
+		return input.Invalid("won_side", "a market of an exclusive pool resolves with YES, which resolves every other market of the pool NO, or VOID, which voids the pool")
+	}
+	ps := PoolSettlement{Void: st.Void, By: st.By}
+	if !st.Void {
+		ps.Winner = m.ID
+	}
+	return s.store.SettlePool(ctx, m.PoolID, ps)
 }
 
 // OpenPosition is an open position valued at the current price.

@@ -46,7 +46,7 @@ func envUint(name string, def uint64) uint64 {
 
 // modelStats are the figures of one run, for the README.
 type modelStats struct {
-	ops, accepted, refused, replays, settlements int
+	ops, accepted, refused, replays, settlements, voids, byOperator int
 	// moves are the accepted moves of a finish_at; closed the trades
 	// refused as market_closed (resolved, or outside the window).
 	moves, closed int
@@ -54,6 +54,7 @@ type modelStats struct {
 
 func (s *modelStats) sum(o modelStats) {
 	s.ops, s.accepted, s.refused, s.replays, s.settlements = s.ops+o.ops, s.accepted+o.accepted, s.refused+o.refused, s.replays+o.replays, s.settlements+o.settlements
+	s.voids, s.byOperator = s.voids+o.voids, s.byOperator+o.byOperator
 	s.moves, s.closed = s.moves+o.moves, s.closed+o.closed
 }
 
@@ -67,6 +68,12 @@ func (s *modelStats) add(o op, out outcome) {
 		switch o.kind {
 		case opSettle:
 			s.settlements++
+			if o.void {
+				s.voids++
+			}
+			if o.operator {
+				s.byOperator++
+			}
 		case opMoveFinish:
 			s.moves++
 		}
@@ -78,6 +85,7 @@ func (s *modelStats) add(o op, out outcome) {
 	}
 }
 
+// plus is the figures of two runs together.
 // TestMoneyModel: random sequences of every money operation keep the
 // ledger whole after each step, and PostgreSQL does exactly what the
 // in-memory store does.
@@ -98,8 +106,8 @@ func TestMoneyModel(t *testing.T) {
 				total.sum(runModel(t, seed, memOps, false))
 			})
 		}
-		t.Logf("memory: %d seeds × %d operations: %d accepted, %d refused (%d trades on closed markets), %d partner replays, %d settlements, %d moves of finish_at, audited after each; %v",
-			len(memSeeds), memOps, total.accepted, total.refused, total.closed, total.replays, total.settlements, total.moves, time.Since(start).Round(time.Millisecond))
+		t.Logf("memory: %d seeds × %d operations: %d accepted, %d refused (%d trades on closed markets), %d partner replays, %d settlements (%d voids, %d by the operator), %d moves of finish_at, audited after each; %v",
+			len(memSeeds), memOps, total.accepted, total.refused, total.closed, total.replays, total.settlements, total.voids, total.byOperator, total.moves, time.Since(start).Round(time.Millisecond))
 	})
 	t.Run("PostgreSQL does what the memory store does", func(t *testing.T) {
 		pgtest.URL(t)
@@ -110,8 +118,8 @@ func TestMoneyModel(t *testing.T) {
 				total.sum(runModel(t, seed, pgOps, true))
 			})
 		}
-		t.Logf("PostgreSQL: %d seeds × %d operations: %d accepted, %d refused (%d trades on closed markets), %d partner replays, %d settlements, %d moves of finish_at, same outcomes and balances as memory; %v",
-			len(pgSeeds), pgOps, total.accepted, total.refused, total.closed, total.replays, total.settlements, total.moves, time.Since(start).Round(time.Millisecond))
+		t.Logf("PostgreSQL: %d seeds × %d operations: %d accepted, %d refused (%d trades on closed markets), %d partner replays, %d settlements (%d voids, %d by the operator), %d moves of finish_at, same outcomes and balances as memory; %v",
+			len(pgSeeds), pgOps, total.accepted, total.refused, total.closed, total.replays, total.settlements, total.voids, total.byOperator, total.moves, time.Since(start).Round(time.Millisecond))
 	})
 }
 

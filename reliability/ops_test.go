@@ -40,6 +40,9 @@ type op struct {
 	guard   int64 // max cost of a buy, min payout of a sell
 	betID   string
 	won     market.Side
+	// void resolves a market VOID instead of won; operator resolves it
+	// as the operator rather than as its creator.
+	void, operator bool
 	// retry names the request an idempotent retry repeats (index in
 	// shadow.partnerReqs), -1 for a fresh one.
 	retry      int
@@ -98,7 +101,11 @@ func (o op) String() string {
 	case opSetActive:
 		return fmt.Sprintf("set event %d active %v", o.event, o.bonus)
 	case opSettle:
-		return fmt.Sprintf("resolve market %d %s", o.market, o.won)
+		by := "its creator"
+		if o.operator {
+			by = "the operator"
+		}
+		return fmt.Sprintf("%s resolves market %d %s", by, o.market, o.outcome())
 	case opNewEvent:
 		return fmt.Sprintf("create event with markets %+v, trading %s", o.newMarkets, o.window)
 	case opMoveFinish:
@@ -109,6 +116,14 @@ func (o op) String() string {
 		return fmt.Sprintf("%s moves the finish_at of market %d's pool to %s", who, o.market, o.at.Format(time.RFC3339))
 	}
 	return fmt.Sprintf("op %d", o.kind)
+}
+
+// outcome is how a settlement resolves its market: "YES", "NO" or "VOID".
+func (o op) outcome() string {
+	if o.void {
+		return "VOID"
+	}
+	return o.won.String()
 }
 
 // holder is who holds a position or a balance: user `user` (partner < 0)
@@ -163,9 +178,12 @@ type shadow struct {
 	bonus   map[holder]int64
 	// subs are the partners' users that have bet: they, and only they,
 	// have a sub-account.
-	subs    map[holder]bool
-	floats  []int64
-	pos     map[posKey]int64
+	subs   map[holder]bool
+	floats []int64
+	pos    map[posKey]int64
+	// net is what an open position cost (charges, fees included) minus
+	// what its sales paid: what a void refunds it, floored at 0.
+	net     map[posKey]int64
 	markets []shadowMarket
 	events  int
 	// partnerReqs are every partner request sent, in order.
@@ -174,7 +192,7 @@ type shadow struct {
 }
 
 func newShadow() *shadow {
-	return &shadow{balance: map[holder]int64{}, bonus: map[holder]int64{}, subs: map[holder]bool{}, floats: make([]int64, modelPartners), pos: map[posKey]int64{}}
+	return &shadow{balance: map[holder]int64{}, bonus: map[holder]int64{}, subs: map[holder]bool{}, floats: make([]int64, modelPartners), pos: map[posKey]int64{}, net: map[posKey]int64{}}
 }
 
 // live lists the markets that take trades now.
@@ -329,6 +347,7 @@ func (g *gen) next(s *shadow) op {
 		g.moveFinish(s, &o)
 	default:
 		o.kind, o.won = opSettle, g.side()
+		o.void, o.operator = g.chance(0.3), g.chance(0.3)
 		o.market = g.market(s)
 		if g.chance(0.9) {
 			live := s.live()
@@ -436,7 +455,7 @@ func (s *shadow) expect(o op) (want string, ok bool) {
 	case opSettle:
 		// won_side is read before the market's state: NO alone on an
 		// exclusive pool is invalid input, resolved or not.
-		if s.markets[o.market].exclusive && o.won == market.No {
+		if s.markets[o.market].exclusive && !o.void && o.won == market.No {
 			return "invalid:won_side", true
 		}
 		if s.markets[o.market].resolved {
@@ -535,13 +554,13 @@ func (s *shadow) record(o op, out outcome) []holder {
 		} else {
 			s.balance[h] -= out.Amount
 		}
-		s.pos[posKey{h, o.market, o.side}] += out.Shares
+		s.opened(posKey{h, o.market, o.side}, out.Shares, out.Amount)
 		s.markets[o.market].trades++
 		return []holder{h}
 	case opSell:
 		h := holder{-1, o.user}
 		s.balance[h] += out.Amount
-		s.pos[posKey{h, o.market, o.side}] -= out.Shares
+		s.sold(posKey{h, o.market, o.side}, out.Shares, out.Amount)
 		s.markets[o.market].trades++
 		return []holder{h}
 	case opPartnerBet:
@@ -554,13 +573,13 @@ func (s *shadow) record(o op, out outcome) []holder {
 			s.floats[o.partner] -= out.Amount - have
 			s.balance[h] = 0
 		}
-		s.pos[posKey{h, o.market, o.side}] += out.Shares
+		s.opened(posKey{h, o.market, o.side}, out.Shares, out.Amount)
 		s.markets[o.market].trades++
 		return []holder{h}
 	case opPartnerSell:
 		h := holder{o.partner, o.ext}
 		s.balance[h] += out.Amount
-		s.pos[posKey{h, o.market, o.side}] += out.Shares // shares_delta < 0
+		s.sold(posKey{h, o.market, o.side}, -out.Shares, out.Amount) // shares_delta < 0
 		s.markets[o.market].trades++
 		return []holder{h}
 	case opFundFloat:
@@ -573,8 +592,8 @@ func (s *shadow) record(o op, out outcome) []holder {
 			}
 		}
 	case opSettle:
-		// A market of an exclusive pool resolves the pool: it YES, every
-		// other market NO.
+		// A market of an exclusive pool resolves the pool: it YES (or
+		// VOID), every other market NO (or VOID).
 		won := map[int]market.Side{o.market: o.won}
 		if ex := s.markets[o.market]; ex.exclusive {
 			for i, m := range s.markets {
@@ -592,13 +611,37 @@ func (s *shadow) record(o op, out outcome) []holder {
 			if !ok || n == 0 {
 				continue
 			}
-			if k.side == side {
+			switch {
+			case o.void:
+				// Its net cost back, floored at 0: a position whose sales
+				// paid more than it cost keeps that and gets nothing.
+				s.balance[k.h] += max(s.net[k], 0)
+				paid = append(paid, k.h)
+			case k.side == side:
 				s.balance[k.h] += n
 				paid = append(paid, k.h)
 			}
 			delete(s.pos, k)
+			delete(s.net, k)
 		}
 		return paid
 	}
 	return nil
+}
+
+// opened adds a buy of shares for charge to position k.
+func (s *shadow) opened(k posKey, shares, charge int64) {
+	s.pos[k] += shares
+	s.net[k] += charge
+}
+
+// sold takes a sale of shares for payout from position k; a position
+// sold to zero is closed, and a later buy opens a new one.
+func (s *shadow) sold(k posKey, shares, payout int64) {
+	s.pos[k] -= shares
+	s.net[k] -= payout
+	if s.pos[k] == 0 {
+		delete(s.pos, k)
+		delete(s.net, k)
+	}
 }

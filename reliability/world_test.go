@@ -234,7 +234,22 @@ func (w *world) apply(o op) (outcome, error) {
 		err = w.markets.SetActive(ctx, w.creator.ID, w.events[o.event], &active)
 	case opSettle:
 		m := w.mkts[o.market]
-		err = w.markets.Close(ctx, w.creator.ID, m.event, m.pool, m.id, o.won.String())
+		by := market.ResolvedByCreator
+		if o.operator {
+			by = market.ResolvedByOperator
+			err = w.markets.Resolve(ctx, m.id, o.outcome())
+		} else {
+			err = w.markets.Close(ctx, w.creator.ID, m.event, m.pool, m.id, o.outcome())
+		}
+		if err == nil {
+			got, gerr := w.markets.Market(ctx, m.id)
+			if gerr != nil {
+				return out, gerr
+			}
+			if !got.Resolved || got.Outcome() != o.outcome() || got.ResolvedBy != by || got.ResolvedAt == nil {
+				return out, fmt.Errorf("%s resolved market %d as %q by %q", o, o.market, got.Outcome(), got.ResolvedBy)
+			}
+		}
 	case opNewEvent:
 		err = w.newEvent(o.newMarkets, o.window)
 	case opMoveFinish:

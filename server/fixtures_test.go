@@ -25,6 +25,8 @@ type apiMarket struct {
 	Resolved       bool    `json:"resolved"`
 	WinningOutcome *string `json:"winning_outcome"`
 	OutcomeIndex   int     `json:"outcome_index"`
+	ResolvedAt     *string `json:"resolved_at"`
+	ResolvedBy     *string `json:"resolved_by"`
 }
 
 type apiPool struct {

@@ -163,16 +163,21 @@ func (v *marketJSON) appendJSON(b []byte) ([]byte, bool) {
 	b = strconv.AppendBool(appendKey(b, "paused"), v.Paused)
 	b = strconv.AppendBool(appendKey(b, "trading_open"), v.TradingOpen)
 	b = strconv.AppendBool(appendKey(b, "resolved"), v.Resolved)
-	b = appendKey(b, "winning_outcome")
-	if v.WinningOutcome == nil {
-		b = append(b, "null"...)
-	} else {
-		b = appendJSONString(b, *v.WinningOutcome)
-	}
+	b = appendJSONNullString(appendKey(b, "winning_outcome"), v.WinningOutcome)
 	b = strconv.AppendInt(appendKey(b, "outcome_index"), int64(v.OutcomeIndex), 10)
 	b = appendJSONString(appendKey(b, "yes_name"), v.YesName)
 	b = appendJSONString(appendKey(b, "no_name"), v.NoName)
+	b = appendJSONNullString(appendKey(b, "resolved_at"), v.ResolvedAt)
+	b = appendJSONNullString(appendKey(b, "resolved_by"), v.ResolvedBy)
 	return append(b, '}'), true
+}
+
+// appendJSONNullString appends *s as a JSON string, null when s is nil.
+func appendJSONNullString(b []byte, s *string) []byte {
+	if s == nil {
+		return append(b, "null"...)
+	}
+	return appendJSONString(b, *s)
 }
 
 func (v *poolJSON) appendJSON(b []byte) ([]byte, bool) {

@@ -51,6 +51,10 @@ func randMarket(r *rand.Rand) marketJSON {
 		s := randString(r)
 		m.WinningOutcome = &s
 	}
+	if r.IntN(2) == 0 {
+		at, by := randString(r), randString(r)
+		m.ResolvedAt, m.ResolvedBy = &at, &by
+	}
 	return m
 }
 

@@ -308,7 +308,7 @@ func refusalReason(err error) string {
 	return "error"
 }
 
-// observeSettlement counts one call of market.Service.Close.
+// observeSettlement counts one call of market.Service.Close or Resolve.
 func (m *Metrics) observeSettlement(took time.Duration, err error) {
 	if m == nil {
 		return

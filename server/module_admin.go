@@ -4,12 +4,14 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"net/http"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 	"go.uber.org/fx"
 
 	"github.com/predictkit/predictkit/account"
 	"github.com/predictkit/predictkit/input"
+	"github.com/predictkit/predictkit/market"
 )
 
 // AdminModule provides the operator routes: credit a user, set roles, the
@@ -75,22 +77,27 @@ var adminRules = []rule{
 	on(errBadRequest, http.StatusBadRequest, "invalid_request"),
 }
 
-// adminHandlers serves the operator's user routes and the audit.
+// adminHandlers serves the operator's user routes, the audit and the
+// resolution of markets.
 type adminHandlers struct {
 	accounts *account.Service
+	markets  *market.Service
 	audits   *Auditor
 	profiles *profiles
+	metrics  *Metrics
 }
 
-// adminRoutes lists the operator's user routes and the audit, all behind
-// the admin token. The handlers below follow their error table.
-func adminRoutes(admin *AdminAuth, accounts *account.Service, audits *Auditor, prof *profiles) RoutesOut {
-	h := &adminHandlers{accounts: accounts, audits: audits, profiles: prof}
+// adminRoutes lists the operator's user routes, the audit and the
+// resolution of markets, all behind the admin token. The handlers below
+// follow their error table.
+func adminRoutes(admin *AdminAuth, accounts *account.Service, markets *market.Service, audits *Auditor, prof *profiles, metrics *Metrics) RoutesOut {
+	h := &adminHandlers{accounts: accounts, markets: markets, audits: audits, profiles: prof, metrics: metrics}
 	return RoutesOut{Routes: []Route{
 		{Method: http.MethodPost, Path: "/api/v1/admin/users/:id/credit", Errors: errsAdmin, Handler: admin.guard(h.handleCredit)},
 		{Method: http.MethodPatch, Path: "/api/v1/admin/users/:id", Errors: errsAdmin, Handler: admin.guard(h.handleSetRoles)},
 		{Method: http.MethodGet, Path: "/api/v1/admin/audit", Errors: errsAdmin, Handler: admin.guard(h.handleAudit)},
 		{Method: http.MethodGet, Path: "/api/v1/admin/users", Errors: errsAdminSearch, Handler: admin.guard(h.handleSearchUsers)},
+		{Method: http.MethodPost, Path: "/api/v1/admin/markets/:id/resolve", Errors: errsAdminResolve, Handler: admin.guard(h.handleResolve)},
 	}}
 }
 
@@ -183,4 +190,40 @@ func (h *adminHandlers) handleSearchUsers(c *fiber.Ctx) error {
 		return err
 	}
 	return c.JSON(userPageView(page))
+}
+
+// POST /admin/markets/{id}/resolve: the operator resolves or voids any
+// market, as its creator would close it. It answers in market close's
+// words, the same operation's. Checks run 404 not_found (no admin token
+// configured), 401, 404 market not found (an id that is not an integer),
+// 400 invalid request (the body, or won_side not YES, NO or VOID), 404
+// market not found, 409 market already resolved.
+var errsAdminResolve = table("internal_error",
+	on(errAdminDisabled, http.StatusNotFound, "not_found"),
+	unauthorized,
+	on(errInvalidID, http.StatusNotFound, "market not found"),
+	on(input.ErrInvalid, http.StatusBadRequest, "invalid request"),
+	on(errBadRequest, http.StatusBadRequest, "invalid request"),
+	on(market.ErrMarketNotFound, http.StatusNotFound, "market not found"),
+	on(market.ErrResolved, http.StatusConflict, "market already resolved"),
+)
+
+type resolveBody struct {
+	WonSide string `json:"won_side" validate:"required"`
+}
+
+// handleResolve settles a market with the outcome the operator gives and
+// counts the settlement as a creator's close is counted.
+func (h *adminHandlers) handleResolve(c *fiber.Ctx) error {
+	id, b, err := idAndBody[resolveBody](c, "id")
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	err = h.markets.Resolve(c.UserContext(), id, b.WonSide)
+	h.metrics.observeSettlement(time.Since(start), err)
+	if err != nil {
+		return err
+	}
+	return c.JSON(fiber.Map{"status": "ok"})
 }

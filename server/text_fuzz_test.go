@@ -210,6 +210,9 @@ var bodyTargets = []bodyTarget{
 	{"POST /api/v1/events/:id/pools/:pool_id/markets/:market_id/close", []string{"won_side"}, func(_ *fuzzWorld, _ int, text func(string, string) string) string {
 		return fmt.Sprintf(`{"won_side":%s}`, text("won_side", "MAYBE"))
 	}},
+	{"POST /api/v1/admin/markets/:id/resolve", []string{"won_side"}, func(_ *fuzzWorld, _ int, text func(string, string) string) string {
+		return fmt.Sprintf(`{"won_side":%s}`, text("won_side", "MAYBE"))
+	}},
 	{"POST /api/v1/markets/:market_id/buy", []string{"side"}, func(_ *fuzzWorld, _ int, text func(string, string) string) string {
 		return fmt.Sprintf(`{"side":%s,"amount_kopecks":1000}`, text("side", "YES"))
 	}},

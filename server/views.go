@@ -42,6 +42,10 @@ type marketJSON struct {
 	OutcomeIndex   int     `json:"outcome_index"`
 	YesName        string  `json:"yes_name"`
 	NoName         string  `json:"no_name"`
+	// ResolvedAt and ResolvedBy ("creator" or "operator") are null while
+	// the market is unresolved.
+	ResolvedAt *string `json:"resolved_at"`
+	ResolvedBy *string `json:"resolved_by"`
 }
 
 // marketView is m as seen at now: trading_open says whether it takes
@@ -54,9 +58,16 @@ func marketView(m *market.Market, now time.Time) marketJSON {
 		Paused: m.Paused, TradingOpen: m.Tradable(now), Resolved: m.Resolved, OutcomeIndex: m.OutcomeIndex,
 		YesName: m.YesName, NoName: m.NoName,
 	}
-	if m.WinningOutcome != nil {
-		w := m.WinningOutcome.String()
+	if w := m.Outcome(); w != "" {
 		v.WinningOutcome = &w
+	}
+	if m.ResolvedAt != nil {
+		at := ts(*m.ResolvedAt)
+		v.ResolvedAt = &at
+	}
+	if m.ResolvedBy != "" {
+		by := string(m.ResolvedBy)
+		v.ResolvedBy = &by
 	}
 	return v
 }
@@ -164,7 +175,8 @@ func positionView(p market.OpenPosition) positionJSON {
 
 // closedPositionJSON is a closed position (ClosedPositionWithDetails):
 // amount is every share bought into it, pnl what it returned minus what it
-// cost, won_side 1 (YES won), 0 (NO won) or -1 (sold before resolution).
+// cost, won_side 1 (YES won), 0 (NO won), -1 (sold before resolution) or
+// 2 (the market was voided).
 type closedPositionJSON struct {
 	ID         int64  `json:"id"`
 	UserID     int64  `json:"user_id"`

@@ -23,6 +23,10 @@ const (
 	TypeSupportReply   = "support_reply"
 )
 
+// OutcomeVoid is NotificationData.Won of a market that was voided: every
+// position got its net cost back, which Amount holds.
+const OutcomeVoid = "VOID"
+
 // What a notification's RelatedID points at.
 const (
 	RelatedEvent   = "event"
@@ -52,7 +56,7 @@ type NotificationData struct {
 	Action     string `json:"action,omitempty"` // "buy" or "sell"
 	Shares     int64  `json:"shares,omitempty"`
 	Amount     int64  `json:"amount,omitempty"` // kopecks: a trade's charge or payout, a settlement's payout
-	Won        string `json:"won,omitempty"`    // the winning side of a resolved market
+	Won        string `json:"won,omitempty"`    // how a market resolved: "YES", "NO" or "VOID" (OutcomeVoid)
 	Author     string `json:"author,omitempty"` // who replied
 	Excerpt    string `json:"excerpt,omitempty"`
 }
@@ -76,6 +80,12 @@ func (n *Notification) Render(lang string) (title, message string) {
 		}
 		return "Trade executed", fmt.Sprintf("%s %s %s shares of %q for %s", verb, groupDigits(d.Shares), d.Side, d.MarketName, rub(d.Amount, false))
 	case TypeMarketResolved:
+		if d.Won == OutcomeVoid {
+			if ru {
+				return "Рынок отменён", fmt.Sprintf("Рынок «%s» отменён, ставки возвращены. Возврат: %s", d.MarketName, rub(d.Amount, true))
+			}
+			return "Market voided", fmt.Sprintf("%q was voided and its bets refunded. Your refund: %s", d.MarketName, rub(d.Amount, false))
+		}
 		if ru {
 			return "Рынок закрыт", fmt.Sprintf("Рынок «%s» закрыт, победил исход «%s». Выплата: %s", d.MarketName, sideRu(d.Won), rub(d.Amount, true))
 		}

@@ -16,6 +16,12 @@ func TestRender(t *testing.T) {
 			"Сделка исполнена", "Куплено 22\u00a0911 акций «ДА» на рынке «Дождь» за 100,00 ₽"},
 		{"a resolution in English", "en", Notification{Type: TypeMarketResolved, Data: NotificationData{Won: "NO", Amount: 5, MarketName: "Rain"}},
 			"Market resolved", `"Rain" resolved NO. Your payout: 0.05 RUB`},
+		{"a void in English says it refunded", "en", Notification{Type: TypeMarketResolved, Data: NotificationData{Won: "VOID", Amount: 123456, MarketName: "Rain"}},
+			"Market voided", `"Rain" was voided and its bets refunded. Your refund: 1,234.56 RUB`},
+		{"a void in Russian says it refunded", "ru", Notification{Type: TypeMarketResolved, Data: NotificationData{Won: "VOID", Amount: 0, MarketName: "Дождь"}},
+			"Рынок отменён", "Рынок «Дождь» отменён, ставки возвращены. Возврат: 0,00 ₽"},
+		{"a resolution in Russian names the winning side", "ru", Notification{Type: TypeMarketResolved, Data: NotificationData{Won: "YES", Amount: 150000, MarketName: "Дождь"}},
+			"Рынок закрыт", "Рынок «Дождь» закрыт, победил исход «ДА». Выплата: 1\u00a0500,00 ₽"},
 		{"a reply in an unknown language falls back to English", "de", Notification{Type: TypeCommentReply, Data: NotificationData{Author: "Ann", Excerpt: "agreed"}},
 			"New reply", "Ann replied to your comment: agreed"},
 	}

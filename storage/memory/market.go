@@ -462,7 +462,7 @@ func (s *Store) Settle(_ context.Context, marketID int64, st market.Settlement) 
 		return market.ErrMarketNotFound
 	}
 	state := &market.State{Market: s.market(marketID), Now: s.now(), Balances: map[account.Ref]int64{}}
-	refs := []account.Ref{account.EscrowAccount(marketID), account.Treasury}
+	refs := []account.Ref{account.EscrowAccount(marketID), account.FeeAccount(marketID), account.Treasury}
 	for k, id := range s.open {
 		if k.market == marketID {
 			p := *s.positions[id]
@@ -475,7 +475,7 @@ func (s *Store) Settle(_ context.Context, marketID int64, st market.Settlement) 
 	for _, r := range refs {
 		state.Balances[r] = s.balance(r)
 	}
-	eff, err := market.DecideSettlement(state, st.Won)
+	eff, err := market.DecideSettlement(state, st)
 	if err != nil {
 		return err
 	}
@@ -499,6 +499,7 @@ func (s *Store) SettlePool(_ context.Context, poolID int64, ps market.PoolSettle
 	refs := []account.Ref{account.EscrowAccount(ids[0]), account.Treasury}
 	sts := make([]*market.State, len(ids))
 	for i, id := range ids {
+		refs = append(refs, account.FeeAccount(id)) // a void's refunds
 		st := &market.State{Market: s.market(id), Now: now, Balances: balances}
 		for k, pid := range s.open {
 			if k.market == id {

@@ -223,12 +223,7 @@ func insertMarkets(ctx context.Context, tx pgx.Tx, eventID int64, pools []*marke
 			b, qYes, qNo = append(b, m.B), append(qYes, m.QYes), append(qNo, m.QNo)
 			q0Yes, q0No, volume = append(q0Yes, m.Q0Yes), append(q0No, m.Q0No), append(volume, m.Volume)
 			paused, resolved = append(paused, m.Paused), append(resolved, m.Resolved)
-			var w *int16
-			if m.WinningOutcome != nil {
-				c := sideCode(*m.WinningOutcome)
-				w = &c
-			}
-			won = append(won, w)
+			won = append(won, outcomeCode(m))
 			createdAt, finishAt = append(createdAt, created), append(finishAt, dbTime(p.FinishAt))
 			var r *time.Time
 			if m.ResolvedAt != nil {

@@ -57,6 +57,12 @@ WHERE a.id = ANY(ARRAY(
 ORDER BY a.id
 FOR NO KEY UPDATE OF a`
 
+// sqlLockAccountIDs locks ledger accounts $1 in ascending id order.
+const sqlLockAccountIDs = `SELECT a.id, a.kind, a.owner, a.balance FROM ledger_accounts a
+WHERE a.id = ANY($1)
+ORDER BY a.id
+FOR NO KEY UPDATE OF a`
+
 const sqlInsertPostings = `INSERT INTO postings (from_account, to_account, amount, reason, trade_id, created_at)
 SELECT u.from_account, u.to_account, u.amount, u.reason, NULLIF(u.trade_id, 0), u.created_at
 FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::text[], $5::bigint[], $6::timestamptz[])

@@ -25,8 +25,15 @@ var (
 		ORDER BY x.closed_at DESC, x.id DESC LIMIT $2 OFFSET $3`
 	sqlClosedStats = `SELECT count(*), COALESCE(max(returned - spent) FILTER (WHERE returned > spent), 0)
 		FROM positions WHERE user_id = $1 AND closed_at IS NOT NULL`
-	sqlPnLEvents = `SELECT user_id, position_id, at, delta FROM pnl_events
-		WHERE user_id = $1 ORDER BY at, id`
+	// sqlPnLEvents reads a user's realizations: sales (and settlements
+	// before migration 00013) from pnl_events, settlements from the
+	// positions they closed (settle_pnl).
+	sqlPnLEvents = `SELECT user_id, position_id, at, delta FROM (
+			SELECT user_id, position_id, at, delta, 0 AS src, id FROM pnl_events WHERE user_id = $1
+			UNION ALL
+			SELECT user_id, id, closed_at, settle_pnl, 1, id FROM positions
+			WHERE user_id = $1 AND closed_at IS NOT NULL AND settle_pnl IS NOT NULL
+		) e ORDER BY at, src, id`
 	// sqlLatestTrades walks the primary key from the newest end and stops
 	// at $1 trades that pass the is_active filter. Newest is the order
 	// trades were written in, as in the memory store.

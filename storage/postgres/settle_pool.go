@@ -19,8 +19,8 @@ FOR NO KEY UPDATE`
 
 // SettlePool resolves an exclusive pool as a whole (see market.Store), in
 // one transaction: the pool's markets locked in ascending id order, then
-// their open positions, then the pool's escrow, the treasury and the
-// holders' accounts in ascending id order (as every money operation locks
+// their open positions, then the pool's escrow, the markets' fee accounts,
+// the treasury and the holders' accounts in ascending id order (as every money operation locks
 // accounts); market.DecidePoolSettlement decides, and the Effects are
 // written as a trade's are (plan). Unlike Settle it holds every open
 // position of the pool in memory at once. On a deadlock or serialization
@@ -50,6 +50,9 @@ func (s *Store) SettlePool(ctx context.Context, poolID int64, ps market.PoolSett
 			return err
 		}
 		refs := []account.Ref{account.EscrowAccount(ids[0]), account.Treasury}
+		for _, id := range ids {
+			refs = append(refs, account.FeeAccount(id)) // a void's refunds
+		}
 		for _, p := range positions {
 			refs = append(refs, account.UserAccount(p.UserID))
 		}

@@ -87,13 +87,15 @@ func resolvedNotes(e *env, u *account.User) []*social.Notification {
 	return out
 }
 
-// ledgerCounts is how many postings, notifications, PnL events and
-// closed positions the store holds.
+// ledgerCounts is how many postings, notifications, realizations (PnL
+// events of sales, settlements' on the positions they closed) and closed
+// positions the store holds.
 func ledgerCounts(e *env) [4]int64 {
 	e.t.Helper()
 	var c [4]int64
 	err := e.store.DB().QueryRow(e.ctx, `SELECT (SELECT count(*) FROM postings), (SELECT count(*) FROM notifications),
-		(SELECT count(*) FROM pnl_events), (SELECT count(*) FROM positions WHERE closed_at IS NOT NULL)`).Scan(&c[0], &c[1], &c[2], &c[3])
+		(SELECT count(*) FROM pnl_events) + (SELECT count(*) FROM positions WHERE settle_pnl IS NOT NULL),
+		(SELECT count(*) FROM positions WHERE closed_at IS NOT NULL)`).Scan(&c[0], &c[1], &c[2], &c[3])
 	if err != nil {
 		e.t.Fatal(err)
 	}

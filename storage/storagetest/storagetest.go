@@ -49,6 +49,7 @@ func Run(t *testing.T, newStores func(t *testing.T) Stores) {
 	t.Run("trading", func(t *testing.T) { testTrading(t, newStores) })
 	t.Run("settlement", func(t *testing.T) { testSettlement(t, newStores) })
 	t.Run("trading window", func(t *testing.T) { testWindow(t, newStores) })
+	t.Run("resolution", func(t *testing.T) { testResolution(t, newStores) })
 	t.Run("feeds", func(t *testing.T) { testFeeds(t, newStores) })
 	t.Run("concurrency", func(t *testing.T) { testConcurrency(t, newStores) })
 	t.Run("partners", func(t *testing.T) { testPartners(t, newStores) })

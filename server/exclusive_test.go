@@ -213,3 +213,51 @@ func TestExclusivePoolResolution(t *testing.T) {
 		}
 	})
 }
+
+// TestExclusivePoolVoidAndOperator: VOID on any market of an exclusive
+// pool voids the whole pool and refunds every net cost; the operator's
+// resolution resolves a pool as the creator's close does, and refuses NO
+// alone the same way.
+func TestExclusivePoolVoidAndOperator(t *testing.T) {
+	eachStore(t, func(t *testing.T, h *harness) {
+		w := newWorld(t, h)
+		voided := h.createEvent(t, w.creator.token, exclusiveEvent())
+		h.activate(t, w.creator.token, voided.ID, true)
+		ms := voided.Pools[0].Markets
+		before := h.me(t, w.alice.token).Balance
+		h.buy(t, w.alice.token, ms[0].ID, "YES", 4000)
+		h.buy(t, w.alice.token, ms[2].ID, "NO", 2000)
+		r := h.do(t, req{method: http.MethodPost, path: w.closePath(voided.ID, voided.Pools[0].ID, ms[1].ID), token: w.creator.token, body: map[string]any{"won_side": "VOID"}})
+		expect(t, r, http.StatusOK, "")
+		if got := h.me(t, w.alice.token).Balance; got != before {
+			t.Fatalf("Alice holds %d after the void, %d before her trades", got, before)
+		}
+		for i, m := range ms {
+			if got := h.market(t, m.ID); !got.Resolved || got.WinningOutcome == nil || *got.WinningOutcome != "VOID" {
+				t.Fatalf("market %d after the pool's void: %+v", i, got)
+			}
+		}
+
+		ev := h.createEvent(t, w.creator.token, exclusiveEvent())
+		h.activate(t, w.creator.token, ev.ID, true)
+		ms = ev.Pools[0].Markets
+		resolve := func(id int64, won string) *response {
+			return h.do(t, req{method: http.MethodPost, path: fmt.Sprintf("/api/v1/admin/markets/%d/resolve", id), token: adminToken, body: map[string]any{"won_side": won}})
+		}
+		expect(t, resolve(ms[1].ID, "NO"), http.StatusBadRequest, "invalid request")
+		expect(t, resolve(ms[1].ID, "YES"), http.StatusOK, "")
+		expect(t, resolve(ms[0].ID, "YES"), http.StatusConflict, "market already resolved")
+		for i, m := range ms {
+			want := "NO"
+			if i == 1 {
+				want = "YES"
+			}
+			if got := h.market(t, m.ID); got.WinningOutcome == nil || *got.WinningOutcome != want {
+				t.Fatalf("market %d after the operator resolved the pool: %+v, want %s", i, got, want)
+			}
+		}
+		if ok, _, problems := h.audit(t); !ok {
+			t.Fatalf("audit: %v", problems)
+		}
+	})
+}

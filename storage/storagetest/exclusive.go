@@ -424,6 +424,64 @@ func testExclusive(t *testing.T, newStores func(*testing.T) Stores) {
 		e.audit()
 	})
 
+	t.Run("VOID on one market voids the whole pool and refunds every net cost", func(t *testing.T) {
+		e := newEnv(t, newStores)
+		c := e.creator()
+		ev := e.exclusiveEvent(c, 0.03, 5000, 0.6, 0.3, 0.1)
+		ms := ev.Pools[0].Markets
+		ann, bob := e.user("ann", 100_000, 0), e.user("bob", 100_000, 0)
+		spent := map[int64]int64{}
+		for _, h := range []struct {
+			u      *account.User
+			m      int
+			side   market.Side
+			amount int64
+		}{{ann, 0, market.Yes, 4000}, {ann, 2, market.No, 2500}, {bob, 1, market.Yes, 3000}, {bob, 0, market.No, 6000}} {
+			res, err := e.buy(h.u, ms[h.m], h.side, h.amount)
+			if err != nil {
+				t.Fatal(err)
+			}
+			spent[h.u.ID] += res.Trade.Amount
+		}
+		before := map[int64]int64{ann.ID: e.balances(ann).Balance, bob.ID: e.balances(bob).Balance}
+		if err := e.markets.Close(e.ctx, c.ID, ev.ID, ms[2].PoolID, ms[2].ID, "VOID"); err != nil {
+			t.Fatal(err)
+		}
+		for _, u := range []*account.User{ann, bob} {
+			if got := e.balances(u).Balance - before[u.ID]; got != spent[u.ID] {
+				t.Fatalf("%s got %d back, paid %d", u.Name, got, spent[u.ID])
+			}
+		}
+		for i, m := range ms {
+			if got := e.market(m.ID); !got.Resolved || !got.Voided {
+				t.Fatalf("market %d after a void of its pool: resolved %v, voided %v", i, got.Resolved, got.Voided)
+			}
+		}
+		e.audit()
+	})
+
+	t.Run("the operator resolves a market of an exclusive pool as its creator would", func(t *testing.T) {
+		e := newEnv(t, newStores)
+		ev := e.exclusiveEvent(e.creator(), 0.02, 5000, 0.5, 0.5)
+		ms := ev.Pools[0].Markets
+		if err := e.markets.Resolve(e.ctx, ms[0].ID, "NO"); !errors.As(err, new(*input.Error)) {
+			t.Fatalf("NO alone by the operator: %v, want invalid input", err)
+		}
+		if err := e.markets.Resolve(e.ctx, ms[0].ID, "YES"); err != nil {
+			t.Fatal(err)
+		}
+		for i, m := range ms {
+			got := e.market(m.ID)
+			if !got.Resolved || got.ResolvedBy != market.ResolvedByOperator {
+				t.Fatalf("market %d: resolved %v by %q, want by the operator", i, got.Resolved, got.ResolvedBy)
+			}
+		}
+		if err := e.markets.Resolve(e.ctx, ms[1].ID, "VOID"); !errors.Is(err, market.ErrResolved) {
+			t.Fatalf("voiding a resolved pool: %v, want ErrResolved", err)
+		}
+		e.audit()
+	})
+
 	t.Run("of two concurrent resolutions of one pool exactly one wins", func(t *testing.T) {
 		for range 5 {
 			e := newEnv(t, newStores)

@@ -11,7 +11,9 @@ import (
 	"github.com/predictkit/predictkit/storage/memory"
 )
 
-func resolvePath(marketID any) string { return fmt.Sprintf("/api/v1/admin/markets/%v/resolve", marketID) }
+func resolvePath(marketID any) string {
+	return fmt.Sprintf("/api/v1/admin/markets/%v/resolve", marketID)
+}
 
 // TestVoid voids a market through the creator's close and reads what every
 // route then says of it.

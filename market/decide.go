@@ -820,17 +820,17 @@ func (s Settlement) escrow(m *Market) account.Ref {
 	return account.EscrowAccount(m.ID)
 }
 
-// ParseSettlement returns the Settlement that resolves a market with
-// outcome "YES", "NO" or "VOID" (upper case), by by. Any other outcome is
-// invalid input of won_side.
-func ParseSettlement(outcome string, by Resolver) (Settlement, error) {
+// ParseSettlement returns the Settlement with which who resolves a
+// market with outcome "YES", "NO" or "VOID" (upper case). Any other
+// outcome is invalid input of won_side.
+func ParseSettlement(outcome string, who Resolver) (Settlement, error) {
 	switch outcome {
 	case "YES":
-		return Settlement{Won: Yes, By: by}, nil
+		return Settlement{Won: Yes, By: who}, nil
 	case "NO":
-		return Settlement{Won: No, By: by}, nil
+		return Settlement{Won: No, By: who}, nil
 	case OutcomeVoid:
-		return Settlement{Void: true, By: by}, nil
+		return Settlement{Void: true, By: who}, nil
 	}
 	return Settlement{}, input.Invalid("won_side", "must be YES, NO or VOID")
 }

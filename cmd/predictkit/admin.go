@@ -49,6 +49,7 @@ var adminCommands = []adminCommand{
 	{"create-ad", "-user ID -type buy|sell -currency XXX -rate KOPECKS -min KOPECKS -max KOPECKS -methods A,B -duration MINUTES", "publish a P2P ad (approved and active)", adminCreateAd},
 	{"moderate-ad", "-id ID [-active=BOOL] [-status pending|approved|rejected]", "activate, deactivate, approve or reject a P2P ad", adminModerateAd},
 	{"chats", "[-all] [-limit N]", "list the support chats waiting for an operator (escalated and open); -all lists every session", adminChats},
+	{"resolve", "-market ID -won YES|NO|VOID", "resolve or void any market as the operator (its creator gone, a wrong resolution about to happen)", adminResolve},
 	{"audit", "", "run the ledger audit; exits 1 when it finds problems", adminAudit},
 }
 
@@ -772,5 +773,47 @@ func adminAudit(fs *flag.FlagSet) func(context.Context, *adminClient, *adminOutp
 			return fmt.Errorf("the audit found %d problems", len(r.Problems))
 		}
 		return nil
+	}
+}
+
+func adminResolve(fs *flag.FlagSet) func(context.Context, *adminClient, *adminOutput) error {
+	id := fs.Int64("market", 0, "the market's id (required)")
+	won := fs.String("won", "", "the outcome: YES, NO or VOID (refund every open position its net cost) (required)")
+	return func(ctx context.Context, a *adminClient, out *adminOutput) error {
+		if err := needID("market", *id); err != nil {
+			return err
+		}
+		side := client.ResolveRequestWonSide(strings.ToUpper(*won))
+		if !side.Valid() {
+			return usagef("-won %q: must be YES, NO or VOID", *won)
+		}
+		res, err := a.AdminResolveMarketWithResponse(ctx, *id, client.ResolveRequest{WonSide: side})
+		if err := a.check(res, err); err != nil {
+			return err
+		}
+		// The resolution answers only {"status":"ok"}; the market says
+		// how and by whom it resolved.
+		m, err := a.GetMarketWithResponse(ctx, *id)
+		if err := a.check(m, err); err != nil {
+			return err
+		}
+		if out.json {
+			return out.rawJSON(m.Body)
+		}
+		v, err := decoded(m.JSON200)
+		if err != nil {
+			return err
+		}
+		outcome, by, at := "-", "-", "-"
+		if v.WinningOutcome != nil {
+			outcome = string(*v.WinningOutcome)
+		}
+		if v.ResolvedBy != nil {
+			by = string(*v.ResolvedBy)
+		}
+		if v.ResolvedAt != nil {
+			at = stamp(*v.ResolvedAt)
+		}
+		return out.table([]string{"MARKET", "OUTCOME", "RESOLVED_BY", "RESOLVED_AT"}, []string{itoa(v.ID), outcome, by, at})
 	}
 }

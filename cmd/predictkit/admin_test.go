@@ -345,3 +345,73 @@ func TestServeReportsEveryConfigurationProblem(t *testing.T) {
 	contains(t, "serve", out.String(), "5 problems", "PREDICTKIT_BCRYPT_COST", "PREDICTKIT_LOG_LEVEL", "PREDICTKIT_ADMIN_TOKEN",
 		"PREDICTKIT_READ_TIMEOUT", "PREDICTKIT_TRADE_BATCH_WAIT", "predictkit serve -h")
 }
+
+func TestAdminResolve(t *testing.T) {
+	base := adminServer(t)
+	status, reg, _ := api(t, base, http.MethodPost, "/api/v1/auth/register", "", map[string]any{"email": "creator@example.com", "password": "correct horse battery", "name": "Cleo"}, nil)
+	if status != http.StatusCreated {
+		t.Fatalf("register: %d %v", status, reg)
+	}
+	token := reg["access_token"].(string)
+	userID := fmt.Sprint(int64(reg["user"].(map[string]any)["id"].(float64)))
+	mustAdmin(t, base, "set-roles", "-user", userID, "-creator=true")
+	status, ev, _ := api(t, base, http.MethodPost, "/api/v1/events", token, map[string]any{
+		"name": "Cup final",
+		"pools": []any{map[string]any{"name": "Winner", "margin": 0.02, "lmsr_b_kopecks": 10000,
+			"markets": []any{map[string]any{"name": "Home", "probability": 0.5}, map[string]any{"name": "Away", "probability": 0.5}}}},
+	}, nil)
+	if status != http.StatusCreated && status != http.StatusOK {
+		t.Fatalf("create event: %d %v", status, ev)
+	}
+	markets := ev["pools"].([]any)[0].(map[string]any)["markets"].([]any)
+	first := fmt.Sprint(int64(markets[0].(map[string]any)["id"].(float64)))
+	second := fmt.Sprint(int64(markets[1].(map[string]any)["id"].(float64)))
+
+	t.Run("a usage error exits 2 and resolves nothing", func(t *testing.T) {
+		for _, args := range [][]string{
+			{"resolve", "-market", first, "-won", "maybe"},
+			{"resolve", "-market", first},
+			{"resolve", "-won", "YES"},
+			{"resolve", "-market", "0", "-won", "YES"},
+		} {
+			if code, _, stderr := admin(t, base, args...); code != 2 || stderr == "" {
+				t.Errorf("%q: exit %d, stderr %q; want 2 with a message", args, code, stderr)
+			}
+		}
+		_, m, _ := api(t, base, http.MethodGet, "/api/v1/markets/"+first, "", nil, nil)
+		if m["resolved"] != false {
+			t.Fatalf("after usage errors the market is %v", m)
+		}
+	})
+	t.Run("the operator voids a market and the table says so", func(t *testing.T) {
+		out := mustAdmin(t, base, "resolve", "-market", first, "-won", "void")
+		contains(t, "resolve", out, "MARKET", "OUTCOME", "RESOLVED_BY", first, "VOID", "operator")
+		_, m, _ := api(t, base, http.MethodGet, "/api/v1/markets/"+first, "", nil, nil)
+		if m["winning_outcome"] != "VOID" || m["resolved_by"] != "operator" || m["resolved_at"] == nil {
+			t.Errorf("the market after the void: %v", m)
+		}
+	})
+	t.Run("a second resolution exits 1 with the server's 409", func(t *testing.T) {
+		code, _, stderr := admin(t, base, "resolve", "-market", first, "-won", "YES")
+		if code != 1 || !strings.Contains(stderr, "409 market already resolved") {
+			t.Errorf("exit %d, stderr %q; want 1 and the 409", code, stderr)
+		}
+	})
+	t.Run("-json prints the resolved market", func(t *testing.T) {
+		out := mustAdmin(t, base, "-json", "resolve", "-market", second, "-won", "NO")
+		var m struct {
+			ID             int64  `json:"id"`
+			WinningOutcome string `json:"winning_outcome"`
+			ResolvedBy     string `json:"resolved_by"`
+		}
+		if err := json.Unmarshal([]byte(out), &m); err != nil || fmt.Sprint(m.ID) != second || m.WinningOutcome != "NO" || m.ResolvedBy != "operator" {
+			t.Errorf("-json resolve: %q (%v)", out, err)
+		}
+	})
+	t.Run("an unknown market exits 1 with the server's 404", func(t *testing.T) {
+		code, _, stderr := admin(t, base, "resolve", "-market", "999999", "-won", "YES")
+		if code != 1 || !strings.Contains(stderr, "404 market not found") {
+			t.Errorf("exit %d, stderr %q; want 1 and the 404", code, stderr)
+		}
+	})
+}

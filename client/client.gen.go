@@ -1239,10 +1239,10 @@ type Market struct {
 	Paused       bool             `json:"paused"`
 	PoolID       int64            `json:"pool_id"`
 
-	// QNo LMSR quantity of NO (shares)
+	// QNo LMSR quantity of NO (shares); in an exclusive pool, round(b·ln Σ_{j≠i} e^{q_j/b}), the quantity of the other outcomes together, so that the binary price formula gives the market's price
 	QNo int64 `json:"q_no"`
 
-	// QYes LMSR quantity of YES (shares)
+	// QYes LMSR quantity of YES (shares); in an exclusive pool, the quantity of the market's outcome
 	QYes     int64 `json:"q_yes"`
 	Resolved bool  `json:"resolved"`
 
@@ -1344,6 +1344,15 @@ type NewPartnerRequest struct {
 
 // NewPool defines model for NewPool.
 type NewPool struct {
+	// Exclusive Exactly one market of the pool will resolve YES. One n-outcome
+	// LMSR with liquidity `lmsr_b_kopecks` prices the whole pool: YES
+	// on a market buys its outcome, NO buys one share of every other
+	// outcome, and the YES probabilities sum to 1 after every trade.
+	// Needs at least 2 markets whose `probability` values sum to 1
+	// within 0.001. Closing a market of the pool with YES resolves the
+	// whole pool (every other market NO).
+	Exclusive *bool `json:"exclusive,omitempty"`
+
 	// FinishAt default a month after now; after live_at
 	FinishAt *time.Time `json:"finish_at,omitempty"`
 
@@ -1642,6 +1651,9 @@ type PnLChart struct {
 // Pool defines model for Pool.
 type Pool struct {
 	EventID int64 `json:"event_id"`
+
+	// Exclusive exactly one market of the pool resolves YES: one n-outcome LMSR prices every market, and their YES probabilities sum to 1
+	Exclusive bool `json:"exclusive"`
 
 	// FinishAt the end of the trading window: from this instant on, the markets take no trades; the creator may move it (PATCH /api/v1/pools/{id})
 	FinishAt time.Time `json:"finish_at"`
@@ -2378,9 +2390,11 @@ type ClientInterface interface {
 	// in this order: 404 `not_found` (no admin token configured), 401, 404
 	// `market not found` (an id that is not an integer), 400 `invalid
 	// request` (the body, or `won_side` missing or not `YES`, `NO` or
-	// `VOID`), 404 `market not found`, 409 `market already resolved` (of
-	// two concurrent resolutions, by the operator or the creator, one
-	// settles and the other gets 409).
+	// `VOID`), 404 `market not found`, 400 `invalid request` (`NO` on a
+	// market of an exclusive pool, which resolves whole: `YES` on its
+	// winner, or `VOID`), 409 `market already resolved` (of two
+	// concurrent resolutions, by the operator or the creator, one settles
+	// and the other gets 409).
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2396,9 +2410,11 @@ type ClientInterface interface {
 	// in this order: 404 `not_found` (no admin token configured), 401, 404
 	// `market not found` (an id that is not an integer), 400 `invalid
 	// request` (the body, or `won_side` missing or not `YES`, `NO` or
-	// `VOID`), 404 `market not found`, 409 `market already resolved` (of
-	// two concurrent resolutions, by the operator or the creator, one
-	// settles and the other gets 409).
+	// `VOID`), 404 `market not found`, 400 `invalid request` (`NO` on a
+	// market of an exclusive pool, which resolves whole: `YES` on its
+	// winner, or `VOID`), 409 `market already resolved` (of two
+	// concurrent resolutions, by the operator or the creator, one settles
+	// and the other gets 409).
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -2964,11 +2980,16 @@ type ClientInterface interface {
 	// what its sales returned), floored at 0, from the market's escrow,
 	// then its fee account, then the platform's treasury. What is left in
 	// the escrow returns to the platform. The market then shows
-	// `resolved_by` `creator`. Checks run in this order: 401, 404 (no such
-	// market, ids that do not belong together, or ids that are not
-	// integers), 403 (not the creator), 400 (missing or invalid
-	// `won_side`), 409 (resolved already; of two concurrent closes one
-	// settles and the other gets 409).
+	// `resolved_by` `creator`. On a market of an exclusive pool, `YES`
+	// resolves the whole pool in one step (this market YES, every other
+	// market of the pool NO, paid from the pool's one escrow) and `VOID`
+	// voids every market of the pool; `NO` names no winner and is 400;
+	// any market of a resolved pool is 409. Checks run in this order:
+	// 401, 404 (no such market, ids that do not belong together, or ids
+	// that are not integers), 403 (not the creator), 400 (missing or
+	// invalid `won_side`, or `NO` on a market of an exclusive pool), 409
+	// (resolved already; of two concurrent closes, also of two markets of
+	// one exclusive pool, one settles and the other gets 409).
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2984,11 +3005,16 @@ type ClientInterface interface {
 	// what its sales returned), floored at 0, from the market's escrow,
 	// then its fee account, then the platform's treasury. What is left in
 	// the escrow returns to the platform. The market then shows
-	// `resolved_by` `creator`. Checks run in this order: 401, 404 (no such
-	// market, ids that do not belong together, or ids that are not
-	// integers), 403 (not the creator), 400 (missing or invalid
-	// `won_side`), 409 (resolved already; of two concurrent closes one
-	// settles and the other gets 409).
+	// `resolved_by` `creator`. On a market of an exclusive pool, `YES`
+	// resolves the whole pool in one step (this market YES, every other
+	// market of the pool NO, paid from the pool's one escrow) and `VOID`
+	// voids every market of the pool; `NO` names no winner and is 400;
+	// any market of a resolved pool is 409. Checks run in this order:
+	// 401, 404 (no such market, ids that do not belong together, or ids
+	// that are not integers), 403 (not the creator), 400 (missing or
+	// invalid `won_side`, or `NO` on a market of an exclusive pool), 409
+	// (resolved already; of two concurrent closes, also of two markets of
+	// one exclusive pool, one settles and the other gets 409).
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -3507,9 +3533,11 @@ func (c *Client) AdminChatReply(ctx context.Context, sessionID string, body Admi
 // in this order: 404 `not_found` (no admin token configured), 401, 404
 // `market not found` (an id that is not an integer), 400 `invalid
 // request` (the body, or `won_side` missing or not `YES`, `NO` or
-// `VOID`), 404 `market not found`, 409 `market already resolved` (of
-// two concurrent resolutions, by the operator or the creator, one
-// settles and the other gets 409).
+// `VOID`), 404 `market not found`, 400 `invalid request` (`NO` on a
+// market of an exclusive pool, which resolves whole: `YES` on its
+// winner, or `VOID`), 409 `market already resolved` (of two
+// concurrent resolutions, by the operator or the creator, one settles
+// and the other gets 409).
 //
 // Takes any type of body and a specified content type.
 //
@@ -3535,9 +3563,11 @@ func (c *Client) AdminResolveMarketWithBody(ctx context.Context, id int64, conte
 // in this order: 404 `not_found` (no admin token configured), 401, 404
 // `market not found` (an id that is not an integer), 400 `invalid
 // request` (the body, or `won_side` missing or not `YES`, `NO` or
-// `VOID`), 404 `market not found`, 409 `market already resolved` (of
-// two concurrent resolutions, by the operator or the creator, one
-// settles and the other gets 409).
+// `VOID`), 404 `market not found`, 400 `invalid request` (`NO` on a
+// market of an exclusive pool, which resolves whole: `YES` on its
+// winner, or `VOID`), 409 `market already resolved` (of two
+// concurrent resolutions, by the operator or the creator, one settles
+// and the other gets 409).
 //
 // Takes a body of the `application/json` content type.
 //
@@ -4583,11 +4613,16 @@ func (c *Client) SetEventActive(ctx context.Context, id int64, body SetEventActi
 // what its sales returned), floored at 0, from the market's escrow,
 // then its fee account, then the platform's treasury. What is left in
 // the escrow returns to the platform. The market then shows
-// `resolved_by` `creator`. Checks run in this order: 401, 404 (no such
-// market, ids that do not belong together, or ids that are not
-// integers), 403 (not the creator), 400 (missing or invalid
-// `won_side`), 409 (resolved already; of two concurrent closes one
-// settles and the other gets 409).
+// `resolved_by` `creator`. On a market of an exclusive pool, `YES`
+// resolves the whole pool in one step (this market YES, every other
+// market of the pool NO, paid from the pool's one escrow) and `VOID`
+// voids every market of the pool; `NO` names no winner and is 400;
+// any market of a resolved pool is 409. Checks run in this order:
+// 401, 404 (no such market, ids that do not belong together, or ids
+// that are not integers), 403 (not the creator), 400 (missing or
+// invalid `won_side`, or `NO` on a market of an exclusive pool), 409
+// (resolved already; of two concurrent closes, also of two markets of
+// one exclusive pool, one settles and the other gets 409).
 //
 // Takes any type of body and a specified content type.
 //
@@ -4613,11 +4648,16 @@ func (c *Client) CloseMarketWithBody(ctx context.Context, id int64, poolID int64
 // what its sales returned), floored at 0, from the market's escrow,
 // then its fee account, then the platform's treasury. What is left in
 // the escrow returns to the platform. The market then shows
-// `resolved_by` `creator`. Checks run in this order: 401, 404 (no such
-// market, ids that do not belong together, or ids that are not
-// integers), 403 (not the creator), 400 (missing or invalid
-// `won_side`), 409 (resolved already; of two concurrent closes one
-// settles and the other gets 409).
+// `resolved_by` `creator`. On a market of an exclusive pool, `YES`
+// resolves the whole pool in one step (this market YES, every other
+// market of the pool NO, paid from the pool's one escrow) and `VOID`
+// voids every market of the pool; `NO` names no winner and is 400;
+// any market of a resolved pool is 409. Checks run in this order:
+// 401, 404 (no such market, ids that do not belong together, or ids
+// that are not integers), 403 (not the creator), 400 (missing or
+// invalid `won_side`, or `NO` on a market of an exclusive pool), 409
+// (resolved already; of two concurrent closes, also of two markets of
+// one exclusive pool, one settles and the other gets 409).
 //
 // Takes a body of the `application/json` content type.
 //
@@ -8157,9 +8197,11 @@ type ClientWithResponsesInterface interface {
 	// in this order: 404 `not_found` (no admin token configured), 401, 404
 	// `market not found` (an id that is not an integer), 400 `invalid
 	// request` (the body, or `won_side` missing or not `YES`, `NO` or
-	// `VOID`), 404 `market not found`, 409 `market already resolved` (of
-	// two concurrent resolutions, by the operator or the creator, one
-	// settles and the other gets 409).
+	// `VOID`), 404 `market not found`, 400 `invalid request` (`NO` on a
+	// market of an exclusive pool, which resolves whole: `YES` on its
+	// winner, or `VOID`), 409 `market already resolved` (of two
+	// concurrent resolutions, by the operator or the creator, one settles
+	// and the other gets 409).
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -8175,9 +8217,11 @@ type ClientWithResponsesInterface interface {
 	// in this order: 404 `not_found` (no admin token configured), 401, 404
 	// `market not found` (an id that is not an integer), 400 `invalid
 	// request` (the body, or `won_side` missing or not `YES`, `NO` or
-	// `VOID`), 404 `market not found`, 409 `market already resolved` (of
-	// two concurrent resolutions, by the operator or the creator, one
-	// settles and the other gets 409).
+	// `VOID`), 404 `market not found`, 400 `invalid request` (`NO` on a
+	// market of an exclusive pool, which resolves whole: `YES` on its
+	// winner, or `VOID`), 409 `market already resolved` (of two
+	// concurrent resolutions, by the operator or the creator, one settles
+	// and the other gets 409).
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -8765,11 +8809,16 @@ type ClientWithResponsesInterface interface {
 	// what its sales returned), floored at 0, from the market's escrow,
 	// then its fee account, then the platform's treasury. What is left in
 	// the escrow returns to the platform. The market then shows
-	// `resolved_by` `creator`. Checks run in this order: 401, 404 (no such
-	// market, ids that do not belong together, or ids that are not
-	// integers), 403 (not the creator), 400 (missing or invalid
-	// `won_side`), 409 (resolved already; of two concurrent closes one
-	// settles and the other gets 409).
+	// `resolved_by` `creator`. On a market of an exclusive pool, `YES`
+	// resolves the whole pool in one step (this market YES, every other
+	// market of the pool NO, paid from the pool's one escrow) and `VOID`
+	// voids every market of the pool; `NO` names no winner and is 400;
+	// any market of a resolved pool is 409. Checks run in this order:
+	// 401, 404 (no such market, ids that do not belong together, or ids
+	// that are not integers), 403 (not the creator), 400 (missing or
+	// invalid `won_side`, or `NO` on a market of an exclusive pool), 409
+	// (resolved already; of two concurrent closes, also of two markets of
+	// one exclusive pool, one settles and the other gets 409).
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -8785,11 +8834,16 @@ type ClientWithResponsesInterface interface {
 	// what its sales returned), floored at 0, from the market's escrow,
 	// then its fee account, then the platform's treasury. What is left in
 	// the escrow returns to the platform. The market then shows
-	// `resolved_by` `creator`. Checks run in this order: 401, 404 (no such
-	// market, ids that do not belong together, or ids that are not
-	// integers), 403 (not the creator), 400 (missing or invalid
-	// `won_side`), 409 (resolved already; of two concurrent closes one
-	// settles and the other gets 409).
+	// `resolved_by` `creator`. On a market of an exclusive pool, `YES`
+	// resolves the whole pool in one step (this market YES, every other
+	// market of the pool NO, paid from the pool's one escrow) and `VOID`
+	// voids every market of the pool; `NO` names no winner and is 400;
+	// any market of a resolved pool is 409. Checks run in this order:
+	// 401, 404 (no such market, ids that do not belong together, or ids
+	// that are not integers), 403 (not the creator), 400 (missing or
+	// invalid `won_side`, or `NO` on a market of an exclusive pool), 409
+	// (resolved already; of two concurrent closes, also of two markets of
+	// one exclusive pool, one settles and the other gets 409).
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -14298,9 +14352,11 @@ func (c *ClientWithResponses) AdminChatReplyWithResponse(ctx context.Context, se
 // in this order: 404 `not_found` (no admin token configured), 401, 404
 // `market not found` (an id that is not an integer), 400 `invalid
 // request` (the body, or `won_side` missing or not `YES`, `NO` or
-// `VOID`), 404 `market not found`, 409 `market already resolved` (of
-// two concurrent resolutions, by the operator or the creator, one
-// settles and the other gets 409).
+// `VOID`), 404 `market not found`, 400 `invalid request` (`NO` on a
+// market of an exclusive pool, which resolves whole: `YES` on its
+// winner, or `VOID`), 409 `market already resolved` (of two
+// concurrent resolutions, by the operator or the creator, one settles
+// and the other gets 409).
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -14322,9 +14378,11 @@ func (c *ClientWithResponses) AdminResolveMarketWithBodyWithResponse(ctx context
 // in this order: 404 `not_found` (no admin token configured), 401, 404
 // `market not found` (an id that is not an integer), 400 `invalid
 // request` (the body, or `won_side` missing or not `YES`, `NO` or
-// `VOID`), 404 `market not found`, 409 `market already resolved` (of
-// two concurrent resolutions, by the operator or the creator, one
-// settles and the other gets 409).
+// `VOID`), 404 `market not found`, 400 `invalid request` (`NO` on a
+// market of an exclusive pool, which resolves whole: `YES` on its
+// winner, or `VOID`), 409 `market already resolved` (of two
+// concurrent resolutions, by the operator or the creator, one settles
+// and the other gets 409).
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -15200,11 +15258,16 @@ func (c *ClientWithResponses) SetEventActiveWithResponse(ctx context.Context, id
 // what its sales returned), floored at 0, from the market's escrow,
 // then its fee account, then the platform's treasury. What is left in
 // the escrow returns to the platform. The market then shows
-// `resolved_by` `creator`. Checks run in this order: 401, 404 (no such
-// market, ids that do not belong together, or ids that are not
-// integers), 403 (not the creator), 400 (missing or invalid
-// `won_side`), 409 (resolved already; of two concurrent closes one
-// settles and the other gets 409).
+// `resolved_by` `creator`. On a market of an exclusive pool, `YES`
+// resolves the whole pool in one step (this market YES, every other
+// market of the pool NO, paid from the pool's one escrow) and `VOID`
+// voids every market of the pool; `NO` names no winner and is 400;
+// any market of a resolved pool is 409. Checks run in this order:
+// 401, 404 (no such market, ids that do not belong together, or ids
+// that are not integers), 403 (not the creator), 400 (missing or
+// invalid `won_side`, or `NO` on a market of an exclusive pool), 409
+// (resolved already; of two concurrent closes, also of two markets of
+// one exclusive pool, one settles and the other gets 409).
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -15226,11 +15289,16 @@ func (c *ClientWithResponses) CloseMarketWithBodyWithResponse(ctx context.Contex
 // what its sales returned), floored at 0, from the market's escrow,
 // then its fee account, then the platform's treasury. What is left in
 // the escrow returns to the platform. The market then shows
-// `resolved_by` `creator`. Checks run in this order: 401, 404 (no such
-// market, ids that do not belong together, or ids that are not
-// integers), 403 (not the creator), 400 (missing or invalid
-// `won_side`), 409 (resolved already; of two concurrent closes one
-// settles and the other gets 409).
+// `resolved_by` `creator`. On a market of an exclusive pool, `YES`
+// resolves the whole pool in one step (this market YES, every other
+// market of the pool NO, paid from the pool's one escrow) and `VOID`
+// voids every market of the pool; `NO` names no winner and is 400;
+// any market of a resolved pool is 409. Checks run in this order:
+// 401, 404 (no such market, ids that do not belong together, or ids
+// that are not integers), 403 (not the creator), 400 (missing or
+// invalid `won_side`, or `NO` on a market of an exclusive pool), 409
+// (resolved already; of two concurrent closes, also of two markets of
+// one exclusive pool, one settles and the other gets 409).
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

@@ -54,6 +54,11 @@ type Request struct {
 	// Partner, when set, makes this a partner's trade for one of its
 	// users.
 	Partner *PartnerOrder
+	// Pool is what LockFor puts in Lock.Pool: the markets of the
+	// exclusive pool the traded market belongs to, ascending, or nil.
+	// Service.Execute sets it; every request of a batch on one market
+	// carries the same.
+	Pool []int64
 }
 
 // PartnerOrder is what makes a Request a partner's trade for one of its
@@ -122,6 +127,12 @@ func (r *Request) Check() error {
 // LockFor returns the Lock a batch of requests on market id needs.
 func LockFor(marketID int64, reqs []Request) Lock {
 	l := Lock{MarketID: marketID}
+	if len(reqs) > 0 && len(reqs[0].Pool) > 0 {
+		l.Pool = reqs[0].Pool
+		if lead := l.Pool[0]; lead != marketID {
+			l.Accounts = append(l.Accounts, account.EscrowAccount(lead))
+		}
+	}
 	seen := map[int64]bool{}
 	subs := map[SubAccount]bool{}
 	for i := range reqs {
@@ -158,14 +169,17 @@ func LockFor(marketID int64, reqs []Request) Lock {
 // for a refused request; it returns one only when the whole batch cannot
 // run.
 func DecideTrades(st *State, reqs []Request) (*Effects, error) {
-	eff := decideTrades(st, reqs)
+	eff, err := decideTrades(st, reqs)
+	if err != nil {
+		return nil, err
+	}
 	eff.DropSubAccounts = unusedSubAccounts(st.NewSubAccounts, eff)
 	return eff, nil
 }
 
 // decideTrades is DecideTrades without the sub-accounts to drop, which a
 // batch over several markets decides once for all of them.
-func decideTrades(st *State, reqs []Request) *Effects {
+func decideTrades(st *State, reqs []Request) (*Effects, error) {
 	d := decision{
 		market:    *st.Market,
 		base:      st.Balances,
@@ -173,6 +187,11 @@ func decideTrades(st *State, reqs []Request) *Effects {
 		positions: map[posKey]*Position{},
 		now:       st.Now,
 		eff:       &Effects{Results: make([]Result, len(reqs))},
+	}
+	if st.Market.Exclusive || st.Pool != nil {
+		if err := d.openPool(st); err != nil {
+			return nil, err
+		}
 	}
 	for _, p := range st.Positions {
 		c := *p
@@ -228,8 +247,54 @@ func decideTrades(st *State, reqs []Request) *Effects {
 	if len(d.eff.Trades) > 0 {
 		m := d.market
 		d.eff.Market = &m
+		if d.pool != nil {
+			d.pool[d.idx] = d.market
+			d.eff.Pool = make([]*Market, len(d.pool))
+			for j := range d.pool {
+				c := d.pool[j]
+				d.eff.Pool[j] = &c
+			}
+		}
 	}
-	return d.eff
+	return d.eff, nil
+}
+
+// openPool readies d to trade on a market of an exclusive pool: the
+// pool's markets, as st.Pool holds them, are one lmsr.Exclusive. A pool
+// that was not locked whole fails the batch: deciding on part of it would
+// price against stale quantities.
+func (d *decision) openPool(st *State) error {
+	m := st.Market
+	if !m.Exclusive || len(st.Pool) < 2 {
+		return fmt.Errorf("market %d: exclusive pool locked with %d markets", m.ID, len(st.Pool))
+	}
+	d.idx = -1
+	d.pool = make([]Market, len(st.Pool))
+	q := make([]int64, len(st.Pool))
+	for j, pm := range st.Pool {
+		if pm == nil || pm.PoolID != m.PoolID || !pm.Exclusive || j > 0 && pm.ID <= st.Pool[j-1].ID {
+			return fmt.Errorf("market %d: its exclusive pool was not locked whole, in id order", m.ID)
+		}
+		if pm.ID == m.ID {
+			d.idx = j
+		}
+		d.pool[j] = *pm
+		q[j] = pm.QYes
+	}
+	if d.idx < 0 {
+		return fmt.Errorf("market %d: not among the markets of its locked pool", m.ID)
+	}
+	d.ex = lmsr.Exclusive{B: m.B, Q: q}
+	d.views = make([]lmsr.BinaryView, len(q))
+	d.prices = make([]float64, len(q))
+	if err := d.ex.PricesInto(d.prices); err != nil {
+		return fmt.Errorf("market %d: %w", m.ID, err)
+	}
+	for j := range d.pool {
+		d.pool[j].Price = d.prices[j]
+	}
+	d.market = d.pool[d.idx]
+	return nil
 }
 
 // unusedSubAccounts are the sub-accounts of created that no trade of effs
@@ -272,6 +337,10 @@ func DecideMarkets(sts []*State, reqs [][]Request) ([]*Effects, error) {
 	effs := make([]*Effects, len(sts))
 	var balances map[account.Ref]int64
 	var keys map[Key]*Trade
+	// pools holds the markets of each exclusive pool as the batch's
+	// trades so far left them: two markets of one pool in a batch decide
+	// one after the other on the same pool.
+	var pools map[int64][]*Market
 	for i, st := range sts {
 		if st.Market == nil {
 			continue
@@ -283,8 +352,25 @@ func DecideMarkets(sts []*State, reqs [][]Request) ([]*Effects, error) {
 		if keys != nil {
 			s.Existing = keys
 		}
-		eff := decideTrades(&s, reqs[i])
+		if moved, ok := pools[st.Market.PoolID]; ok && st.Pool != nil {
+			s.Pool = moved
+			for _, pm := range moved {
+				if pm.ID == st.Market.ID {
+					s.Market = pm
+				}
+			}
+		}
+		eff, err := decideTrades(&s, reqs[i])
+		if err != nil {
+			return nil, err
+		}
 		effs[i] = eff
+		if eff.Pool != nil {
+			if pools == nil {
+				pools = map[int64][]*Market{}
+			}
+			pools[st.Market.PoolID] = eff.Pool
+		}
 		if len(eff.Trades) == 0 || i == len(sts)-1 {
 			continue
 		}
@@ -344,6 +430,67 @@ type decision struct {
 	positions map[posKey]*Position
 	now       time.Time
 	eff       *Effects
+	// pool, for a market of an exclusive pool, is every market of the
+	// pool as this decision has left it (market is pool[idx], kept in
+	// market until the end), and ex their pricer; views and prices are
+	// scratch space for what every trade rewrites. nil for a binary
+	// market.
+	pool   []Market
+	idx    int
+	ex     lmsr.Exclusive
+	views  []lmsr.BinaryView
+	prices []float64
+}
+
+// escrow is the account that holds the market maker's money: the
+// market's escrow, or for an exclusive pool the escrow of its first market,
+// which holds the whole pool's.
+func (d *decision) escrow() account.Ref {
+	if d.pool != nil {
+		return account.EscrowAccount(d.pool[0].ID)
+	}
+	return account.EscrowAccount(d.market.ID)
+}
+
+// price is the market's YES price now.
+func (d *decision) price() float64 {
+	if d.pool != nil {
+		return d.ex.Price(d.idx)
+	}
+	return d.market.YesProbability()
+}
+
+// move applies delta shares of side (negative for a sale) to the market
+// maker: on an exclusive pool, to the pool's quantities, and then every
+// market's q_yes and q_no are the pool's binary views.
+func (d *decision) move(side Side, delta int64) error {
+	if d.pool == nil {
+		if side == Yes {
+			d.market.QYes += delta
+		} else {
+			d.market.QNo += delta
+		}
+		return nil
+	}
+	ex := d.ex.With(d.idx, side, delta)
+	if err := ex.BinaryViewsInto(d.views); err != nil {
+		return err
+	}
+	if err := ex.PricesInto(d.prices); err != nil {
+		return err
+	}
+	d.ex = ex
+	for j, v := range d.views {
+		d.pool[j].QYes, d.pool[j].QNo, d.pool[j].Price = v.QYes, v.QNo, d.prices[j]
+	}
+	d.market.QYes, d.market.QNo, d.market.Price = d.views[d.idx].QYes, d.views[d.idx].QNo, d.prices[d.idx]
+	return nil
+}
+
+// unmove undoes move(side, delta) exactly: the pool's quantities are
+// integers, and its views a function of them.
+func (d *decision) unmove(side Side, delta int64) {
+	_ = d.move(side, -delta)
 }
 
 func (d *decision) userBalances(id int64) account.Balances {
@@ -407,8 +554,13 @@ func (d *decision) buy(r *Request) (*TradeEffect, error) {
 	if topUp {
 		can = addStat(can, max(d.balance(account.FloatAccount(r.Partner.Key.PartnerID)), 0))
 	}
-	before := d.market.Pricer()
-	q, err := lmsr.BuyForSpend(before, r.Side, r.Amount, d.market.Margin)
+	var q lmsr.Buy
+	var err error
+	if d.pool != nil {
+		q, err = d.ex.BuyForSpend(d.idx, r.Side, r.Amount, d.market.Margin)
+	} else {
+		q, err = lmsr.BuyForSpend(d.market.Pricer(), r.Side, r.Amount, d.market.Margin)
+	}
 	if err != nil {
 		// The payer needs the charge, not the whole amount, and the
 		// charge may be a little less than the amount; but a buy the
@@ -426,7 +578,7 @@ func (d *decision) buy(r *Request) (*TradeEffect, error) {
 	if r.MinShares > 0 && q.Shares < r.MinShares {
 		return nil, ErrPriceMoved
 	}
-	escrow := account.EscrowAccount(d.market.ID)
+	escrow := d.escrow()
 	var ps []account.Posting
 	if topUp && have < q.Charge {
 		float := account.FloatAccount(r.Partner.Key.PartnerID)
@@ -436,7 +588,12 @@ func (d *decision) buy(r *Request) (*TradeEffect, error) {
 	if q.Fee > 0 {
 		ps = append(ps, account.Posting{From: payer, To: account.FeeAccount(d.market.ID), Amount: q.Fee, Reason: "fee", At: d.now})
 	}
+	priceBefore := d.price()
+	if err := d.move(r.Side, q.Shares); err != nil {
+		return nil, pricerError(err)
+	}
 	if err := d.post(ps); err != nil {
+		d.unmove(r.Side, q.Shares)
 		return nil, err
 	}
 
@@ -455,12 +612,6 @@ func (d *decision) buy(r *Request) (*TradeEffect, error) {
 	pos.UseBonus = pos.UseBonus || r.UseBonus
 	pos.UpdatedAt = d.now
 
-	priceBefore := before.Price(Yes)
-	if r.Side == Yes {
-		d.market.QYes += q.Shares
-	} else {
-		d.market.QNo += q.Shares
-	}
 	d.market.Volume = addStat(d.market.Volume, q.Cost)
 	return d.record(r, pos, q.Shares, q.Charge, q.Cost, q.Fee, priceBefore, ps), nil
 }
@@ -473,15 +624,20 @@ func (d *decision) sell(r *Request) (*TradeEffect, error) {
 	if r.Shares > pos.Shares {
 		return nil, ErrInsufficientShares
 	}
-	before := d.market.Pricer()
-	q, err := lmsr.SellShares(before, r.Side, r.Shares, d.market.Margin)
+	var q lmsr.Sell
+	var err error
+	if d.pool != nil {
+		q, err = d.ex.SellShares(d.idx, r.Side, r.Shares, d.market.Margin)
+	} else {
+		q, err = lmsr.SellShares(d.market.Pricer(), r.Side, r.Shares, d.market.Margin)
+	}
 	if err != nil {
 		return nil, pricerError(err)
 	}
 	if r.MinPayout > 0 && q.Payout < r.MinPayout {
 		return nil, ErrPriceMoved
 	}
-	escrow := account.EscrowAccount(d.market.ID)
+	escrow := d.escrow()
 	var ps []account.Posting
 	if q.Payout > 0 {
 		ps = append(ps, account.Posting{From: escrow, To: account.UserAccount(r.UserID), Amount: q.Payout, Reason: "sell", At: d.now})
@@ -493,6 +649,11 @@ func (d *decision) sell(r *Request) (*TradeEffect, error) {
 		// The escrow always covers a refund (it holds the subsidy plus every
 		// cost paid in); failing here means the ledger is broken.
 		return nil, fmt.Errorf("market %d: escrow cannot pay a refund of %d: %w", d.market.ID, q.Refund, err)
+	}
+	priceBefore := d.price()
+	if err := d.move(r.Side, -r.Shares); err != nil {
+		// The pricer priced the state after the sale; it cannot be invalid.
+		return nil, fmt.Errorf("market %d: %w", d.market.ID, err)
 	}
 
 	// The shares leave with their pro-rata part of the cost basis; the last
@@ -513,18 +674,12 @@ func (d *decision) sell(r *Request) (*TradeEffect, error) {
 		delete(d.positions, posKey{r.UserID, r.Side})
 	}
 
-	priceBefore := before.Price(Yes)
-	if r.Side == Yes {
-		d.market.QYes -= r.Shares
-	} else {
-		d.market.QNo -= r.Shares
-	}
 	d.market.Volume = addStat(d.market.Volume, q.Refund)
 	return d.record(r, pos, r.Shares, q.Payout, q.Refund, q.Fee, priceBefore, ps), nil
 }
 
 func (d *decision) record(r *Request, pos *Position, shares, amount, cost, fee int64, priceBefore float64, ps []account.Posting) *TradeEffect {
-	after := d.market.YesProbability()
+	after := d.price()
 	t := &Trade{
 		MarketID: d.market.ID, UserID: r.UserID, Side: r.Side, Action: r.Action,
 		Shares: shares, Amount: amount, Cost: cost, Fee: fee,
@@ -534,10 +689,20 @@ func (d *decision) record(r *Request, pos *Position, shares, amount, cost, fee i
 	if p := r.Partner; p != nil {
 		t.PartnerID, t.ClientBetID, t.RequestHash = p.Key.PartnerID, p.Key.ClientBetID, p.Digest
 	}
-	return &TradeEffect{
+	te := &TradeEffect{
 		Trade: t, Position: pos, Postings: ps,
 		Price: PricePoint{MarketID: d.market.ID, At: d.now, YesProbability: after, QYes: d.market.QYes, QNo: d.market.QNo},
 	}
+	if d.pool != nil {
+		te.PoolPrices = make([]PricePoint, 0, len(d.pool)-1)
+		for j := range d.pool {
+			if j != d.idx {
+				m := &d.pool[j]
+				te.PoolPrices = append(te.PoolPrices, PricePoint{MarketID: m.ID, At: d.now, YesProbability: d.prices[j], QYes: m.QYes, QNo: m.QNo})
+			}
+		}
+	}
+	return te
 }
 
 func tradeNotification(m *Market, t *Trade) social.Notification {
@@ -638,6 +803,21 @@ type Settlement struct {
 	// By is who resolves the market; the zero value is the event's
 	// creator.
 	By Resolver
+	// Escrow, when set, is the account that pays instead of the
+	// market's escrow: an exclusive pool's, its first market's.
+	Escrow account.Ref
+	// Keep leaves what is left in the escrow there: the markets of an
+	// exclusive pool share one escrow, which the last of them to settle
+	// empties.
+	Keep bool
+}
+
+// escrow is the account that pays the holders of market m.
+func (s Settlement) escrow(m *Market) account.Ref {
+	if s.Escrow != (account.Ref{}) {
+		return s.Escrow
+	}
+	return account.EscrowAccount(m.ID)
 }
 
 // ParseSettlement returns the Settlement with which who resolves a
@@ -744,7 +924,7 @@ func (s Settlement) Chunk(st *State) (*Effects, error) {
 		c.UpdatedAt = now
 		eff.Positions = append(eff.Positions, &c)
 	}
-	escrow, fees := account.EscrowAccount(m.ID), account.FeeAccount(m.ID)
+	escrow, fees := s.escrow(m), account.FeeAccount(m.ID)
 	left := map[account.Ref]int64{escrow: st.Balances[escrow], fees: st.Balances[fees]}
 	for _, u := range holders {
 		ps, err := s.fund(left, m, account.UserAccount(u), paid[u], now)
@@ -765,7 +945,7 @@ func (s Settlement) Chunk(st *State) (*Effects, error) {
 // while it lasts, then the treasury. left holds what the escrow and the
 // fee account have left; fund takes what it pays from them.
 func (s Settlement) fund(left map[account.Ref]int64, m *Market, to account.Ref, amount int64, now time.Time) ([]account.Posting, error) {
-	sources, reason := []account.Ref{account.EscrowAccount(m.ID)}, "payout"
+	sources, reason := []account.Ref{s.escrow(m)}, "payout"
 	if s.Void {
 		sources, reason = append(sources, account.FeeAccount(m.ID), account.Treasury), "refund"
 	}
@@ -798,12 +978,12 @@ func (s Settlement) fund(left map[account.Ref]int64, m *Market, to account.Ref, 
 func (s Settlement) Finish(st *State) (*Effects, error) {
 	m := *st.Market
 	now := st.Now
-	escrow := account.EscrowAccount(m.ID)
+	escrow := s.escrow(&m)
 	eff := &Effects{}
 	if t := st.Balances[account.Treasury]; t < -account.MaxExposure {
 		return nil, fmt.Errorf("market %d: the refunds would take the treasury to %d: %w", m.ID, t, account.ErrBalanceLimit)
 	}
-	if left := st.Balances[escrow]; left > 0 {
+	if left := st.Balances[escrow]; left > 0 && !s.Keep {
 		eff.Postings = append(eff.Postings, account.Posting{From: escrow, To: account.Treasury, Amount: left, Reason: "settlement_leftover", At: now})
 	} else if left < 0 {
 		return nil, fmt.Errorf("market %d: escrow is %d after paying the winners", m.ID, left)
@@ -823,4 +1003,66 @@ func (s Settlement) Finish(st *State) (*Effects, error) {
 	}
 	eff.Market = &m
 	return eff, nil
+}
+
+// PoolSettlement resolves an exclusive pool as a whole: market Winner
+// YES and every other market of the pool NO, or, with Void, every market
+// of the pool void. (NO alone on a market of an exclusive pool names no
+// winner, and is refused before it gets here.)
+type PoolSettlement struct {
+	Winner int64
+	Void   bool
+	// By is who resolves the pool; the zero value is the event's creator.
+	By Resolver
+}
+
+// DecidePoolSettlement settles the markets of an exclusive pool in one
+// go, as ps says: sts holds one State per market of the pool, in
+// ascending id order, each with every open position of its market, all
+// sharing one Balances map that holds the pool's escrow (its first
+// market's), every market's fee account, the treasury and every holder's
+// account. The markets settle one after another with their Settlement
+// steps, each paying from the pool's escrow (a void's refunds then from
+// the market's fee account, then the treasury); the last returns what is
+// left in the escrow to the treasury. ErrResolved, with no Effects, if any
+// market of the pool was resolved (a pool resolves whole, so that means
+// all of them were). The Effects are one per State.
+func DecidePoolSettlement(sts []*State, ps PoolSettlement) ([]*Effects, error) {
+	if len(sts) < 2 {
+		return nil, fmt.Errorf("market: an exclusive pool of %d markets", len(sts))
+	}
+	escrow := account.EscrowAccount(sts[0].Market.ID)
+	settle := make([]Settlement, len(sts))
+	won := ps.Void
+	for i, st := range sts {
+		if st.Market == nil || !st.Market.Exclusive || st.Market.PoolID != sts[0].Market.PoolID || i > 0 && st.Market.ID <= sts[i-1].Market.ID {
+			return nil, fmt.Errorf("market: a pool settlement needs the markets of one exclusive pool in id order")
+		}
+		s := Settlement{Won: No, Void: ps.Void, By: ps.By, Escrow: escrow, Keep: i < len(sts)-1}
+		if !ps.Void && st.Market.ID == ps.Winner {
+			s.Won, won = Yes, true
+		}
+		if err := s.Begin(st.Market); err != nil {
+			return nil, err
+		}
+		settle[i] = s
+	}
+	if !won {
+		return nil, fmt.Errorf("market: market %d is not in pool %d", ps.Winner, sts[0].Market.PoolID)
+	}
+	balances := maps.Clone(sts[0].Balances)
+	effs := make([]*Effects, len(sts))
+	for i, st := range sts {
+		c := *st
+		c.Balances = balances
+		eff, err := DecideSettlement(&c, settle[i])
+		if err != nil {
+			return nil, err
+		}
+		if err := account.Apply(balances, eff.Postings); err != nil {
+			return nil, fmt.Errorf("market %d: the pool's settlement does not apply: %w", st.Market.ID, err)
+		}
+		effs[i] = eff
+	}
+	return effs, nil
 }

@@ -65,8 +65,11 @@ type Pool struct {
 	LiveAt   time.Time
 	FinishAt time.Time
 	// B is the liquidity of every market of the pool, kopecks.
-	B       int64
-	Markets []*Market
+	B int64
+	// Exclusive pools are priced by one n-outcome LMSR: exactly one of
+	// their markets resolves YES (docs/exclusive-pools.md).
+	Exclusive bool
+	Markets   []*Market
 }
 
 // MarketType of every market predictkit makes.
@@ -95,6 +98,16 @@ type Market struct {
 	// LiveAt and FinishAt are the pool's trading window, copied here
 	// because every trade checks it (see Tradable).
 	LiveAt, FinishAt time.Time
+	// Exclusive is the pool's: the market is outcome OutcomeIndex of one
+	// n-outcome LMSR. QYes is then the outcome's quantity and QNo the
+	// quantity of its complement, b·ln Σ_{j≠i} e^{q_j/b} rounded, which
+	// every trade on any market of the pool changes; Q0Yes is the opening
+	// quantity. The pool's escrow is its first market's (lowest id).
+	Exclusive bool
+	// Price, on a market of an exclusive pool, is its outcome's price in
+	// the pool as the service computed it from the whole pool (the pool's
+	// prices sum to 1); 0 when unknown. Stores do not keep it.
+	Price float64
 
 	Paused   bool
 	Resolved bool
@@ -141,10 +154,19 @@ func (m *Market) Pricer() lmsr.Binary {
 }
 
 // YesProbability is the instantaneous price of YES, 0..1.
-func (m *Market) YesProbability() float64 { return m.Pricer().Price(Yes) }
+// On a market of an exclusive pool it is Price when set, else the binary
+// price of (QYes, QNo), within 0.125/b of it.
+func (m *Market) YesProbability() float64 {
+	if m.Exclusive && m.Price > 0 {
+		return m.Price
+	}
+	return m.Pricer().Price(Yes)
+}
 
 // Outstanding is how many shares traders hold on side s: what the escrow
-// pays if s wins.
+// pays if s wins. On a market of an exclusive pool it is meaningful for
+// YES only, where it is what the pool pays if the market wins (its YES
+// shares and the NO shares of every other market of the pool).
 func (m *Market) Outstanding(s Side) int64 {
 	if s == Yes {
 		return m.QYes - m.Q0Yes

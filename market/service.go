@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -47,6 +49,13 @@ type Service struct {
 	// Now is the clock, in microseconds (what every store keeps); tests
 	// replace it.
 	Now func() time.Time
+
+	// pools maps a market id to the markets of its exclusive pool,
+	// ascending (nil for a market of a non-exclusive pool), for the
+	// Lock of its trades. Neither a pool's markets nor whether it is
+	// exclusive ever change, so an entry never goes stale, and every
+	// process may keep its own; a market's first trade here reads it.
+	pools sync.Map
 }
 
 // NewService returns a Service on store.
@@ -67,7 +76,11 @@ type NewPool struct {
 	Margin                       float64
 	B                            int64
 	LiveAt, FinishAt             *time.Time
-	Markets                      []NewMarket
+	// Exclusive prices the pool's markets as one n-outcome LMSR (at
+	// least 2 markets, probabilities summing to 1 within
+	// lmsr.ExclusiveSumTolerance).
+	Exclusive bool
+	Markets   []NewMarket
 }
 
 // NewMarket is a market of a NewPool.
@@ -101,7 +114,7 @@ func (s *Service) CreateEvent(ctx context.Context, creator *account.User, in New
 	var subsidies []int64
 	for i, np := range in.Pools {
 		f := func(field string) string { return fmt.Sprintf("pools[%d].%s", i, field) }
-		p := &Pool{Margin: np.Margin, B: np.B, LiveAt: now, FinishAt: now.AddDate(0, 1, 0)}
+		p := &Pool{Margin: np.Margin, B: np.B, LiveAt: now, FinishAt: now.AddDate(0, 1, 0), Exclusive: np.Exclusive}
 		if p.Name, err = text(f("name"), np.Name, true, MaxNameLen); err != nil {
 			return nil, err
 		}
@@ -133,9 +146,12 @@ func (s *Service) CreateEvent(ctx context.Context, creator *account.User, in New
 		if len(np.Markets) == 0 || len(np.Markets) > MaxMarketsPerPool {
 			return nil, input.Invalid(f("markets"), fmt.Sprintf("must hold 1 to %d markets", MaxMarketsPerPool))
 		}
+		if np.Exclusive && len(np.Markets) < 2 {
+			return nil, input.Invalid(f("markets"), fmt.Sprintf("an exclusive pool must hold 2 to %d markets", MaxMarketsPerPool))
+		}
 		for j, nm := range np.Markets {
 			g := func(field string) string { return fmt.Sprintf("pools[%d].markets[%d].%s", i, j, field) }
-			m := &Market{OutcomeIndex: j, B: np.B, Margin: np.Margin, LiveAt: p.LiveAt, FinishAt: p.FinishAt, CreatedAt: now}
+			m := &Market{OutcomeIndex: j, B: np.B, Margin: np.Margin, LiveAt: p.LiveAt, FinishAt: p.FinishAt, Exclusive: np.Exclusive, CreatedAt: now}
 			if m.Name, err = text(g("name"), nm.Name, true, MaxNameLen); err != nil {
 				return nil, err
 			}
@@ -157,6 +173,10 @@ func (s *Service) CreateEvent(ctx context.Context, creator *account.User, in New
 			if math.IsNaN(nm.Probability) || nm.Probability < MinProbability || nm.Probability > MaxProbability {
 				return nil, input.Invalid(g("probability"), fmt.Sprintf("must be %g to %g", MinProbability, MaxProbability))
 			}
+			p.Markets = append(p.Markets, m)
+			if np.Exclusive {
+				continue // priced together below
+			}
 			qy, qn, err := lmsr.InitialQ(np.B, nm.Probability)
 			if err != nil {
 				return nil, input.Invalid(g("probability"), err.Error())
@@ -167,7 +187,15 @@ func (s *Service) CreateEvent(ctx context.Context, creator *account.User, in New
 				return nil, input.Invalid(g("probability"), err.Error())
 			}
 			subsidies = append(subsidies, sub)
-			p.Markets = append(p.Markets, m)
+		}
+		if np.Exclusive {
+			sub, err := openExclusive(p, np.Markets)
+			if err != nil {
+				return nil, input.Invalid(f("markets"), err.Error())
+			}
+			// One escrow for the pool, its first market's.
+			subsidies = append(subsidies, sub)
+			subsidies = append(subsidies, make([]int64, len(p.Markets)-1)...)
 		}
 		e.Pools = append(e.Pools, p)
 	}
@@ -188,6 +216,34 @@ func (s *Service) CreateEvent(ctx context.Context, creator *account.User, in New
 		return nil, err
 	}
 	return e, nil
+}
+
+// openExclusive opens the markets of exclusive pool p at the
+// probabilities of ms as one lmsr.Exclusive and returns the pool's
+// subsidy: its worst-case loss, escrowed once for the pool.
+func openExclusive(p *Pool, ms []NewMarket) (int64, error) {
+	probs := make([]float64, len(ms))
+	sum := 0.0
+	for j, nm := range ms {
+		probs[j] = nm.Probability
+		sum += nm.Probability
+	}
+	if math.Abs(sum-1) > lmsr.ExclusiveSumTolerance {
+		return 0, fmt.Errorf("the probabilities of an exclusive pool's markets must sum to 1 (within %g); they sum to %g", lmsr.ExclusiveSumTolerance, sum)
+	}
+	ex, err := lmsr.NewExclusive(p.B, probs)
+	if err != nil {
+		return 0, err
+	}
+	sub, err := ex.SubsidyKopecks()
+	if err != nil {
+		return 0, err
+	}
+	for j, v := range ex.BinaryViews() {
+		m := p.Markets[j]
+		m.QYes, m.QNo, m.Q0Yes, m.Q0No = v.QYes, v.QNo, v.QYes, v.QNo
+	}
+	return sub, nil
 }
 
 // text is v trimmed, when it follows the text rule (input.Text: UTF-8,
@@ -237,7 +293,35 @@ func (s *Service) SetActive(ctx context.Context, callerID, eventID int64, active
 // Event returns one event. An inactive event is unlisted, not secret: it is
 // reachable by id. ErrEventNotFound.
 func (s *Service) Event(ctx context.Context, id int64) (*Event, error) {
-	return s.store.Event(ctx, id)
+	e, err := s.store.Event(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range e.Pools {
+		PricePool(p)
+	}
+	return e, nil
+}
+
+// PricePool sets the Price of every market of p, if p is exclusive, from
+// the whole pool: the prices sum to 1.
+func PricePool(p *Pool) {
+	if !p.Exclusive || len(p.Markets) < 2 {
+		return
+	}
+	ex, _, err := PoolPricer(p, p.Markets[0].ID)
+	if err != nil {
+		return
+	}
+	prices := ex.Prices()
+	if prices == nil {
+		return
+	}
+	// PoolPricer orders the outcomes by market id.
+	ms := slices.SortedFunc(slices.Values(p.Markets), func(a, b *Market) int { return cmpInt(a.ID, b.ID) })
+	for j, m := range ms {
+		m.Price = prices[j]
+	}
 }
 
 // Events returns the public feed: active events, newest first.
@@ -246,17 +330,46 @@ func (s *Service) Events(ctx context.Context, limit, offset int) ([]*Event, erro
 		limit = DefaultEventsLimit
 	}
 	limit = min(limit, MaxPageSize)
-	return s.store.ActiveEvents(ctx, limit, max(offset, 0))
+	es, err := s.store.ActiveEvents(ctx, limit, max(offset, 0))
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range es {
+		for _, p := range e.Pools {
+			PricePool(p)
+		}
+	}
+	return es, nil
 }
 
 // Pool returns one pool with its markets. ErrPoolNotFound.
 func (s *Service) Pool(ctx context.Context, id int64) (*Pool, error) {
-	return s.store.Pool(ctx, id)
+	p, err := s.store.Pool(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	PricePool(p)
+	return p, nil
 }
 
 // Market returns one market. ErrMarketNotFound.
 func (s *Service) Market(ctx context.Context, id int64) (*Market, error) {
-	return s.store.Market(ctx, id)
+	m, err := s.store.Market(ctx, id)
+	if err != nil || !m.Exclusive {
+		return m, err
+	}
+	p, err := s.store.Pool(ctx, m.PoolID)
+	if err != nil {
+		return nil, err
+	}
+	PricePool(p)
+	for _, pm := range p.Markets {
+		if pm.ID == m.ID {
+			// The pool's read, so that the price and the quantities agree.
+			return pm, nil
+		}
+	}
+	return m, nil
 }
 
 // Quote is what a trade would do now, without trading.
@@ -284,6 +397,17 @@ func (s *Service) QuoteBuy(ctx context.Context, marketID int64, side Side, amoun
 	if err != nil {
 		return nil, err
 	}
+	if m.Exclusive {
+		ex, i, err := s.poolPricer(ctx, m)
+		if err != nil {
+			return nil, err
+		}
+		b, err := ex.BuyForSpend(i, side, amount, m.Margin)
+		if err != nil {
+			return nil, pricerError(err)
+		}
+		return poolQuote(m, ex, i, side, ActionBuy, b.Shares, b.Charge, b.Cost, b.Fee), nil
+	}
 	b, err := lmsr.BuyForSpend(m.Pricer(), side, amount, m.Margin)
 	if err != nil {
 		return nil, pricerError(err)
@@ -302,11 +426,74 @@ func (s *Service) QuoteSell(ctx context.Context, marketID int64, side Side, shar
 	if err != nil {
 		return nil, err
 	}
+	if m.Exclusive {
+		ex, i, err := s.poolPricer(ctx, m)
+		if err != nil {
+			return nil, err
+		}
+		q, err := ex.SellShares(i, side, shares, m.Margin)
+		if err != nil {
+			return nil, pricerError(err)
+		}
+		return poolQuote(m, ex, i, side, ActionSell, shares, q.Payout, q.Refund, q.Fee), nil
+	}
 	q, err := lmsr.SellShares(m.Pricer(), side, shares, m.Margin)
 	if err != nil {
 		return nil, pricerError(err)
 	}
 	return quote(m, side, ActionSell, shares, q.Payout, q.Refund, q.Fee), nil
+}
+
+// poolPricer reads the exclusive pool of m and returns it as one
+// lmsr.Exclusive, with m's index in it.
+func (s *Service) poolPricer(ctx context.Context, m *Market) (lmsr.Exclusive, int, error) {
+	p, err := s.store.Pool(ctx, m.PoolID)
+	if err != nil {
+		return lmsr.Exclusive{}, 0, err
+	}
+	return PoolPricer(p, m.ID)
+}
+
+// PoolPricer returns exclusive pool p as one lmsr.Exclusive, its outcomes
+// in ascending market id, and the index of market id among them. It
+// prices from the markets' q_yes, the pool's state; q_no is derived.
+func PoolPricer(p *Pool, id int64) (lmsr.Exclusive, int, error) {
+	ms := slices.SortedFunc(slices.Values(p.Markets), func(a, b *Market) int { return cmpInt(a.ID, b.ID) })
+	ex := lmsr.Exclusive{B: p.B, Q: make([]int64, len(ms))}
+	idx := -1
+	for j, m := range ms {
+		ex.Q[j] = m.QYes
+		if m.ID == id {
+			idx = j
+		}
+	}
+	if idx < 0 || len(ms) < 2 {
+		return lmsr.Exclusive{}, 0, fmt.Errorf("market %d: not in exclusive pool %d", id, p.ID)
+	}
+	return ex, idx, nil
+}
+
+func cmpInt(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+func poolQuote(m *Market, ex lmsr.Exclusive, i int, side Side, a Action, shares, amount, cost, fee int64) *Quote {
+	delta := shares
+	if a == ActionSell {
+		delta = -shares
+	}
+	q := &Quote{MarketID: m.ID, Side: side, Action: a, Shares: shares, Amount: amount, Cost: cost, Fee: fee,
+		PriceBefore: ex.Price(i), PriceAfter: ex.With(i, side, delta).Price(i)}
+	if shares > 0 {
+		q.AvgPriceBps = (amount*10000 + shares/2) / shares
+	}
+	return q
 }
 
 func (s *Service) tradable(ctx context.Context, marketID int64) (*Market, error) {
@@ -376,7 +563,41 @@ func (s *Service) Execute(ctx context.Context, marketID int64, r Request) (*Resu
 		}
 		r.UserID = id
 	}
+	pool, err := s.poolOf(ctx, marketID)
+	if err != nil {
+		return nil, err
+	}
+	r.Pool = pool
 	return outcome(s.Trader.Trade(ctx, marketID, r))
+}
+
+// poolOf returns the markets of the exclusive pool of market id, for
+// Request.Pool: nil for a market of a non-exclusive pool.
+// ErrMarketNotFound.
+func (s *Service) poolOf(ctx context.Context, id int64) ([]int64, error) {
+	if v, ok := s.pools.Load(id); ok {
+		return v.([]int64), nil
+	}
+	m, err := s.store.Market(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	var ids []int64
+	if m.Exclusive {
+		p, err := s.store.Pool(ctx, m.PoolID)
+		if err != nil {
+			return nil, err
+		}
+		for _, pm := range p.Markets {
+			ids = append(ids, pm.ID)
+		}
+		slices.Sort(ids)
+		for _, pm := range ids {
+			s.pools.Store(pm, ids)
+		}
+	}
+	s.pools.Store(id, ids)
+	return ids, nil
 }
 
 // outcome is a Trader's answer as Execute returns it: a refusal becomes
@@ -396,7 +617,9 @@ func outcome(res Result, err error) (*Result, error) {
 // settled exactly once (see Settlement). Checks in order:
 // ErrMarketNotFound (also when the ids do not belong together),
 // ErrForbidden (caller is not the event's creator), *input.Error (bad
-// wonSide), ErrResolved.
+// wonSide, or NO on a market of an exclusive pool), ErrResolved. On a
+// market of an exclusive pool, YES or VOID resolves the whole pool (see
+// settle).
 func (s *Service) Close(ctx context.Context, callerID, eventID, poolID, marketID int64, wonSide string) error {
 	m, err := s.store.Market(ctx, marketID)
 	if err != nil {
@@ -418,19 +641,41 @@ func (s *Service) Close(ctx context.Context, callerID, eventID, poolID, marketID
 	if err != nil {
 		return err
 	}
-	return s.store.Settle(ctx, marketID, st)
+	return s.settle(ctx, m, st)
 }
 
 // Resolve resolves any market for the operator, as Close does for a
 // creator: for a market whose creator is gone, or to get ahead of a wrong
 // resolution. The market records that the operator resolved it. Checks in
-// order: *input.Error (bad wonSide), ErrMarketNotFound, ErrResolved.
+// order: *input.Error (bad wonSide), ErrMarketNotFound, *input.Error (NO
+// on a market of an exclusive pool), ErrResolved.
 func (s *Service) Resolve(ctx context.Context, marketID int64, wonSide string) error {
 	st, err := ParseSettlement(wonSide, ResolvedByOperator)
 	if err != nil {
 		return err
 	}
-	return s.store.Settle(ctx, marketID, st)
+	m, err := s.store.Market(ctx, marketID)
+	if err != nil {
+		return err
+	}
+	return s.settle(ctx, m, st)
+}
+
+// settle resolves market m as st says. A market of an exclusive pool
+// resolves its whole pool: YES on it resolves every other market NO, and
+// VOID voids them all; NO alone names no winner and is invalid input.
+func (s *Service) settle(ctx context.Context, m *Market, st Settlement) error {
+	if !m.Exclusive {
+		return s.store.Settle(ctx, m.ID, st)
+	}
+	if !st.Void && st.Won != Yes {
+		return input.Invalid("won_side", "a market of an exclusive pool resolves with YES, which resolves every other market of the pool NO, or VOID, which voids the pool")
+	}
+	ps := PoolSettlement{Void: st.Void, By: st.By}
+	if !st.Void {
+		ps.Winner = m.ID
+	}
+	return s.store.SettlePool(ctx, m.PoolID, ps)
 }
 
 // OpenPosition is an open position valued at the current price.
@@ -449,11 +694,41 @@ func (s *Service) OpenPositions(ctx context.Context, userID int64) ([]OpenPositi
 		return nil, err
 	}
 	out := make([]OpenPosition, len(ps))
+	pools := map[int64]*Pool{}
 	for i, p := range ps {
-		v := Value(p.Market, p.Side, p.Shares)
+		var v int64
+		if m := p.Market; m != nil && m.Exclusive && !m.Resolved {
+			pool, ok := pools[m.PoolID]
+			if !ok {
+				if pool, err = s.store.Pool(ctx, m.PoolID); err != nil {
+					return nil, err
+				}
+				pools[m.PoolID] = pool
+			}
+			v = PoolValue(pool, m, p.Side, p.Shares)
+		} else {
+			v = Value(p.Market, p.Side, p.Shares)
+		}
 		out[i] = OpenPosition{PositionDetail: p, Value: v, UnrealizedPnL: v - p.CostBasis}
 	}
 	return out, nil
+}
+
+// PoolValue is Value for market m of exclusive pool p: what selling
+// shares of side would pay now, priced by the whole pool.
+func PoolValue(p *Pool, m *Market, side Side, shares int64) int64 {
+	if m == nil || shares <= 0 || m.Resolved {
+		return 0
+	}
+	ex, i, err := PoolPricer(p, m.ID)
+	if err != nil {
+		return 0
+	}
+	q, err := ex.SellShares(i, side, shares, m.Margin)
+	if err != nil {
+		return 0
+	}
+	return q.Payout
 }
 
 // Value is what selling shares of side on m would pay now, after the
@@ -528,6 +803,18 @@ func (s *Service) History(ctx context.Context, marketID int64) ([]PricePoint, er
 	if len(pts) < PriceHistoryLimit {
 		open := PricePoint{MarketID: m.ID, At: m.CreatedAt, QYes: m.Q0Yes, QNo: m.Q0No}
 		open.YesProbability = (&Market{B: m.B, QYes: m.Q0Yes, QNo: m.Q0No}).YesProbability()
+		if m.Exclusive {
+			p, err := s.store.Pool(ctx, m.PoolID)
+			if err != nil {
+				return nil, err
+			}
+			for _, pm := range p.Markets {
+				pm.QYes = pm.Q0Yes
+			}
+			if ex, i, err := PoolPricer(p, m.ID); err == nil {
+				open.YesProbability = ex.Price(i)
+			}
+		}
 		pts = append([]PricePoint{open}, pts...)
 	}
 	return pts, nil
@@ -576,14 +863,48 @@ func (s *Service) PnLChart(ctx context.Context, viewerID, userID int64) ([]Chart
 
 // AuditEscrows checks that every market's escrow covers the payout of its
 // larger side (or, once resolved, is empty) and returns the problems found.
+// An exclusive pool has one escrow, its first market's: it must cover
+// the payout of whichever market wins, the largest q_yes − q0_yes of the
+// pool (see docs/exclusive-pools.md), and the escrows of its other markets
+// stay empty.
 func (s *Service) AuditEscrows(ctx context.Context) ([]string, error) {
 	es, err := s.store.Escrows(ctx)
 	if err != nil {
 		return nil, err
 	}
+	return AuditEscrows(es), nil
+}
+
+// AuditEscrows is the audit of Service.AuditEscrows on escrow states es.
+func AuditEscrows(es []EscrowState) []string {
 	var problems []string
+	type pool struct {
+		lead, held int64
+		need       int64
+		resolved   bool
+		escrows    []EscrowState
+	}
+	var pools map[int64]*pool
+	var poolOrder []int64
 	for _, e := range es {
 		m := e.Market
+		if m.Exclusive {
+			if pools == nil {
+				pools = map[int64]*pool{}
+			}
+			p := pools[m.PoolID]
+			if p == nil {
+				p = &pool{lead: m.ID, resolved: true}
+				pools[m.PoolID] = p
+				poolOrder = append(poolOrder, m.PoolID)
+			}
+			p.lead = min(p.lead, m.ID)
+			p.held, _ = account.Add(p.held, e.Balance)
+			p.need = max(p.need, m.Outstanding(Yes))
+			p.resolved = p.resolved && m.Resolved
+			p.escrows = append(p.escrows, e)
+			continue
+		}
 		if m.Resolved {
 			if e.Balance != 0 {
 				problems = append(problems, fmt.Sprintf("market %d: resolved but escrow holds %d", m.ID, e.Balance))
@@ -595,5 +916,19 @@ func (s *Service) AuditEscrows(ctx context.Context) ([]string, error) {
 			problems = append(problems, fmt.Sprintf("market %d: escrow %d does not cover %d", m.ID, e.Balance, need))
 		}
 	}
-	return problems, nil
+	for _, id := range poolOrder {
+		p := pools[id]
+		for _, e := range p.escrows {
+			if m := e.Market; m.ID != p.lead && e.Balance != 0 {
+				problems = append(problems, fmt.Sprintf("market %d: of exclusive pool %d, whose escrow is market %d's, but its own holds %d", m.ID, id, p.lead, e.Balance))
+			}
+		}
+		switch {
+		case p.resolved && p.held != 0:
+			problems = append(problems, fmt.Sprintf("exclusive pool %d: resolved but its escrow holds %d", id, p.held))
+		case !p.resolved && p.held < p.need:
+			problems = append(problems, fmt.Sprintf("exclusive pool %d: escrow %d does not cover %d, the payout of its largest outcome", id, p.held, p.need))
+		}
+	}
+	return problems
 }

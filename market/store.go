@@ -58,6 +58,15 @@ type Store interface {
 	// chunk or in several (a holder's positions never split across
 	// chunks), so that it holds no more than a chunk in memory.
 	Settle(ctx context.Context, marketID int64, s Settlement) error
+	// SettlePool resolves exclusive pool poolID as a whole, in one
+	// transaction: it locks the pool's markets in ascending id order
+	// (ErrPoolNotFound if there is no such pool), loads every open
+	// position of each, the balances of the pool's escrow (its first
+	// market's), the treasury and every holder, calls
+	// DecidePoolSettlement (whose error, ErrResolved, it returns with
+	// nothing written) and writes the Effects. Of two concurrent
+	// resolutions of one pool, the second finds it resolved.
+	SettlePool(ctx context.Context, poolID int64, ps PoolSettlement) error
 	// MoveFinish moves the end of pool id's trading window, in one
 	// transaction: it locks the pool's markets in ascending id order
 	// (ErrPoolNotFound if the pool does not exist), calls move.Decide with
@@ -108,6 +117,13 @@ type Lock struct {
 	// Keys are idempotency keys whose trades, if any exist already, are
 	// loaded into State.Existing.
 	Keys []Key
+	// Pool, for a market of an exclusive pool, lists every market of the
+	// pool in ascending id order (the market itself included): the store
+	// locks them all, in that order with the other markets it locks, and
+	// loads them into State.Pool, because a trade on one market moves
+	// every market of the pool. LockFor adds the pool's escrow (that of
+	// Pool[0]) to Accounts. Nil for a market of a non-exclusive pool.
+	Pool []int64
 	// SubAccounts are partner sub-accounts the requests trade for. The
 	// store loads their ids into State.SubAccounts, and their balances and
 	// open positions with the rest. One that does not exist yet it creates
@@ -127,6 +143,9 @@ type SubAccount struct {
 // State is what decide sees: the locked market and accounts.
 type State struct {
 	Market *Market
+	// Pool holds the markets of Lock.Pool as locked, in its order; nil
+	// for a market of a non-exclusive pool.
+	Pool []*Market
 	// Balances of every loaded account; an account with no postings yet is
 	// present with 0.
 	Balances map[account.Ref]int64
@@ -146,6 +165,10 @@ type State struct {
 type Effects struct {
 	// Market is the market's new state; nil when unchanged.
 	Market *Market
+	// Pool, after a trade on a market of an exclusive pool, holds the new
+	// state of every market of the pool (Market's among them), in
+	// State.Pool's order: every trade changes every market's q_no.
+	Pool []*Market
 	// PoolWonSide, when set, becomes the pool's won_side unless it has one.
 	PoolWonSide *int
 	// Positions are every position created (ID 0) or changed, closing
@@ -174,6 +197,10 @@ type TradeEffect struct {
 	// Postings get Trade.ID as their TradeID when written.
 	Postings []account.Posting
 	Price    PricePoint
+	// PoolPrices, for a trade on a market of an exclusive pool, are the
+	// price points of the pool's other markets, which the trade moved;
+	// they get Trade.ID as their TradeID when written.
+	PoolPrices []PricePoint
 }
 
 // PnLEntry is a realization of a position (which may be new in the same

@@ -62,5 +62,10 @@ func (s *Service) MoveFinish(ctx context.Context, callerID, poolID int64, at tim
 func (s *Service) OperatorMoveFinish(ctx context.Context, poolID int64, at time.Time) (*Pool, error) {
 	// Stores keep microseconds: the window decided is the window kept.
 	move := FinishMove{At: at.UTC().Truncate(time.Microsecond), Now: s.Now()}
-	return s.store.MoveFinish(ctx, poolID, move)
+	p, err := s.store.MoveFinish(ctx, poolID, move)
+	if err != nil {
+		return nil, err
+	}
+	PricePool(p)
+	return p, nil
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"slices"
 	"strconv"
@@ -186,6 +187,11 @@ func runModel(t *testing.T, seed uint64, ops int, pg bool) modelStats {
 			if err := checkHolders(w, sh, touched); err != nil {
 				fail(step, "%s: after %s: %v", w.name, o, err)
 			}
+			if o.kind != opNewEvent && o.kind != opDeposit && o.kind != opFundFloat && sh.markets[o.market].exclusive {
+				if err := checkPool(w, o.market); err != nil {
+					fail(step, "%s: after %s: %v", w.name, o, err)
+				}
+			}
 			if o.kind == opFundFloat || o.kind == opPartnerBet {
 				if err := checkFloats(w, sh); err != nil {
 					fail(step, "%s: after %s: %v", w.name, o, err)
@@ -237,6 +243,31 @@ func runModel(t *testing.T, seed uint64, ops int, pg bool) modelStats {
 		}
 	}
 	return stats
+}
+
+// checkPool checks the exclusive pool of market i: its prices sum to 1
+// and each market shows the pool's binary view.
+func checkPool(w *world, i int) error {
+	p, err := w.markets.Pool(w.ctx, w.mkts[i].pool)
+	if err != nil {
+		return err
+	}
+	ex, _, err := market.PoolPricer(p, w.mkts[i].id)
+	if err != nil {
+		return err
+	}
+	views := ex.BinaryViews()
+	sum := 0.0
+	for j, m := range p.Markets { // in id order, as the pricer's
+		if m.QYes != views[j].QYes || m.QNo != views[j].QNo {
+			return fmt.Errorf("market %d of an exclusive pool shows (%d, %d), the pool's view is %+v", m.ID, m.QYes, m.QNo, views[j])
+		}
+		sum += m.YesProbability()
+	}
+	if math.Abs(sum-1) > 1e-9 {
+		return fmt.Errorf("pool %d: prices sum to %v", p.ID, sum)
+	}
+	return nil
 }
 
 // checkHolders compares the balances of hs with the shadow's.

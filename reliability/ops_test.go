@@ -70,6 +70,8 @@ type newMarket struct {
 	b      int64
 	margin float64
 	prob   float64
+	// exclusive is the pool's (the same on each of its markets).
+	exclusive bool
 }
 
 func (o op) String() string {
@@ -151,10 +153,12 @@ func (w window) String() string {
 }
 
 type shadowMarket struct {
-	event    int
-	resolved bool
-	trades   int // trades executed on it
-	window   window
+	event int
+	// exclusive markets resolve with their pool (the event's one pool).
+	exclusive bool
+	resolved  bool
+	trades    int // trades executed on it
+	window    window
 }
 
 // tradable reports whether m takes trades now.
@@ -245,6 +249,21 @@ func (g *gen) newMarkets() []newMarket {
 	bs := []int64{500, 5_000, 50_000, 1_000_000}
 	margins := []float64{0, 0.01, 0.025, 0.2}
 	b, m := bs[g.r.IntN(len(bs))], margins[g.r.IntN(len(margins))]
+	if g.chance(0.3) {
+		// An exclusive pool of 2 to 4 markets whose probabilities, in
+		// hundredths from 0.02 up, sum to 1.
+		out := make([]newMarket, 2+g.r.IntN(3))
+		left := 100
+		for i := range out {
+			p := left
+			if rest := len(out) - 1 - i; rest > 0 {
+				p = 2 + g.r.IntN(left-2*rest-1)
+			}
+			left -= p
+			out[i] = newMarket{b: b, margin: m, prob: float64(p) / 100, exclusive: true}
+		}
+		return out
+	}
 	out := make([]newMarket, 1+g.r.IntN(2))
 	for i := range out {
 		out[i] = newMarket{b: b, margin: m, prob: float64(2+g.r.IntN(97)) / 100}
@@ -434,6 +453,11 @@ func (s *shadow) expect(o op) (want string, ok bool) {
 	case opSetActive:
 		return "", true
 	case opSettle:
+		// won_side is read before the market's state: NO alone on an
+		// exclusive pool is invalid input, resolved or not.
+		if s.markets[o.market].exclusive && !o.void && o.won == market.No {
+			return "invalid:won_side", true
+		}
 		if s.markets[o.market].resolved {
 			return "market_resolved", true
 		}
@@ -505,8 +529,8 @@ func (s *shadow) record(o op, out outcome) []holder {
 			// month.
 			w.finish = time.Now().AddDate(0, 1, 0).Add(-time.Hour)
 		}
-		for range o.newMarkets {
-			s.markets = append(s.markets, shadowMarket{event: s.events, window: w})
+		for _, m := range o.newMarkets {
+			s.markets = append(s.markets, shadowMarket{event: s.events, exclusive: m.exclusive, window: w})
 		}
 		s.events++
 		return nil
@@ -568,10 +592,23 @@ func (s *shadow) record(o op, out outcome) []holder {
 			}
 		}
 	case opSettle:
-		s.markets[o.market].resolved = true
+		// A market of an exclusive pool resolves the pool: it YES (or
+		// VOID), every other market NO (or VOID).
+		won := map[int]market.Side{o.market: o.won}
+		if ex := s.markets[o.market]; ex.exclusive {
+			for i, m := range s.markets {
+				if m.event == ex.event && i != o.market {
+					won[i] = market.No
+				}
+			}
+		}
+		for i := range won {
+			s.markets[i].resolved = true
+		}
 		var paid []holder
 		for k, n := range s.pos {
-			if k.market != o.market || n == 0 {
+			side, ok := won[k.market]
+			if !ok || n == 0 {
 				continue
 			}
 			switch {
@@ -580,7 +617,7 @@ func (s *shadow) record(o op, out outcome) []holder {
 				// paid more than it cost keeps that and gets nothing.
 				s.balance[k.h] += max(s.net[k], 0)
 				paid = append(paid, k.h)
-			case k.side == o.won:
+			case k.side == side:
 				s.balance[k.h] += n
 				paid = append(paid, k.h)
 			}

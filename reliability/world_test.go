@@ -279,7 +279,7 @@ func (w *world) apply(o op) (outcome, error) {
 // newEvent creates an active event with one pool of the given markets,
 // trading in window win.
 func (w *world) newEvent(ms []newMarket, win window) error {
-	np := market.NewPool{Name: "Pool", Margin: ms[0].margin, B: ms[0].b}
+	np := market.NewPool{Name: "Pool", Margin: ms[0].margin, B: ms[0].b, Exclusive: ms[0].exclusive}
 	if win.explicit {
 		np.LiveAt, np.FinishAt = &win.live, &win.finish
 	}

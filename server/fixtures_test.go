@@ -30,14 +30,16 @@ type apiMarket struct {
 }
 
 type apiPool struct {
-	ID       int64       `json:"id"`
-	Name     string      `json:"name"`
-	WonSide  *int        `json:"won_side"`
-	Margin   float64     `json:"margin"`
-	LiveAt   string      `json:"live_at"`
-	FinishAt string      `json:"finish_at"`
-	Markets  []apiMarket `json:"markets"`
-	Metadata struct {
+	ID       int64   `json:"id"`
+	Name     string  `json:"name"`
+	WonSide  *int    `json:"won_side"`
+	Margin   float64 `json:"margin"`
+	LiveAt   string  `json:"live_at"`
+	FinishAt string  `json:"finish_at"`
+	// Exclusive is a pointer so that a view without the field fails.
+	Exclusive *bool       `json:"exclusive"`
+	Markets   []apiMarket `json:"markets"`
+	Metadata  struct {
 		MarketNames         []string  `json:"market_names"`
 		MarketProbabilities []float64 `json:"market_probabilities"`
 		LMSRBKopecks        int64     `json:"lmsr_b_kopecks"`

@@ -200,6 +200,7 @@ func (v *poolJSON) appendJSON(b []byte) ([]byte, bool) {
 	}
 	b = appendJSONString(appendKey(b, "finish_at"), v.FinishAt)
 	b = appendJSONString(appendKey(b, "live_at"), v.LiveAt)
+	b = strconv.AppendBool(appendKey(b, "exclusive"), v.Exclusive)
 	if b, ok = appendJSONArray(appendKey(b, "markets"), v.Markets, appendMarket); !ok {
 		return b, false
 	}

@@ -342,6 +342,7 @@ type newPoolBody struct {
 	LMSRBKopecks *int64          `json:"lmsr_b_kopecks" validate:"required"`
 	LiveAt       *time.Time      `json:"live_at"`
 	FinishAt     *time.Time      `json:"finish_at"`
+	Exclusive    bool            `json:"exclusive"`
 	Markets      []newMarketBody `json:"markets" validate:"required,dive"`
 }
 
@@ -357,7 +358,7 @@ func (b *newEventBody) toDomain() market.NewEvent {
 	e := market.NewEvent{Name: b.Name, NameRu: b.NameRu}
 	for _, p := range b.Pools {
 		np := market.NewPool{Name: p.Name, NameRu: p.NameRu, Rules: p.Rules, RulesRu: p.RulesRu,
-			Margin: *p.Margin, B: *p.LMSRBKopecks, LiveAt: p.LiveAt, FinishAt: p.FinishAt}
+			Margin: *p.Margin, B: *p.LMSRBKopecks, LiveAt: p.LiveAt, FinishAt: p.FinishAt, Exclusive: p.Exclusive}
 		for _, m := range p.Markets {
 			np.Markets = append(np.Markets, market.NewMarket{Name: m.Name, NameRu: m.NameRu,
 				Probability: *m.Probability, YesName: m.YesName, NoName: m.NoName})

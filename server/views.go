@@ -74,18 +74,21 @@ func marketView(m *market.Market, now time.Time) marketJSON {
 
 // poolJSON is a Pool.
 type poolJSON struct {
-	ID       int64        `json:"id"`
-	EventID  int64        `json:"event_id"`
-	Name     string       `json:"name"`
-	NameRu   string       `json:"name_ru"`
-	Rules    string       `json:"rules"`
-	RulesRu  string       `json:"rules_ru"`
-	WonSide  *int         `json:"won_side"`
-	Margin   float64      `json:"margin"`
-	FinishAt string       `json:"finish_at"`
-	LiveAt   string       `json:"live_at"`
-	Markets  []marketJSON `json:"markets"`
-	Metadata poolMetadata `json:"metadata"`
+	ID       int64   `json:"id"`
+	EventID  int64   `json:"event_id"`
+	Name     string  `json:"name"`
+	NameRu   string  `json:"name_ru"`
+	Rules    string  `json:"rules"`
+	RulesRu  string  `json:"rules_ru"`
+	WonSide  *int    `json:"won_side"`
+	Margin   float64 `json:"margin"`
+	FinishAt string  `json:"finish_at"`
+	LiveAt   string  `json:"live_at"`
+	// Exclusive pools price their markets as one n-outcome LMSR; their
+	// YES probabilities sum to 1.
+	Exclusive bool         `json:"exclusive"`
+	Markets   []marketJSON `json:"markets"`
+	Metadata  poolMetadata `json:"metadata"`
 }
 
 type poolMetadata struct {
@@ -97,7 +100,7 @@ type poolMetadata struct {
 func poolView(p *market.Pool, now time.Time) poolJSON {
 	v := poolJSON{
 		ID: p.ID, EventID: p.EventID, Name: p.Name, NameRu: p.NameRu, Rules: p.Rules, RulesRu: p.RulesRu,
-		WonSide: p.WonSide, Margin: p.Margin, FinishAt: ts(p.FinishAt), LiveAt: ts(p.LiveAt),
+		WonSide: p.WonSide, Margin: p.Margin, FinishAt: ts(p.FinishAt), LiveAt: ts(p.LiveAt), Exclusive: p.Exclusive,
 		Markets: make([]marketJSON, 0, len(p.Markets)),
 		Metadata: poolMetadata{
 			MarketNames:         make([]string, 0, len(p.Markets)),

@@ -97,7 +97,7 @@ func (s *Store) market(id int64) *market.Market {
 	m.WinningOutcome = clonePtr(m.WinningOutcome)
 	m.ResolvedAt = clonePtr(m.ResolvedAt)
 	p := s.pools[m.PoolID]
-	m.Margin, m.LiveAt, m.FinishAt = p.Margin, p.LiveAt, p.FinishAt
+	m.Margin, m.LiveAt, m.FinishAt, m.Exclusive = p.Margin, p.LiveAt, p.FinishAt, p.Exclusive
 	return &m
 }
 
@@ -251,6 +251,15 @@ func (s *Store) exec(locks []market.Lock, decide func([]*market.State) ([]*marke
 			continue
 		}
 		st.Market = s.market(lock.MarketID)
+		if lock.Pool != nil {
+			st.Pool = make([]*market.Market, 0, len(lock.Pool))
+			for _, id := range lock.Pool {
+				if _, ok := s.markets[id]; !ok {
+					return nil, fmt.Errorf("memory: lock names market %d of a pool, which does not exist", id)
+				}
+				st.Pool = append(st.Pool, s.market(id))
+			}
+		}
 		refs := append(slices.Clone(lock.Accounts), account.EscrowAccount(lock.MarketID), account.FeeAccount(lock.MarketID))
 		users := slices.Clone(lock.Users)
 		for _, k := range lock.Keys {
@@ -405,6 +414,11 @@ func (s *Store) write(eff *market.Effects) error {
 		}
 		te.Price.TradeID = t.ID
 		s.prices[t.MarketID] = append(s.prices[t.MarketID], te.Price)
+		for i := range te.PoolPrices {
+			pp := &te.PoolPrices[i]
+			pp.TradeID = t.ID
+			s.prices[pp.MarketID] = append(s.prices[pp.MarketID], *pp)
+		}
 	}
 	// After the trades have their ids, which their postings carry.
 	if err := s.post(postingsOf(eff)); err != nil {
@@ -416,8 +430,15 @@ func (s *Store) write(eff *market.Effects) error {
 	for _, n := range eff.Notifications {
 		s.addNotification(n)
 	}
+	for _, pm := range eff.Pool {
+		m := *pm
+		m.Price = 0
+		m.WinningOutcome, m.ResolvedAt = clonePtr(m.WinningOutcome), clonePtr(m.ResolvedAt)
+		s.markets[m.ID] = &m
+	}
 	if eff.Market != nil {
 		m := *eff.Market
+		m.Price = 0
 		m.WinningOutcome, m.ResolvedAt = clonePtr(m.WinningOutcome), clonePtr(m.ResolvedAt)
 		s.markets[m.ID] = &m
 	}
@@ -459,6 +480,45 @@ func (s *Store) Settle(_ context.Context, marketID int64, st market.Settlement) 
 		return err
 	}
 	return s.writeAll([]*market.State{state}, []*market.Effects{eff})
+}
+
+// SettlePool implements market.Store, in one chunk per market under the
+// store's mutex.
+func (s *Store) SettlePool(_ context.Context, poolID int64, ps market.PoolSettlement) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.pools[poolID]; !ok {
+		return market.ErrPoolNotFound
+	}
+	ids := slices.Sorted(slices.Values(s.marketIDs[poolID]))
+	if len(ids) == 0 {
+		return market.ErrPoolNotFound
+	}
+	now := s.now()
+	balances := map[account.Ref]int64{}
+	refs := []account.Ref{account.EscrowAccount(ids[0]), account.Treasury}
+	sts := make([]*market.State, len(ids))
+	for i, id := range ids {
+		refs = append(refs, account.FeeAccount(id)) // a void's refunds
+		st := &market.State{Market: s.market(id), Now: now, Balances: balances}
+		for k, pid := range s.open {
+			if k.market == id {
+				p := *s.positions[pid]
+				st.Positions = append(st.Positions, &p)
+				refs = append(refs, account.UserAccount(k.user))
+			}
+		}
+		slices.SortFunc(st.Positions, func(a, b *market.Position) int { return cmp.Compare(a.ID, b.ID) })
+		sts[i] = st
+	}
+	for _, r := range refs {
+		balances[r] = s.balance(r)
+	}
+	effs, err := market.DecidePoolSettlement(sts, ps)
+	if err != nil {
+		return err
+	}
+	return s.writeAll(sts, effs)
 }
 
 func (s *Store) detail(p *market.Position) *market.PositionDetail {

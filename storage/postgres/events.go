@@ -30,14 +30,14 @@ func sideOf(code int16) market.Side {
 	return market.No
 }
 
-const poolCols = `p.id, p.event_id, p.name, p.name_ru, p.rules, p.rules_ru, p.won_side, p.margin, p.live_at, p.finish_at, p.b`
+const poolCols = `p.id, p.event_id, p.name, p.name_ru, p.rules, p.rules_ru, p.won_side, p.margin, p.live_at, p.finish_at, p.b, p.exclusive`
 
 func scanPools(rows pgx.Rows) ([]*market.Pool, error) {
 	var ps []*market.Pool
 	for rows.Next() {
 		p := &market.Pool{}
 		if err := rows.Scan(&p.ID, &p.EventID, &p.Name, &p.NameRu, &p.Rules, &p.RulesRu, &p.WonSide,
-			&p.Margin, &p.LiveAt, &p.FinishAt, &p.B); err != nil {
+			&p.Margin, &p.LiveAt, &p.FinishAt, &p.B, &p.Exclusive); err != nil {
 			rows.Close()
 			return nil, err
 		}
@@ -145,7 +145,7 @@ func (s *Store) CreateEvent(ctx context.Context, e *market.Event, subsidies []in
 		p.LiveAt, p.FinishAt = dbTime(p.LiveAt), dbTime(p.FinishAt)
 		for _, m := range p.Markets {
 			m.ID = marketIDs[[2]int64{p.ID, int64(m.OutcomeIndex)}]
-			m.PoolID, m.EventID, m.Margin, m.LiveAt, m.FinishAt = p.ID, eventID, p.Margin, p.LiveAt, p.FinishAt
+			m.PoolID, m.EventID, m.Margin, m.LiveAt, m.FinishAt, m.Exclusive = p.ID, eventID, p.Margin, p.LiveAt, p.FinishAt, p.Exclusive
 			m.CreatedAt = created
 			if m.ResolvedAt != nil {
 				t := dbTime(*m.ResolvedAt)
@@ -169,7 +169,9 @@ func insertPools(ctx context.Context, tx pgx.Tx, eventID int64, pools []*market.
 	b := make([]int64, n)
 	won := make([]*int32, n)
 	live, finish := make([]time.Time, n), make([]time.Time, n)
+	exclusive := make([]bool, n)
 	for i, p := range pools {
+		exclusive[i] = p.Exclusive
 		ord[i] = int32(i)
 		name[i], nameRu[i], rules[i], rulesRu[i] = p.Name, p.NameRu, p.Rules, p.RulesRu
 		margin[i], b[i] = strconv.FormatFloat(p.Margin, 'g', -1, 64), p.B
@@ -179,13 +181,13 @@ func insertPools(ctx context.Context, tx pgx.Tx, eventID int64, pools []*market.
 		}
 		live[i], finish[i] = dbTime(p.LiveAt), dbTime(p.FinishAt)
 	}
-	rows, err := tx.Query(ctx, `INSERT INTO pools (event_id, ordinal, name, name_ru, rules, rules_ru, margin, b, won_side, live_at, finish_at)
-		SELECT $1, u.ordinal, u.name, u.name_ru, u.rules, u.rules_ru, u.margin::numeric, u.b, u.won_side, u.live_at, u.finish_at
-		FROM unnest($2::int[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::bigint[], $9::int[], $10::timestamptz[], $11::timestamptz[])
-			AS u(ordinal, name, name_ru, rules, rules_ru, margin, b, won_side, live_at, finish_at)
+	rows, err := tx.Query(ctx, `INSERT INTO pools (event_id, ordinal, name, name_ru, rules, rules_ru, margin, b, won_side, live_at, finish_at, exclusive)
+		SELECT $1, u.ordinal, u.name, u.name_ru, u.rules, u.rules_ru, u.margin::numeric, u.b, u.won_side, u.live_at, u.finish_at, u.exclusive
+		FROM unnest($2::int[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::bigint[], $9::int[], $10::timestamptz[], $11::timestamptz[], $12::boolean[])
+			AS u(ordinal, name, name_ru, rules, rules_ru, margin, b, won_side, live_at, finish_at, exclusive)
 		ORDER BY u.ordinal
 		RETURNING id, ordinal`,
-		eventID, ord, name, nameRu, rules, rulesRu, margin, b, won, live, finish)
+		eventID, ord, name, nameRu, rules, rulesRu, margin, b, won, live, finish, exclusive)
 	if err != nil {
 		return nil, err
 	}

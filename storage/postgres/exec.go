@@ -187,6 +187,15 @@ func (s *Store) exec(ctx context.Context, locks []market.Lock, decide func([]*ma
 	for i, lk := range locks {
 		st := &market.State{Market: l.markets[lk.MarketID], Balances: balances, Existing: l.existing,
 			SubAccounts: l.subs, NewSubAccounts: l.created, Now: at}
+		if lk.Pool != nil {
+			st.Pool = make([]*market.Market, len(lk.Pool))
+			for j, id := range lk.Pool {
+				// A copy each: States of one pool's markets must not
+				// share what a decision might change.
+				c := *l.markets[id]
+				st.Pool[j] = &c
+			}
+		}
 		for _, p := range l.positions {
 			if p.MarketID == lk.MarketID {
 				st.Positions = append(st.Positions, p)

@@ -131,6 +131,9 @@ func newLoad(locks []market.Lock, cache *accountIDs) *load {
 	var subs []market.SubAccount
 	for _, lk := range locks {
 		l.marketIDs = append(l.marketIDs, lk.MarketID)
+		// The markets of an exclusive pool are locked with the traded
+		// one, in the same ascending order.
+		l.marketIDs = append(l.marketIDs, lk.Pool...)
 		refs = append(refs, lk.Accounts...)
 		refs = append(refs, account.EscrowAccount(lk.MarketID), account.FeeAccount(lk.MarketID))
 		for _, u := range lk.Users {

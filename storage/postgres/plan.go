@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/predictkit/predictkit/account"
 	"github.com/predictkit/predictkit/market"
@@ -211,6 +210,15 @@ func plan(l *load, parts []part, at time.Time) (*writes, error) {
 		}
 		pnl = append(pnl, eff.PnL...)
 		notes = append(notes, eff.Notifications...)
+		for _, pm := range eff.Pool {
+			if pm.ID == m.ID {
+				continue // eff.Market
+			}
+			if pm.PoolID != m.PoolID || l.markets[pm.ID] == nil {
+				return nil, fmt.Errorf("postgres: decision on market %d changed market %d, which the operation did not lock with its pool", m.ID, pm.ID)
+			}
+			updated = append(updated, pm)
+		}
 		if nm := eff.Market; nm != nil {
 			if nm.ID != m.ID {
 				return nil, fmt.Errorf("postgres: decision on market %d changed market %d", m.ID, nm.ID)
@@ -218,6 +226,10 @@ func plan(l *load, parts []part, at time.Time) (*writes, error) {
 			updated = append(updated, nm)
 		}
 	}
+	// Two markets of one exclusive pool in a batch each write the whole
+	// pool: the later decision saw the earlier's, so its state is the one
+	// to keep, and one UPDATE must name each row once.
+	updated = lastOfEach(updated)
 	if err := a.check(postings); err != nil {
 		return nil, err
 	}
@@ -284,7 +296,7 @@ func plan(l *load, parts []part, at time.Time) (*writes, error) {
 // send writes the batch (and commits, if it ends with COMMIT); on
 // success it sets the ids of new positions and trades, and the trade ids
 // of their postings and price points, in the Effects.
-func (w *writes) send(ctx context.Context, conn *pgxpool.Conn) error {
+func (w *writes) send(ctx context.Context, conn batchSender) error {
 	br := conn.SendBatch(ctx, w.batch)
 	defer br.Close()
 	n := w.batch.Len()
@@ -315,6 +327,9 @@ func (w *writes) send(ctx context.Context, conn *pgxpool.Conn) error {
 		id := tradeIDs[i]
 		te.Trade.ID = id
 		te.Price.TradeID = id
+		for j := range te.PoolPrices {
+			te.PoolPrices[j].TradeID = id
+		}
 		for j := range te.Postings {
 			te.Postings[j].TradeID = id
 		}
@@ -322,20 +337,59 @@ func (w *writes) send(ctx context.Context, conn *pgxpool.Conn) error {
 	return nil
 }
 
+// lastOfEach returns ms with only the last market of each id, in the
+// order of those last ones.
+func lastOfEach(ms []*market.Market) []*market.Market {
+	if len(ms) < 2 {
+		return ms
+	}
+	last := make(map[int64]int, len(ms))
+	for i, m := range ms {
+		last[m.ID] = i
+	}
+	if len(last) == len(ms) {
+		return ms
+	}
+	out := make([]*market.Market, 0, len(last))
+	for i, m := range ms {
+		if last[m.ID] == i {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// batchSender is a connection or a transaction.
+type batchSender interface {
+	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
+}
+
 // priceArgs returns the arrays of priceParams for the price points of
 // tes, trade i's on market marketIDs[i] unless the point names its
-// market, each at time at unless it has its own.
+// market, each at time at unless it has its own; a trade on an exclusive
+// pool adds those of the pool's other markets (PoolPrices), with the
+// trade's number.
 func priceArgs(tes []*market.TradeEffect, marketIDs []int64, at time.Time) []any {
 	n := len(tes)
-	mkt, ord, id, qYes, qNo := make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n)
-	times := make([]time.Time, n)
-	prob := make([]float64, n)
-	for i, te := range tes {
-		p := te.Price
-		mkt[i], ord[i], qYes[i], qNo[i], prob[i] = cmpOr(p.MarketID, marketIDs[i]), int64(i+1), p.QYes, p.QNo, p.YesProbability
-		times[i] = at
+	for _, te := range tes {
+		n += len(te.PoolPrices)
+	}
+	mkt, ord, id, qYes, qNo := make([]int64, 0, n), make([]int64, 0, n), make([]int64, n), make([]int64, 0, n), make([]int64, 0, n)
+	times := make([]time.Time, 0, n)
+	prob := make([]float64, 0, n)
+	add := func(p *market.PricePoint, marketID, tradeOrd int64) {
+		mkt, ord = append(mkt, cmpOr(p.MarketID, marketID)), append(ord, tradeOrd)
+		qYes, qNo, prob = append(qYes, p.QYes), append(qNo, p.QNo), append(prob, p.YesProbability)
+		t := at
 		if !p.At.IsZero() {
-			times[i] = dbTime(p.At)
+			t = dbTime(p.At)
+		}
+		times = append(times, t)
+	}
+	for i, te := range tes {
+		add(&te.Price, marketIDs[i], int64(i+1))
+		for j := range te.PoolPrices {
+			add(&te.PoolPrices[j], 0, int64(i+1))
 		}
 	}
 	return []any{mkt, ord, id, times, prob, qYes, qNo}

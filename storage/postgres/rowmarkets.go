@@ -14,10 +14,10 @@ import (
 // once the lock is granted.
 const marketCols = `m.id, m.pool_id, m.event_id, m.name, m.name_ru, m.yes_name, m.no_name, m.outcome_index,
 	m.b, m.q_yes, m.q_no, m.q0_yes, m.q0_no, m.volume, p.margin, m.paused, m.resolved,
-	m.winning_outcome, m.created_at, m.resolved_at, p.live_at, m.finish_at, COALESCE(m.resolved_by, '')`
+	m.winning_outcome, m.created_at, m.resolved_at, p.live_at, m.finish_at, COALESCE(m.resolved_by, ''), p.exclusive`
 
-// marketFrom joins a market to its pool, whose margin and live_at the
-// market carries; neither ever changes.
+// marketFrom joins a market to its pool, whose margin, live_at and
+// exclusive the market carries; none ever changes.
 const marketFrom = ` FROM markets m JOIN pools p ON p.id = m.pool_id `
 
 // marketDest returns the scan destinations of marketCols into m, and a
@@ -26,7 +26,7 @@ func marketDest(m *market.Market) ([]any, func()) {
 	var won *int16
 	dest := []any{&m.ID, &m.PoolID, &m.EventID, &m.Name, &m.NameRu, &m.YesName, &m.NoName, &m.OutcomeIndex,
 		&m.B, &m.QYes, &m.QNo, &m.Q0Yes, &m.Q0No, &m.Volume, &m.Margin, &m.Paused, &m.Resolved,
-		&won, &m.CreatedAt, &m.ResolvedAt, &m.LiveAt, &m.FinishAt, &m.ResolvedBy}
+		&won, &m.CreatedAt, &m.ResolvedAt, &m.LiveAt, &m.FinishAt, &m.ResolvedBy, &m.Exclusive}
 	return dest, func() {
 		switch {
 		case won == nil:

@@ -11,9 +11,8 @@
 --   that settling a market writes no pnl_events row per position: one row
 --   and two foreign-key checks per position were about a third of the
 --   database's CPU time settling 100,000 positions. NULL for positions
---   sold out, still open, or
---   settled before this migration (whose realization is in pnl_events).
---   The PnL chart reads both.
+--   sold out, still open, or settled before this migration (whose
+--   realization is in pnl_events). The PnL chart reads both.
 -- * ledger_accounts fillfactor 70: an account's balance is not indexed,
 --   so with room on its page an update of it is a HOT update, which
 --   touches no index. A settlement updates the balance of every holder it

@@ -435,18 +435,7 @@ func (p Exclusive) after(v exclusiveView, i int, s Side, shares int64, sell bool
 // least 1 kopeck), Charge = ceil(Cost·(1+margin)) and Fee = Charge − Cost.
 // After the trade the pool is p.With(i, s, shares).
 func (p Exclusive) BuyShares(i int, s Side, shares int64, margin float64) (Buy, error) {
-	v, err := p.prepare(i, s)
-	if err != nil {
-		return Buy{}, err
-	}
-	buy, err := BuyShares(v.bin, s, shares, margin)
-	if err != nil {
-		return Buy{}, err
-	}
-	if err := p.after(v, i, s, buy.Shares, false); err != nil {
-		return Buy{}, err
-	}
-	return buy, nil
+	return p.buy(i, s, func(m Binary) (Buy, error) { return BuyShares(m, s, shares, margin) })
 }
 
 // BuyForSpend returns the buy of side s of market i with the most shares
@@ -454,11 +443,17 @@ func (p Exclusive) BuyShares(i int, s Side, shares int64, margin float64) (Buy, 
 // for a binary market; ErrTooSmall when not even one share fits. After the
 // trade the pool is p.With(i, s, buy.Shares).
 func (p Exclusive) BuyForSpend(i int, s Side, budget int64, margin float64) (Buy, error) {
+	return p.buy(i, s, func(m Binary) (Buy, error) { return BuyForSpend(m, s, budget, margin) })
+}
+
+// buy prices a buy of side s of market i with price, a binary kopeck
+// function applied to market i's view, and checks the pool after it.
+func (p Exclusive) buy(i int, s Side, price func(Binary) (Buy, error)) (Buy, error) {
 	v, err := p.prepare(i, s)
 	if err != nil {
 		return Buy{}, err
 	}
-	buy, err := BuyForSpend(v.bin, s, budget, margin)
+	buy, err := price(v.bin)
 	if err != nil {
 		return Buy{}, err
 	}

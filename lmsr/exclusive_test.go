@@ -365,9 +365,10 @@ func TestPropertyExclusiveOpening(t *testing.T) {
 		}
 		// Each q_i is within half a share of b·ln(π_i/min π), so each
 		// log-odds against the smallest outcome is within 0.5/b.
-		k := slices.Index(p.Q, 0)
+		// The reference is the least likely outcome, not the first zero
+		// quantity: an outcome within 0.5/b of it also rounds to 0.
 		for i, q := range p.Q {
-			want := float64(b) * (math.Log(probs[i]) - math.Log(probs[k]))
+			want := float64(b) * (math.Log(probs[i]) - math.Log(minP))
 			if math.Abs(float64(q)-want) > 0.5+1e-9*math.Abs(want) {
 				t.Fatalf("q[%d] = %d, b·ln(π/π_min) = %v", i, q, want)
 			}

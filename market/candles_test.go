@@ -1,0 +1,203 @@
+package market_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/predictkit/predictkit/input"
+	"github.com/predictkit/predictkit/market"
+)
+
+func TestFloorTime(t *testing.T) {
+	msk := time.FixedZone("MSK", 3*60*60)
+	for _, c := range []struct {
+		name string
+		t    time.Time
+		d    time.Duration
+		want time.Time
+	}{
+		{"a time on a boundary is its own start", time.Date(2024, 3, 10, 10, 5, 0, 0, time.UTC), 5 * time.Minute, time.Date(2024, 3, 10, 10, 5, 0, 0, time.UTC)},
+		{"a time inside an interval goes back to its start", time.Date(2024, 3, 10, 10, 9, 59, 999_999_000, time.UTC), 5 * time.Minute, time.Date(2024, 3, 10, 10, 5, 0, 0, time.UTC)},
+		{"a day starts at midnight UTC whatever the time's zone", time.Date(2024, 3, 11, 1, 0, 0, 0, msk), 24 * time.Hour, time.Date(2024, 3, 10, 0, 0, 0, 0, time.UTC)},
+		{"an hour starts on the hour in UTC", time.Date(2024, 3, 11, 1, 30, 0, 0, msk), time.Hour, time.Date(2024, 3, 10, 22, 0, 0, 0, time.UTC)},
+		{"a time before the epoch goes back, not toward the epoch", time.Unix(-90, 0), time.Minute, time.Unix(-120, 0).UTC()},
+		{"the epoch is a boundary of every width", time.Unix(0, 0), 24 * time.Hour, time.Unix(0, 0).UTC()},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got := market.FloorTime(c.t, c.d)
+			if !got.Equal(c.want) || got.Location() != time.UTC {
+				t.Fatalf("FloorTime(%s, %s) = %s, want %s", c.t, c.d, got, c.want)
+			}
+		})
+	}
+}
+
+// candleStore is a market store with one market, id 1, whose rolled-up
+// candles are rows (oldest first, per span); it records the Candles calls.
+type candleStore struct {
+	market.Store
+	rows  map[time.Duration][]market.Candle
+	calls []candleCall
+}
+
+type candleCall struct {
+	span     time.Duration
+	from, to time.Time
+	limit    int
+}
+
+func (s *candleStore) Market(_ context.Context, id int64) (*market.Market, error) {
+	if id != 1 {
+		return nil, market.ErrMarketNotFound
+	}
+	return &market.Market{ID: 1}, nil
+}
+
+func (s *candleStore) Candles(_ context.Context, _ int64, span time.Duration, from, to time.Time, limit int) ([]market.Candle, error) {
+	s.calls = append(s.calls, candleCall{span, from, to, limit})
+	var out []market.Candle
+	rows := s.rows[span]
+	for i := len(rows) - 1; i >= 0 && len(out) < limit; i-- {
+		if !rows[i].Start.Before(from) && rows[i].Start.Before(to) {
+			out = append(out, rows[i])
+		}
+	}
+	return out, nil
+}
+
+func TestCandlesQuery(t *testing.T) {
+	now := time.Date(2024, 3, 10, 10, 7, 30, 0, time.UTC)
+	at := func(s string) *time.Time {
+		v, err := time.Parse(time.RFC3339, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &v
+	}
+	for _, c := range []struct {
+		name     string
+		market   int64
+		q        market.CandleQuery
+		wantErr  error
+		wantCall candleCall
+	}{
+		{"an unknown interval is invalid", 1, market.CandleQuery{Interval: "2m"}, input.ErrInvalid, candleCall{}},
+		{"no interval is invalid", 1, market.CandleQuery{}, input.ErrInvalid, candleCall{}},
+		{"from equal to to is invalid", 1, market.CandleQuery{Interval: "1m", From: at("2024-03-10T09:00:00Z"), To: at("2024-03-10T09:00:00Z")}, input.ErrInvalid, candleCall{}},
+		{"from after to is invalid", 1, market.CandleQuery{Interval: "1m", From: at("2024-03-10T09:00:01Z"), To: at("2024-03-10T09:00:00Z")}, input.ErrInvalid, candleCall{}},
+		{"a from after now with no to is invalid", 1, market.CandleQuery{Interval: "1h", From: at("2024-03-10T11:00:00Z")}, input.ErrInvalid, candleCall{}},
+		{"a bad query is reported before an unknown market", 2, market.CandleQuery{Interval: "1w"}, input.ErrInvalid, candleCall{}},
+		{"an unknown market is not found", 2, market.CandleQuery{Interval: "1m"}, market.ErrMarketNotFound, candleCall{}},
+		{"1m reads the last 24 hours of minutes by default", 1, market.CandleQuery{Interval: "1m"}, nil,
+			candleCall{time.Minute, now.Add(-24*time.Hour + 30*time.Second), now.Add(30 * time.Second), market.MaxCandles}},
+		{"5m reads the last 7 days of minutes by default, five per candle", 1, market.CandleQuery{Interval: "5m"}, nil,
+			candleCall{time.Minute, time.Date(2024, 3, 3, 10, 10, 0, 0, time.UTC), time.Date(2024, 3, 10, 10, 10, 0, 0, time.UTC), 5 * market.MaxCandles}},
+		{"1h reads the last 30 days of hours by default", 1, market.CandleQuery{Interval: "1h"}, nil,
+			candleCall{time.Hour, time.Date(2024, 2, 9, 11, 0, 0, 0, time.UTC), time.Date(2024, 3, 10, 11, 0, 0, 0, time.UTC), market.MaxCandles}},
+		{"1d reads all time in hours by default, 24 per candle", 1, market.CandleQuery{Interval: "1d"}, nil,
+			candleCall{time.Hour, time.Unix(0, 0).UTC(), time.Date(2024, 3, 11, 0, 0, 0, 0, time.UTC), 24 * market.MaxCandles}},
+		{"a to alone moves the default window back", 1, market.CandleQuery{Interval: "1m", To: at("2024-03-01T00:00:00Z")}, nil,
+			candleCall{time.Minute, time.Date(2024, 2, 29, 0, 0, 0, 0, time.UTC), time.Date(2024, 3, 1, 0, 0, 0, 0, time.UTC), market.MaxCandles}},
+		{"from and to in another zone are read as the instants they name", 1, market.CandleQuery{Interval: "1h", From: at("2024-03-10T03:30:00+03:00"), To: at("2024-03-10T05:00:00+03:00")}, nil,
+			candleCall{time.Hour, time.Date(2024, 3, 10, 1, 0, 0, 0, time.UTC), time.Date(2024, 3, 10, 2, 0, 0, 0, time.UTC), market.MaxCandles}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			store := &candleStore{}
+			s := market.NewService(store, nil)
+			s.Now = func() time.Time { return now }
+			cs, err := s.Candles(context.Background(), c.market, c.q)
+			if !errors.Is(err, c.wantErr) {
+				t.Fatalf("error %v, want %v", err, c.wantErr)
+			}
+			if c.wantErr != nil {
+				if len(store.calls) != 0 {
+					t.Fatalf("a refused query read the store: %+v", store.calls)
+				}
+				return
+			}
+			if cs == nil || len(store.calls) != 1 {
+				t.Fatalf("candles %v after %d store calls", cs, len(store.calls))
+			}
+			got := store.calls[0]
+			if got.span != c.wantCall.span || !got.from.Equal(c.wantCall.from) || !got.to.Equal(c.wantCall.to) || got.limit != c.wantCall.limit {
+				t.Fatalf("store asked for %+v, want %+v", got, c.wantCall)
+			}
+		})
+	}
+	t.Run("a window shorter than its interval that holds no start reads nothing", func(t *testing.T) {
+		store := &candleStore{}
+		s := market.NewService(store, nil)
+		cs, err := s.Candles(context.Background(), 1, market.CandleQuery{Interval: "1d", From: at("2024-03-10T01:00:00Z"), To: at("2024-03-10T23:00:00Z")})
+		if err != nil || cs == nil || len(cs) != 0 || len(store.calls) != 0 {
+			t.Fatalf("%v, %v after %d store calls", cs, err, len(store.calls))
+		}
+	})
+}
+
+func TestCandlesGroupRolledUpRows(t *testing.T) {
+	t0 := time.Date(2024, 3, 10, 0, 0, 0, 0, time.UTC)
+	// A minute row for each of 7602 minutes from t0: its price is its
+	// number, one trade of 10 kopecks each.
+	const n = 7602
+	rows := make([]market.Candle, n)
+	for i := range rows {
+		at := t0.Add(time.Duration(i) * time.Minute)
+		p := float64(i)
+		rows[i] = market.Candle{Start: at, Open: p, High: p + 0.5, Low: p - 0.5, Close: p + 0.25, OpenAt: at, CloseAt: at.Add(30 * time.Second), Volume: 10, Trades: 1}
+	}
+	store := &candleStore{rows: map[time.Duration][]market.Candle{time.Minute: rows}}
+	s := market.NewService(store, nil)
+	from, to := t0, t0.Add(n*time.Minute)
+	cs, err := s.Candles(context.Background(), 1, market.CandleQuery{Interval: "5m", From: &from, To: &to})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The newest 7500 rows are minutes 102..7601: the five-minute candle
+	// of minute 100 would lack two, so it is left out and 1500 whole ones
+	// remain, from minute 105 to the last (minutes 7600 and 7601).
+	if len(cs) != market.MaxCandles {
+		t.Fatalf("%d candles, want %d", len(cs), market.MaxCandles)
+	}
+	first, last := cs[0], cs[len(cs)-1]
+	if want := (market.Candle{Start: t0.Add(105 * time.Minute), Open: 105, High: 109.5, Low: 104.5, Close: 109.25, Volume: 50, Trades: 5}); !sameCandle(first, want) {
+		t.Fatalf("oldest candle %+v, want %+v", first, want)
+	}
+	if want := (market.Candle{Start: t0.Add(7600 * time.Minute), Open: 7600, High: 7601.5, Low: 7599.5, Close: 7601.25, Volume: 20, Trades: 2}); !sameCandle(last, want) {
+		t.Fatalf("newest candle %+v, want %+v", last, want)
+	}
+	if !slices.IsSortedFunc(cs, func(a, b market.Candle) int { return a.Start.Compare(b.Start) }) {
+		t.Fatal("candles are not oldest first")
+	}
+}
+
+func sameCandle(a, b market.Candle) bool {
+	return a.Start.Equal(b.Start) && a.Open == b.Open && a.High == b.High && a.Low == b.Low && a.Close == b.Close &&
+		a.Volume == b.Volume && a.Trades == b.Trades
+}
+
+func TestCandleMerge(t *testing.T) {
+	t0 := time.Date(2024, 3, 10, 10, 0, 0, 0, time.UTC)
+	point := func(p float64, at time.Time) market.Candle {
+		return market.Candle{Open: p, High: p, Low: p, Close: p, OpenAt: at, CloseAt: at, Volume: 1, Trades: 1}
+	}
+	for _, c := range []struct {
+		name        string
+		first, then market.Candle
+		open, close float64
+	}{
+		{"a later price closes", point(0.4, t0), point(0.6, t0.Add(time.Second)), 0.4, 0.6},
+		{"of two prices of one time the one recorded second closes", point(0.4, t0), point(0.6, t0), 0.4, 0.6},
+		{"a price stamped earlier, recorded after, opens", point(0.4, t0), point(0.6, t0.Add(-time.Second)), 0.6, 0.4},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got := c.first
+			got.Merge(c.then)
+			if got.Open != c.open || got.Close != c.close || got.High != 0.6 || got.Low != 0.4 || got.Volume != 2 || got.Trades != 2 {
+				t.Fatalf("%+v, want open %v, close %v", got, c.open, c.close)
+			}
+		})
+	}
+}

@@ -3144,9 +3144,9 @@ type ClientInterface interface {
 	// newest of the window. To page back, ask again with `to` set to
 	// the oldest `t` received.
 	//
-	// Candles are kept up to date as trades are written (rolled up per
-	// minute and per hour in the same transaction), so a request reads
-	// at most 36,000 stored rows whatever the market's number of trades.
+	// Candles are kept up to date as trades are written (each interval's
+	// rolled up in the same transaction), so a request reads at most the
+	// 1500 candles it answers, whatever the market's number of trades.
 	//
 	// Corresponds with GET /api/v1/markets/{market_id}/candles (the `MarketCandles` operationId).
 	MarketCandles(ctx context.Context, marketID int64, params *MarketCandlesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -4872,9 +4872,9 @@ func (c *Client) Buy(ctx context.Context, marketID int64, body BuyJSONRequestBod
 // newest of the window. To page back, ask again with `to` set to
 // the oldest `t` received.
 //
-// Candles are kept up to date as trades are written (rolled up per
-// minute and per hour in the same transaction), so a request reads
-// at most 36,000 stored rows whatever the market's number of trades.
+// Candles are kept up to date as trades are written (each interval's
+// rolled up in the same transaction), so a request reads at most the
+// 1500 candles it answers, whatever the market's number of trades.
 //
 // Corresponds with GET /api/v1/markets/{market_id}/candles (the `MarketCandles` operationId).
 func (c *Client) MarketCandles(ctx context.Context, marketID int64, params *MarketCandlesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -9138,9 +9138,9 @@ type ClientWithResponsesInterface interface {
 	// newest of the window. To page back, ask again with `to` set to
 	// the oldest `t` received.
 	//
-	// Candles are kept up to date as trades are written (rolled up per
-	// minute and per hour in the same transaction), so a request reads
-	// at most 36,000 stored rows whatever the market's number of trades.
+	// Candles are kept up to date as trades are written (each interval's
+	// rolled up in the same transaction), so a request reads at most the
+	// 1500 candles it answers, whatever the market's number of trades.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -15739,9 +15739,9 @@ func (c *ClientWithResponses) BuyWithResponse(ctx context.Context, marketID int6
 // newest of the window. To page back, ask again with `to` set to
 // the oldest `t` received.
 //
-// Candles are kept up to date as trades are written (rolled up per
-// minute and per hour in the same transaction), so a request reads
-// at most 36,000 stored rows whatever the market's number of trades.
+// Candles are kept up to date as trades are written (each interval's
+// rolled up in the same transaction), so a request reads at most the
+// 1500 candles it answers, whatever the market's number of trades.
 //
 // Returns a wrapper object for the known response body format(s).
 //

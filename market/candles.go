@@ -51,24 +51,19 @@ func (c *Candle) Merge(o Candle) {
 	c.Trades += o.Trades
 }
 
-// CandleSpans are the widths of the candles a store keeps rolled up as
-// trades are written: the finest interval the API offers, and one coarse
-// enough that a day's candle reads 24 rows instead of 1440.
-var CandleSpans = []time.Duration{time.Minute, time.Hour}
-
-// SpanCandle is one rolled-up candle of a market: Span is its width, one
-// of CandleSpans.
-type SpanCandle struct {
+// IntervalCandle is one rolled-up candle of a market: Width is its
+// interval's, that of one of CandleIntervals.
+type IntervalCandle struct {
 	MarketID int64
-	Span     time.Duration
+	Width    time.Duration
 	Candle
 }
 
 // CandleBatch rolls up the price points one write records into a candle
-// per market, span and interval, so that a store merges a few rows per
+// per market, interval and start, so that a store merges a few rows per
 // write rather than one per point. The zero value is ready to use.
 type CandleBatch struct {
-	rows []SpanCandle
+	rows []IntervalCandle
 }
 
 // Add records a price point of market marketID at time at. trade says
@@ -82,29 +77,29 @@ func (b *CandleBatch) Add(marketID int64, at time.Time, price float64, amount in
 	if trade {
 		c.Volume, c.Trades = amount, 1
 	}
-	for _, span := range CandleSpans {
-		c.Start = FloorTime(at, span)
+	for _, iv := range CandleIntervals {
+		c.Start = FloorTime(at, iv.Width)
 		// A write holds a few markets and a minute or two: a linear
 		// search beats a map.
-		i := slices.IndexFunc(b.rows, func(r SpanCandle) bool {
-			return r.MarketID == marketID && r.Span == span && r.Start.Equal(c.Start)
+		i := slices.IndexFunc(b.rows, func(r IntervalCandle) bool {
+			return r.MarketID == marketID && r.Width == iv.Width && r.Start.Equal(c.Start)
 		})
 		if i < 0 {
-			b.rows = append(b.rows, SpanCandle{MarketID: marketID, Span: span, Candle: c})
+			b.rows = append(b.rows, IntervalCandle{MarketID: marketID, Width: iv.Width, Candle: c})
 			continue
 		}
 		b.rows[i].Merge(c)
 	}
 }
 
-// Rows returns the candles added, one per market, span and interval, in
+// Rows returns the candles added, one per market, interval and start, in
 // the order each first appeared.
-func (b *CandleBatch) Rows() []SpanCandle { return b.rows }
+func (b *CandleBatch) Rows() []IntervalCandle { return b.rows }
 
 // RollUpTrades returns the candles of the price points of tes, each
 // trade's own point with its amount, the points it moved on the other
 // markets of its pool without.
-func RollUpTrades(tes []*TradeEffect) []SpanCandle {
+func RollUpTrades(tes []*TradeEffect) []IntervalCandle {
 	var b CandleBatch
 	for _, te := range tes {
 		b.Add(te.Price.MarketID, te.Price.At, te.Price.YesProbability, te.Trade.Amount, true)
@@ -136,24 +131,24 @@ func ceilTime(t time.Time, d time.Duration) time.Time {
 	return f
 }
 
-// CandleInterval is a candle width the service answers.
+// CandleInterval is a candle width the service answers. Stores keep
+// every interval's candles rolled up as trades are written, so that a
+// request reads at most MaxCandles stored candles, however many trades
+// the market has: a day's candle is one row, not 1440 minutes.
 type CandleInterval struct {
 	Name  string
 	Width time.Duration
 	// Window is how far back from `to` a request without `from` reaches;
 	// 0 is all time.
 	Window time.Duration
-	// source is the rolled-up span (one of CandleSpans) the candles are
-	// built from: the widest that divides Width.
-	source time.Duration
 }
 
 // CandleIntervals are the intervals the service answers.
 var CandleIntervals = []CandleInterval{
-	{Name: "1m", Width: time.Minute, Window: 24 * time.Hour, source: time.Minute},
-	{Name: "5m", Width: 5 * time.Minute, Window: 7 * 24 * time.Hour, source: time.Minute},
-	{Name: "1h", Width: time.Hour, Window: 30 * 24 * time.Hour, source: time.Hour},
-	{Name: "1d", Width: 24 * time.Hour, source: time.Hour},
+	{Name: "1m", Width: time.Minute, Window: 24 * time.Hour},
+	{Name: "5m", Width: 5 * time.Minute, Window: 7 * 24 * time.Hour},
+	{Name: "1h", Width: time.Hour, Window: 30 * 24 * time.Hour},
+	{Name: "1d", Width: 24 * time.Hour},
 }
 
 // CandleQuery asks for a market's candles of one interval that start in
@@ -193,42 +188,13 @@ func (s *Service) Candles(ctx context.Context, marketID int64, q CandleQuery) ([
 	if _, err := s.store.Market(ctx, marketID); err != nil {
 		return nil, err
 	}
-	// The candles that start in [from, to) are made of the rolled-up
-	// ones from the first start at or after from to the first at or
-	// after to.
-	lo, hi := ceilTime(from, iv.Width), ceilTime(to, iv.Width)
-	if !lo.Before(hi) {
-		return []Candle{}, nil
-	}
-	// A candle holds at most per rolled-up ones, so the newest MaxCandles
-	// candles are made of at most MaxCandles*per of the newest rows.
-	per := int(iv.Width / iv.source)
-	rows, err := s.store.Candles(ctx, marketID, iv.source, lo, hi, MaxCandles*per)
+	cs, err := s.store.Candles(ctx, marketID, iv.Width, from, to, MaxCandles)
 	if err != nil {
 		return nil, err
 	}
-	return groupCandles(rows, iv.Width, MaxCandles), nil
-}
-
-// groupCandles merges rows, newest first, into candles of width w, and
-// returns the newest n of them, oldest first. Rows beyond those n may
-// have been cut off by the store's limit, so the candle they would have
-// joined is dropped rather than answered incomplete.
-func groupCandles(rows []Candle, w time.Duration, n int) []Candle {
-	out := make([]Candle, 0, min(len(rows), n))
-	for i := len(rows) - 1; i >= 0; i-- {
-		r := rows[i]
-		start := FloorTime(r.Start, w)
-		if k := len(out) - 1; k >= 0 && out[k].Start.Equal(start) {
-			out[k].Merge(r)
-			continue
-		}
-		c := r
-		c.Start = start
-		out = append(out, c)
+	slices.Reverse(cs)
+	if cs == nil {
+		cs = []Candle{}
 	}
-	if len(out) > n {
-		out = out[len(out)-n:]
-	}
-	return out
+	return cs, nil
 }

@@ -36,7 +36,8 @@ func TestFloorTime(t *testing.T) {
 }
 
 // candleStore is a market store with one market, id 1, whose rolled-up
-// candles are rows (oldest first, per span); it records the Candles calls.
+// candles are rows (oldest first, per interval width); it records the
+// Candles calls.
 type candleStore struct {
 	market.Store
 	rows  map[time.Duration][]market.Candle
@@ -44,7 +45,7 @@ type candleStore struct {
 }
 
 type candleCall struct {
-	span     time.Duration
+	width    time.Duration
 	from, to time.Time
 	limit    int
 }
@@ -56,10 +57,10 @@ func (s *candleStore) Market(_ context.Context, id int64) (*market.Market, error
 	return &market.Market{ID: 1}, nil
 }
 
-func (s *candleStore) Candles(_ context.Context, _ int64, span time.Duration, from, to time.Time, limit int) ([]market.Candle, error) {
-	s.calls = append(s.calls, candleCall{span, from, to, limit})
+func (s *candleStore) Candles(_ context.Context, _ int64, width time.Duration, from, to time.Time, limit int) ([]market.Candle, error) {
+	s.calls = append(s.calls, candleCall{width, from, to, limit})
 	var out []market.Candle
-	rows := s.rows[span]
+	rows := s.rows[width]
 	for i := len(rows) - 1; i >= 0 && len(out) < limit; i-- {
 		if !rows[i].Start.Before(from) && rows[i].Start.Before(to) {
 			out = append(out, rows[i])
@@ -91,18 +92,18 @@ func TestCandlesQuery(t *testing.T) {
 		{"a from after now with no to is invalid", 1, market.CandleQuery{Interval: "1h", From: at("2024-03-10T11:00:00Z")}, input.ErrInvalid, candleCall{}},
 		{"a bad query is reported before an unknown market", 2, market.CandleQuery{Interval: "1w"}, input.ErrInvalid, candleCall{}},
 		{"an unknown market is not found", 2, market.CandleQuery{Interval: "1m"}, market.ErrMarketNotFound, candleCall{}},
-		{"1m reads the last 24 hours of minutes by default", 1, market.CandleQuery{Interval: "1m"}, nil,
-			candleCall{time.Minute, now.Add(-24*time.Hour + 30*time.Second), now.Add(30 * time.Second), market.MaxCandles}},
-		{"5m reads the last 7 days of minutes by default, five per candle", 1, market.CandleQuery{Interval: "5m"}, nil,
-			candleCall{time.Minute, time.Date(2024, 3, 3, 10, 10, 0, 0, time.UTC), time.Date(2024, 3, 10, 10, 10, 0, 0, time.UTC), 5 * market.MaxCandles}},
-		{"1h reads the last 30 days of hours by default", 1, market.CandleQuery{Interval: "1h"}, nil,
-			candleCall{time.Hour, time.Date(2024, 2, 9, 11, 0, 0, 0, time.UTC), time.Date(2024, 3, 10, 11, 0, 0, 0, time.UTC), market.MaxCandles}},
-		{"1d reads all time in hours by default, 24 per candle", 1, market.CandleQuery{Interval: "1d"}, nil,
-			candleCall{time.Hour, time.Unix(0, 0).UTC(), time.Date(2024, 3, 11, 0, 0, 0, 0, time.UTC), 24 * market.MaxCandles}},
+		{"1m reads the last 24 hours by default", 1, market.CandleQuery{Interval: "1m"}, nil,
+			candleCall{time.Minute, now.Add(-24 * time.Hour), now, market.MaxCandles}},
+		{"5m reads the last 7 days by default", 1, market.CandleQuery{Interval: "5m"}, nil,
+			candleCall{5 * time.Minute, now.AddDate(0, 0, -7), now, market.MaxCandles}},
+		{"1h reads the last 30 days by default", 1, market.CandleQuery{Interval: "1h"}, nil,
+			candleCall{time.Hour, now.AddDate(0, 0, -30), now, market.MaxCandles}},
+		{"1d reads all time by default", 1, market.CandleQuery{Interval: "1d"}, nil,
+			candleCall{24 * time.Hour, time.Unix(0, 0), now, market.MaxCandles}},
 		{"a to alone moves the default window back", 1, market.CandleQuery{Interval: "1m", To: at("2024-03-01T00:00:00Z")}, nil,
 			candleCall{time.Minute, time.Date(2024, 2, 29, 0, 0, 0, 0, time.UTC), time.Date(2024, 3, 1, 0, 0, 0, 0, time.UTC), market.MaxCandles}},
 		{"from and to in another zone are read as the instants they name", 1, market.CandleQuery{Interval: "1h", From: at("2024-03-10T03:30:00+03:00"), To: at("2024-03-10T05:00:00+03:00")}, nil,
-			candleCall{time.Hour, time.Date(2024, 3, 10, 1, 0, 0, 0, time.UTC), time.Date(2024, 3, 10, 2, 0, 0, 0, time.UTC), market.MaxCandles}},
+			candleCall{time.Hour, time.Date(2024, 3, 10, 0, 30, 0, 0, time.UTC), time.Date(2024, 3, 10, 2, 0, 0, 0, time.UTC), market.MaxCandles}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			store := &candleStore{}
@@ -122,54 +123,28 @@ func TestCandlesQuery(t *testing.T) {
 				t.Fatalf("candles %v after %d store calls", cs, len(store.calls))
 			}
 			got := store.calls[0]
-			if got.span != c.wantCall.span || !got.from.Equal(c.wantCall.from) || !got.to.Equal(c.wantCall.to) || got.limit != c.wantCall.limit {
+			if got.width != c.wantCall.width || !got.from.Equal(c.wantCall.from) || !got.to.Equal(c.wantCall.to) || got.limit != c.wantCall.limit {
 				t.Fatalf("store asked for %+v, want %+v", got, c.wantCall)
 			}
 		})
 	}
-	t.Run("a window shorter than its interval that holds no start reads nothing", func(t *testing.T) {
-		store := &candleStore{}
-		s := market.NewService(store, nil)
-		cs, err := s.Candles(context.Background(), 1, market.CandleQuery{Interval: "1d", From: at("2024-03-10T01:00:00Z"), To: at("2024-03-10T23:00:00Z")})
-		if err != nil || cs == nil || len(cs) != 0 || len(store.calls) != 0 {
-			t.Fatalf("%v, %v after %d store calls", cs, err, len(store.calls))
-		}
-	})
 }
 
-func TestCandlesGroupRolledUpRows(t *testing.T) {
+func TestCandlesComeOldestFirst(t *testing.T) {
 	t0 := time.Date(2024, 3, 10, 0, 0, 0, 0, time.UTC)
-	// A minute row for each of 7602 minutes from t0: its price is its
-	// number, one trade of 10 kopecks each.
-	const n = 7602
-	rows := make([]market.Candle, n)
+	rows := make([]market.Candle, 3)
 	for i := range rows {
-		at := t0.Add(time.Duration(i) * time.Minute)
-		p := float64(i)
-		rows[i] = market.Candle{Start: at, Open: p, High: p + 0.5, Low: p - 0.5, Close: p + 0.25, OpenAt: at, CloseAt: at.Add(30 * time.Second), Volume: 10, Trades: 1}
+		rows[i] = market.Candle{Start: t0.Add(time.Duration(i) * time.Hour), Open: float64(i) / 10, Trades: 1}
 	}
-	store := &candleStore{rows: map[time.Duration][]market.Candle{time.Minute: rows}}
+	store := &candleStore{rows: map[time.Duration][]market.Candle{time.Hour: rows}}
 	s := market.NewService(store, nil)
-	from, to := t0, t0.Add(n*time.Minute)
-	cs, err := s.Candles(context.Background(), 1, market.CandleQuery{Interval: "5m", From: &from, To: &to})
+	s.Now = func() time.Time { return t0.Add(24 * time.Hour) }
+	cs, err := s.Candles(context.Background(), 1, market.CandleQuery{Interval: "1h"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The newest 7500 rows are minutes 102..7601: the five-minute candle
-	// of minute 100 would lack two, so it is left out and 1500 whole ones
-	// remain, from minute 105 to the last (minutes 7600 and 7601).
-	if len(cs) != market.MaxCandles {
-		t.Fatalf("%d candles, want %d", len(cs), market.MaxCandles)
-	}
-	first, last := cs[0], cs[len(cs)-1]
-	if want := (market.Candle{Start: t0.Add(105 * time.Minute), Open: 105, High: 109.5, Low: 104.5, Close: 109.25, Volume: 50, Trades: 5}); !sameCandle(first, want) {
-		t.Fatalf("oldest candle %+v, want %+v", first, want)
-	}
-	if want := (market.Candle{Start: t0.Add(7600 * time.Minute), Open: 7600, High: 7601.5, Low: 7599.5, Close: 7601.25, Volume: 20, Trades: 2}); !sameCandle(last, want) {
-		t.Fatalf("newest candle %+v, want %+v", last, want)
-	}
-	if !slices.IsSortedFunc(cs, func(a, b market.Candle) int { return a.Start.Compare(b.Start) }) {
-		t.Fatal("candles are not oldest first")
+	if len(cs) != 3 || !slices.IsSortedFunc(cs, func(a, b market.Candle) int { return a.Start.Compare(b.Start) }) || !sameCandle(cs[0], rows[0]) {
+		t.Fatalf("%+v, want the store's candles oldest first", cs)
 	}
 }
 

@@ -8,14 +8,15 @@ import (
 	"github.com/predictkit/predictkit/market"
 )
 
-// candleKey names a market's rolled-up candles of one span.
+// candleKey names a market's rolled-up candles of one interval, by its
+// width.
 type candleKey struct {
 	market int64
-	span   time.Duration
+	width  time.Duration
 }
 
 // rollUp merges the price points of a write's trades into the market's
-// candles of every span. The candles of a key are kept in start order;
+// candles of every interval. The candles of a key are kept in start order;
 // a write's points are nearly always in the newest candle or a new one
 // after it, so a write costs O(1), and a point from a clock that stepped
 // back costs a binary search and an insertion.
@@ -28,7 +29,7 @@ func (s *Store) rollUp(tes []*market.TradeEffect) {
 		s.candles = map[candleKey][]market.Candle{}
 	}
 	for _, r := range rows {
-		k := candleKey{r.MarketID, r.Span}
+		k := candleKey{r.MarketID, r.Width}
 		cs := s.candles[k]
 		if n := len(cs); n == 0 || cs[n-1].Start.Before(r.Start) {
 			s.candles[k] = append(cs, r.Candle)
@@ -44,10 +45,10 @@ func (s *Store) rollUp(tes []*market.TradeEffect) {
 }
 
 // Candles implements market.Store.
-func (s *Store) Candles(_ context.Context, marketID int64, span time.Duration, from, to time.Time, limit int) ([]market.Candle, error) {
+func (s *Store) Candles(_ context.Context, marketID int64, width time.Duration, from, to time.Time, limit int) ([]market.Candle, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	cs := s.candles[candleKey{marketID, span}]
+	cs := s.candles[candleKey{marketID, width}]
 	byStart := func(c market.Candle, t time.Time) int { return c.Start.Compare(t) }
 	lo, _ := slices.BinarySearchFunc(cs, from, byStart)
 	hi, _ := slices.BinarySearchFunc(cs, to, byStart)

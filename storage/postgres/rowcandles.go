@@ -10,13 +10,13 @@ import (
 )
 
 // sqlUpsertCandles merges a write's rolled-up candles (one row per market,
-// span and start: market.CandleBatch) into the candles table, as
+// interval and start: market.CandleBatch) into the candles table, as
 // market.Candle.Merge does: the write holds the row locks of the markets,
 // so what it merges was recorded after what the rows hold.
-const sqlUpsertCandles = `INSERT INTO candles AS c (market_id, span_seconds, start, open, high, low, close, open_at, close_at, volume, trades)
+const sqlUpsertCandles = `INSERT INTO candles AS c (market_id, width_seconds, start, open, high, low, close, open_at, close_at, volume, trades)
 SELECT * FROM unnest($1::bigint[], $2::int[], $3::timestamptz[], $4::float8[], $5::float8[], $6::float8[], $7::float8[],
 	$8::timestamptz[], $9::timestamptz[], $10::bigint[], $11::bigint[])
-ON CONFLICT (market_id, span_seconds, start) DO UPDATE SET
+ON CONFLICT (market_id, width_seconds, start) DO UPDATE SET
 	open = CASE WHEN excluded.open_at < c.open_at THEN excluded.open ELSE c.open END,
 	open_at = least(c.open_at, excluded.open_at),
 	close = CASE WHEN excluded.close_at >= c.close_at THEN excluded.close ELSE c.close END,
@@ -26,10 +26,10 @@ ON CONFLICT (market_id, span_seconds, start) DO UPDATE SET
 	volume = c.volume + excluded.volume,
 	trades = c.trades + excluded.trades`
 
-// sqlCandles reads a market's rolled-up candles of one span, newest
+// sqlCandles reads a market's rolled-up candles of one interval, newest
 // first, walking the primary key backwards from $4.
 const sqlCandles = `SELECT start, open, high, low, close, open_at, close_at, volume, trades FROM candles
-	WHERE market_id = $1 AND span_seconds = $2 AND start >= $3 AND start < $4
+	WHERE market_id = $1 AND width_seconds = $2 AND start >= $3 AND start < $4
 	ORDER BY start DESC LIMIT $5`
 
 // queueCandles adds to b the statement that rolls the price points of
@@ -57,21 +57,21 @@ func queueCandles(b *pgx.Batch, tes []*market.TradeEffect, marketIDs []int64, at
 	}
 	n := len(rows)
 	mkt, volume, trades := make([]int64, n), make([]int64, n), make([]int64, n)
-	span := make([]int32, n)
+	width := make([]int32, n)
 	start, openAt, closeAt := make([]time.Time, n), make([]time.Time, n), make([]time.Time, n)
 	open, high, low, closing := make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)
 	for i, r := range rows {
-		mkt[i], span[i], start[i] = r.MarketID, int32(r.Span/time.Second), r.Start
+		mkt[i], width[i], start[i] = r.MarketID, int32(r.Width/time.Second), r.Start
 		open[i], high[i], low[i], closing[i] = r.Open, r.High, r.Low, r.Close
 		openAt[i], closeAt[i] = r.OpenAt, r.CloseAt
 		volume[i], trades[i] = r.Volume, r.Trades
 	}
-	b.Queue(sqlUpsertCandles, mkt, span, start, open, high, low, closing, openAt, closeAt, volume, trades)
+	b.Queue(sqlUpsertCandles, mkt, width, start, open, high, low, closing, openAt, closeAt, volume, trades)
 }
 
 // Candles implements market.Store.
-func (s *Store) Candles(ctx context.Context, marketID int64, span time.Duration, from, to time.Time, limit int) ([]market.Candle, error) {
-	rows, err := s.pool.Query(ctx, sqlCandles, marketID, int32(span/time.Second), from, to, limit)
+func (s *Store) Candles(ctx context.Context, marketID int64, width time.Duration, from, to time.Time, limit int) ([]market.Candle, error) {
+	rows, err := s.pool.Query(ctx, sqlCandles, marketID, int32(width/time.Second), from, to, limit)
 	if err != nil {
 		return nil, translate(err, nil)
 	}

@@ -404,13 +404,14 @@ func testCandles(t *testing.T, newStores func(*testing.T) Stores) {
 		for i := range 5 {
 			e.tradeAt(ms[0], nil, candleT0.Add(time.Duration(i)*time.Hour), buyReq(u, market.Yes, 1_000))
 		}
-		for _, span := range market.CandleSpans {
-			got, err := e.stores.Markets.Candles(e.ctx, ms[0].ID, span, candleT0.Add(time.Hour), candleT0.Add(4*time.Hour), 2)
+		// Hourly trades: one candle each in every interval but 1d.
+		for _, iv := range market.CandleIntervals[:3] {
+			got, err := e.stores.Markets.Candles(e.ctx, ms[0].ID, iv.Width, candleT0.Add(time.Hour), candleT0.Add(4*time.Hour), 2)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(got) != 2 || !got[0].Start.Equal(candleT0.Add(3*time.Hour)) || !got[1].Start.Equal(candleT0.Add(2*time.Hour)) {
-				t.Fatalf("span %s: %+v, want the candles of 13:00 and 12:00", span, got)
+			if len(got) != 2 || !got[0].Start.Equal(candleT0.Add(3*time.Hour)) || !got[1].Start.Equal(candleT0.Add(2*time.Hour)) || got[0].Trades != 1 {
+				t.Fatalf("%s: %+v, want the candles of 13:00 and 12:00", iv.Name, got)
 			}
 		}
 		if got, err := e.stores.Markets.Candles(e.ctx, ms[0].ID+1000, time.Minute, time.Unix(0, 0), candleT0.Add(24*time.Hour), 10); err != nil || len(got) != 0 {

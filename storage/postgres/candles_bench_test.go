@@ -4,7 +4,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/predictkit/predictkit/market"
+	"github.com/predictkit/predictkit/storage/postgres"
 )
 
 // seedHotMarket gives market m n trades (and their price points) by user
@@ -105,6 +108,68 @@ func BenchmarkCandles1MTrades(b *testing.B) {
 			if err := rows.Err(); err != nil {
 				b.Fatal(err)
 			}
+		}
+	})
+}
+
+// BenchmarkCandleRollupWrite measures what rolling the candles up adds to
+// a hot market's writes: a group-commit batch of 64 trades on one market
+// (as BenchmarkBatch), the candle upsert such a batch adds, alone in a
+// transaction that is rolled back (what it costs the server, without a
+// commit), and, to subtract, the same transaction with nothing in it.
+func BenchmarkCandleRollupWrite(b *testing.B) {
+	const size = 64
+	e := newEnv(b)
+	ev, _ := e.event(0.02, 1_000_000_000, 0.5)
+	m := ev.Pools[0].Markets[0]
+	reqs := make([]market.Request, size)
+	for i := range reqs {
+		u := e.user("bench", 1_000_000_000_000)
+		reqs[i] = market.Request{UserID: u.ID, Side: market.Side(i % 2), Action: market.ActionBuy, Amount: 1000}
+	}
+	locks := []market.Lock{market.LockFor(m.ID, reqs)}
+	batch := func() []*market.Effects {
+		effs, err := e.store.ExecMarkets(e.ctx, locks, func(sts []*market.State) ([]*market.Effects, error) {
+			return market.DecideMarkets(sts, [][]market.Request{reqs})
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return effs
+	}
+	tes := batch()[0].Trades
+	ids := make([]int64, len(tes))
+	for i := range ids {
+		ids[i] = m.ID
+	}
+	conn, err := e.store.DB().Acquire(e.ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer conn.Release()
+	rolledBack := func(queue func(*pgx.Batch)) {
+		bt := &pgx.Batch{}
+		bt.Queue(`BEGIN`)
+		queue(bt)
+		bt.Queue(`ROLLBACK`)
+		if err := conn.SendBatch(e.ctx, bt).Close(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.Run("a batch of 64 trades on one market", func(b *testing.B) {
+		for b.Loop() {
+			batch()
+		}
+		b.ReportMetric(float64(b.N*size)/b.Elapsed().Seconds(), "trades/s")
+	})
+	b.Run("its candle upsert in a rolled-back transaction", func(b *testing.B) {
+		for b.Loop() {
+			rolledBack(func(bt *pgx.Batch) { postgres.QueueCandles(bt, tes, ids, time.Now()) })
+		}
+	})
+	b.Run("an empty rolled-back transaction", func(b *testing.B) {
+		for b.Loop() {
+			rolledBack(func(bt *pgx.Batch) { bt.Queue(`SELECT 1`) })
 		}
 	})
 }

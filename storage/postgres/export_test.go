@@ -69,3 +69,7 @@ var (
 		"accounts to lock":      {sqlLockAccounts, []any{[]string{"user"}, []int64{1}, []int64{1, 1}, []string{"a", "b"}}},
 	}
 )
+
+// QueueCandles queues the statement a write of tes adds to roll their
+// price points up into candles.
+var QueueCandles = queueCandles

@@ -423,10 +423,28 @@ func testCandles(t *testing.T, newStores func(*testing.T) Stores) {
 		e := newEnv(t, newStores)
 		ms, _ := e.candleMarkets(false, 0.5)
 		u := e.user("trader", 1_000_000_000, 0)
-		// MaxCandles+2 one-minute candles, one trade each.
+		// MaxCandles+2 one-minute candles, one trade each, in one write
+		// whose trades the test stamps a minute apart (a store records the
+		// times a decision gives): one transaction instead of 1502.
 		n := market.MaxCandles + 2
-		for i := range n {
-			e.tradeAt(ms[0], nil, candleT0.Add(time.Duration(i)*time.Minute), buyReq(u, market.Side(i%2), 1_000))
+		reqs := make([]market.Request, n)
+		for i := range reqs {
+			reqs[i] = buyReq(u, market.Side(i%2), 1_000)
+		}
+		eff, err := e.stores.Markets.Exec(e.ctx, market.LockFor(ms[0].ID, reqs), func(st *market.State) (*market.Effects, error) {
+			st.Now = candleT0
+			eff, err := market.DecideTrades(st, reqs)
+			if err != nil {
+				return nil, err
+			}
+			for i, te := range eff.Trades {
+				at := candleT0.Add(time.Duration(i) * time.Minute)
+				te.Trade.CreatedAt, te.Price.At = at, at
+			}
+			return eff, nil
+		})
+		if err != nil || len(eff.Trades) != n {
+			t.Fatalf("%d trades of %d: %v", len(eff.Trades), n, err)
 		}
 		from, to := candleT0, candleT0.Add(time.Duration(n)*time.Minute)
 		cs := e.candles(ms[0].ID, "1m", from, to)

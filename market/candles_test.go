@@ -176,3 +176,46 @@ func TestCandleMerge(t *testing.T) {
 		})
 	}
 }
+
+func TestCandleBatch(t *testing.T) {
+	t0 := time.Date(2024, 3, 10, 10, 0, 0, 0, time.UTC)
+	var b market.CandleBatch
+	b.Add(1, t0.Add(10*time.Second), 0.5, 100, true)
+	b.Add(2, t0.Add(10*time.Second), 0.3, 0, false) // moved by market 1's trade
+	b.Add(1, t0.Add(70*time.Second), 0.6, 50, true)
+	b.Add(1, t0.Add(80*time.Second), 0.4, 25, true)
+	type key struct {
+		market int64
+		width  time.Duration
+		start  time.Time
+	}
+	got := map[key]market.Candle{}
+	for _, r := range b.Rows() {
+		k := key{r.MarketID, r.Width, r.Start}
+		if _, dup := got[k]; dup {
+			t.Fatalf("two rows for %+v", k)
+		}
+		got[k] = r.Candle
+	}
+	if len(got) != 4+4+1 { // market 1: two minutes, and one each of 5m, 1h, 1d; market 2: one of each
+		t.Fatalf("%d rows: %+v", len(got), b.Rows())
+	}
+	for _, c := range []struct {
+		name string
+		k    key
+		want market.Candle
+	}{
+		{"the first minute holds the first trade", key{1, time.Minute, t0}, market.Candle{Open: 0.5, High: 0.5, Low: 0.5, Close: 0.5, Volume: 100, Trades: 1}},
+		{"the second minute holds two trades", key{1, time.Minute, t0.Add(time.Minute)}, market.Candle{Open: 0.6, High: 0.6, Low: 0.4, Close: 0.4, Volume: 75, Trades: 2}},
+		{"the day holds all three", key{1, 24 * time.Hour, t0.Add(-10 * time.Hour)}, market.Candle{Open: 0.5, High: 0.6, Low: 0.4, Close: 0.4, Volume: 175, Trades: 3}},
+		{"a point moved by another market's trade has no volume", key{2, time.Hour, t0}, market.Candle{Open: 0.3, High: 0.3, Low: 0.3, Close: 0.3}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			g, ok := got[c.k]
+			c.want.Start = c.k.start
+			if !ok || !sameCandle(g, c.want) {
+				t.Fatalf("%+v (%v), want %+v", g, ok, c.want)
+			}
+		})
+	}
+}

@@ -878,6 +878,30 @@ func (e UserProfileLanguage) Valid() bool {
 	}
 }
 
+// Defines values for MarketCandlesParamsInterval.
+const (
+	CandleInterval1D MarketCandlesParamsInterval = "1d"
+	CandleInterval1H MarketCandlesParamsInterval = "1h"
+	CandleInterval1M MarketCandlesParamsInterval = "1m"
+	CandleInterval5M MarketCandlesParamsInterval = "5m"
+)
+
+// Valid indicates whether the value is a known member of the MarketCandlesParamsInterval enum.
+func (e MarketCandlesParamsInterval) Valid() bool {
+	switch e {
+	case CandleInterval1D:
+		return true
+	case CandleInterval1H:
+		return true
+	case CandleInterval1M:
+		return true
+	case CandleInterval5M:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for QuoteParamsSide.
 const (
 	QuoteParamsSideNO  QuoteParamsSide = "NO"
@@ -1011,6 +1035,26 @@ type BuyResultAction string
 
 // BuyResultSide defines model for BuyResult.Side.
 type BuyResultSide string
+
+// Candle defines model for Candle.
+type Candle struct {
+	// Close last YES probability of the interval
+	Close float64 `json:"close"`
+	High  float64 `json:"high"`
+	Low   float64 `json:"low"`
+
+	// Open first YES probability of the interval
+	Open float64 `json:"open"`
+
+	// T the interval's start, UTC
+	T time.Time `json:"t"`
+
+	// Trades the market's own trades in the interval (0 when only trades on other markets of its exclusive pool moved its price)
+	Trades int64 `json:"trades"`
+
+	// VolumeKopecks sum of the amounts of the market's own trades in the interval, kopecks
+	VolumeKopecks int64 `json:"volume_kopecks"`
+}
 
 // ChatMessage defines model for ChatMessage.
 type ChatMessage struct {
@@ -2105,6 +2149,21 @@ type ListEventCommentsParams struct {
 	Offset *string `form:"offset,omitempty" json:"offset,omitempty"`
 }
 
+// MarketCandlesParams defines parameters for MarketCandles.
+type MarketCandlesParams struct {
+	// Interval the candles' width
+	Interval MarketCandlesParamsInterval `form:"interval" json:"interval"`
+
+	// From RFC 3339; the first candle starts at or after it (escape + of an offset as %2B)
+	From *time.Time `form:"from,omitempty" json:"from,omitempty"`
+
+	// To RFC 3339, exclusive; every candle starts before it (default now)
+	To *time.Time `form:"to,omitempty" json:"to,omitempty"`
+}
+
+// MarketCandlesParamsInterval defines parameters for MarketCandles.
+type MarketCandlesParamsInterval string
+
 // QuoteParams defines parameters for Quote.
 type QuoteParams struct {
 	Side QuoteParamsSide `form:"side" json:"side"`
@@ -3056,6 +3115,41 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /api/v1/markets/{market_id}/buy (the `Buy` operationId).
 	Buy(ctx context.Context, marketID int64, body BuyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// MarketCandles Price candles (open, high, low, close of the YES probability, volume, trades), oldest first.
+	//
+	// The market's YES probability (the prices of its price history)
+	// grouped into intervals of `interval`. An interval starts on a
+	// multiple of its width since the Unix epoch, in UTC (`1d` candles
+	// start at midnight UTC); `t` is that start. `open` and `close` are
+	// the first and last price of the interval, `high` and `low` the
+	// highest and lowest; `volume_kopecks` is the sum of the amounts of
+	// the market's trades in it (what buyers paid, fees included, and
+	// what sellers received, as the trades show) and `trades` their
+	// count.
+	//
+	// Only intervals in which the price changed at least once appear:
+	// where one is missing the price stayed at the previous candle's
+	// `close` (a chart fills the gap with it). The market's opening
+	// price, before its first trade, is not a candle (the price history
+	// starts with it). On a market of an exclusive pool a trade on any
+	// market of the pool moves every market's price: those prices count
+	// toward the other markets' open, high, low and close, but not
+	// toward their volume or trades.
+	//
+	// The window is [`from`, `to`): a candle is in it when its start is,
+	// and every candle is whole. Default `to` is now; default `from` is
+	// `to` minus 24 hours for `1m`, 7 days for `5m`, 30 days for `1h`,
+	// and all time for `1d`. At most 1500 candles are answered: the
+	// newest of the window. To page back, ask again with `to` set to
+	// the oldest `t` received.
+	//
+	// Candles are kept up to date as trades are written (each interval's
+	// rolled up in the same transaction), so a request reads at most the
+	// 1500 candles it answers, whatever the market's number of trades.
+	//
+	// Corresponds with GET /api/v1/markets/{market_id}/candles (the `MarketCandles` operationId).
+	MarketCandles(ctx context.Context, marketID int64, params *MarketCandlesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// MarketHistory Price history, oldest first; the opening price, then one point per trade (the latest 1000).
 	//
@@ -4740,6 +4834,51 @@ func (c *Client) BuyWithBody(ctx context.Context, marketID int64, contentType st
 // Corresponds with POST /api/v1/markets/{market_id}/buy (the `Buy` operationId).
 func (c *Client) Buy(ctx context.Context, marketID int64, body BuyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewBuyRequest(c.Server, marketID, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// MarketCandles Price candles (open, high, low, close of the YES probability, volume, trades), oldest first.
+//
+// The market's YES probability (the prices of its price history)
+// grouped into intervals of `interval`. An interval starts on a
+// multiple of its width since the Unix epoch, in UTC (`1d` candles
+// start at midnight UTC); `t` is that start. `open` and `close` are
+// the first and last price of the interval, `high` and `low` the
+// highest and lowest; `volume_kopecks` is the sum of the amounts of
+// the market's trades in it (what buyers paid, fees included, and
+// what sellers received, as the trades show) and `trades` their
+// count.
+//
+// Only intervals in which the price changed at least once appear:
+// where one is missing the price stayed at the previous candle's
+// `close` (a chart fills the gap with it). The market's opening
+// price, before its first trade, is not a candle (the price history
+// starts with it). On a market of an exclusive pool a trade on any
+// market of the pool moves every market's price: those prices count
+// toward the other markets' open, high, low and close, but not
+// toward their volume or trades.
+//
+// The window is [`from`, `to`): a candle is in it when its start is,
+// and every candle is whole. Default `to` is now; default `from` is
+// `to` minus 24 hours for `1m`, 7 days for `5m`, 30 days for `1h`,
+// and all time for `1d`. At most 1500 candles are answered: the
+// newest of the window. To page back, ask again with `to` set to
+// the oldest `t` received.
+//
+// Candles are kept up to date as trades are written (each interval's
+// rolled up in the same transaction), so a request reads at most the
+// 1500 candles it answers, whatever the market's number of trades.
+//
+// Corresponds with GET /api/v1/markets/{market_id}/candles (the `MarketCandles` operationId).
+func (c *Client) MarketCandles(ctx context.Context, marketID int64, params *MarketCandlesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewMarketCandlesRequest(c.Server, marketID, params)
 	if err != nil {
 		return nil, err
 	}
@@ -7075,6 +7214,87 @@ func NewBuyRequestWithBody(server string, marketID int64, contentType string, bo
 	return req, nil
 }
 
+// NewMarketCandlesRequest constructs an http.Request for the MarketCandles method
+func NewMarketCandlesRequest(server string, marketID int64, params *MarketCandlesParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "market_id", marketID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/markets/%s/candles", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "interval", params.Interval, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if params.From != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "from", *params.From, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.To != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "to", *params.To, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewMarketHistoryRequest constructs an http.Request for the MarketHistory method
 func NewMarketHistoryRequest(server string, marketID int64) (*http.Request, error) {
 	var err error
@@ -8889,6 +9109,43 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /api/v1/markets/{market_id}/buy (the `Buy` operationId).
 	BuyWithResponse(ctx context.Context, marketID int64, body BuyJSONRequestBody, reqEditors ...RequestEditorFn) (*BuyResponse, error)
+
+	// MarketCandlesWithResponse Price candles (open, high, low, close of the YES probability, volume, trades), oldest first.
+	//
+	// The market's YES probability (the prices of its price history)
+	// grouped into intervals of `interval`. An interval starts on a
+	// multiple of its width since the Unix epoch, in UTC (`1d` candles
+	// start at midnight UTC); `t` is that start. `open` and `close` are
+	// the first and last price of the interval, `high` and `low` the
+	// highest and lowest; `volume_kopecks` is the sum of the amounts of
+	// the market's trades in it (what buyers paid, fees included, and
+	// what sellers received, as the trades show) and `trades` their
+	// count.
+	//
+	// Only intervals in which the price changed at least once appear:
+	// where one is missing the price stayed at the previous candle's
+	// `close` (a chart fills the gap with it). The market's opening
+	// price, before its first trade, is not a candle (the price history
+	// starts with it). On a market of an exclusive pool a trade on any
+	// market of the pool moves every market's price: those prices count
+	// toward the other markets' open, high, low and close, but not
+	// toward their volume or trades.
+	//
+	// The window is [`from`, `to`): a candle is in it when its start is,
+	// and every candle is whole. Default `to` is now; default `from` is
+	// `to` minus 24 hours for `1m`, 7 days for `5m`, 30 days for `1h`,
+	// and all time for `1d`. At most 1500 candles are answered: the
+	// newest of the window. To page back, ask again with `to` set to
+	// the oldest `t` received.
+	//
+	// Candles are kept up to date as trades are written (each interval's
+	// rolled up in the same transaction), so a request reads at most the
+	// 1500 candles it answers, whatever the market's number of trades.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/markets/{market_id}/candles (the `MarketCandles` operationId).
+	MarketCandlesWithResponse(ctx context.Context, marketID int64, params *MarketCandlesParams, reqEditors ...RequestEditorFn) (*MarketCandlesResponse, error)
 
 	// MarketHistoryWithResponse Price history, oldest first; the opening price, then one point per trade (the latest 1000).
 	//
@@ -12549,6 +12806,85 @@ func (r BuyResponse) ContentType() string {
 	return ""
 }
 
+type MarketCandlesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Candles []Candle `json:"candles"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *struct {
+		Detail *string `json:"detail,omitempty"`
+		Error  string  `json:"error"`
+	}
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *MarketNotFound
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *ContentEncoding
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r MarketCandlesResponse) GetJSON200() *struct {
+	Candles []Candle `json:"candles"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r MarketCandlesResponse) GetJSON400() *struct {
+	Detail *string `json:"detail,omitempty"`
+	Error  string  `json:"error"`
+} {
+	return r.JSON400
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r MarketCandlesResponse) GetJSON404() *MarketNotFound {
+	return r.JSON404
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r MarketCandlesResponse) GetJSON415() *ContentEncoding {
+	return r.JSON415
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r MarketCandlesResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r MarketCandlesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r MarketCandlesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r MarketCandlesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r MarketCandlesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type MarketHistoryResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -15373,6 +15709,49 @@ func (c *ClientWithResponses) BuyWithResponse(ctx context.Context, marketID int6
 		return nil, err
 	}
 	return ParseBuyResponse(rsp)
+}
+
+// MarketCandlesWithResponse Price candles (open, high, low, close of the YES probability, volume, trades), oldest first.
+//
+// The market's YES probability (the prices of its price history)
+// grouped into intervals of `interval`. An interval starts on a
+// multiple of its width since the Unix epoch, in UTC (`1d` candles
+// start at midnight UTC); `t` is that start. `open` and `close` are
+// the first and last price of the interval, `high` and `low` the
+// highest and lowest; `volume_kopecks` is the sum of the amounts of
+// the market's trades in it (what buyers paid, fees included, and
+// what sellers received, as the trades show) and `trades` their
+// count.
+//
+// Only intervals in which the price changed at least once appear:
+// where one is missing the price stayed at the previous candle's
+// `close` (a chart fills the gap with it). The market's opening
+// price, before its first trade, is not a candle (the price history
+// starts with it). On a market of an exclusive pool a trade on any
+// market of the pool moves every market's price: those prices count
+// toward the other markets' open, high, low and close, but not
+// toward their volume or trades.
+//
+// The window is [`from`, `to`): a candle is in it when its start is,
+// and every candle is whole. Default `to` is now; default `from` is
+// `to` minus 24 hours for `1m`, 7 days for `5m`, 30 days for `1h`,
+// and all time for `1d`. At most 1500 candles are answered: the
+// newest of the window. To page back, ask again with `to` set to
+// the oldest `t` received.
+//
+// Candles are kept up to date as trades are written (each interval's
+// rolled up in the same transaction), so a request reads at most the
+// 1500 candles it answers, whatever the market's number of trades.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/markets/{market_id}/candles (the `MarketCandles` operationId).
+func (c *ClientWithResponses) MarketCandlesWithResponse(ctx context.Context, marketID int64, params *MarketCandlesParams, reqEditors ...RequestEditorFn) (*MarketCandlesResponse, error) {
+	rsp, err := c.MarketCandles(ctx, marketID, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseMarketCandlesResponse(rsp)
 }
 
 // MarketHistoryWithResponse Price history, oldest first; the opening price, then one point per trade (the latest 1000).
@@ -18572,6 +18951,65 @@ func ParseBuyResponse(rsp *http.Response) (*BuyResponse, error) {
 			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseMarketCandlesResponse parses an HTTP response from a MarketCandlesWithResponse call
+func ParseMarketCandlesResponse(rsp *http.Response) (*MarketCandlesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &MarketCandlesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Candles []Candle `json:"candles"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest struct {
+			Detail *string `json:"detail,omitempty"`
+			Error  string  `json:"error"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest MarketNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest ContentEncoding
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
 	}
 
 	return response, nil

@@ -100,6 +100,13 @@ type Store interface {
 	PriceHistory(ctx context.Context, marketID int64, limit int) ([]PricePoint, error)
 	// Trades returns market id's trade log, oldest first.
 	Trades(ctx context.Context, marketID int64) ([]*Trade, error)
+	// Candles returns market id's rolled-up candles of the interval of
+	// width width (that of one of CandleIntervals) that start in
+	// [from, to), newest first, at most limit. The store keeps them as it
+	// writes trades: each price point a write records goes into its
+	// market's candle of every interval (see CandleBatch, Candle.Merge).
+	// A market with no price points, or none at all, has no candles.
+	Candles(ctx context.Context, marketID int64, width time.Duration, from, to time.Time, limit int) ([]Candle, error)
 	// Escrows returns, for every market, its state and its escrow balance.
 	Escrows(ctx context.Context) ([]EscrowState, error)
 }

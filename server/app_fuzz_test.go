@@ -593,11 +593,13 @@ func FuzzQueries(f *testing.F) {
 			{"/api/v1/notifications", w.alice.token},
 			{"/api/v1/p2p/ads", ""},
 			{"/api/v1/admin/chat/sessions", adminToken},
+			{fmt.Sprintf("/api/v1/markets/%d/candles", w.a1.ID), ""},
 		}
 	}
-	for i := range 8 {
+	for i := range 9 {
 		for _, s := range []string{"", "limit=20&offset=0", "limit=0", "limit=101", "limit=-1", "offset=99999999999999999999", "side=YES&amount_kopecks=10000",
-			"side=NO&shares=5000", "side=YES&amount_kopecks=1&shares=1", "type=buy&sort_by=best_price&amount=1000", "limit=%zz", "limit=1e3&limit=2"} {
+			"side=NO&shares=5000", "side=YES&amount_kopecks=1&shares=1", "type=buy&sort_by=best_price&amount=1000", "limit=%zz", "limit=1e3&limit=2",
+			"interval=1m", "interval=1d&from=0001-01-01T00:00:00Z&to=9999-12-31T23:59:59Z", "interval=5m&from=2024-03-10T00:00:00%2B03:00", "interval=1h&to=2024-02-30T00:00:00Z"} {
 			f.Add(uint8(i), s)
 		}
 	}

@@ -123,6 +123,7 @@ var canOccur = []struct {
 		"market.ErrMarketNotFound", "market.ErrClosed", "market.ErrPriceMoved", "market.ErrNoPosition", "market.ErrInsufficientShares",
 		"market.ErrTradeRefused", "account.ErrInsufficientFunds", "account.ErrInvalidAmount", "input.Error", "input.ErrInvalid"}},
 	{"GET /markets/{id}/history", errsHistory, []string{"server.errInvalidID", "market.ErrMarketNotFound"}},
+	{"GET /markets/{id}/candles", errsCandles, []string{"server.errInvalidID", "server.requestError", "input.Error", "input.ErrInvalid", "market.ErrMarketNotFound"}},
 	{"admin routes", errsAdmin, []string{"server.errAdminOff", "account.ErrUnauthorized", "server.errInvalidID", "server.requestError",
 		"account.ErrUserNotFound", "input.Error", "input.ErrInvalid", "account.ErrInvalidAmount"}},
 	{"GET /readyz", errsMeta, []string{"server.errUnavailabe"}},

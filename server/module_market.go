@@ -65,6 +65,7 @@ func marketRoutes(markets *market.Service, auth *Auth, admin *AdminAuth, metrics
 		{Method: http.MethodPost, Path: "/api/v1/markets/:market_id/buy", Errors: errsTrade, Handler: h.handleBuy},
 		{Method: http.MethodPost, Path: "/api/v1/markets/:market_id/sell", Errors: errsTrade, Handler: h.handleSell},
 		{Method: http.MethodGet, Path: "/api/v1/markets/:market_id/history", Errors: errsHistory, Handler: h.handleHistory},
+		{Method: http.MethodGet, Path: "/api/v1/markets/:market_id/candles", Errors: errsCandles, Handler: h.handleCandles},
 	}}
 }
 

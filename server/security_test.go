@@ -322,6 +322,7 @@ func accessMatrix() map[string][]cell {
 			return fmt.Sprintf("/api/v1/markets/%d/quote?side=YES&amount_kopecks=1000", w.a1.ID)
 		}), 200),
 		"GET /api/v1/markets/:market_id/history": mxPublic(mxGet(func(w *secWorld) string { return fmt.Sprintf("/api/v1/markets/%d/history", w.a1.ID) }), 200),
+		"GET /api/v1/markets/:market_id/candles": mxPublic(mxGet(func(w *secWorld) string { return fmt.Sprintf("/api/v1/markets/%d/candles?interval=1h", w.a1.ID) }), 200),
 		"GET /api/v1/market/trades/latest":       mxPublic(mxGet(mxPath("/api/v1/market/trades/latest")), 200),
 		"GET /api/v1/p2p/ads":                    mxPublic(mxGet(mxPath("/api/v1/p2p/ads")), 200),
 		"GET /api/v1/p2p/ads/:id":                mxPublic(mxGet(func(w *secWorld) string { return fmt.Sprintf("/api/v1/p2p/ads/%d", w.adID) }), 200),

@@ -420,6 +420,7 @@ func (s *Store) write(eff *market.Effects) error {
 			s.prices[pp.MarketID] = append(s.prices[pp.MarketID], *pp)
 		}
 	}
+	s.rollUp(eff.Trades)
 	// After the trades have their ids, which their postings carry.
 	if err := s.post(postingsOf(eff)); err != nil {
 		return err // cannot happen: writeAll checked them

@@ -53,6 +53,7 @@ type Store struct {
 
 	notifications map[int64][]*social.Notification // by user
 	comments      commentTables                    // made on first use (comments.go)
+	candles       map[candleKey][]market.Candle    // made on first use (candles.go)
 
 	p2p  *p2pState  // made on first use (p2p.go)
 	chat *chatState // made on first use (chat.go)

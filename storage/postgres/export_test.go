@@ -31,6 +31,7 @@ var FeedQueries = map[string]struct {
 	"price history":    {sqlPriceHistory, []any{int64(1), int64(1000)}},
 	"trades":           {sqlTrades, []any{int64(1)}},
 	"active events":    {sqlActiveEvents, []any{int64(20), 0}},
+	"candles":          {sqlCandles, []any{int64(1), int32(60), time.Unix(0, 0), time.Unix(1<<32, 0), 1500}},
 }
 
 // SettleInChunks is Store.Settle with chunks of chunkSize positions.
@@ -69,3 +70,7 @@ var (
 		"accounts to lock":      {sqlLockAccounts, []any{[]string{"user"}, []int64{1}, []int64{1, 1}, []string{"a", "b"}}},
 	}
 )
+
+// QueueCandles queues the statement a write of tes adds to roll their
+// price points up into candles.
+var QueueCandles = queueCandles

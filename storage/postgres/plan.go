@@ -261,6 +261,7 @@ func plan(l *load, parts []part, at time.Time) (*writes, error) {
 		w.insertAt = w.batch.Len()
 		w.batch.Queue(sqlInsertEffects, args...)
 	}
+	queueCandles(w.batch, w.trades, tradeMarket, at)
 	if len(accIDs) > 0 {
 		w.batch.Queue(sqlAddBalances, accIDs, deltas)
 	}

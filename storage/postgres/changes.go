@@ -3,9 +3,9 @@ package postgres
 // The change log (migration 00016). A transaction that changes what the
 // log tells of writes its entries, as one row, in its last statement
 // before COMMIT, which also takes their numbers from the one row of
-// change_log_head:
-// that row's lock orders the commits of every transaction that writes
-// entries, and it is held only from that statement to COMMIT. So an entry
+// change_log_head: that row's lock orders the commits of every
+// transaction that writes entries, and it is held only from that
+// statement to COMMIT. So an entry
 // committed after another has a larger seq, and a reader that has read
 // everything up to n never later finds a committed entry <= n it did not
 // see. The same transaction NOTIFYs the schema's change channel, which

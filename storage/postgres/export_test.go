@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/predictkit/predictkit/account"
+	"github.com/predictkit/predictkit/changelog"
 	"github.com/predictkit/predictkit/market"
 )
 
@@ -32,6 +33,7 @@ var FeedQueries = map[string]struct {
 	"trades":           {sqlTrades, []any{int64(1)}},
 	"active events":    {sqlActiveEvents, []any{int64(20), 0}},
 	"candles":          {sqlCandles, []any{int64(1), int32(60), time.Unix(0, 0), time.Unix(1<<32, 0), 1500}},
+	"changes":          {sqlChanges, []any{int64(1000), 1000}},
 }
 
 // SettleInChunks is Store.Settle with chunks of chunkSize positions.
@@ -74,3 +76,20 @@ var (
 // QueueCandles queues the statement a write of tes adds to roll their
 // price points up into candles.
 var QueueCandles = queueCandles
+
+// PruneChangesIn is Store.PruneChanges in transactions of batch entries.
+func PruneChangesIn(s *Store, ctx context.Context, before time.Time, batch int) (int, error) {
+	return s.pruneChanges(ctx, before, batch)
+}
+
+// WokenChangeFeed is the store's change feed polling only when
+// WatchChanges wakes it.
+func WokenChangeFeed(s *Store) changelog.Feed {
+	return &changelog.Poller{Log: s, Woken: s.changed.Wait, Interval: time.Hour}
+}
+
+// Placeholder and CutPlaceholder are how the money path's entries name
+// ids it does not know yet.
+const Placeholder = placeholder
+
+var CutPlaceholder = cutPlaceholder

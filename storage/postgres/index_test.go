@@ -24,6 +24,7 @@ func TestFeedsWalkIndexes(t *testing.T) {
 		"trades":           "trades_market_id_idx",
 		"active events":    "events_active_created_idx",
 		"candles":          "candles_pkey",
+		"changes":          "change_log_pkey",
 	}
 	for name, q := range postgres.FeedQueries {
 		t.Run("the "+name+" query walks "+want[name], func(t *testing.T) {

@@ -395,11 +395,6 @@ func (h *streamHandlers) handleStream(c *fiber.Ctx) error {
 	c.Set(fiber.HeaderCacheControl, "no-store")
 	// Proxies that buffer answers (nginx) would hold the messages back.
 	c.Set("X-Accel-Buffering", "no")
-	if c.Method() == http.MethodHead {
-		sub.Cancel()
-		release()
-		return nil
-	}
 	w := &deadlineWriter{conn: c.Context().Conn(), timeout: h.timeout}
 	log, id := h.log, requestID(c)
 	c.Context().SetBodyStreamWriter(func(bw *bufio.Writer) {

@@ -95,6 +95,7 @@ func NewApp(p AppParams) *fiber.App {
 		TrustedProxies:          cfg.TrustedProxies,
 		ProxyHeader:             proxyHeader(cfg.TrustedProxies),
 		ReadBufferSize:          16 << 10,
+		ReduceMemoryUsage:       true,
 	})
 	answerUnknownMethods(app)
 	app.Server().ConnState = markReading

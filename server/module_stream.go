@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bufio"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
@@ -9,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"strconv"
 	"sync"
@@ -67,7 +65,7 @@ type streamOut struct {
 
 // streamPing is how often a silent stream is pinged: the setting, or
 // more often when the write timeout is short, since every write moves the
-// connection's write deadline (see deadlineWriter).
+// connection's write deadline (see streamBody).
 func streamPing(cfg Config) time.Duration {
 	return min(cfg.StreamPing, cfg.WriteTimeout/2)
 }
@@ -344,14 +342,15 @@ func (h *streamHandlers) handleStream(c *fiber.Ctx) error {
 	c.Set(fiber.HeaderCacheControl, "no-store")
 	// Proxies that buffer answers (nginx) would hold the messages back.
 	c.Set("X-Accel-Buffering", "no")
-	w := &deadlineWriter{conn: c.Context().Conn(), timeout: h.timeout}
-	log, id := h.log, requestID(c)
-	c.Context().SetBodyStreamWriter(func(bw *bufio.Writer) {
-		defer release()
-		w.w = bw
-		err := sub.Serve(w)
-		log.Debug("stream ended", slog.String("request_id", id), slog.String("reason", err.Error()))
-	})
+	// The body is the subscription, read by fasthttp's body stream
+	// (chunked): the connection's own goroutine waits in Read, so an idle
+	// stream costs no goroutine and no buffer of its own. Each Read that
+	// has bytes moves the connection's write deadline (see
+	// streamDeadline). Close, which fasthttp calls when the body ends or
+	// the client leaves, ends the subscription and frees its place.
+	conn, timeout := c.Context().Conn(), h.timeout
+	r := sub.Reader(func() { _ = conn.SetWriteDeadline(time.Now().Add(timeout)) })
+	c.Context().SetBodyStream(&streamBody{Reader: r, release: release, log: h.log, id: requestID(c)}, -1)
 	return nil
 }
 
@@ -412,24 +411,24 @@ func (h *streamHandlers) handleTicket(c *fiber.Ctx) error {
 	return c.Status(http.StatusCreated).JSON(ticketJSON{Ticket: secret, ExpiresAt: ts(exp)})
 }
 
-// deadlineWriter is a stream's writer. fasthttp sets a response's write
+// streamBody is a stream's answer body. fasthttp sets an answer's write
 // deadline (WriteTimeout) once, before it writes; a stream lasts longer,
-// so every flush moves the deadline WriteTimeout ahead, and the pings
-// (streamPing) keep a silent stream flushing. A client that stops reading
-// still fails its writes WriteTimeout after the server's last flush.
-type deadlineWriter struct {
-	w       *bufio.Writer
-	conn    net.Conn
-	timeout time.Duration
+// so every Read that returns bytes moves the deadline WriteTimeout ahead,
+// and the pings (streamPing) keep a silent stream reading. A client that
+// stops reading still fails the server's writes WriteTimeout after the
+// last bytes it was handed.
+type streamBody struct {
+	*stream.Reader
+	release func()
+	log     *slog.Logger
+	id      string
 }
 
-func (d *deadlineWriter) Write(p []byte) (int, error) { return d.w.Write(p) }
-
-func (d *deadlineWriter) Flush() error {
-	if d.conn != nil {
-		_ = d.conn.SetWriteDeadline(time.Now().Add(d.timeout))
-	}
-	return d.w.Flush()
+func (b *streamBody) Close() error {
+	err := b.Reader.Close()
+	b.release()
+	b.log.Debug("stream ended", slog.String("request_id", b.id), slog.String("reason", b.Err().Error()))
+	return err
 }
 
 // streamLimits counts the open streams: in all, per client address and

@@ -333,6 +333,17 @@ type Subscription struct {
 
 	wake chan struct{}
 
+	// The serving side's state (serve.go), used by one goroutine at a
+	// time: Serve's, or the Reader's.
+	phase   uint8
+	checked bool  // the catch-up has read the log's bounds
+	cur     int64 // the catch-up's position
+	empty   int   // consecutive empty reads of the catch-up
+	timer   *time.Timer
+	batch   []*frame
+	out     [][]byte
+	ended   error
+
 	mu    sync.Mutex
 	queue []*frame
 	state uint8
@@ -392,152 +403,6 @@ func (h *Hub) Open(ctx context.Context, r Request) (*Subscription, error) {
 
 // Cancel gives up a subscription that will not be served.
 func (s *Subscription) Cancel() { s.h.remove(s) }
-
-// Writer is where Serve writes: Flush sends what was written.
-type Writer interface {
-	Write(p []byte) (int, error)
-	Flush() error
-}
-
-// Serve writes the subscription's messages to w until the client goes
-// away (w fails), the subscriber falls behind (ErrSlow) or is dropped
-// (ErrDropped), or the hub closes (ErrClosed). It first writes what a
-// resuming subscriber missed, or a reset message when the log no longer
-// holds it.
-func (s *Subscription) Serve(w Writer) error {
-	h := s.h
-	defer h.remove(s)
-	if _, err := w.Write(openBytes); err != nil {
-		return err
-	}
-	if err := s.catchUp(w); err != nil {
-		return err
-	}
-	if err := w.Flush(); err != nil {
-		return err
-	}
-	t := time.NewTimer(h.o.Ping)
-	defer t.Stop()
-	var batch []*frame
-	for {
-		select {
-		case <-s.wake:
-		case <-t.C:
-			if _, err := w.Write(pingBytes); err != nil {
-				return err
-			}
-			if err := w.Flush(); err != nil {
-				return err
-			}
-			t.Reset(h.o.Ping)
-			continue
-		case <-h.done:
-			_, _ = w.Write(closingBytes)
-			_ = w.Flush()
-			return ErrClosed
-		}
-		s.mu.Lock()
-		batch, s.queue = s.queue, batch[:0]
-		state := s.state
-		s.mu.Unlock()
-		switch state {
-		case stateSlow:
-			return ErrSlow
-		case stateDropped:
-			return ErrDropped
-		}
-		for i, f := range batch {
-			b := f.b
-			if f.resolve != nil {
-				var err error
-				if b, err = s.resolved(h.ctx, f.resolve, f.b != nil); err != nil {
-					return err
-				}
-			}
-			if b != nil {
-				if _, err := w.Write(b); err != nil {
-					return err
-				}
-			}
-			batch[i] = nil
-		}
-		if err := w.Flush(); err != nil {
-			return err
-		}
-		if cap(batch) > 64 {
-			batch = nil // a burst is over: give its memory back
-		}
-		t.Reset(h.o.Ping)
-	}
-}
-
-// catchUp writes what a resuming subscriber missed, then registers it
-// with the fan-out at the entry its reading stopped at.
-func (s *Subscription) catchUp(w Writer) error {
-	h := s.h
-	if !s.resume {
-		// The fan-out may not have reached what committed before the
-		// subscriber connected: it skips that.
-		h.register(s, s.start)
-		return nil
-	}
-	b, err := h.o.Log.ChangeBounds(h.ctx)
-	if err != nil {
-		return err
-	}
-	if b.Gap(s.after) {
-		pos := h.register(s, -1)
-		_, err := w.Write(encodeReset(pos, b.Pruned))
-		return err
-	}
-	cur := s.after
-	empty := 0
-	for !h.tryRegister(s, cur) {
-		select {
-		case <-h.done:
-			return ErrClosed
-		default:
-		}
-		es, err := h.o.Log.Changes(h.ctx, cur, h.o.Page)
-		if err != nil {
-			return err
-		}
-		if len(es) == 0 {
-			// The fan-out has handed out entries this reader cannot see
-			// yet (a feed ahead of the log it reads): wait for them.
-			if empty++; empty > 100 {
-				return fmt.Errorf("stream: the log holds nothing after %d, the feed is at %d", cur, h.Position())
-			}
-			time.Sleep(10 * time.Millisecond)
-			continue
-		}
-		empty = 0
-		if es[0].Seq != cur+1 {
-			if b, err := h.o.Log.ChangeBounds(h.ctx); err == nil && b.Gap(cur) {
-				// Pruned under the reader's feet.
-				pos := h.register(s, -1)
-				_, err := w.Write(encodeReset(pos, b.Pruned))
-				return err
-			}
-		}
-		for i := range es {
-			msg, err := s.backlog(&es[i])
-			if err != nil {
-				return err
-			}
-			if msg != nil {
-				if _, err := w.Write(msg); err != nil {
-					return err
-				}
-			}
-			cur = es[i].Seq
-		}
-		if err := w.Flush(); err != nil {
-			return err
-		}
-	}
-	return nil
-}
 
 // register adds s to the fan-out after entry at, or after the fan-out's
 // position if that is later, and returns the entry it was registered

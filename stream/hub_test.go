@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"slices"
 	"strings"
 	"sync"
@@ -630,4 +631,76 @@ func (f *prunedOnce) Follow(ctx context.Context, after int64, deliver func([]cha
 		return &changelog.PrunedError{After: after, Pruned: after}
 	}
 	return f.Feed.Follow(ctx, after, deliver)
+}
+
+func TestReader(t *testing.T) {
+	t.Run("a subscription read as bytes, a few at a time, is the stream Serve writes", func(t *testing.T) {
+		log := changelog.NewMemory()
+		h := newHub(t, log, stream.Options{})
+		s, err := h.Open(context.Background(), stream.Request{Topics: topics(t, "market:1")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sent := 0
+		r := s.Reader(func() { sent++ })
+		rec := newRecorder()
+		done := make(chan error, 1)
+		go func() {
+			buf := make([]byte, 7)
+			for {
+				n, err := r.Read(buf)
+				rec.Write(buf[:n])
+				rec.Flush()
+				if err != nil {
+					done <- err
+					return
+				}
+			}
+		}()
+		c := &client{rec: rec, done: make(chan error, 1)}
+		c.opened(t)
+		log.Append(trade(1, 1, 1), price(1, 1, 1), trade(1, 1, 2))
+		if got := ids(c.until(t, 2)); !slices.Equal(got, []int64{1, 2}) {
+			t.Fatalf("got %v", got)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		go h.Close(ctx)
+		select {
+		case err := <-done:
+			if err != io.EOF {
+				t.Fatalf("Read ended with %v, want io.EOF", err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("Read did not end when the hub closed")
+		}
+		if !errors.Is(r.Err(), stream.ErrClosed) {
+			t.Errorf("Err = %v, want ErrClosed", r.Err())
+		}
+		if sent == 0 {
+			t.Error("sending was never called")
+		}
+		r.Close()
+		waitLen(t, h, 0)
+	})
+
+	t.Run("closing a reader ends its subscription", func(t *testing.T) {
+		log := changelog.NewMemory()
+		h := newHub(t, log, stream.Options{})
+		s, err := h.Open(context.Background(), stream.Request{Topics: topics(t, "trades")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := s.Reader(nil)
+		buf := make([]byte, 64)
+		if n, err := r.Read(buf); err != nil || string(buf[:n]) != ": ok\n\n" {
+			t.Fatalf("first Read = %q, %v", buf[:n], err)
+		}
+		waitLen(t, h, 1)
+		r.Close()
+		waitLen(t, h, 0)
+		if n, err := r.Read(buf); n != 0 || err != io.EOF {
+			t.Fatalf("Read after Close = %d, %v", n, err)
+		}
+	})
 }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httputil"
 	"os"
 	"os/exec"
 	"runtime"
@@ -17,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -98,14 +100,13 @@ func BenchmarkStreamFanOut(b *testing.B) {
 				}
 				tick.Stop()
 				wg.Wait()
-				time.Sleep(time.Second)
-				out := child.stop(b)
+				out := child.stopAfter(b, made)
 				var r fanoutResult
 				if err := json.Unmarshal(out, &r); err != nil {
 					b.Fatalf("the clients said %q: %v", out, err)
 				}
 				if r.Count != made*subs {
-					b.Errorf("%d deliveries, want %d trades × %d subscribers", r.Count, made, subs)
+					b.Errorf("%d deliveries, want %d trades × %d subscribers (%s)", r.Count, made, subs, streamCounters(b, h.base))
 				}
 				b.ReportMetric(r.P50, "p50-ms")
 				b.ReportMetric(r.P99, "p99-ms")
@@ -114,6 +115,23 @@ func BenchmarkStreamFanOut(b *testing.B) {
 			}
 		})
 	}
+}
+
+// streamCounters are the server's stream metrics.
+func streamCounters(b *testing.B, base string) string {
+	res, err := http.Get("http://" + base + "/metrics")
+	if err != nil {
+		return err.Error()
+	}
+	defer res.Body.Close()
+	raw, _ := io.ReadAll(res.Body)
+	var out []string
+	for _, line := range strings.Split(string(raw), "\n") {
+		if strings.HasPrefix(line, "predictkit_stream_") {
+			out = append(out, line)
+		}
+	}
+	return strings.Join(out, "; ")
 }
 
 type fanoutResult struct {
@@ -267,7 +285,14 @@ func startClients(b *testing.B, addr, mode string, n int, query string) *clients
 
 // stop tells the clients to finish and returns what they printed last.
 func (c *clients) stop(b *testing.B) []byte {
+	return c.stopAfter(b, 0)
+}
+
+// stopAfter tells the clients to finish once each has received n trades
+// (or a minute has passed), and returns what they printed last.
+func (c *clients) stopAfter(b *testing.B, n int) []byte {
 	b.Helper()
+	fmt.Fprintln(c.stdin, n)
 	c.stdin.Close()
 	rest, _ := io.ReadAll(c.out)
 	if err := c.cmd.Wait(); err != nil {
@@ -287,6 +312,7 @@ func TestStreamClientProcess(t *testing.T) {
 	n := envInt("PREDICTKIT_STREAM_CLIENT_N", 1)
 	query := os.Getenv("PREDICTKIT_STREAM_CLIENT_QUERY")
 	conns := make([]net.Conn, 0, n)
+	var received atomic.Int64 // trades received, over all connections
 	var mu sync.Mutex
 	var lat []float64
 	var wg sync.WaitGroup
@@ -298,20 +324,25 @@ func TestStreamClientProcess(t *testing.T) {
 		}
 		fmt.Fprintf(c, "GET /api/v1/stream?%s HTTP/1.1\r\nHost: %s\r\n\r\n", query, addr)
 		br := bufio.NewReaderSize(c, 4096)
-		// Headers, then the opening comment (chunked).
+		// The headers, then the body (chunked), from its opening comment.
 		for {
 			line, err := br.ReadString('\n')
 			if err != nil {
 				fmt.Fprintf(os.Stderr, "connection %d: %v\n", i, err)
 				os.Exit(1)
 			}
-			if strings.HasPrefix(line, ": ok") {
-				break
-			}
 			if strings.HasPrefix(line, "HTTP/1.1 ") && !strings.HasPrefix(line, "HTTP/1.1 200") {
 				fmt.Fprintf(os.Stderr, "connection %d: %s", i, line)
 				os.Exit(1)
 			}
+			if line == "\r\n" {
+				break
+			}
+		}
+		br = bufio.NewReaderSize(httputil.NewChunkedReader(br), 4096)
+		if line, err := br.ReadString('\n'); err != nil || !strings.HasPrefix(line, ": ok") {
+			fmt.Fprintf(os.Stderr, "connection %d: %q %v\n", i, line, err)
+			os.Exit(1)
 		}
 		conns = append(conns, c)
 		if mode == "fanout" {
@@ -336,6 +367,7 @@ func TestStreamClientProcess(t *testing.T) {
 						continue
 					}
 					mine = append(mine, float64(now.Sub(at))/float64(time.Millisecond))
+					received.Add(1)
 				}
 				mu.Lock()
 				lat = append(lat, mine...)
@@ -344,7 +376,11 @@ func TestStreamClientProcess(t *testing.T) {
 		}
 	}
 	fmt.Println("ready")
-	_, _ = io.Copy(io.Discard, os.Stdin) // until the parent says stop
+	var expect int
+	_, _ = fmt.Fscan(os.Stdin, &expect) // the parent says stop, and how many trades it made
+	for deadline := time.Now().Add(time.Minute); received.Load() < int64(expect*n) && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
 	for _, c := range conns {
 		c.Close()
 	}

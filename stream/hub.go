@@ -15,9 +15,10 @@
 // with its last id and reads the rest from the log), so a slow client
 // never slows the others nor makes the process grow.
 //
-// The hub has no goroutine per subscriber: Serve runs in the caller's
-// goroutine (the HTTP server's stream writer), woken when its queue has
-// something.
+// The hub has no goroutine per subscriber: a subscription is served by
+// its caller's goroutine, woken when its queue has something: Serve
+// pushes it to a Writer, or Reader lets an HTTP server pull it as an
+// answer's body (the server's connection goroutine then waits in Read).
 package stream
 
 import (
@@ -284,10 +285,8 @@ func (h *Hub) follow() {
 func (h *Hub) dropAll(pos int64) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	for _, m := range []map[*Subscription]struct{}{h.idx.trades} {
-		for s := range m {
-			h.dropLocked(s, stateDropped)
-		}
+	for s := range h.idx.trades {
+		h.dropLocked(s, stateDropped)
 	}
 	for _, byID := range []map[int64]map[*Subscription]struct{}{h.idx.market, h.idx.pool, h.idx.event, h.idx.user} {
 		for _, m := range byID {

@@ -59,6 +59,8 @@ type Store struct {
 	p2p  *p2pState  // made on first use (p2p.go)
 	chat *chatState // made on first use (chat.go)
 
+	tickets map[string]ticketRec // stream tickets, made on first use (stream.go)
+
 	// changes is the change log (changes.go), appended to under mu.
 	changes *changelog.Memory
 }

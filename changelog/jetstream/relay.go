@@ -294,27 +294,40 @@ func (r *Relay) publish(ctx context.Context, es []changelog.Entry) error {
 	}
 	timeout := time.NewTimer(r.opts.AckTimeout)
 	defer timeout.Stop()
+	// When ctx ends, the acknowledgements of what was sent are still
+	// awaited for a moment, so that a relay stopped in good order knows
+	// (and counts) what it stored.
+	stopping, grace := ctx.Done(), (<-chan time.Time)(nil)
 	for _, f := range futures {
 		seq, _ := headerSeq(f.Msg().Header)
-		select {
-		case ack := <-f.Ok():
-			// Stream sequence = log sequence: anything else means the
-			// stream has messages the relay did not write, and every
-			// follower would be misled.
-			if int64(ack.Sequence) != seq {
-				return fmt.Errorf("jetstream: stream %s stored entry %d as message %d: the stream is out of step with the log; delete it and the relay rebuilds it", r.opts.Stream, seq, ack.Sequence)
+	wait:
+		for {
+			select {
+			case ack := <-f.Ok():
+				// Stream sequence = log sequence: anything else means
+				// the stream has messages the relay did not write, and
+				// every follower would be misled.
+				if int64(ack.Sequence) != seq {
+					return fmt.Errorf("jetstream: stream %s stored entry %d as message %d: the stream is out of step with the log; delete it and the relay rebuilds it", r.opts.Stream, seq, ack.Sequence)
+				}
+				if !ack.Duplicate {
+					r.published.Add(1)
+				}
+				r.last.Store(seq)
+				break wait
+			case err := <-f.Err():
+				return fmt.Errorf("jetstream: publish entry %d: %w", seq, err)
+			case <-timeout.C:
+				return fmt.Errorf("jetstream: publish entry %d: no acknowledgement within %s", seq, r.opts.AckTimeout)
+			case <-stopping:
+				stopping, grace = nil, time.After(time.Second)
+			case <-grace:
+				return ctx.Err()
 			}
-			if !ack.Duplicate {
-				r.published.Add(1)
-			}
-			r.last.Store(seq)
-		case err := <-f.Err():
-			return fmt.Errorf("jetstream: publish entry %d: %w", seq, err)
-		case <-timeout.C:
-			return fmt.Errorf("jetstream: publish entry %d: no acknowledgement within %s", seq, r.opts.AckTimeout)
-		case <-ctx.Done():
-			return ctx.Err()
 		}
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
 	}
 	return nil
 }

@@ -112,6 +112,10 @@ type Config struct {
 	// background this often and exports its outcome as metrics
 	// (predictkit_audit_*); 0 audits only when the operator asks.
 	AuditInterval time.Duration
+	// StreamRetention is how long the change log keeps its entries, and so
+	// how far back a live stream can resume: older ones are pruned every
+	// minute.
+	StreamRetention time.Duration
 
 	// Store, when set, is used instead of the one DatabaseURL selects; the
 	// caller owns it (the server does not close it). Tests use it.
@@ -161,8 +165,17 @@ func DefaultConfig() Config {
 		RateReaction:            DefaultRateReaction,
 
 		ChatWebhookTimeout: chat.DefaultWebhookTimeout,
+		StreamRetention:    DefaultStreamRetention,
 	}
 }
+
+// DefaultStreamRetention is the default Config.StreamRetention: a day, so
+// that a client that was away overnight still resumes where it stopped.
+const DefaultStreamRetention = 24 * time.Hour
+
+// minStreamRetention bounds Config.StreamRetention from below: pruning
+// runs every minute, so a shorter retention would not be kept anyway.
+const minStreamRetention = time.Minute
 
 // The default rate limits are on but generous: the tests, the demo and
 // `predictkit bench` with 64 clients stay under them. A public server
@@ -258,6 +271,9 @@ func (c Config) withDefaults() Config {
 	if c.ChatWebhookTimeout <= 0 {
 		c.ChatWebhookTimeout = d.ChatWebhookTimeout
 	}
+	if c.StreamRetention <= 0 {
+		c.StreamRetention = d.StreamRetention
+	}
 	return c
 }
 
@@ -310,6 +326,9 @@ func (c Config) Validate() error {
 	}
 	if c.AuditInterval < 0 || c.AuditInterval > 0 && c.AuditInterval < time.Second {
 		bad("PREDICTKIT_AUDIT_INTERVAL", "%s: must be 0 (off) or at least 1s", c.AuditInterval)
+	}
+	if c.StreamRetention < 0 || c.StreamRetention > 0 && c.StreamRetention < minStreamRetention {
+		bad("PREDICTKIT_STREAM_RETENTION", "%s: must be a duration of at least 1m, such as 24h", c.StreamRetention)
 	}
 	if c.AuthCache < 0 || c.AuthCache > time.Hour {
 		bad("PREDICTKIT_AUTH_CACHE", "%s: must be 0 (off) or a duration up to 1h", c.AuthCache)
@@ -468,6 +487,16 @@ func settings() []setting {
 		durationSetting("chat-webhook-timeout", "PREDICTKIT_CHAT_WEBHOOK_TIMEOUT", "time limit of one chat webhook call", func(c *Config) *time.Duration { return &c.ChatWebhookTimeout }),
 		optionalDurationSetting("audit-interval", "PREDICTKIT_AUDIT_INTERVAL", "run the ledger audit this often in the background and export its result as metrics (0: only when the operator asks)",
 			time.Second, 0, "must be 0 (off) or a duration of at least 1s, such as 5m", func(c *Config) *time.Duration { return &c.AuditInterval }),
+		{flag: "stream-retention", env: "PREDICTKIT_STREAM_RETENTION", help: "how long the change log keeps entries: how far back a live stream can resume (at least 1m)",
+			get: func(c *Config) string { return shortDuration(c.StreamRetention) },
+			set: func(c *Config, v string) error {
+				d, err := time.ParseDuration(v)
+				if err != nil || d < minStreamRetention {
+					return errors.New("must be a duration of at least 1m, such as 24h")
+				}
+				c.StreamRetention = d
+				return nil
+			}},
 		{flag: "trusted-proxies", env: "PREDICTKIT_TRUSTED_PROXIES", help: "comma-separated IPs or CIDRs of proxies whose X-Forwarded-For is trusted",
 			get: func(c *Config) string { return strings.Join(c.TrustedProxies, ",") },
 			set: func(c *Config, v string) error {

@@ -54,6 +54,7 @@ func Options(cfg Config, opts ...fx.Option) fx.Option {
 		P2PModule,
 		ChatModule,
 		MetricsModule,
+		ChangesModule,
 		HTTPModule,
 		// Start order: the store (migrations) comes up as a dependency,
 		// then the demo data, then the listener.

@@ -230,10 +230,103 @@ func (r *Relay) relay(ctx context.Context) error {
 		last = b.Pruned
 	}
 	r.last.Store(last)
-	err = r.log.ChangeFeed().Follow(ctx, last, func(es []changelog.Entry) error {
-		return r.publish(ctx, es)
+	return r.stream(ctx, last)
+}
+
+// inFlight is the most publishes awaiting their acknowledgement: enough
+// to keep the connection busy, well under the client's own limit of
+// pending asynchronous publishes (4000 by default).
+const inFlight = 1024
+
+// stream publishes the log's entries after last as they commit. The
+// publishes are pipelined: a goroutine awaits their acknowledgements, in
+// order, while the next entries are sent; JetStream stores the messages
+// of one connection in the order they were sent.
+func (r *Relay) stream(ctx context.Context, last int64) error {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	acks := make(chan natsjs.PubAckFuture, inFlight)
+	acked := make(chan error, 1)
+	go func() {
+		err := r.await(ctx, acks)
+		if err != nil {
+			cancel(err)
+		}
+		acked <- err
+	}()
+	sent := last
+	err := r.log.ChangeFeed().Follow(ctx, last, func(es []changelog.Entry) error {
+		for _, e := range es {
+			if e.Seq <= sent {
+				continue // already in the stream
+			}
+			if e.Seq != sent+1 {
+				// The store's numbers have no holes; a hole here is a
+				// pruning the feed did not report.
+				return fmt.Errorf("jetstream: the log skips from entry %d to %d", sent, e.Seq)
+			}
+			m, err := encode(r.opts.Subject, e)
+			if err != nil {
+				return err
+			}
+			f, err := r.js.PublishMsgAsync(m, natsjs.WithExpectStream(r.opts.Stream))
+			if err != nil {
+				return fmt.Errorf("jetstream: publish entry %d: %w", e.Seq, err)
+			}
+			select {
+			case acks <- f:
+			case <-ctx.Done():
+				return context.Cause(ctx)
+			}
+			sent = e.Seq
+		}
+		return nil
 	})
+	close(acks)
+	if aerr := <-acked; aerr != nil {
+		return aerr // the cause: Follow only saw the cancellation
+	}
 	return err
+}
+
+// await takes the acknowledgements of the publishes sent on acks, in
+// order, until acks is closed or one fails. When ctx ends it still awaits
+// them for a moment, so that a relay stopped in good order knows (and
+// counts) what it stored.
+func (r *Relay) await(ctx context.Context, acks <-chan natsjs.PubAckFuture) error {
+	stopping, grace := ctx.Done(), (<-chan time.Time)(nil)
+	timeout := time.NewTimer(r.opts.AckTimeout)
+	defer timeout.Stop()
+	for f := range acks {
+		seq, _ := headerSeq(f.Msg().Header)
+		timeout.Reset(r.opts.AckTimeout)
+	wait:
+		for {
+			select {
+			case ack := <-f.Ok():
+				// Stream sequence = log sequence: anything else means
+				// the stream has messages the relay did not write, and
+				// every follower would be misled.
+				if int64(ack.Sequence) != seq {
+					return fmt.Errorf("jetstream: stream %s stored entry %d as message %d: the stream is out of step with the log; delete it and the relay rebuilds it", r.opts.Stream, seq, ack.Sequence)
+				}
+				if !ack.Duplicate {
+					r.published.Add(1)
+				}
+				r.last.Store(seq)
+				break wait
+			case err := <-f.Err():
+				return fmt.Errorf("jetstream: publish entry %d: %w", seq, err)
+			case <-timeout.C:
+				return fmt.Errorf("jetstream: publish entry %d: no acknowledgement within %s", seq, r.opts.AckTimeout)
+			case <-stopping:
+				stopping, grace = nil, time.After(time.Second)
+			case <-grace:
+				return nil // stopping; the rest is unknown
+			}
+		}
+	}
+	return nil
 }
 
 // resume returns the log sequence number of the stream's last entry. It
@@ -264,70 +357,4 @@ func (r *Relay) resume(ctx context.Context, s natsjs.Stream) (int64, error) {
 		return 0, fmt.Errorf("jetstream: stream %s: message %d holds entry %d: the stream is out of step with the log (written by something else than a relay?); delete it and the relay rebuilds it", r.opts.Stream, last, seq)
 	}
 	return seq, nil
-}
-
-// publish stores es, which follow the last entry stored, and waits for
-// every acknowledgement. The publishes are pipelined; JetStream stores
-// them in the order they were sent.
-func (r *Relay) publish(ctx context.Context, es []changelog.Entry) error {
-	last := r.last.Load()
-	futures := make([]natsjs.PubAckFuture, 0, len(es))
-	for _, e := range es {
-		if e.Seq <= last {
-			continue // already in the stream
-		}
-		if e.Seq != last+1 {
-			// The store's numbers have no holes; a hole here is a
-			// pruning the feed did not report.
-			return fmt.Errorf("jetstream: the log skips from entry %d to %d", last, e.Seq)
-		}
-		m, err := encode(r.opts.Subject, e)
-		if err != nil {
-			return err
-		}
-		f, err := r.js.PublishMsgAsync(m, natsjs.WithExpectStream(r.opts.Stream))
-		if err != nil {
-			return fmt.Errorf("jetstream: publish entry %d: %w", e.Seq, err)
-		}
-		futures = append(futures, f)
-		last = e.Seq
-	}
-	timeout := time.NewTimer(r.opts.AckTimeout)
-	defer timeout.Stop()
-	// When ctx ends, the acknowledgements of what was sent are still
-	// awaited for a moment, so that a relay stopped in good order knows
-	// (and counts) what it stored.
-	stopping, grace := ctx.Done(), (<-chan time.Time)(nil)
-	for _, f := range futures {
-		seq, _ := headerSeq(f.Msg().Header)
-	wait:
-		for {
-			select {
-			case ack := <-f.Ok():
-				// Stream sequence = log sequence: anything else means
-				// the stream has messages the relay did not write, and
-				// every follower would be misled.
-				if int64(ack.Sequence) != seq {
-					return fmt.Errorf("jetstream: stream %s stored entry %d as message %d: the stream is out of step with the log; delete it and the relay rebuilds it", r.opts.Stream, seq, ack.Sequence)
-				}
-				if !ack.Duplicate {
-					r.published.Add(1)
-				}
-				r.last.Store(seq)
-				break wait
-			case err := <-f.Err():
-				return fmt.Errorf("jetstream: publish entry %d: %w", seq, err)
-			case <-timeout.C:
-				return fmt.Errorf("jetstream: publish entry %d: no acknowledgement within %s", seq, r.opts.AckTimeout)
-			case <-stopping:
-				stopping, grace = nil, time.After(time.Second)
-			case <-grace:
-				return ctx.Err()
-			}
-		}
-	}
-	if ctx.Err() != nil {
-		return ctx.Err()
-	}
-	return nil
 }

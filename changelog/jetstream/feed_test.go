@@ -98,6 +98,32 @@ func TestFeed(t *testing.T) {
 		}
 	})
 
+	t.Run("a follower ahead of the stream (it read the database) waits for the relay to catch up", func(t *testing.T) {
+		js := connect(t)
+		stream, subject := names(t, js)
+		log := changelog.NewMemory()
+		appendN(log, 10)
+		r, _ := jetstream.NewRelay(js, memLog{log}, jetstream.Options{Stream: stream, Subject: subject})
+		stop := run(t, r)
+		eventually(t, "the relay reaches entry 10", func() bool { return r.Last() == 10 })
+		stop() // NATS is behind while the relay is down
+		appendN(log, 10)
+		f := jetstream.NewFeed(connect(t), jetstream.FeedOptions{Stream: stream})
+		done := make(chan error, 1)
+		var got []int64
+		go func() {
+			var err error
+			got, err = follow(timeout(t), f, 16, 6)
+			done <- err
+		}()
+		r2, _ := jetstream.NewRelay(js, memLog{log}, jetstream.Options{Stream: stream, Subject: subject})
+		run(t, r2)
+		appendN(log, 2)
+		if err := <-done; err != nil || len(got) != 6 {
+			t.Fatalf("Follow after 16 = %v, %v; want 17…22", got, err)
+		}
+	})
+
 	t.Run("a follower started before the stream exists waits for it", func(t *testing.T) {
 		js := connect(t)
 		stream, subject := names(t, js)

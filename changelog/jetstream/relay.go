@@ -247,7 +247,9 @@ func (r *Relay) stream(ctx context.Context, last int64) error {
 	defer cancel(nil)
 	acks := make(chan natsjs.PubAckFuture, inFlight)
 	acked := make(chan error, 1)
+	awaiting := make(chan struct{}) // closed when await returns
 	go func() {
+		defer close(awaiting)
 		err := r.await(ctx, acks)
 		if err != nil {
 			cancel(err)
@@ -257,6 +259,9 @@ func (r *Relay) stream(ctx context.Context, last int64) error {
 	sent := last
 	err := r.log.ChangeFeed().Follow(ctx, last, func(es []changelog.Entry) error {
 		for _, e := range es {
+			if ctx.Err() != nil {
+				return context.Cause(ctx)
+			}
 			if e.Seq <= sent {
 				continue // already in the stream
 			}
@@ -273,9 +278,12 @@ func (r *Relay) stream(ctx context.Context, last int64) error {
 			if err != nil {
 				return fmt.Errorf("jetstream: publish entry %d: %w", e.Seq, err)
 			}
+			// What was sent is awaited, even when ctx has ended
+			// meanwhile, so that a relay stopped in good order knows
+			// what it stored; only an await that gave up drops it.
 			select {
 			case acks <- f:
-			case <-ctx.Done():
+			case <-awaiting:
 				return context.Cause(ctx)
 			}
 			sent = e.Seq
@@ -288,6 +296,10 @@ func (r *Relay) stream(ctx context.Context, last int64) error {
 	}
 	return err
 }
+
+// stopGrace is how long a relay whose context ended still awaits the
+// acknowledgements of what it sent.
+const stopGrace = 2 * time.Second
 
 // await takes the acknowledgements of the publishes sent on acks, in
 // order, until acks is closed or one fails. When ctx ends it still awaits
@@ -320,7 +332,7 @@ func (r *Relay) await(ctx context.Context, acks <-chan natsjs.PubAckFuture) erro
 			case <-timeout.C:
 				return fmt.Errorf("jetstream: publish entry %d: no acknowledgement within %s", seq, r.opts.AckTimeout)
 			case <-stopping:
-				stopping, grace = nil, time.After(time.Second)
+				stopping, grace = nil, time.After(stopGrace)
 			case <-grace:
 				return nil // stopping; the rest is unknown
 			}

@@ -36,7 +36,7 @@ var exclusiveCheck = time.Second
 // wrapping ErrExclusiveLost once run has returned. Callers that want to
 // keep the job running call Exclusive again in a loop.
 func (s *Store) Exclusive(ctx context.Context, name string, run func(context.Context) error) error {
-	cc := s.pool.Config().ConnConfig.Copy()
+	cc := s.pool.Config().ConnConfig // a copy
 	if cc.RuntimeParams == nil {
 		cc.RuntimeParams = map[string]string{}
 	}

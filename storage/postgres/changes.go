@@ -1,8 +1,9 @@
 package postgres
 
 // The change log (migration 00016). A transaction that changes what the
-// log tells of writes its entries in its last statement before COMMIT,
-// which also takes their numbers from the one row of change_log_head:
+// log tells of writes its entries, as one row, in its last statement
+// before COMMIT, which also takes their numbers from the one row of
+// change_log_head:
 // that row's lock orders the commits of every transaction that writes
 // entries, and it is held only from that statement to COMMIT. So an entry
 // committed after another has a larger seq, and a reader that has read
@@ -15,6 +16,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -49,8 +51,9 @@ var changeParams = []column{
 // changeLogCTEs are the CTEs that append the entries of the arrays of
 // changeParams at parameters $first on: head takes their numbers (none
 // when there are no entries, so that a transaction without entries never
-// waits on the row) and new_changes inserts them. With ids, the statement
-// has CTEs t_ids and n_ids (sqlInsertEffects) for entries to name.
+// waits on the row) and new_changes inserts them as one row. With ids,
+// the statement has CTEs t_ids and n_ids (sqlInsertEffects) for entries
+// to name.
 func changeLogCTEs(first int, ids bool) string {
 	n := "cardinality($" + strconv.Itoa(first) + "::text[])"
 	data := "u.head || u.tail"
@@ -58,9 +61,10 @@ func changeLogCTEs(first int, ids bool) string {
 	if ids {
 		data = "u.head || COALESCE(ti.id::text, ni.id::text, '') || u.tail"
 		joins = `
-	LEFT JOIN t_ids ti ON ti.ord = u.trade_ord
-	LEFT JOIN n_ids ni ON ni.ord = u.note_ord`
+		LEFT JOIN t_ids ti ON ti.ord = u.trade_ord
+		LEFT JOIN n_ids ni ON ni.ord = u.note_ord`
 	}
+	agg := func(col string) string { return "array_agg(e." + col + " ORDER BY e.ord)" }
 	// The row is found by its key: a trade's transaction turns sequential
 	// scans off (sqlTradePlans), and the cost that puts on one would
 	// make PostgreSQL compile the statement (JIT) every time.
@@ -70,10 +74,16 @@ func changeLogCTEs(first int, ids bool) string {
 	RETURNING last - ` + n + ` AS base
 ),
 new_changes AS (
-	INSERT INTO change_log (seq, type, event_id, pool_id, market_id, user_id, at, data)
-	SELECT (SELECT base FROM head) + u.ord, u.type, u.event_id, u.pool_id, u.market_id, u.user_id, u.at, (` + data + `)::json
-	FROM ` + unnest(first, changeParams) + `
-		WITH ORDINALITY AS u(` + nameList(changeParams) + `, ord)` + joins + `
+	INSERT INTO change_log (first_seq, n, at, types, event_ids, pool_ids, market_ids, user_ids, ats, lens, data)
+	SELECT (SELECT base FROM head) + 1, count(*), max(e.at), ` + agg("type") + `, ` + agg("event_id") + `,
+		` + agg("pool_id") + `, ` + agg("market_id") + `, ` + agg("user_id") + `, ` + agg("at") + `,
+		array_agg(octet_length(e.data) ORDER BY e.ord), string_agg(e.data, '' ORDER BY e.ord)
+	FROM (
+		SELECT u.*, ` + data + ` AS data
+		FROM ` + unnest(first, changeParams) + `
+			WITH ORDINALITY AS u(` + nameList(changeParams) + `, ord)` + joins + `
+	) e
+	HAVING count(*) > 0
 )`
 }
 
@@ -233,30 +243,78 @@ func (s *Store) appendChanges(ctx context.Context, tx pgx.Tx, es []changelog.Ent
 	return tx.SendBatch(ctx, b).Close()
 }
 
+// sqlChanges reads the rows that hold the $2 entries from seq $1 on:
+// from the row that holds $1 (or, when $1 was pruned, the first row after
+// it) to the last that starts before the entry $2 places further, along
+// the primary key. A row whose entries all come before $1 is left out, so
+// that a reader waiting at the end of the log reads nothing.
+const sqlChanges = `WITH s AS (
+	SELECT b.start, LEAST(GREATEST(b.start, $1)::numeric + $2, 9223372036854775807)::bigint AS stop
+	FROM (SELECT COALESCE(
+		(SELECT max(first_seq) FROM change_log WHERE first_seq <= $1),
+		(SELECT min(first_seq) FROM change_log WHERE first_seq > $1)) AS start) b
+)
+SELECT c.first_seq, c.types, c.event_ids, c.pool_ids, c.market_ids, c.user_ids, c.ats, c.lens, c.data
+FROM s JOIN change_log c ON c.first_seq >= s.start AND c.first_seq < s.stop
+WHERE c.first_seq + c.n > $1
+ORDER BY c.first_seq`
+
 // Changes returns at most limit entries with a Seq larger than after, in
 // ascending order.
 func (s *Store) Changes(ctx context.Context, after int64, limit int) ([]changelog.Entry, error) {
-	if limit <= 0 {
+	if limit <= 0 || after == math.MaxInt64 {
 		return nil, nil
 	}
-	rows, err := s.pool.Query(ctx, `SELECT seq, type, event_id, pool_id, market_id, user_id, data, at
-FROM change_log WHERE seq > $1 ORDER BY seq LIMIT $2`, after, limit)
+	after = max(after, 0)
+	rows, err := s.pool.Query(ctx, sqlChanges, after+1, int64(limit))
 	if err != nil {
 		return nil, translate(err, nil)
 	}
 	defer rows.Close()
 	var out []changelog.Entry
 	for rows.Next() {
-		var en changelog.Entry
-		var typ string
-		var data []byte
-		if err := rows.Scan(&en.Seq, &typ, &en.EventID, &en.PoolID, &en.MarketID, &en.UserID, &data, &en.At); err != nil {
+		var r changeRow
+		if err := rows.Scan(&r.first, &r.types, &r.events, &r.pools, &r.markets, &r.users, &r.ats, &r.lens, &r.data); err != nil {
 			return nil, translate(err, nil)
 		}
-		en.Type, en.Data = changelog.Type(typ), data
-		out = append(out, en)
+		if out, err = r.entries(out, after, limit); err != nil {
+			return nil, err
+		}
 	}
 	return out, translate(rows.Err(), nil)
+}
+
+// changeRow is a row of change_log: the entries of one transaction.
+type changeRow struct {
+	first                         int64
+	types                         []string
+	events, pools, markets, users []int64
+	ats                           []time.Time
+	lens                          []int32
+	data                          []byte
+}
+
+// entries appends to out the row's entries after seq after, while out
+// holds fewer than limit.
+func (r *changeRow) entries(out []changelog.Entry, after int64, limit int) ([]changelog.Entry, error) {
+	n := len(r.types)
+	if len(r.events) != n || len(r.pools) != n || len(r.markets) != n || len(r.users) != n || len(r.ats) != n || len(r.lens) != n {
+		return out, fmt.Errorf("postgres: change log row %d is malformed", r.first)
+	}
+	off := 0
+	for i := range n {
+		end := off + int(r.lens[i])
+		if r.lens[i] < 0 || end > len(r.data) {
+			return out, fmt.Errorf("postgres: change log row %d is malformed", r.first)
+		}
+		seq := r.first + int64(i)
+		if seq > after && len(out) < limit {
+			out = append(out, changelog.Entry{Seq: seq, Type: changelog.Type(r.types[i]), EventID: r.events[i], PoolID: r.pools[i],
+				MarketID: r.markets[i], UserID: r.users[i], Data: r.data[off:end:end], At: r.ats[i].UTC()})
+		}
+		off = end
+	}
+	return out, nil
 }
 
 // ChangeBounds returns the part of the change log the store holds. It
@@ -274,21 +332,23 @@ func (s *Store) ChangeFeed() changelog.Feed {
 	return &changelog.Poller{Log: s, Woken: s.changed.Wait}
 }
 
-// sqlPruneCut is the last seq of the oldest $2 entries that pruning
-// before $1 deletes: those up to the first made at or after $1, or all of
-// them; NULL for none.
-const sqlPruneCut = `WITH oldest AS (SELECT seq, at FROM change_log ORDER BY seq LIMIT $2),
-stop AS (SELECT min(seq) AS seq FROM oldest WHERE at >= $1)
-SELECT max(o.seq) FROM oldest o, stop WHERE stop.seq IS NULL OR o.seq < stop.seq`
+// sqlPruneCut is the first seq of the last of the oldest $2 rows that
+// pruning before $1 deletes (those up to the first row with an entry made
+// at or after $1, or all of them), and its last seq; NULLs for none.
+const sqlPruneCut = `WITH oldest AS (SELECT first_seq, n, at FROM change_log ORDER BY first_seq LIMIT $2),
+stop AS (SELECT min(first_seq) AS first_seq FROM oldest WHERE at >= $1)
+SELECT max(o.first_seq), max(o.first_seq + o.n - 1) FROM oldest o, stop WHERE stop.first_seq IS NULL OR o.first_seq < stop.first_seq`
 
-// PruneBatch is the most entries PruneChanges deletes in one transaction.
-const PruneBatch = 10_000
+// PruneBatch is the most rows (transactions' entries) PruneChanges
+// deletes in one transaction.
+const PruneBatch = 1000
 
 // PruneChanges deletes the entries made before before, oldest first, in
-// transactions of at most PruneBatch entries, and returns how many it
-// deleted. It stops at the first entry made at or after before, so that
-// what remains is always a suffix of the log, and records the last seq
-// it deleted in change_log_pruned, a row no writer touches: pruning never
+// transactions of at most PruneBatch rows, and returns how many it
+// deleted. It stops at the first transaction with an entry made at or
+// after before (a transaction's entries go together), so that what
+// remains is always a suffix of the log, and records the last seq it
+// deleted in change_log_pruned, a row no writer touches: pruning never
 // waits on a writer nor holds one up.
 func (s *Store) PruneChanges(ctx context.Context, before time.Time) (int, error) {
 	return s.pruneChanges(ctx, before, PruneBatch)
@@ -297,31 +357,30 @@ func (s *Store) PruneChanges(ctx context.Context, before time.Time) (int, error)
 func (s *Store) pruneChanges(ctx context.Context, before time.Time, batch int) (int, error) {
 	total := 0
 	for {
-		var n int
+		var n, rowsGone int
 		err := s.tx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
 			// The prefix of the oldest batch entries made before before:
 			// up to the first one that is not, if any.
-			var cut *int64
-			if err := tx.QueryRow(ctx, sqlPruneCut, before, batch).Scan(&cut); err != nil {
+			n, rowsGone = 0, 0
+			var cut, last *int64
+			if err := tx.QueryRow(ctx, sqlPruneCut, before, batch).Scan(&cut, &last); err != nil {
 				return err
 			}
 			if cut == nil {
-				n = 0
 				return nil
 			}
-			tag, err := tx.Exec(ctx, `DELETE FROM change_log WHERE seq <= $1`, *cut)
-			if err != nil {
+			if err := tx.QueryRow(ctx, `WITH gone AS (DELETE FROM change_log WHERE first_seq <= $1 RETURNING n)
+SELECT count(*), COALESCE(sum(n), 0) FROM gone`, *cut).Scan(&rowsGone, &n); err != nil {
 				return err
 			}
-			n = int(tag.RowsAffected())
-			_, err = tx.Exec(ctx, `UPDATE change_log_pruned SET pruned = greatest(pruned, $1)`, *cut)
+			_, err := tx.Exec(ctx, `UPDATE change_log_pruned SET pruned = greatest(pruned, $1)`, *last)
 			return err
 		})
 		if err != nil {
 			return total, translate(err, nil)
 		}
 		total += n
-		if n < batch {
+		if rowsGone < batch {
 			return total, nil
 		}
 	}

@@ -32,6 +32,7 @@ var FeedQueries = map[string]struct {
 	"price history":    {sqlPriceHistory, []any{int64(1), int64(1000)}},
 	"trades":           {sqlTrades, []any{int64(1)}},
 	"active events":    {sqlActiveEvents, []any{int64(20), 0}},
+	"changes":          {sqlChanges, []any{int64(1000), 1000}},
 }
 
 // SettleInChunks is Store.Settle with chunks of chunkSize positions.

@@ -23,6 +23,7 @@ func TestFeedsWalkIndexes(t *testing.T) {
 		"price history":    "price_points_market_id_idx",
 		"trades":           "trades_market_id_idx",
 		"active events":    "events_active_created_idx",
+		"changes":          "change_log_pkey",
 	}
 	for name, q := range postgres.FeedQueries {
 		t.Run("the "+name+" query walks "+want[name], func(t *testing.T) {

@@ -16,6 +16,7 @@ import (
 	"github.com/predictkit/predictkit/account"
 	"github.com/predictkit/predictkit/changelog"
 	"github.com/predictkit/predictkit/market"
+	"github.com/predictkit/predictkit/partner"
 	"github.com/predictkit/predictkit/social"
 )
 
@@ -294,6 +295,41 @@ func testChanges(t *testing.T, newStores func(*testing.T) Stores) {
 		}
 		if got := fields(t, es[1])["yes_probability"]; jsonText(t, got) != jsonText(t, res.Trade.PriceAfter) {
 			t.Errorf("the traded market's price entry says %v, its trade %v", got, res.Trade.PriceAfter)
+		}
+	})
+
+	t.Run("a partner's bet is logged as any trade, with the sub-account's balances, and a replay writes nothing", func(t *testing.T) {
+		e := newEnv(t, newStores)
+		if e.partners == nil {
+			t.Skip("this store has no partner store")
+		}
+		ev := e.event(e.creator(), 0.02, 10000, 0.5)
+		m := ev.Pools[0].Markets[0]
+		p := e.partner("Bookie", 50000)
+		from := e.last()
+		bet := partner.Bet{ExternalUserID: "u-1", MarketID: m.ID, Side: market.No, AmountKopecks: 1000, ClientBetID: "b1"}
+		rc, err := e.partners.Bet(e.ctx, p, bet)
+		if err != nil {
+			t.Fatal(err)
+		}
+		es := e.since(from)
+		if got := types(es); !slices.Equal(got, []changelog.Type{changelog.Trade, changelog.Price, changelog.Notification, changelog.Balance}) {
+			t.Fatalf("entries %v", got)
+		}
+		if f := fields(t, es[0]); jsonText(t, f["side"]) != `"NO"` || jsonText(t, f["action"]) != `"buy"` || jsonText(t, f["shares"]) != jsonText(t, rc.SharesDelta) {
+			t.Errorf("trade entry %s for receipt %+v", es[0].Data, rc)
+		}
+		// The float paid the bet into the sub-account, which spent it.
+		want(t, es[3], map[string]any{"user_id": rc.UserID, "balance": 0, "bonus_balance": 0, "total_balance": 0, "reason": "trade"})
+		if es[2].UserID != rc.UserID || es[3].UserID != rc.UserID {
+			t.Errorf("entries for users %d and %d, the sub-account is %d", es[2].UserID, es[3].UserID, rc.UserID)
+		}
+		last := e.last()
+		if again, err := e.partners.Bet(e.ctx, p, bet); err != nil || !again.Replayed {
+			t.Fatalf("replay: %+v, %v", again, err)
+		}
+		if e.last() != last {
+			t.Errorf("a replayed bet wrote %v", types(e.since(last)))
 		}
 	})
 

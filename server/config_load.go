@@ -213,6 +213,8 @@ var otherVariables = []string{
 	"PREDICTKIT_TEST_DATABASE_URL", // tests: the PostgreSQL database to use
 	"PREDICTKIT_REQUIRE_POSTGRES",  // tests: fail, not skip, without it
 	"PREDICTKIT_REQUIRE_CHROMIUM",  // tests: fail, not skip, without a browser
+	"PREDICTKIT_TEST_NATS_URL",     // tests: the NATS server (JetStream) to use
+	"PREDICTKIT_REQUIRE_NATS",      // tests: fail, not skip, without it
 	"PREDICTKIT_CRASH_KILLS",       // reliability tests
 }
 

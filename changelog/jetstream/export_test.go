@@ -1,0 +1,7 @@
+package jetstream
+
+// Internals the external tests reach.
+var (
+	Encode = encode
+	Decode = decode
+)

@@ -399,13 +399,13 @@ type streamRun struct {
 	book   *answerBook
 	// epoch anchors the measured window, whose bounds are offsets from it
 	// (set once the subscribers already run, hence atomic).
-	epoch      time.Time
-	winFrom    atomic.Int64
-	winTo      atomic.Int64
-	shards     [latencyShards]latencyShard
-	noLatency  bool // idle: nothing to time
-	badData    atomic.Int64
-	badSample  atomic.Pointer[string]
+	epoch     time.Time
+	winFrom   atomic.Int64
+	winTo     atomic.Int64
+	shards    [latencyShards]latencyShard
+	noLatency bool // idle: nothing to time
+	badData   atomic.Int64
+	badSample atomic.Pointer[string]
 }
 
 type latencyShard struct {

@@ -216,8 +216,8 @@ func (c Config) validate() error {
 }
 
 // ErrSetup wraps every error of the preparation: the server is unreachable,
-// the admin token is wrong, or the server refused to create what the
-// scenario needs.
+// the admin token is wrong, or the server refused to create (or, for the
+// stream, to serve) what the scenario needs.
 var ErrSetup = errors.New("bench: setup")
 
 // Run prepares the scenario on the server at cfg.URL, runs it and audits
@@ -269,11 +269,13 @@ func Run(ctx context.Context, cfg Config, progress io.Writer) (*Report, error) {
 	fmt.Fprintf(progress, "bench: setup done in %v\n", rep.Setup.Round(time.Millisecond))
 
 	if sc.run != nil {
+		// Its errors are those of a setup: what the scenario needs (a
+		// stream that answers, a probe trade) was refused.
 		if err := sc.run(ctx, api, cfg, fx, rep, progress); err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
-			return nil, err
+			return nil, fmt.Errorf("%w: %w", ErrSetup, err)
 		}
 	}
 	var phases []phase

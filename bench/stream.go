@@ -97,6 +97,9 @@ type DeliveryReport struct {
 	// ResumedFrom is the Last-Event-ID every subscriber sent first: the
 	// id of a probe trade's message, so that every later entry is theirs.
 	ResumedFrom int64 `json:"resumed_from"`
+	// ProbeTrades counts the trades made to find that id (usually 1):
+	// made before the run, they are not the subscribers' to receive.
+	ProbeTrades int `json:"probe_trades"`
 	// Trades counts the trades answered 200 during the run (warm-up
 	// included); each must reach every connected subscriber.
 	// UnknownTrades counts the trade requests that got no answer: they
@@ -491,7 +494,7 @@ func (f handlerFunc) event(s *subscriber, ev sseEvent, at time.Time) { f(s, ev, 
 // resumes from it, so each must receive every entry after it: there is
 // no moment between connecting and following at which a trade could slip
 // past unnoticed.
-func streamPosition(ctx context.Context, a *api, cfg Config, fx *fixture, target *streamTarget) (int64, error) {
+func streamPosition(ctx context.Context, a *api, cfg Config, fx *fixture, target *streamTarget) (position int64, probes int, err error) {
 	type seen struct{ id, trade int64 }
 	got := make(chan seen, 64)
 	pilot := &subscriber{}
@@ -514,7 +517,7 @@ func streamPosition(ctx context.Context, a *api, cfg Config, fx *fixture, target
 	defer wg.Wait()
 	defer pilot.stop()
 	if err := <-ready; err != nil {
-		return 0, fmt.Errorf("GET %s: %w", target.path, err)
+		return 0, 0, fmt.Errorf("GET %s: %w", target.path, err)
 	}
 	u := fx.users[0]
 	for try := range probeTries {
@@ -524,7 +527,7 @@ func streamPosition(ctx context.Context, a *api, cfg Config, fx *fixture, target
 		side := []string{"YES", "NO"}[try%2]
 		if err := a.call(ctx, http.MethodPost, "/api/v1/markets/"+itoa(fx.markets[0])+"/buy", u.auth,
 			map[string]any{"side": side, "amount_kopecks": 100}, &out, http.StatusOK); err != nil {
-			return 0, err
+			return 0, try, err
 		}
 		timer := time.NewTimer(probeWait)
 	wait:
@@ -534,19 +537,19 @@ func streamPosition(ctx context.Context, a *api, cfg Config, fx *fixture, target
 				if s.trade == out.TradeID {
 					timer.Stop()
 					if s.id <= 0 {
-						return 0, fmt.Errorf("the probe trade %d came with id %d: not a positive integer", s.trade, s.id)
+						return 0, try + 1, fmt.Errorf("the probe trade %d came with id %d: not a positive integer", s.trade, s.id)
 					}
-					return s.id, nil
+					return s.id, try + 1, nil
 				}
 			case <-timer.C:
 				break wait
 			case <-ctx.Done():
 				timer.Stop()
-				return 0, ctx.Err()
+				return 0, try + 1, ctx.Err()
 			}
 		}
 	}
-	return 0, fmt.Errorf("GET %s delivered none of %d probe trades within %v each", target.path, probeTries, probeWait)
+	return 0, probeTries, fmt.Errorf("GET %s delivered none of %d probe trades within %v each", target.path, probeTries, probeWait)
 }
 
 // subscribers is a set of running subscribers.
@@ -618,7 +621,7 @@ func (ss *subscribers) close() {
 // and the duration, the subscribers drain, and their tallies are checked
 // against the trades answered.
 func deliver(ctx context.Context, a *api, cfg Config, fx *fixture, target *streamTarget, subs int, rate float64, progress io.Writer) (PhaseReport, *DeliveryReport, error) {
-	from, err := streamPosition(ctx, a, cfg, fx, target)
+	from, probes, err := streamPosition(ctx, a, cfg, fx, target)
 	if err != nil {
 		return PhaseReport{}, nil, err
 	}
@@ -630,7 +633,7 @@ func deliver(ctx context.Context, a *api, cfg Config, fx *fixture, target *strea
 	if err := ctx.Err(); err != nil {
 		return PhaseReport{}, nil, err
 	}
-	dr := &DeliveryReport{Subscribers: subs, Rate: rate, Connected: ss.connected, ResumedFrom: from,
+	dr := &DeliveryReport{Subscribers: subs, Rate: rate, Connected: ss.connected, ResumedFrom: from, ProbeTrades: probes,
 		ConnectLatency: latencyOf(ss.connect), ConnectSample: ss.sample}
 	if len(ss.errs) > 0 {
 		dr.ConnectErrors = ss.errs

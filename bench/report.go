@@ -181,7 +181,14 @@ func (r *Report) WriteText(w io.Writer) error {
 	default:
 		fmt.Fprintf(&b, "users: %d, markets: %d\n", r.Users, r.Markets)
 	}
-	fmt.Fprintf(&b, "duration: %v measured, after %v of warm-up per phase\n", r.Duration, r.Warmup)
+	switch {
+	case r.Mode == "idle":
+		fmt.Fprintf(&b, "duration: the connections held at least %v\n", r.Duration)
+	case r.Stream != nil && r.Stream.Sweep != nil:
+		fmt.Fprintf(&b, "duration: %v measured a step, after %v of warm-up\n", r.Duration, r.Warmup)
+	default:
+		fmt.Fprintf(&b, "duration: %v measured, after %v of warm-up per phase\n", r.Duration, r.Warmup)
+	}
 	fmt.Fprintf(&b, "setup: %v\n\n", r.Setup.Round(time.Millisecond))
 	if len(r.Phases) == 0 {
 		return r.writeTail(w, &b)

@@ -471,6 +471,29 @@ func parseTime(b []byte) time.Time {
 	return t
 }
 
+// settle times the deliveries of s that came before their answer was
+// recorded, now that every answer is: at 0 from the answer when they came
+// before it (as they usually did), or from the answer if the trading
+// client was slow to record it.
+func (r *streamRun) settle(s *subscriber) {
+	for _, d := range s.pending {
+		if a, ok := r.book.get(d.trade); ok && a.measured {
+			r.record(s.index, a, d.at, d.createdAt)
+		}
+	}
+	s.pending = nil
+}
+
+// latencies merges the shards' histograms.
+func (r *streamRun) latencies() (fromAnswer, fromCreated *Histogram) {
+	fromAnswer, fromCreated = NewHistogram(), NewHistogram()
+	for i := range r.shards {
+		fromAnswer.Merge(r.shards[i].fromAnswer)
+		fromCreated.Merge(r.shards[i].fromCreated)
+	}
+	return fromAnswer, fromCreated
+}
+
 // record adds one delivery's latencies: from the answer (0 when the
 // message came first) and from created_at, when it parsed.
 func (r *streamRun) record(sub int, a answer, at, createdAt time.Time) {
@@ -693,11 +716,7 @@ func deliver(ctx context.Context, a *api, cfg Config, fx *fixture, target *strea
 		if !s.connected {
 			continue
 		}
-		for _, d := range s.pending {
-			if a, ok := book.get(d.trade); ok && a.measured {
-				run.record(s.index, a, d.at, d.createdAt)
-			}
-		}
+		run.settle(s)
 		dr.Pings += s.pings
 		dr.Reconnects += s.reconnects
 		dr.Deliveries += s.inWindow
@@ -722,11 +741,7 @@ func deliver(ctx context.Context, a *api, cfg Config, fx *fixture, target *strea
 		dr.MissingIDs += n
 		dr.Problems = append(dr.Problems, *run.badSample.Load())
 	}
-	fromAnswer, fromCreated := NewHistogram(), NewHistogram()
-	for i := range run.shards {
-		fromAnswer.Merge(run.shards[i].fromAnswer)
-		fromCreated.Merge(run.shards[i].fromCreated)
-	}
+	fromAnswer, fromCreated := run.latencies()
 	dr.Latency, dr.LatencyFromCreatedAt = latencyOf(fromAnswer), latencyOf(fromCreated)
 	dr.DeliveriesPerSecond = float64(dr.Deliveries) / cfg.Duration.Seconds()
 	return pr, dr, nil

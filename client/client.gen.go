@@ -361,22 +361,22 @@ func (e NotificationRelatedType) Valid() bool {
 
 // Defines values for NotificationType.
 const (
-	CommentReply   NotificationType = "comment_reply"
-	MarketResolved NotificationType = "market_resolved"
-	SupportReply   NotificationType = "support_reply"
-	TradeExecuted  NotificationType = "trade_executed"
+	NotificationTypeCommentReply   NotificationType = "comment_reply"
+	NotificationTypeMarketResolved NotificationType = "market_resolved"
+	NotificationTypeSupportReply   NotificationType = "support_reply"
+	NotificationTypeTradeExecuted  NotificationType = "trade_executed"
 )
 
 // Valid indicates whether the value is a known member of the NotificationType enum.
 func (e NotificationType) Valid() bool {
 	switch e {
-	case CommentReply:
+	case NotificationTypeCommentReply:
 		return true
-	case MarketResolved:
+	case NotificationTypeMarketResolved:
 		return true
-	case SupportReply:
+	case NotificationTypeSupportReply:
 		return true
-	case TradeExecuted:
+	case NotificationTypeTradeExecuted:
 		return true
 	default:
 		return false
@@ -854,6 +854,174 @@ const (
 func (e StatusStatus) Valid() bool {
 	switch e {
 	case StatusStatusOK:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for StreamMarketResolvedResolvedBy.
+const (
+	StreamMarketResolvedResolvedByCreator  StreamMarketResolvedResolvedBy = "creator"
+	StreamMarketResolvedResolvedByOperator StreamMarketResolvedResolvedBy = "operator"
+)
+
+// Valid indicates whether the value is a known member of the StreamMarketResolvedResolvedBy enum.
+func (e StreamMarketResolvedResolvedBy) Valid() bool {
+	switch e {
+	case StreamMarketResolvedResolvedByCreator:
+		return true
+	case StreamMarketResolvedResolvedByOperator:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for StreamMarketResolvedWinningOutcome.
+const (
+	StreamMarketResolvedWinningOutcomeNO   StreamMarketResolvedWinningOutcome = "NO"
+	StreamMarketResolvedWinningOutcomeVOID StreamMarketResolvedWinningOutcome = "VOID"
+	StreamMarketResolvedWinningOutcomeYES  StreamMarketResolvedWinningOutcome = "YES"
+)
+
+// Valid indicates whether the value is a known member of the StreamMarketResolvedWinningOutcome enum.
+func (e StreamMarketResolvedWinningOutcome) Valid() bool {
+	switch e {
+	case StreamMarketResolvedWinningOutcomeNO:
+		return true
+	case StreamMarketResolvedWinningOutcomeVOID:
+		return true
+	case StreamMarketResolvedWinningOutcomeYES:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for StreamMessageEvent.
+const (
+	StreamMessageEventBalance        StreamMessageEvent = "balance"
+	StreamMessageEventComment        StreamMessageEvent = "comment"
+	StreamMessageEventMarketResolved StreamMessageEvent = "market_resolved"
+	StreamMessageEventNotification   StreamMessageEvent = "notification"
+	StreamMessageEventPrice          StreamMessageEvent = "price"
+	StreamMessageEventReset          StreamMessageEvent = "reset"
+	StreamMessageEventTrade          StreamMessageEvent = "trade"
+)
+
+// Valid indicates whether the value is a known member of the StreamMessageEvent enum.
+func (e StreamMessageEvent) Valid() bool {
+	switch e {
+	case StreamMessageEventBalance:
+		return true
+	case StreamMessageEventComment:
+		return true
+	case StreamMessageEventMarketResolved:
+		return true
+	case StreamMessageEventNotification:
+		return true
+	case StreamMessageEventPrice:
+		return true
+	case StreamMessageEventReset:
+		return true
+	case StreamMessageEventTrade:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for StreamNotificationRelatedType.
+const (
+	StreamNotificationRelatedTypeChat    StreamNotificationRelatedType = "chat"
+	StreamNotificationRelatedTypeComment StreamNotificationRelatedType = "comment"
+	StreamNotificationRelatedTypeEvent   StreamNotificationRelatedType = "event"
+)
+
+// Valid indicates whether the value is a known member of the StreamNotificationRelatedType enum.
+func (e StreamNotificationRelatedType) Valid() bool {
+	switch e {
+	case StreamNotificationRelatedTypeChat:
+		return true
+	case StreamNotificationRelatedTypeComment:
+		return true
+	case StreamNotificationRelatedTypeEvent:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for StreamNotificationType.
+const (
+	StreamNotificationTypeCommentReply   StreamNotificationType = "comment_reply"
+	StreamNotificationTypeMarketResolved StreamNotificationType = "market_resolved"
+	StreamNotificationTypeSupportReply   StreamNotificationType = "support_reply"
+	StreamNotificationTypeTradeExecuted  StreamNotificationType = "trade_executed"
+)
+
+// Valid indicates whether the value is a known member of the StreamNotificationType enum.
+func (e StreamNotificationType) Valid() bool {
+	switch e {
+	case StreamNotificationTypeCommentReply:
+		return true
+	case StreamNotificationTypeMarketResolved:
+		return true
+	case StreamNotificationTypeSupportReply:
+		return true
+	case StreamNotificationTypeTradeExecuted:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for StreamResetReason.
+const (
+	Pruned StreamResetReason = "pruned"
+)
+
+// Valid indicates whether the value is a known member of the StreamResetReason enum.
+func (e StreamResetReason) Valid() bool {
+	switch e {
+	case Pruned:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for StreamTradeAction.
+const (
+	StreamTradeActionBuy  StreamTradeAction = "buy"
+	StreamTradeActionSell StreamTradeAction = "sell"
+)
+
+// Valid indicates whether the value is a known member of the StreamTradeAction enum.
+func (e StreamTradeAction) Valid() bool {
+	switch e {
+	case StreamTradeActionBuy:
+		return true
+	case StreamTradeActionSell:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for StreamTradeSide.
+const (
+	StreamTradeSideNO  StreamTradeSide = "NO"
+	StreamTradeSideYES StreamTradeSide = "YES"
+)
+
+// Valid indicates whether the value is a known member of the StreamTradeSide enum.
+func (e StreamTradeSide) Valid() bool {
+	switch e {
+	case StreamTradeSideNO:
+		return true
+	case StreamTradeSideYES:
 		return true
 	default:
 		return false
@@ -1871,6 +2039,142 @@ type Status struct {
 // StatusStatus defines model for Status.Status.
 type StatusStatus string
 
+// StreamBalance Your balances after a change (in kopecks), one per transaction that moved them; a settlement's payout comes as your settlement notification's balances instead.
+type StreamBalance struct {
+	Balance      int64 `json:"balance"`
+	BonusBalance int64 `json:"bonus_balance"`
+
+	// Reason what moved them: trade, deposit, credit, p2p, …
+	Reason       string `json:"reason"`
+	TotalBalance int64  `json:"total_balance"`
+	UserID       int64  `json:"user_id"`
+}
+
+// StreamMarketResolved A market resolved or voided: one per market (an exclusive pool's resolution, one per market of the pool).
+type StreamMarketResolved struct {
+	EventID  int64 `json:"event_id"`
+	MarketID int64 `json:"market_id"`
+
+	// Notification only on a connection with the me topic whose user held a position in the market: that user's settlement notification
+	Notification   *StreamNotification                `json:"notification,omitempty"`
+	PoolID         int64                              `json:"pool_id"`
+	ResolvedAt     time.Time                          `json:"resolved_at"`
+	ResolvedBy     StreamMarketResolvedResolvedBy     `json:"resolved_by"`
+	WinningOutcome StreamMarketResolvedWinningOutcome `json:"winning_outcome"`
+}
+
+// StreamMarketResolvedResolvedBy defines model for StreamMarketResolved.ResolvedBy.
+type StreamMarketResolvedResolvedBy string
+
+// StreamMarketResolvedWinningOutcome defines model for StreamMarketResolved.WinningOutcome.
+type StreamMarketResolvedWinningOutcome string
+
+// StreamMessage One message of the live stream (GET /api/v1/stream), as its three fields.
+type StreamMessage struct {
+	// Data by event: trade StreamTrade, price StreamPrice, market_resolved StreamMarketResolved, comment Comment, notification StreamNotification, balance StreamBalance, reset StreamReset
+	Data StreamMessage_Data `json:"data"`
+
+	// Event what data is
+	Event StreamMessageEvent `json:"event"`
+
+	// ID the change log's sequence number: strictly increasing on a connection; send the last one as Last-Event-ID to resume
+	ID int64 `json:"id"`
+}
+
+// StreamMessage_Data by event: trade StreamTrade, price StreamPrice, market_resolved StreamMarketResolved, comment Comment, notification StreamNotification, balance StreamBalance, reset StreamReset
+type StreamMessage_Data struct {
+	union json.RawMessage
+}
+
+// StreamMessageEvent what data is
+type StreamMessageEvent string
+
+// StreamNotification A notification, as GET /api/v1/notifications lists it (the title and
+// message in English), with what it says as `data`, from which a
+// client may render it in another language. A settlement
+// notification (type market_resolved, from a market_resolved entry of
+// the log) also has your balances after the settlement, or as they are
+// when a resuming stream reads it, in `balances`.
+type StreamNotification struct {
+	Balances *struct {
+		Balance      int64 `json:"balance"`
+		BonusBalance int64 `json:"bonus_balance"`
+		TotalBalance int64 `json:"total_balance"`
+	} `json:"balances,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
+
+	// Data what the notification says: market_name, side, action, shares, amount (kopecks), won (YES, NO or VOID), author, excerpt, event_name; those its type uses
+	Data        *map[string]interface{}       `json:"data,omitempty"`
+	ID          int64                         `json:"id"`
+	Message     string                        `json:"message"`
+	Read        bool                          `json:"read"`
+	RelatedID   int64                         `json:"related_id"`
+	RelatedType StreamNotificationRelatedType `json:"related_type"`
+	Title       string                        `json:"title"`
+	Type        StreamNotificationType        `json:"type"`
+	UserID      int64                         `json:"user_id"`
+}
+
+// StreamNotificationRelatedType defines model for StreamNotification.RelatedType.
+type StreamNotificationRelatedType string
+
+// StreamNotificationType defines model for StreamNotification.Type.
+type StreamNotificationType string
+
+// StreamPrice A market's price after a trade, right after the trade's message: one per market the trade moved (every market of an exclusive pool).
+type StreamPrice struct {
+	At       time.Time `json:"at"`
+	EventID  int64     `json:"event_id"`
+	MarketID int64     `json:"market_id"`
+	PoolID   int64     `json:"pool_id"`
+	QNo      int64     `json:"q_no"`
+	QYes     int64     `json:"q_yes"`
+
+	// TradeID the trade that moved it
+	TradeID        int64   `json:"trade_id"`
+	YesProbability float64 `json:"yes_probability"`
+}
+
+// StreamReset The first message of a resumed stream when the server no longer keeps the events after your last id: some were lost to you. Its own id is last_event_id.
+type StreamReset struct {
+	// Action what to do: reload what you show from the REST API, then keep reading
+	Action string `json:"action"`
+
+	// LastEventID the stream goes on with the events after this id (the message's own id)
+	LastEventID int64 `json:"last_event_id"`
+
+	// OldestID the oldest id the server still keeps
+	OldestID int64             `json:"oldest_id"`
+	Reason   StreamResetReason `json:"reason"`
+}
+
+// StreamResetReason defines model for StreamReset.Reason.
+type StreamResetReason string
+
+// StreamTrade An executed buy or sell (whose trader it does not name).
+type StreamTrade struct {
+	Action StreamTradeAction `json:"action"`
+
+	// AmountKopecks what the buyer paid or the seller received
+	AmountKopecks int64           `json:"amount_kopecks"`
+	CreatedAt     time.Time       `json:"created_at"`
+	EventID       int64           `json:"event_id"`
+	MarketID      int64           `json:"market_id"`
+	PoolID        int64           `json:"pool_id"`
+	Shares        int64           `json:"shares"`
+	Side          StreamTradeSide `json:"side"`
+	TradeID       int64           `json:"trade_id"`
+
+	// YesProbability the market's YES probability after the trade
+	YesProbability float64 `json:"yes_probability"`
+}
+
+// StreamTradeAction defines model for StreamTrade.Action.
+type StreamTradeAction string
+
+// StreamTradeSide defines model for StreamTrade.Side.
+type StreamTradeSide string
+
 // UserEnvelope defines model for UserEnvelope.
 type UserEnvelope struct {
 	User UserProfile `json:"user"`
@@ -2164,6 +2468,21 @@ type ListP2PAdsParams struct {
 	Offset *string `form:"offset,omitempty" json:"offset,omitempty"`
 }
 
+// StreamParams defines parameters for Stream.
+type StreamParams struct {
+	// Topics comma-separated: trades, market:{id}, pool:{id}, event:{id}, me
+	Topics string `form:"topics" json:"topics"`
+
+	// LastEventID the last id received: resume after it (non-negative integer)
+	LastEventID *string `form:"last_event_id,omitempty" json:"last_event_id,omitempty"`
+
+	// Ticket a stream ticket (POST /api/v1/stream/tickets) authenticating the me topic; it opens one stream
+	Ticket *string `form:"ticket,omitempty" json:"ticket,omitempty"`
+
+	// LastEventIDHeader the same as last_event_id; wins over it
+	LastEventIDHeader *string `json:"Last-Event-ID,omitempty"`
+}
+
 // GetMyClosedPositionsParams defines parameters for GetMyClosedPositions.
 type GetMyClosedPositionsParams struct {
 	// Limit page size (0 = 20; over 100 is treated as 100)
@@ -2248,6 +2567,198 @@ type PartnerSellJSONRequestBody = PartnerSellRequest
 
 // MovePoolFinishJSONRequestBody defines body for MovePoolFinish for application/json ContentType.
 type MovePoolFinishJSONRequestBody = FinishPatch
+
+// AsStreamTrade returns the union data inside the StreamMessage_Data as a StreamTrade
+func (t StreamMessage_Data) AsStreamTrade() (StreamTrade, error) {
+	var body StreamTrade
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromStreamTrade overwrites any union data inside the StreamMessage_Data as the provided StreamTrade
+func (t *StreamMessage_Data) FromStreamTrade(v StreamTrade) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeStreamTrade performs a merge with any union data inside the StreamMessage_Data, using the provided StreamTrade
+func (t *StreamMessage_Data) MergeStreamTrade(v StreamTrade) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsStreamPrice returns the union data inside the StreamMessage_Data as a StreamPrice
+func (t StreamMessage_Data) AsStreamPrice() (StreamPrice, error) {
+	var body StreamPrice
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromStreamPrice overwrites any union data inside the StreamMessage_Data as the provided StreamPrice
+func (t *StreamMessage_Data) FromStreamPrice(v StreamPrice) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeStreamPrice performs a merge with any union data inside the StreamMessage_Data, using the provided StreamPrice
+func (t *StreamMessage_Data) MergeStreamPrice(v StreamPrice) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsStreamMarketResolved returns the union data inside the StreamMessage_Data as a StreamMarketResolved
+func (t StreamMessage_Data) AsStreamMarketResolved() (StreamMarketResolved, error) {
+	var body StreamMarketResolved
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromStreamMarketResolved overwrites any union data inside the StreamMessage_Data as the provided StreamMarketResolved
+func (t *StreamMessage_Data) FromStreamMarketResolved(v StreamMarketResolved) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeStreamMarketResolved performs a merge with any union data inside the StreamMessage_Data, using the provided StreamMarketResolved
+func (t *StreamMessage_Data) MergeStreamMarketResolved(v StreamMarketResolved) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsComment returns the union data inside the StreamMessage_Data as a Comment
+func (t StreamMessage_Data) AsComment() (Comment, error) {
+	var body Comment
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromComment overwrites any union data inside the StreamMessage_Data as the provided Comment
+func (t *StreamMessage_Data) FromComment(v Comment) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeComment performs a merge with any union data inside the StreamMessage_Data, using the provided Comment
+func (t *StreamMessage_Data) MergeComment(v Comment) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsStreamNotification returns the union data inside the StreamMessage_Data as a StreamNotification
+func (t StreamMessage_Data) AsStreamNotification() (StreamNotification, error) {
+	var body StreamNotification
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromStreamNotification overwrites any union data inside the StreamMessage_Data as the provided StreamNotification
+func (t *StreamMessage_Data) FromStreamNotification(v StreamNotification) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeStreamNotification performs a merge with any union data inside the StreamMessage_Data, using the provided StreamNotification
+func (t *StreamMessage_Data) MergeStreamNotification(v StreamNotification) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsStreamBalance returns the union data inside the StreamMessage_Data as a StreamBalance
+func (t StreamMessage_Data) AsStreamBalance() (StreamBalance, error) {
+	var body StreamBalance
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromStreamBalance overwrites any union data inside the StreamMessage_Data as the provided StreamBalance
+func (t *StreamMessage_Data) FromStreamBalance(v StreamBalance) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeStreamBalance performs a merge with any union data inside the StreamMessage_Data, using the provided StreamBalance
+func (t *StreamMessage_Data) MergeStreamBalance(v StreamBalance) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsStreamReset returns the union data inside the StreamMessage_Data as a StreamReset
+func (t StreamMessage_Data) AsStreamReset() (StreamReset, error) {
+	var body StreamReset
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromStreamReset overwrites any union data inside the StreamMessage_Data as the provided StreamReset
+func (t *StreamMessage_Data) FromStreamReset(v StreamReset) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeStreamReset performs a merge with any union data inside the StreamMessage_Data, using the provided StreamReset
+func (t *StreamMessage_Data) MergeStreamReset(v StreamReset) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t StreamMessage_Data) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *StreamMessage_Data) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
 
 // RequestEditorFn is the function signature for the RequestEditor callback function
 type RequestEditorFn func(ctx context.Context, req *http.Request) error
@@ -3347,6 +3858,89 @@ type ClientInterface interface {
 	//
 	// Corresponds with PATCH /api/v1/pools/{id} (the `MovePoolFinish` operationId).
 	MovePoolFinish(ctx context.Context, id int64, body MovePoolFinishJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// Stream Live events (Server-Sent Events) of the topics you name.
+	//
+	// A `text/event-stream` of the change log: every trade, price,
+	// resolution, comment, notification and balance change the server
+	// commits, as it commits, for the topics you name, with resume.
+	//
+	// **Topics** (`topics`, comma-separated, at most 32):
+	// `trades` — every trade of the active (listed) events;
+	// `market:{id}`, `pool:{id}`, `event:{id}` — that market's, pool's
+	// markets' or event's trades, prices and resolutions (and, for an
+	// event, its new comments and replies); `me` — your notifications and
+	// balance changes, and, for each market you held a position in when it
+	// was resolved, your settlement notification. `me` needs
+	// `Authorization: Bearer <token>` or, from a browser, whose EventSource
+	// sends no headers, `?ticket=` (POST /api/v1/stream/tickets).
+	//
+	// **Wire format**: a comment line `: ok` first, then messages, each an
+	// `id:` line, an `event:` line and one `data:` line (one JSON object,
+	// see StreamMessage), ended by a blank line:
+	//
+	//     id: 42
+	//     event: trade
+	//     data: {"trade_id":7,"market_id":3,...}
+	//
+	// Ids are the change log's sequence numbers: positive, strictly
+	// increasing on a connection, in commit order. A connection that has
+	// been silent for 15 seconds gets a `: ping` comment line.
+	//
+	// **Resume**: send the last id you received as `Last-Event-ID` (an
+	// EventSource does when it reconnects by itself) or `?last_event_id=`
+	// (the header wins when both are sent): the stream first sends every
+	// message of your topics after that id, none missing and none
+	// repeated, then the live ones. `last_event_id=0` asks for everything
+	// the server still keeps. Without either, the stream starts with the
+	// events committed after you connect. When the server no longer keeps
+	// the events after your id (they are older than its retention), the
+	// first message is `event: reset` (StreamReset): reload what you show
+	// from the REST API, then keep reading.
+	//
+	// **Settlements**: a resolution is one `market_resolved` message per
+	// market, never one per holder. On `me`, for each market you held a
+	// position in, it becomes a `notification` message at the same id (your
+	// settlement notification with your balances in `balances`); if you
+	// also follow that market's `market:`, `pool:` or `event:` topic, you
+	// get the `market_resolved` message instead, with the same
+	// notification inside as `notification`: one message per id.
+	//
+	// **Limits**: the server caps its open streams in all, per client
+	// address (an IPv6 client by its /64) and per user
+	// (PREDICTKIT_STREAM_MAX_CONNECTIONS, _MAX_PER_ADDRESS, _MAX_PER_USER);
+	// past one, 429 `too_many_streams`. A client that reads too slowly
+	// falls behind: when more than 1024 messages wait for it, the server
+	// ends its connection, and it resumes with its last id. At shutdown the
+	// server writes `: closing` and ends every stream; resume elsewhere.
+	//
+	// **Errors**, before the stream starts, in this order: 400
+	// `invalid_request` (topics missing, unknown or more than 32; detail
+	// `topics: ...`) or `invalid_id` (a topic's id that is not a positive
+	// integer); 400 `invalid_request` (a last event id that is not a
+	// non-negative integer; detail names `Last-Event-ID` or
+	// `last_event_id`); for `me`, 401 `unauthorized` (no token and no
+	// ticket, a bad token, or a ticket unknown, used or expired); 429
+	// `too_many_streams`; 400 `invalid_request` (a last event id after the
+	// newest event); 503 `stream_unavailable` (shutting down) or
+	// `database_unavailable`.
+	//
+	// Corresponds with GET /api/v1/stream (the `Stream` operationId).
+	Stream(ctx context.Context, params *StreamParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateStreamTicket A ticket that opens one live stream with the me topic, for a browser.
+	//
+	// A browser's EventSource cannot send an Authorization header: buy a
+	// ticket with your token, then open
+	// `/api/v1/stream?topics=me&ticket=<ticket>`. A ticket opens one
+	// stream, within a minute, on any server sharing the database; the
+	// server keeps only its hash. An EventSource that reconnects by itself
+	// sends the used ticket again and is refused (401): on its error,
+	// close it, buy a new ticket and open a new EventSource with
+	// `last_event_id=<the last id you received>`. No body.
+	//
+	// Corresponds with POST /api/v1/stream/tickets (the `CreateStreamTicket` operationId).
+	CreateStreamTicket(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetMyPnLChart The caller's cumulative realized profit and loss.
 	//
@@ -5221,6 +5815,109 @@ func (c *Client) MovePoolFinishWithBody(ctx context.Context, id int64, contentTy
 // Corresponds with PATCH /api/v1/pools/{id} (the `MovePoolFinish` operationId).
 func (c *Client) MovePoolFinish(ctx context.Context, id int64, body MovePoolFinishJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewMovePoolFinishRequest(c.Server, id, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// Stream Live events (Server-Sent Events) of the topics you name.
+//
+// A `text/event-stream` of the change log: every trade, price,
+// resolution, comment, notification and balance change the server
+// commits, as it commits, for the topics you name, with resume.
+//
+// **Topics** (`topics`, comma-separated, at most 32):
+// `trades` — every trade of the active (listed) events;
+// `market:{id}`, `pool:{id}`, `event:{id}` — that market's, pool's
+// markets' or event's trades, prices and resolutions (and, for an
+// event, its new comments and replies); `me` — your notifications and
+// balance changes, and, for each market you held a position in when it
+// was resolved, your settlement notification. `me` needs
+// `Authorization: Bearer <token>` or, from a browser, whose EventSource
+// sends no headers, `?ticket=` (POST /api/v1/stream/tickets).
+//
+// **Wire format**: a comment line `: ok` first, then messages, each an
+// `id:` line, an `event:` line and one `data:` line (one JSON object,
+// see StreamMessage), ended by a blank line:
+//
+//	id: 42
+//	event: trade
+//	data: {"trade_id":7,"market_id":3,...}
+//
+// Ids are the change log's sequence numbers: positive, strictly
+// increasing on a connection, in commit order. A connection that has
+// been silent for 15 seconds gets a `: ping` comment line.
+//
+// **Resume**: send the last id you received as `Last-Event-ID` (an
+// EventSource does when it reconnects by itself) or `?last_event_id=`
+// (the header wins when both are sent): the stream first sends every
+// message of your topics after that id, none missing and none
+// repeated, then the live ones. `last_event_id=0` asks for everything
+// the server still keeps. Without either, the stream starts with the
+// events committed after you connect. When the server no longer keeps
+// the events after your id (they are older than its retention), the
+// first message is `event: reset` (StreamReset): reload what you show
+// from the REST API, then keep reading.
+//
+// **Settlements**: a resolution is one `market_resolved` message per
+// market, never one per holder. On `me`, for each market you held a
+// position in, it becomes a `notification` message at the same id (your
+// settlement notification with your balances in `balances`); if you
+// also follow that market's `market:`, `pool:` or `event:` topic, you
+// get the `market_resolved` message instead, with the same
+// notification inside as `notification`: one message per id.
+//
+// **Limits**: the server caps its open streams in all, per client
+// address (an IPv6 client by its /64) and per user
+// (PREDICTKIT_STREAM_MAX_CONNECTIONS, _MAX_PER_ADDRESS, _MAX_PER_USER);
+// past one, 429 `too_many_streams`. A client that reads too slowly
+// falls behind: when more than 1024 messages wait for it, the server
+// ends its connection, and it resumes with its last id. At shutdown the
+// server writes `: closing` and ends every stream; resume elsewhere.
+//
+// **Errors**, before the stream starts, in this order: 400
+// `invalid_request` (topics missing, unknown or more than 32; detail
+// `topics: ...`) or `invalid_id` (a topic's id that is not a positive
+// integer); 400 `invalid_request` (a last event id that is not a
+// non-negative integer; detail names `Last-Event-ID` or
+// `last_event_id`); for `me`, 401 `unauthorized` (no token and no
+// ticket, a bad token, or a ticket unknown, used or expired); 429
+// `too_many_streams`; 400 `invalid_request` (a last event id after the
+// newest event); 503 `stream_unavailable` (shutting down) or
+// `database_unavailable`.
+//
+// Corresponds with GET /api/v1/stream (the `Stream` operationId).
+func (c *Client) Stream(ctx context.Context, params *StreamParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewStreamRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateStreamTicket A ticket that opens one live stream with the me topic, for a browser.
+//
+// A browser's EventSource cannot send an Authorization header: buy a
+// ticket with your token, then open
+// `/api/v1/stream?topics=me&ticket=<ticket>`. A ticket opens one
+// stream, within a minute, on any server sharing the database; the
+// server keeps only its hash. An EventSource that reconnects by itself
+// sends the used ticket again and is refused (401): on its error,
+// close it, buy a new ticket and open a new EventSource with
+// `last_event_id=<the last id you received>`. No body.
+//
+// Corresponds with POST /api/v1/stream/tickets (the `CreateStreamTicket` operationId).
+func (c *Client) CreateStreamTicket(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateStreamTicketRequest(c.Server)
 	if err != nil {
 		return nil, err
 	}
@@ -7809,6 +8506,122 @@ func NewMovePoolFinishRequestWithBody(server string, id int64, contentType strin
 	return req, nil
 }
 
+// NewStreamRequest constructs an http.Request for the Stream method
+func NewStreamRequest(server string, params *StreamParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/stream")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "topics", params.Topics, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if params.LastEventID != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "last_event_id", *params.LastEventID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Ticket != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "ticket", *params.Ticket, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.LastEventIDHeader != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Last-Event-ID", *params.LastEventIDHeader, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Last-Event-ID", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewCreateStreamTicketRequest constructs an http.Request for the CreateStreamTicket method
+func NewCreateStreamTicketRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/stream/tickets")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewGetMyPnLChartRequest constructs an http.Request for the GetMyPnLChart method
 func NewGetMyPnLChartRequest(server string) (*http.Request, error) {
 	var err error
@@ -9202,6 +10015,93 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with PATCH /api/v1/pools/{id} (the `MovePoolFinish` operationId).
 	MovePoolFinishWithResponse(ctx context.Context, id int64, body MovePoolFinishJSONRequestBody, reqEditors ...RequestEditorFn) (*MovePoolFinishResponse, error)
+
+	// StreamWithResponse Live events (Server-Sent Events) of the topics you name.
+	//
+	// A `text/event-stream` of the change log: every trade, price,
+	// resolution, comment, notification and balance change the server
+	// commits, as it commits, for the topics you name, with resume.
+	//
+	// **Topics** (`topics`, comma-separated, at most 32):
+	// `trades` — every trade of the active (listed) events;
+	// `market:{id}`, `pool:{id}`, `event:{id}` — that market's, pool's
+	// markets' or event's trades, prices and resolutions (and, for an
+	// event, its new comments and replies); `me` — your notifications and
+	// balance changes, and, for each market you held a position in when it
+	// was resolved, your settlement notification. `me` needs
+	// `Authorization: Bearer <token>` or, from a browser, whose EventSource
+	// sends no headers, `?ticket=` (POST /api/v1/stream/tickets).
+	//
+	// **Wire format**: a comment line `: ok` first, then messages, each an
+	// `id:` line, an `event:` line and one `data:` line (one JSON object,
+	// see StreamMessage), ended by a blank line:
+	//
+	//     id: 42
+	//     event: trade
+	//     data: {"trade_id":7,"market_id":3,...}
+	//
+	// Ids are the change log's sequence numbers: positive, strictly
+	// increasing on a connection, in commit order. A connection that has
+	// been silent for 15 seconds gets a `: ping` comment line.
+	//
+	// **Resume**: send the last id you received as `Last-Event-ID` (an
+	// EventSource does when it reconnects by itself) or `?last_event_id=`
+	// (the header wins when both are sent): the stream first sends every
+	// message of your topics after that id, none missing and none
+	// repeated, then the live ones. `last_event_id=0` asks for everything
+	// the server still keeps. Without either, the stream starts with the
+	// events committed after you connect. When the server no longer keeps
+	// the events after your id (they are older than its retention), the
+	// first message is `event: reset` (StreamReset): reload what you show
+	// from the REST API, then keep reading.
+	//
+	// **Settlements**: a resolution is one `market_resolved` message per
+	// market, never one per holder. On `me`, for each market you held a
+	// position in, it becomes a `notification` message at the same id (your
+	// settlement notification with your balances in `balances`); if you
+	// also follow that market's `market:`, `pool:` or `event:` topic, you
+	// get the `market_resolved` message instead, with the same
+	// notification inside as `notification`: one message per id.
+	//
+	// **Limits**: the server caps its open streams in all, per client
+	// address (an IPv6 client by its /64) and per user
+	// (PREDICTKIT_STREAM_MAX_CONNECTIONS, _MAX_PER_ADDRESS, _MAX_PER_USER);
+	// past one, 429 `too_many_streams`. A client that reads too slowly
+	// falls behind: when more than 1024 messages wait for it, the server
+	// ends its connection, and it resumes with its last id. At shutdown the
+	// server writes `: closing` and ends every stream; resume elsewhere.
+	//
+	// **Errors**, before the stream starts, in this order: 400
+	// `invalid_request` (topics missing, unknown or more than 32; detail
+	// `topics: ...`) or `invalid_id` (a topic's id that is not a positive
+	// integer); 400 `invalid_request` (a last event id that is not a
+	// non-negative integer; detail names `Last-Event-ID` or
+	// `last_event_id`); for `me`, 401 `unauthorized` (no token and no
+	// ticket, a bad token, or a ticket unknown, used or expired); 429
+	// `too_many_streams`; 400 `invalid_request` (a last event id after the
+	// newest event); 503 `stream_unavailable` (shutting down) or
+	// `database_unavailable`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/stream (the `Stream` operationId).
+	StreamWithResponse(ctx context.Context, params *StreamParams, reqEditors ...RequestEditorFn) (*StreamResponse, error)
+
+	// CreateStreamTicketWithResponse A ticket that opens one live stream with the me topic, for a browser.
+	//
+	// A browser's EventSource cannot send an Authorization header: buy a
+	// ticket with your token, then open
+	// `/api/v1/stream?topics=me&ticket=<ticket>`. A ticket opens one
+	// stream, within a minute, on any server sharing the database; the
+	// server keeps only its hash. An EventSource that reconnects by itself
+	// sends the used ticket again and is refused (401): on its error,
+	// close it, buy a new ticket and open a new EventSource with
+	// `last_event_id=<the last id you received>`. No body.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/stream/tickets (the `CreateStreamTicket` operationId).
+	CreateStreamTicketWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*CreateStreamTicketResponse, error)
 
 	// GetMyPnLChartWithResponse The caller's cumulative realized profit and loss.
 	//
@@ -13809,6 +14709,201 @@ func (r MovePoolFinishResponse) ContentType() string {
 	return ""
 }
 
+// StreamResponse200Headers the declared response headers of an HTTP 200 response for Stream
+type StreamResponse200Headers struct {
+	CacheControl *string
+}
+
+// StreamResponse429Headers the declared response headers of an HTTP 429 response for Stream
+type StreamResponse429Headers struct {
+	RetryAfter int
+}
+
+// StreamResponse503Headers the declared response headers of an HTTP 503 response for Stream
+type StreamResponse503Headers struct {
+	RetryAfter int
+}
+
+type StreamResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *InvalidIDOrRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *ContentEncoding
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *struct {
+		Detail *string `json:"detail,omitempty"`
+		Error  string  `json:"error"`
+	}
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *struct {
+		Detail *string `json:"detail,omitempty"`
+		Error  string  `json:"error"`
+	}
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *StreamResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *StreamResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *StreamResponse503Headers
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r StreamResponse) GetJSON400() *InvalidIDOrRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r StreamResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r StreamResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r StreamResponse) GetJSON415() *ContentEncoding {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r StreamResponse) GetJSON429() *struct {
+	Detail *string `json:"detail,omitempty"`
+	Error  string  `json:"error"`
+} {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r StreamResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r StreamResponse) GetJSON503() *struct {
+	Detail *string `json:"detail,omitempty"`
+	Error  string  `json:"error"`
+} {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r StreamResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r StreamResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r StreamResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r StreamResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type CreateStreamTicketResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *struct {
+		ExpiresAt time.Time `json:"expires_at"`
+
+		// Ticket pass as ?ticket= within a minute; it opens one stream
+		Ticket string `json:"ticket"`
+	}
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *ContentEncoding
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r CreateStreamTicketResponse) GetJSON201() *struct {
+	ExpiresAt time.Time `json:"expires_at"`
+
+	// Ticket pass as ?ticket= within a minute; it opens one stream
+	Ticket string `json:"ticket"`
+} {
+	return r.JSON201
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CreateStreamTicketResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r CreateStreamTicketResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r CreateStreamTicketResponse) GetJSON415() *ContentEncoding {
+	return r.JSON415
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r CreateStreamTicketResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateStreamTicketResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateStreamTicketResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateStreamTicketResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateStreamTicketResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type GetMyPnLChartResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -15800,6 +16895,105 @@ func (c *ClientWithResponses) MovePoolFinishWithResponse(ctx context.Context, id
 		return nil, err
 	}
 	return ParseMovePoolFinishResponse(rsp)
+}
+
+// StreamWithResponse Live events (Server-Sent Events) of the topics you name.
+//
+// A `text/event-stream` of the change log: every trade, price,
+// resolution, comment, notification and balance change the server
+// commits, as it commits, for the topics you name, with resume.
+//
+// **Topics** (`topics`, comma-separated, at most 32):
+// `trades` — every trade of the active (listed) events;
+// `market:{id}`, `pool:{id}`, `event:{id}` — that market's, pool's
+// markets' or event's trades, prices and resolutions (and, for an
+// event, its new comments and replies); `me` — your notifications and
+// balance changes, and, for each market you held a position in when it
+// was resolved, your settlement notification. `me` needs
+// `Authorization: Bearer <token>` or, from a browser, whose EventSource
+// sends no headers, `?ticket=` (POST /api/v1/stream/tickets).
+//
+// **Wire format**: a comment line `: ok` first, then messages, each an
+// `id:` line, an `event:` line and one `data:` line (one JSON object,
+// see StreamMessage), ended by a blank line:
+//
+//	id: 42
+//	event: trade
+//	data: {"trade_id":7,"market_id":3,...}
+//
+// Ids are the change log's sequence numbers: positive, strictly
+// increasing on a connection, in commit order. A connection that has
+// been silent for 15 seconds gets a `: ping` comment line.
+//
+// **Resume**: send the last id you received as `Last-Event-ID` (an
+// EventSource does when it reconnects by itself) or `?last_event_id=`
+// (the header wins when both are sent): the stream first sends every
+// message of your topics after that id, none missing and none
+// repeated, then the live ones. `last_event_id=0` asks for everything
+// the server still keeps. Without either, the stream starts with the
+// events committed after you connect. When the server no longer keeps
+// the events after your id (they are older than its retention), the
+// first message is `event: reset` (StreamReset): reload what you show
+// from the REST API, then keep reading.
+//
+// **Settlements**: a resolution is one `market_resolved` message per
+// market, never one per holder. On `me`, for each market you held a
+// position in, it becomes a `notification` message at the same id (your
+// settlement notification with your balances in `balances`); if you
+// also follow that market's `market:`, `pool:` or `event:` topic, you
+// get the `market_resolved` message instead, with the same
+// notification inside as `notification`: one message per id.
+//
+// **Limits**: the server caps its open streams in all, per client
+// address (an IPv6 client by its /64) and per user
+// (PREDICTKIT_STREAM_MAX_CONNECTIONS, _MAX_PER_ADDRESS, _MAX_PER_USER);
+// past one, 429 `too_many_streams`. A client that reads too slowly
+// falls behind: when more than 1024 messages wait for it, the server
+// ends its connection, and it resumes with its last id. At shutdown the
+// server writes `: closing` and ends every stream; resume elsewhere.
+//
+// **Errors**, before the stream starts, in this order: 400
+// `invalid_request` (topics missing, unknown or more than 32; detail
+// `topics: ...`) or `invalid_id` (a topic's id that is not a positive
+// integer); 400 `invalid_request` (a last event id that is not a
+// non-negative integer; detail names `Last-Event-ID` or
+// `last_event_id`); for `me`, 401 `unauthorized` (no token and no
+// ticket, a bad token, or a ticket unknown, used or expired); 429
+// `too_many_streams`; 400 `invalid_request` (a last event id after the
+// newest event); 503 `stream_unavailable` (shutting down) or
+// `database_unavailable`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/stream (the `Stream` operationId).
+func (c *ClientWithResponses) StreamWithResponse(ctx context.Context, params *StreamParams, reqEditors ...RequestEditorFn) (*StreamResponse, error) {
+	rsp, err := c.Stream(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseStreamResponse(rsp)
+}
+
+// CreateStreamTicketWithResponse A ticket that opens one live stream with the me topic, for a browser.
+//
+// A browser's EventSource cannot send an Authorization header: buy a
+// ticket with your token, then open
+// `/api/v1/stream?topics=me&ticket=<ticket>`. A ticket opens one
+// stream, within a minute, on any server sharing the database; the
+// server keeps only its hash. An EventSource that reconnects by itself
+// sends the used ticket again and is refused (401): on its error,
+// close it, buy a new ticket and open a new EventSource with
+// `last_event_id=<the last id you received>`. No body.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/stream/tickets (the `CreateStreamTicket` operationId).
+func (c *ClientWithResponses) CreateStreamTicketWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*CreateStreamTicketResponse, error) {
+	rsp, err := c.CreateStreamTicket(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateStreamTicketResponse(rsp)
 }
 
 // GetMyPnLChartWithResponse The caller's cumulative realized profit and loss.
@@ -19576,6 +20770,172 @@ func ParseMovePoolFinishResponse(rsp *http.Response) (*MovePoolFinishResponse, e
 			return nil, err
 		}
 		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest ContentEncoding
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseStreamResponse parses an HTTP response from a StreamWithResponse call
+func ParseStreamResponse(rsp *http.Response) (*StreamResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &StreamResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest InvalidIDOrRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest ContentEncoding
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest struct {
+			Detail *string `json:"detail,omitempty"`
+			Error  string  `json:"error"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest struct {
+			Detail *string `json:"detail,omitempty"`
+			Error  string  `json:"error"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers StreamResponse200Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers StreamResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers StreamResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCreateStreamTicketResponse parses an HTTP response from a CreateStreamTicketWithResponse call
+func ParseCreateStreamTicketResponse(rsp *http.Response) (*CreateStreamTicketResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateStreamTicketResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest struct {
+			ExpiresAt time.Time `json:"expires_at"`
+
+			// Ticket pass as ?ticket= within a minute; it opens one stream
+			Ticket string `json:"ticket"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
 		var dest ContentEncoding

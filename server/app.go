@@ -423,6 +423,21 @@ type lifecycleParams struct {
 	App    *fiber.App
 	Config Config
 	Logger *slog.Logger
+	// Drains end, before the listener waits for its connections to
+	// finish, what would keep a connection busy for ever (live streams):
+	// see Drain.
+	Drains []Drain `group:"drains"`
+}
+
+// Drain ends the long-lived answers of a module at shutdown; a module
+// adds one to the group "drains" (see DrainOut). The listener's stop calls
+// every drain, then shuts down, within the shutdown timeout.
+type Drain func(ctx context.Context) error
+
+// DrainOut is how a module's constructor contributes a Drain.
+type DrainOut struct {
+	fx.Out
+	Drain Drain `group:"drains"`
 }
 
 // Listening tells where the server listens once started (useful when
@@ -469,6 +484,11 @@ func listen(p lifecycleParams, where *Listening) {
 		OnStop: func(ctx context.Context) error {
 			ctx, cancel := context.WithTimeout(ctx, cfg.ShutdownTimeout)
 			defer cancel()
+			for _, drain := range p.Drains {
+				if err := drain(ctx); err != nil {
+					p.Logger.Warn("shutdown: a drain did not finish", slog.String("error", err.Error()))
+				}
+			}
 			if err := p.App.ShutdownWithContext(ctx); err != nil {
 				return fmt.Errorf("shut down HTTP server: %w", err)
 			}

@@ -108,6 +108,18 @@ type Config struct {
 	ChatWebhookURL string
 	// ChatWebhookTimeout bounds one webhook call.
 	ChatWebhookTimeout time.Duration
+	// StreamMaxConnections bounds the live stream's open connections in
+	// this process; StreamMaxPerAddress those from one client address
+	// (IPv6: its /64), StreamMaxPerUser those of one user (the me topic).
+	// A stream over a limit is refused with 429 too_many_streams.
+	StreamMaxConnections int
+	StreamMaxPerAddress  int
+	StreamMaxPerUser     int
+	// StreamPing is how long a stream may stay silent before it gets a
+	// ": ping" comment (at most 15 s, the stream's promise; the server
+	// pings more often when WriteTimeout is shorter than twice this). It
+	// has no flag: tests shorten it.
+	StreamPing time.Duration
 	// AuditInterval, when positive, runs the ledger audit in the
 	// background this often and exports its outcome as metrics
 	// (predictkit_audit_*); 0 audits only when the operator asks.
@@ -161,8 +173,24 @@ func DefaultConfig() Config {
 		RateReaction:            DefaultRateReaction,
 
 		ChatWebhookTimeout: chat.DefaultWebhookTimeout,
+
+		StreamMaxConnections: DefaultStreamMaxConnections,
+		StreamMaxPerAddress:  DefaultStreamMaxPerAddress,
+		StreamMaxPerUser:     DefaultStreamMaxPerUser,
+		StreamPing:           DefaultStreamPing,
 	}
 }
+
+// The live stream's default limits. A connection costs a few kilobytes
+// of memory and no goroutine of its own while idle: 10,000 fit in some
+// 200 MB. Behind one address there may be a household or an office, each
+// browser tab one stream; a user has a tab or two per device.
+const (
+	DefaultStreamMaxConnections = 10_000
+	DefaultStreamMaxPerAddress  = 100
+	DefaultStreamMaxPerUser     = 20
+	DefaultStreamPing           = 15 * time.Second
+)
 
 // The default rate limits are on but generous: the tests, the demo and
 // `predictkit bench` with 64 clients stay under them. A public server
@@ -258,6 +286,18 @@ func (c Config) withDefaults() Config {
 	if c.ChatWebhookTimeout <= 0 {
 		c.ChatWebhookTimeout = d.ChatWebhookTimeout
 	}
+	if c.StreamMaxConnections <= 0 {
+		c.StreamMaxConnections = d.StreamMaxConnections
+	}
+	if c.StreamMaxPerAddress <= 0 {
+		c.StreamMaxPerAddress = d.StreamMaxPerAddress
+	}
+	if c.StreamMaxPerUser <= 0 {
+		c.StreamMaxPerUser = d.StreamMaxPerUser
+	}
+	if c.StreamPing <= 0 {
+		c.StreamPing = d.StreamPing
+	}
 	return c
 }
 
@@ -310,6 +350,9 @@ func (c Config) Validate() error {
 	}
 	if c.AuditInterval < 0 || c.AuditInterval > 0 && c.AuditInterval < time.Second {
 		bad("PREDICTKIT_AUDIT_INTERVAL", "%s: must be 0 (off) or at least 1s", c.AuditInterval)
+	}
+	if c.StreamPing < 0 || c.StreamPing > DefaultStreamPing {
+		errs = append(errs, fmt.Errorf("Config.StreamPing %s: must be a duration up to 15s", c.StreamPing))
 	}
 	if c.AuthCache < 0 || c.AuthCache > time.Hour {
 		bad("PREDICTKIT_AUTH_CACHE", "%s: must be 0 (off) or a duration up to 1h", c.AuthCache)
@@ -468,6 +511,12 @@ func settings() []setting {
 		durationSetting("chat-webhook-timeout", "PREDICTKIT_CHAT_WEBHOOK_TIMEOUT", "time limit of one chat webhook call", func(c *Config) *time.Duration { return &c.ChatWebhookTimeout }),
 		optionalDurationSetting("audit-interval", "PREDICTKIT_AUDIT_INTERVAL", "run the ledger audit this often in the background and export its result as metrics (0: only when the operator asks)",
 			time.Second, 0, "must be 0 (off) or a duration of at least 1s, such as 5m", func(c *Config) *time.Duration { return &c.AuditInterval }),
+		intSetting("stream-max-connections", "PREDICTKIT_STREAM_MAX_CONNECTIONS", "most open live-stream connections of this server",
+			1, 1_000_000, func(c *Config) *int { return &c.StreamMaxConnections }),
+		intSetting("stream-max-per-address", "PREDICTKIT_STREAM_MAX_PER_ADDRESS", "most open live-stream connections from one client address or IPv6 /64",
+			1, 1_000_000, func(c *Config) *int { return &c.StreamMaxPerAddress }),
+		intSetting("stream-max-per-user", "PREDICTKIT_STREAM_MAX_PER_USER", "most open live-stream connections of one user (the me topic)",
+			1, 1_000_000, func(c *Config) *int { return &c.StreamMaxPerUser }),
 		{flag: "trusted-proxies", env: "PREDICTKIT_TRUSTED_PROXIES", help: "comma-separated IPs or CIDRs of proxies whose X-Forwarded-For is trusted",
 			get: func(c *Config) string { return strings.Join(c.TrustedProxies, ",") },
 			set: func(c *Config, v string) error {

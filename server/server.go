@@ -53,6 +53,7 @@ func Options(cfg Config, opts ...fx.Option) fx.Option {
 		SocialModule,
 		P2PModule,
 		ChatModule,
+		StreamModule,
 		MetricsModule,
 		HTTPModule,
 		// Start order: the store (migrations) comes up as a dependency,

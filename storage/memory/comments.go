@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/predictkit/predictkit/account"
+	"github.com/predictkit/predictkit/changelog"
 	"github.com/predictkit/predictkit/input"
 	"github.com/predictkit/predictkit/social"
 )
@@ -97,13 +98,16 @@ func (s *Store) CreateComment(_ context.Context, c *social.Comment, n *social.No
 	} else {
 		t.top[c.EventID] = append(t.top[c.EventID], c.ID)
 	}
+	entries := []changelog.Entry{social.CommentChange(s.commentView(&stored, 0))}
 	if n != nil {
 		if n.CreatedAt.IsZero() {
 			n.CreatedAt = c.CreatedAt
 		}
 		added := s.addNotification(*n)
 		n.ID = added.ID
+		entries = append(entries, social.NotificationChange(added))
 	}
+	s.logChanges(entries...)
 	return nil
 }
 

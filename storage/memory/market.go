@@ -314,6 +314,7 @@ func (s *Store) exec(locks []market.Lock, decide func([]*market.State) ([]*marke
 		}
 		return nil, err
 	}
+	s.logChanges(market.ExecChanges(effs, balances, now)...)
 	return effs, nil
 }
 
@@ -427,8 +428,8 @@ func (s *Store) write(eff *market.Effects) error {
 	for _, e := range eff.PnL {
 		s.pnl[e.Position.UserID] = append(s.pnl[e.Position.UserID], market.PnLEvent{UserID: e.Position.UserID, PositionID: e.Position.ID, At: e.At, Delta: e.Delta})
 	}
-	for _, n := range eff.Notifications {
-		s.addNotification(n)
+	for i := range eff.Notifications {
+		eff.Notifications[i].ID = s.addNotification(eff.Notifications[i]).ID
 	}
 	for _, pm := range eff.Pool {
 		m := *pm
@@ -479,7 +480,11 @@ func (s *Store) Settle(_ context.Context, marketID int64, st market.Settlement) 
 	if err != nil {
 		return err
 	}
-	return s.writeAll([]*market.State{state}, []*market.Effects{eff})
+	if err := s.writeAll([]*market.State{state}, []*market.Effects{eff}); err != nil {
+		return err
+	}
+	s.logChanges(market.ResolvedChange(eff.Market))
+	return nil
 }
 
 // SettlePool implements market.Store, in one chunk per market under the
@@ -518,7 +523,13 @@ func (s *Store) SettlePool(_ context.Context, poolID int64, ps market.PoolSettle
 	if err != nil {
 		return err
 	}
-	return s.writeAll(sts, effs)
+	if err := s.writeAll(sts, effs); err != nil {
+		return err
+	}
+	for _, eff := range effs {
+		s.logChanges(market.ResolvedChange(eff.Market))
+	}
+	return nil
 }
 
 func (s *Store) detail(p *market.Position) *market.PositionDetail {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/predictkit/predictkit/account"
+	"github.com/predictkit/predictkit/changelog"
 	"github.com/predictkit/predictkit/market"
 	"github.com/predictkit/predictkit/social"
 )
@@ -56,6 +57,11 @@ type Store struct {
 
 	p2p  *p2pState  // made on first use (p2p.go)
 	chat *chatState // made on first use (chat.go)
+
+	tickets map[string]ticketRec // stream tickets, made on first use (stream.go)
+
+	// changes is the change log (changes.go), appended to under mu.
+	changes *changelog.Memory
 }
 
 type userRec struct {
@@ -112,6 +118,8 @@ func New() *Store {
 		partnerKeys: map[string]int64{},
 
 		notifications: map[int64][]*social.Notification{},
+
+		changes: changelog.NewMemory(),
 	}
 }
 
@@ -371,7 +379,12 @@ func (s *Store) Transfer(_ context.Context, ps []account.Posting) error {
 			ps[i].At = now
 		}
 	}
-	return s.post(ps)
+	before := s.balancesOf(ps)
+	if err := s.post(ps); err != nil {
+		return err
+	}
+	s.logChanges(account.BalanceChanges(before, ps, "", now)...)
+	return nil
 }
 
 // Balances implements account.Store.

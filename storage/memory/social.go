@@ -31,6 +31,7 @@ func (s *Store) CreateNotification(_ context.Context, n *social.Notification) er
 	defer s.mu.Unlock()
 	stored := s.addNotification(*n)
 	n.ID, n.CreatedAt = stored.ID, stored.CreatedAt
+	s.logChanges(social.NotificationChange(stored))
 	return nil
 }
 

@@ -34,6 +34,9 @@ type Stores struct {
 	// P2P and Chat, when set, run the P2P and support-chat suites.
 	P2P  p2p.Store
 	Chat chat.Store
+	// Changes, when set, runs the change-log suite. It must be the change
+	// log of Accounts and Markets.
+	Changes ChangeLog
 }
 
 // Run runs the whole suite; newStores returns fresh, empty stores for each
@@ -60,6 +63,7 @@ func Run(t *testing.T, newStores func(t *testing.T) Stores) {
 	t.Run("exclusive pools", func(t *testing.T) { testExclusive(t, newStores) })
 	t.Run("p2p", func(t *testing.T) { testP2P(t, newStores) })
 	t.Run("chat", func(t *testing.T) { testChat(t, newStores) })
+	t.Run("change log", func(t *testing.T) { testChanges(t, newStores) })
 }
 
 // env is a fresh pair of services on fresh stores.

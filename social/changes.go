@@ -1,0 +1,86 @@
+package social
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/predictkit/predictkit/changelog"
+)
+
+// changeTime writes a time as the API does: RFC 3339 in UTC with the
+// nanoseconds it has.
+func changeTime(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+
+// notificationData is the data of a notification entry: the notification
+// as the notification list shows it (its title and message rendered in
+// English), and what it says as data, from which a reader renders it in
+// another language (Notification.Render).
+type notificationData struct {
+	ID          int64            `json:"id"`
+	UserID      int64            `json:"user_id"`
+	Type        string           `json:"type"`
+	Title       string           `json:"title"`
+	Message     string           `json:"message"`
+	Read        bool             `json:"read"`
+	CreatedAt   string           `json:"created_at"`
+	RelatedID   int64            `json:"related_id"`
+	RelatedType string           `json:"related_type"`
+	Data        NotificationData `json:"data"`
+}
+
+// NotificationChange is the change-log entry of new notification n, for
+// its user alone. n.ID must be set. Every store builds notification
+// entries with it, so they read the same whatever the store.
+func NotificationChange(n *Notification) changelog.Entry {
+	title, msg := n.Render("en")
+	data, err := json.Marshal(notificationData{ID: n.ID, UserID: n.UserID, Type: n.Type, Title: title, Message: msg,
+		Read: n.Read, CreatedAt: changeTime(n.CreatedAt), RelatedID: n.RelatedID, RelatedType: n.RelatedType, Data: n.Data})
+	if err != nil {
+		panic(err) // strings and numbers always marshal
+	}
+	return changelog.Entry{Type: changelog.Notification, UserID: n.UserID, Data: data, At: n.CreatedAt}
+}
+
+// commentData is the data of a comment entry: the comment as an
+// anonymous reader of the comment list sees it.
+type commentData struct {
+	ID            int64           `json:"id"`
+	EventID       int64           `json:"event_id"`
+	ParentID      *int64          `json:"parent_id"`
+	UserID        int64           `json:"user_id"`
+	Content       string          `json:"content"`
+	LikesCount    int64           `json:"likes_count"`
+	DislikesCount int64           `json:"dislikes_count"`
+	RepliesCount  int64           `json:"replies_count"`
+	CreatedAt     string          `json:"created_at"`
+	User          commentUserData `json:"user"`
+	UserReaction  *string         `json:"user_reaction"`
+}
+
+type commentUserData struct {
+	ID            int64  `json:"id"`
+	Name          string `json:"name"`
+	Nickname      string `json:"nickname"`
+	ProfileHidden bool   `json:"profile_hidden"`
+	AvatarURL     string `json:"avatar_url"`
+}
+
+// CommentChange is the public change-log entry of new comment c, whose ID
+// and Author are set: a hidden author is masked, as for any reader but
+// the author, and it carries no reader's reaction. Every store builds
+// comment entries with it.
+func CommentChange(c *Comment) changelog.Entry {
+	a := c.Author.masked(0)
+	v := commentData{ID: c.ID, EventID: c.EventID, UserID: c.UserID, Content: c.Content,
+		LikesCount: c.LikesCount, DislikesCount: c.DislikesCount, RepliesCount: c.RepliesCount, CreatedAt: changeTime(c.CreatedAt),
+		User: commentUserData{ID: a.ID, Name: a.Name, Nickname: a.Nickname, ProfileHidden: a.ProfileHidden, AvatarURL: a.AvatarURL}}
+	if c.ParentID != 0 {
+		p := c.ParentID
+		v.ParentID = &p
+	}
+	data, err := json.Marshal(v)
+	if err != nil {
+		panic(err) // strings and numbers always marshal
+	}
+	return changelog.Entry{Type: changelog.Comment, EventID: c.EventID, Data: data, At: c.CreatedAt}
+}

@@ -1,0 +1,618 @@
+package stream_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/predictkit/predictkit/changelog"
+	"github.com/predictkit/predictkit/stream"
+)
+
+func topics(t *testing.T, s string) []stream.Topic {
+	t.Helper()
+	ts, err := stream.ParseTopics(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ts
+}
+
+func TestFanOut(t *testing.T) {
+	t.Run("each topic gets its scope's entries, and nothing else", func(t *testing.T) {
+		log := changelog.NewMemory()
+		ev := &events{hidden: map[int64]bool{9: true}}
+		h := newHub(t, log, stream.Options{Events: ev})
+		// Event 1 has pool 10 with markets 100 and 101; event 9 (hidden)
+		// has pool 90 with market 900.
+		cs := map[string]*client{}
+		for _, name := range []string{"trades", "market:100", "pool:10", "event:1", "event:9", "me"} {
+			cs[name] = subscribe(t, h, stream.Request{Topics: topics(t, name), UserID: 7})
+		}
+		log.Append(trade(1, 10, 100), price(1, 10, 100)) // 1, 2
+		log.Append(trade(1, 10, 101), price(1, 10, 101)) // 3, 4
+		log.Append(trade(9, 90, 900))                    // 5
+		log.Append(comment(1))                           // 6
+		log.Append(personal(changelog.Balance, 7))       // 7
+		log.Append(personal(changelog.Notification, 8))  // 8
+		log.Append(resolved(1, 10, 100))                 // 9
+		log.Append(comment(9))                           // 10: everyone's last
+		log.Append(personal(changelog.Notification, 7))  // 11
+		want := map[string][]int64{
+			"trades":     {1, 3},
+			"market:100": {1, 2, 9},
+			"pool:10":    {1, 2, 3, 4, 9},
+			"event:1":    {1, 2, 3, 4, 6, 9},
+			"event:9":    {5, 10},
+			"me":         {7, 11},
+		}
+		waitPosition(t, h, 11)
+		for name, c := range cs {
+			last := want[name][len(want[name])-1]
+			if got := ids(c.until(t, last)); !slices.Equal(got, want[name]) {
+				t.Errorf("%s got %v, want %v", name, got, want[name])
+			}
+		}
+		ms := cs["me"].messages()
+		if ms[0].event != "balance" || ms[0].data != `{"user_id":7}` {
+			t.Errorf("me's first message = %v, want user 7's balance", ms[0])
+		}
+	})
+
+	t.Run("a subscriber of overlapping topics gets each entry once", func(t *testing.T) {
+		log := changelog.NewMemory()
+		h := newHub(t, log, stream.Options{})
+		c := subscribe(t, h, stream.Request{Topics: topics(t, "trades,market:100,pool:10,event:1")})
+		log.Append(trade(1, 10, 100), price(1, 10, 100), comment(1))
+		if got := ids(c.until(t, 3)); !slices.Equal(got, []int64{1, 2, 3}) {
+			t.Fatalf("got %v, want [1 2 3]", got)
+		}
+	})
+
+	t.Run("a message is one id, one event and one line of data", func(t *testing.T) {
+		log := changelog.NewMemory()
+		h := newHub(t, log, stream.Options{})
+		c := subscribe(t, h, stream.Request{Topics: topics(t, "market:5")})
+		log.Append(changelog.Entry{Type: changelog.Trade, MarketID: 5, Data: json.RawMessage("{\n  \"trade_id\": 1,\n  \"text\": \"a\\nb\"\n}")})
+		log.Append(changelog.Entry{Type: changelog.Trade, MarketID: 5, Data: json.RawMessage(`not json`)}) // skipped
+		log.Append(changelog.Entry{Type: changelog.Price, MarketID: 5, Data: json.RawMessage(`{"ok":true}`)})
+		ms := c.until(t, 3)
+		if len(ms) != 2 || ms[0].id != 1 || ms[0].event != "trade" || ms[0].data != `{"trade_id":1,"text":"a\nb"}` || ms[1].id != 3 {
+			t.Fatalf("got %v", ms)
+		}
+	})
+
+	t.Run("an event's active flag is read once, then from memory", func(t *testing.T) {
+		log := changelog.NewMemory()
+		ev := &events{hidden: map[int64]bool{}}
+		h := newHub(t, log, stream.Options{Events: ev, ActiveTTL: time.Hour})
+		c := subscribe(t, h, stream.Request{Topics: topics(t, "trades")})
+		for range 20 {
+			log.Append(trade(1, 10, 100))
+		}
+		c.until(t, 20)
+		ev.mu.Lock()
+		defer ev.mu.Unlock()
+		if ev.calls != 1 {
+			t.Fatalf("EventActive called %d times for 20 trades of one event, want 1", ev.calls)
+		}
+	})
+
+	t.Run("a hidden event's trades reach the trades topic again once it is shown", func(t *testing.T) {
+		log := changelog.NewMemory()
+		ev := &events{hidden: map[int64]bool{1: true}}
+		h := newHub(t, log, stream.Options{Events: ev, ActiveTTL: time.Millisecond})
+		c := subscribe(t, h, stream.Request{Topics: topics(t, "trades")})
+		log.Append(trade(1, 10, 100))
+		waitPosition(t, h, 1)
+		ev.mu.Lock()
+		ev.hidden[1] = false
+		ev.mu.Unlock()
+		// The stale flag is used while it is read again; a few trades
+		// later the new one is.
+		deadline := time.Now().Add(10 * time.Second)
+		for len(c.messages()) == 0 && time.Now().Before(deadline) {
+			log.Append(trade(1, 10, 100))
+			time.Sleep(5 * time.Millisecond)
+		}
+		ms := c.messages()
+		if len(ms) == 0 || ms[0].id == 1 {
+			t.Fatalf("got %v, want trades after the first (hidden) one", ms)
+		}
+	})
+
+	t.Run("when the active flag cannot be read, the trade goes out", func(t *testing.T) {
+		log := changelog.NewMemory()
+		ev := &events{fail: errBoom}
+		h := newHub(t, log, stream.Options{Events: ev})
+		c := subscribe(t, h, stream.Request{Topics: topics(t, "trades")})
+		log.Append(trade(1, 10, 100))
+		c.until(t, 1)
+	})
+}
+
+func TestSharedBytes(t *testing.T) {
+	t.Run("subscribers of one entry get the same bytes", func(t *testing.T) {
+		log := changelog.NewMemory()
+		h := newHub(t, log, stream.Options{})
+		var cs []*client
+		for range 3 {
+			cs = append(cs, subscribe(t, h, stream.Request{Topics: topics(t, "market:1")}))
+		}
+		log.Append(trade(1, 1, 1))
+		var first string
+		for i, c := range cs {
+			ms := c.until(t, 1)
+			if i == 0 {
+				first = ms[0].String()
+			} else if ms[0].String() != first {
+				t.Fatalf("subscriber %d got %v, the first %v", i, ms[0], first)
+			}
+		}
+	})
+}
+
+func TestSlowSubscriber(t *testing.T) {
+	t.Run("a subscriber that falls behind is disconnected and the others go on", func(t *testing.T) {
+		log := changelog.NewMemory()
+		h := newHub(t, log, stream.Options{Buffer: 4})
+		slow := newRecorder()
+		slow.gate = make(chan struct{})
+		sc, err := trySubscribe(h, stream.Request{Topics: topics(t, "market:1")}, slow)
+		if err != nil {
+			t.Fatal(err)
+		}
+		slow.gate <- struct{}{} // the opening comment
+		fast := subscribe(t, h, stream.Request{Topics: topics(t, "market:1")})
+		for range 50 {
+			log.Append(trade(1, 1, 1))
+			time.Sleep(100 * time.Microsecond)
+		}
+		if got := ids(fast.until(t, 50)); len(got) != 50 {
+			t.Fatalf("the fast subscriber got %d messages, want 50", len(got))
+		}
+		close(slow.gate)
+		if err := sc.ended(t); !errors.Is(err, stream.ErrSlow) {
+			t.Fatalf("the slow subscriber's Serve = %v, want ErrSlow", err)
+		}
+		if h.Slow() != 1 {
+			t.Errorf("Slow() = %d, want 1", h.Slow())
+		}
+		if got := len(sc.messages()); got > 6 {
+			t.Errorf("the slow subscriber got %d messages, want at most its buffer and the one it was writing", got)
+		}
+		// It resumes from the log where it stopped.
+		ms := sc.messages()
+		var last int64
+		if len(ms) > 0 {
+			last = ms[len(ms)-1].id
+		}
+		again := subscribe(t, h, stream.Request{Topics: topics(t, "market:1"), Resume: true, After: last})
+		got := ids(again.until(t, 50))
+		if len(got) != int(50-last) || got[0] != last+1 {
+			t.Fatalf("resumed after %d: %v", last, got)
+		}
+	})
+}
+
+func TestPing(t *testing.T) {
+	t.Run("an idle subscriber gets a ping comment", func(t *testing.T) {
+		log := changelog.NewMemory()
+		h := newHub(t, log, stream.Options{Ping: 20 * time.Millisecond})
+		c := subscribe(t, h, stream.Request{Topics: topics(t, "trades")})
+		deadline := time.Now().Add(10 * time.Second)
+		for time.Now().Before(deadline) {
+			c.rec.mu.Lock()
+			n := 0
+			for _, m := range c.rec.msgs {
+				if m.comment == "ping" {
+					n++
+				}
+			}
+			c.rec.mu.Unlock()
+			if n >= 2 {
+				return
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		t.Fatal("no two pings")
+	})
+}
+
+func TestClose(t *testing.T) {
+	t.Run("closing the hub ends every subscription and refuses new ones", func(t *testing.T) {
+		log := changelog.NewMemory()
+		h := stream.New(stream.Options{Log: log, Feed: &changelog.Poller{Log: log, Woken: log.Appended}})
+		if _, err := h.Open(context.Background(), stream.Request{Topics: topics(t, "trades")}); !errors.Is(err, stream.ErrClosed) {
+			t.Fatalf("Open before Start = %v, want ErrClosed", err)
+		}
+		if err := h.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		c := subscribe(t, h, stream.Request{Topics: topics(t, "trades")})
+		waitLen(t, h, 1)
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := h.Close(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.ended(t); !errors.Is(err, stream.ErrClosed) {
+			t.Fatalf("Serve = %v, want ErrClosed", err)
+		}
+		c.rec.mu.Lock()
+		last := c.rec.msgs[len(c.rec.msgs)-1]
+		c.rec.mu.Unlock()
+		if last.comment != "closing" {
+			t.Errorf("last thing written = %v, want the closing comment", last)
+		}
+		if _, err := h.Open(context.Background(), stream.Request{Topics: topics(t, "trades")}); !errors.Is(err, stream.ErrClosed) {
+			t.Fatalf("Open after Close = %v, want ErrClosed", err)
+		}
+		if h.Len() != 0 {
+			t.Errorf("Len = %d after close", h.Len())
+		}
+	})
+}
+
+func waitLen(t *testing.T, h *stream.Hub, n int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for h.Len() != n {
+		if time.Now().After(deadline) {
+			t.Fatalf("Len = %d, want %d", h.Len(), n)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func TestResume(t *testing.T) {
+	t.Run("a resuming subscriber gets exactly the entries after its last id, then the live ones", func(t *testing.T) {
+		log := changelog.NewMemory()
+		for range 1234 {
+			log.Append(trade(1, 1, 1))
+		}
+		h := newHub(t, log, stream.Options{Page: 100})
+		c := subscribe(t, h, stream.Request{Topics: topics(t, "market:1"), Resume: true, After: 1000})
+		log.Append(trade(1, 1, 1))
+		got := ids(c.until(t, 1235))
+		if len(got) != 235 || got[0] != 1001 || !contiguous(got) {
+			t.Fatalf("got %d messages from %v, want 1001…1235", len(got), got[:min(3, len(got))])
+		}
+	})
+
+	t.Run("a last id of 0 reads the whole log", func(t *testing.T) {
+		log := changelog.NewMemory()
+		log.Append(trade(1, 1, 1), trade(1, 1, 2), trade(1, 1, 1))
+		h := newHub(t, log, stream.Options{})
+		c := subscribe(t, h, stream.Request{Topics: topics(t, "market:1"), Resume: true})
+		log.Append(trade(1, 1, 1))
+		if got := ids(c.until(t, 4)); !slices.Equal(got, []int64{1, 3, 4}) {
+			t.Fatalf("got %v, want [1 3 4]", got)
+		}
+	})
+
+	t.Run("a last id after the log's last is refused", func(t *testing.T) {
+		log := changelog.NewMemory()
+		log.Append(trade(1, 1, 1))
+		h := newHub(t, log, stream.Options{})
+		_, err := h.Open(context.Background(), stream.Request{Topics: topics(t, "trades"), Resume: true, After: 2})
+		var fe *stream.FutureError
+		if !errors.As(err, &fe) || fe.Last != 1 {
+			t.Fatalf("Open after 2 = %v, want a FutureError naming 1", err)
+		}
+	})
+
+	// The catch-up race: the fan-out moves on while the subscriber reads
+	// its backlog, and the log can be ahead of the fan-out when the
+	// subscriber switches to it.
+	t.Run("entries handed out while the backlog is read are read from the log", func(t *testing.T) {
+		log := changelog.NewMemory()
+		for range 10 {
+			log.Append(trade(1, 1, 1))
+		}
+		r := &hookedLog{Memory: log}
+		var h *stream.Hub
+		r.afterRead = func(n int) {
+			if n == 1 {
+				// Between the first page and the switch, five more
+				// entries commit and the fan-out hands them out.
+				for range 5 {
+					log.Append(trade(1, 1, 1))
+				}
+				for deadline := time.Now().Add(10 * time.Second); h.Position() < 15 && time.Now().Before(deadline); {
+					time.Sleep(time.Millisecond)
+				}
+			}
+		}
+		h = newHub(t, log, stream.Options{Log: r, Page: 5})
+		c := subscribe(t, h, stream.Request{Topics: topics(t, "market:1"), Resume: true, After: 3})
+		log.Append(trade(1, 1, 1))
+		got := ids(c.until(t, 16))
+		if !slices.Equal(got, seqRange(4, 16)) {
+			t.Fatalf("got %v, want 4…16", got)
+		}
+	})
+
+	t.Run("entries the subscriber read ahead of the fan-out are not sent twice", func(t *testing.T) {
+		log := changelog.NewMemory()
+		for range 10 {
+			log.Append(trade(1, 1, 1))
+		}
+		// The hub's feed is held: it hands out nothing until released,
+		// while the subscriber reads the log past it.
+		held := &heldFeed{Feed: &changelog.Poller{Log: log, Woken: log.Appended, Interval: time.Hour}, release: make(chan struct{})}
+		h := newHub(t, log, stream.Options{Feed: held})
+		for range 5 {
+			log.Append(trade(1, 1, 1))
+		}
+		c := subscribe(t, h, stream.Request{Topics: topics(t, "market:1"), Resume: true, After: 2})
+		c.until(t, 15)
+		close(held.release)
+		log.Append(trade(1, 1, 1))
+		got := ids(c.until(t, 16))
+		if !slices.Equal(got, seqRange(3, 16)) {
+			t.Fatalf("got %v, want 3…16 once each", got)
+		}
+	})
+
+	t.Run("many subscribers resuming while entries commit each get every entry once, in order", func(t *testing.T) {
+		log := changelog.NewMemory()
+		h := newHub(t, log, stream.Options{Page: 7})
+		const total = 3000
+		var wg sync.WaitGroup
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range total {
+				log.Append(trade(1, 1, 1))
+				if i%50 == 0 {
+					time.Sleep(time.Millisecond)
+				}
+			}
+		}()
+		var cs []*client
+		var afters []int64
+		for i := range 40 {
+			b, _ := log.ChangeBounds(context.Background())
+			after := b.Last - int64(i*13%200)
+			if after < 0 {
+				after = 0
+			}
+			afters = append(afters, after)
+			cs = append(cs, subscribe(t, h, stream.Request{Topics: topics(t, "market:1"), Resume: true, After: after}))
+			time.Sleep(time.Duration(i%3) * time.Millisecond)
+		}
+		wg.Wait()
+		for i, c := range cs {
+			got := ids(c.until(t, total))
+			if !slices.Equal(got, seqRange(afters[i]+1, total)) {
+				t.Fatalf("subscriber %d (after %d) got %d messages, first %v: not %d…%d once each", i, afters[i], len(got), got[:min(5, len(got))], afters[i]+1, total)
+			}
+		}
+	})
+}
+
+func TestReset(t *testing.T) {
+	t.Run("a subscriber behind the pruned entries gets a reset, then the live entries", func(t *testing.T) {
+		log := changelog.NewMemory()
+		old := time.Now().Add(-time.Hour)
+		for range 5 {
+			log.Append(changelog.Entry{Type: changelog.Trade, MarketID: 1, At: old, Data: json.RawMessage(`{}`)})
+		}
+		log.Append(trade(1, 1, 1)) // 6
+		if _, err := log.Prune(context.Background(), time.Now().Add(-time.Minute)); err != nil {
+			t.Fatal(err)
+		}
+		h := newHub(t, log, stream.Options{})
+		c := subscribe(t, h, stream.Request{Topics: topics(t, "market:1"), Resume: true, After: 2})
+		log.Append(trade(1, 1, 1)) // 7
+		ms := c.until(t, 7)
+		if len(ms) != 2 || ms[0].event != "reset" || ms[0].id != 6 || ms[1].id != 7 {
+			t.Fatalf("got %v, want a reset at 6, then 7", ms)
+		}
+		var d stream.ResetData
+		if err := json.Unmarshal([]byte(ms[0].data), &d); err != nil || d.OldestID != 6 || d.LastEventID != 6 || d.Reason != "pruned" || d.Action == "" {
+			t.Fatalf("reset data %s: %+v, %v", ms[0].data, d, err)
+		}
+		// Right at the pruned edge, nothing was missed: no reset.
+		c = subscribe(t, h, stream.Request{Topics: topics(t, "market:1"), Resume: true, After: 5})
+		if got := c.until(t, 7); got[0].event != "trade" || got[0].id != 6 {
+			t.Fatalf("after 5: %v, want 6 and 7", got)
+		}
+	})
+
+	t.Run("a hub whose feed lost entries drops its subscribers, which resume", func(t *testing.T) {
+		log := changelog.NewMemory()
+		feed := &prunedOnce{Feed: &changelog.Poller{Log: log, Woken: log.Appended, Interval: time.Hour}, fail: make(chan struct{})}
+		h := newHub(t, log, stream.Options{Feed: feed, Retry: time.Millisecond})
+		c := subscribe(t, h, stream.Request{Topics: topics(t, "trades")})
+		waitLen(t, h, 1)
+		close(feed.fail)
+		if err := c.ended(t); !errors.Is(err, stream.ErrDropped) {
+			t.Fatalf("Serve = %v, want ErrDropped", err)
+		}
+		c = subscribe(t, h, stream.Request{Topics: topics(t, "trades")})
+		log.Append(trade(1, 1, 1))
+		c.until(t, 1)
+	})
+}
+
+func TestSettlements(t *testing.T) {
+	ctx := context.Background()
+	t.Run("a holder's me topic turns a resolution into its notification", func(t *testing.T) {
+		log := changelog.NewMemory()
+		st := &settlements{holders: map[int64][]int64{100: {7}}}
+		h := newHub(t, log, stream.Options{Settlements: st})
+		holderMe := subscribe(t, h, stream.Request{Topics: topics(t, "me"), UserID: 7})
+		holderBoth := subscribe(t, h, stream.Request{Topics: topics(t, "me,market:100"), UserID: 7})
+		otherMe := subscribe(t, h, stream.Request{Topics: topics(t, "me"), UserID: 8})
+		otherBoth := subscribe(t, h, stream.Request{Topics: topics(t, "me,event:1"), UserID: 8})
+		waitLen(t, h, 4)
+		log.Append(resolved(1, 10, 100))                                                     // 1
+		log.Append(personal(changelog.Notification, 7), personal(changelog.Notification, 8)) // 2, 3
+
+		ms := holderMe.until(t, 2)
+		if len(ms) != 2 || ms[0].id != 1 || ms[0].event != "notification" || ms[0].data != `{"type":"market_resolved","user_id":7}` {
+			t.Fatalf("the holder's me got %v", ms)
+		}
+		ms = holderBoth.until(t, 2)
+		if len(ms) != 2 || ms[0].event != "market_resolved" ||
+			ms[0].data != `{"market_id":100,"winning_outcome":"YES","notification":{"type":"market_resolved","user_id":7}}` {
+			t.Fatalf("the holder's me and market got %v", ms)
+		}
+		if ms := otherMe.until(t, 3); len(ms) != 1 || ms[0].id != 3 {
+			t.Fatalf("a non-holder's me got %v, want only its own notification", ms)
+		}
+		if ms := otherBoth.until(t, 3); len(ms) != 2 || ms[0].event != "market_resolved" || strings.Contains(ms[0].data, "notification") {
+			t.Fatalf("a non-holder's me and event got %v, want the public resolution", ms)
+		}
+		st.mu.Lock()
+		defer st.mu.Unlock()
+		if len(st.calls) != 1 || len(st.calls[0]) != 2 {
+			t.Errorf("Settlement calls %v, want one for both users", st.calls)
+		}
+	})
+
+	t.Run("a subscriber that joins while the settlement is read asks for itself", func(t *testing.T) {
+		log := changelog.NewMemory()
+		st := &settlements{holders: map[int64][]int64{100: {7, 9}}, hold: make(chan struct{}), entered: make(chan struct{}, 1)}
+		h := newHub(t, log, stream.Options{Settlements: st})
+		first := subscribe(t, h, stream.Request{Topics: topics(t, "me"), UserID: 7})
+		waitLen(t, h, 1)
+		log.Append(resolved(1, 10, 100))
+		<-st.entered
+		late := subscribe(t, h, stream.Request{Topics: topics(t, "me"), UserID: 9})
+		waitLen(t, h, 2)
+		time.Sleep(10 * time.Millisecond) // let it register
+		close(st.hold)
+		log.Append(personal(changelog.Notification, 9))
+		if ms := first.until(t, 1); ms[0].event != "notification" {
+			t.Fatalf("the first got %v", ms)
+		}
+		ms := late.until(t, 2)
+		if len(ms) != 2 || ms[0].id != 1 || ms[0].event != "notification" || ms[0].data != `{"type":"market_resolved","user_id":9}` {
+			t.Fatalf("the late subscriber got %v", ms)
+		}
+	})
+
+	t.Run("a resuming holder gets its notification from the log", func(t *testing.T) {
+		log := changelog.NewMemory()
+		st := &settlements{holders: map[int64][]int64{100: {7}}}
+		log.Append(resolved(1, 10, 100), trade(1, 10, 100))
+		h := newHub(t, log, stream.Options{Settlements: st})
+		c := subscribe(t, h, stream.Request{Topics: topics(t, "me"), UserID: 7, Resume: true})
+		log.Append(personal(changelog.Balance, 7))
+		ms := c.until(t, 3)
+		if len(ms) != 2 || ms[0].id != 1 || ms[0].event != "notification" || ms[1].id != 3 {
+			t.Fatalf("got %v", ms)
+		}
+	})
+
+	t.Run("when the settlement cannot be read, its users are dropped and resume", func(t *testing.T) {
+		log := changelog.NewMemory()
+		st := &settlements{holders: map[int64][]int64{100: {7}}, fail: errBoom}
+		h := newHub(t, log, stream.Options{Settlements: st})
+		c := subscribe(t, h, stream.Request{Topics: topics(t, "me"), UserID: 7})
+		public := subscribe(t, h, stream.Request{Topics: topics(t, "market:100")})
+		waitLen(t, h, 2)
+		log.Append(resolved(1, 10, 100))
+		if err := c.ended(t); !errors.Is(err, stream.ErrDropped) {
+			t.Fatalf("Serve = %v, want ErrDropped", err)
+		}
+		public.until(t, 1)
+		st.mu.Lock()
+		st.fail = nil
+		st.mu.Unlock()
+		c = subscribe(t, h, stream.Request{Topics: topics(t, "me"), UserID: 7, Resume: true})
+		if ms := c.until(t, 1); ms[0].event != "notification" {
+			t.Fatalf("resumed: %v", ms)
+		}
+	})
+
+	t.Run("the me topic needs a user", func(t *testing.T) {
+		log := changelog.NewMemory()
+		h := newHub(t, log, stream.Options{})
+		if _, err := h.Open(ctx, stream.Request{Topics: topics(t, "me")}); err == nil {
+			t.Fatal("me without a user was accepted")
+		}
+	})
+}
+
+func contiguous(s []int64) bool {
+	for i := 1; i < len(s); i++ {
+		if s[i] != s[i-1]+1 {
+			return false
+		}
+	}
+	return true
+}
+
+func seqRange(from, to int64) []int64 {
+	var out []int64
+	for i := from; i <= to; i++ {
+		out = append(out, i)
+	}
+	return out
+}
+
+// hookedLog is a log whose reads call afterRead with their count.
+type hookedLog struct {
+	*changelog.Memory
+	mu        sync.Mutex
+	n         int
+	afterRead func(n int)
+}
+
+func (l *hookedLog) Changes(ctx context.Context, after int64, limit int) ([]changelog.Entry, error) {
+	es, err := l.Memory.Changes(ctx, after, limit)
+	l.mu.Lock()
+	l.n++
+	n := l.n
+	l.mu.Unlock()
+	if l.afterRead != nil {
+		l.afterRead(n)
+	}
+	return es, err
+}
+
+// heldFeed hands out nothing until release is closed.
+type heldFeed struct {
+	changelog.Feed
+	release chan struct{}
+}
+
+func (f *heldFeed) Follow(ctx context.Context, after int64, deliver func([]changelog.Entry) error) error {
+	select {
+	case <-f.release:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return f.Feed.Follow(ctx, after, deliver)
+}
+
+// prunedOnce fails with ErrPruned once fail is closed, then follows.
+type prunedOnce struct {
+	changelog.Feed
+	fail chan struct{}
+	once sync.Once
+}
+
+func (f *prunedOnce) Follow(ctx context.Context, after int64, deliver func([]changelog.Entry) error) error {
+	failed := false
+	f.once.Do(func() {
+		select {
+		case <-f.fail:
+		case <-ctx.Done():
+		}
+		failed = true
+	})
+	if failed {
+		return &changelog.PrunedError{After: after, Pruned: after}
+	}
+	return f.Feed.Follow(ctx, after, deliver)
+}

@@ -140,8 +140,10 @@ type DeliveryReport struct {
 	// Latency (from the answer) and LatencyFromCreatedAt cover the first
 	// delivery of each trade sent in the measured window, to each
 	// subscriber.
+	// Timed counts the deliveries timed.
 	Latency              Latency `json:"latency"`
 	LatencyFromCreatedAt Latency `json:"latency_from_created_at"`
+	Timed                int64   `json:"timed"`
 	// Drain is the time from the trading's end until every subscriber
 	// had every trade; DrainTimedOut says the limit came first.
 	Drain         time.Duration `json:"drain_ns"`
@@ -743,6 +745,7 @@ func deliver(ctx context.Context, a *api, cfg Config, fx *fixture, target *strea
 	}
 	fromAnswer, fromCreated := run.latencies()
 	dr.Latency, dr.LatencyFromCreatedAt = latencyOf(fromAnswer), latencyOf(fromCreated)
+	dr.Timed = int64(fromAnswer.Count())
 	dr.DeliveriesPerSecond = float64(dr.Deliveries) / cfg.Duration.Seconds()
 	return pr, dr, nil
 }

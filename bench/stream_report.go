@@ -27,6 +27,7 @@ func (d *DeliveryReport) writeText(b *strings.Builder) error {
 		d.Connected, d.Subscribers, ms(d.ConnectLatency.P50), ms(d.ConnectLatency.P99), d.ResumedFrom)
 	if len(d.ConnectErrors) > 0 {
 		fmt.Fprintf(b, "stream: connect errors %s, first: %s\n", counts2text(d.ConnectErrors), d.ConnectSample)
+		tooMany(b, d.ConnectErrors)
 	}
 	fmt.Fprintf(b, "stream: %d trades answered, %d without an answer; %d deliveries owed, %d made\n",
 		d.Trades, d.UnknownTrades, d.Expected, d.Delivered)
@@ -43,7 +44,7 @@ func (d *DeliveryReport) writeText(b *strings.Builder) error {
 		name string
 		l    Latency
 	}{{"from the answer     ", d.Latency}, {"from created_at     ", d.LatencyFromCreatedAt}} {
-		fmt.Fprintf(tw, "%s\t\t%s\t%s\t%s\t%s\t%s\t%s\t\n", row.name, ms(row.l.Mean), ms(row.l.P50), ms(row.l.P95), ms(row.l.P99), ms(row.l.P999), ms(row.l.Max))
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t\n", row.name, d.Timed, ms(row.l.Mean), ms(row.l.P50), ms(row.l.P95), ms(row.l.P99), ms(row.l.P999), ms(row.l.Max))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -53,7 +54,7 @@ func (d *DeliveryReport) writeText(b *strings.Builder) error {
 	if d.DrainTimedOut {
 		drained = "the drain limit came first"
 	}
-	fmt.Fprintf(b, "stream: %s %v after the trading ended\n", drained, d.Drain.Round(time.Millisecond))
+	fmt.Fprintf(b, "stream: %s %s ms after the trading ended\n", drained, ms(d.Drain))
 	for _, p := range d.Problems {
 		fmt.Fprintf(b, "  problem: %s\n", p)
 	}
@@ -99,6 +100,7 @@ func (ir *IdleReport) writeText(b *strings.Builder) error {
 		ir.Held.Round(time.Millisecond), ir.Messages, ir.Pings)
 	if len(ir.ConnectErrors) > 0 {
 		fmt.Fprintf(b, "idle: connect errors %s, first: %s\n", counts2text(ir.ConnectErrors), ir.ConnectSample)
+		tooMany(b, ir.ConnectErrors)
 	}
 	fmt.Fprintf(b, "idle: the server's /metrics, each read after %d and %d collections the bench drove with scrapes (the server has no way to force one):\n",
 		ir.Before.GCCycles, ir.After.GCCycles)
@@ -127,6 +129,14 @@ func (ir *IdleReport) writeText(b *strings.Builder) error {
 	}
 	fmt.Fprintf(b, "idle: the bench's own Go heap and stacks: %s a connection\n", kib(ir.BenchPerConnection))
 	return nil
+}
+
+// tooMany explains 429 answers to the stream: the server's connection
+// limits, which a benchmark from one address passes at once.
+func tooMany(b *strings.Builder, errs map[string]int64) {
+	if errs["429"] > 0 {
+		b.WriteString("  (429: the server's stream limits; serve the benchmark with PREDICTKIT_STREAM_MAX_PER_ADDRESS and PREDICTKIT_STREAM_MAX_CONNECTIONS above -subscribers)\n")
+	}
 }
 
 func mib(v float64) string { return fmt.Sprintf("%.1f MiB", v/(1<<20)) }

@@ -20,6 +20,7 @@ type ServerMemory struct {
 	StackInuse float64 `json:"stack_inuse_bytes"` // go_memstats_stack_inuse_bytes
 	Goroutines float64 `json:"goroutines"`        // go_goroutines
 	RSS        float64 `json:"rss_bytes"`         // process_resident_memory_bytes
+	CPU        float64 `json:"cpu_seconds"`       // process_cpu_seconds_total
 	// GCCycles counts the collections the bench's scrapes drove before
 	// this reading (go_gc_duration_seconds_count's growth); fewer than
 	// gcCycles means the reading may include garbage.
@@ -32,6 +33,7 @@ var memoryMetrics = map[string]func(m *ServerMemory, v float64){
 	"go_memstats_stack_inuse_bytes": func(m *ServerMemory, v float64) { m.StackInuse = v },
 	"go_goroutines":                 func(m *ServerMemory, v float64) { m.Goroutines = v },
 	"process_resident_memory_bytes": func(m *ServerMemory, v float64) { m.RSS = v },
+	"process_cpu_seconds_total":     func(m *ServerMemory, v float64) { m.CPU = v },
 }
 
 const gcCountMetric = "go_gc_duration_seconds_count"
@@ -99,7 +101,7 @@ func parseMemory(body []byte) (ServerMemory, int64, error) {
 		return m, 0, err
 	}
 	if found < len(memoryMetrics) || gc < 0 {
-		return m, 0, fmt.Errorf("GET /metrics lacks one of go_memstats_heap_inuse_bytes, go_memstats_stack_inuse_bytes, go_goroutines, process_resident_memory_bytes, %s", gcCountMetric)
+		return m, 0, fmt.Errorf("GET /metrics lacks one of go_memstats_heap_inuse_bytes, go_memstats_stack_inuse_bytes, go_goroutines, process_resident_memory_bytes, process_cpu_seconds_total, %s", gcCountMetric)
 	}
 	return m, gc, nil
 }

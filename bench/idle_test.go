@@ -17,6 +17,7 @@ go_memstats_heap_inuse_bytes 1.5728640e+08
 go_memstats_heap_inuse_bytes_extra 1
 go_memstats_stack_inuse_bytes 8.2e+07
 process_resident_memory_bytes 2.9e+08
+process_cpu_seconds_total 12.5
 predictkit_http_requests_in_flight 1
 `
 	cases := []struct {
@@ -26,7 +27,7 @@ predictkit_http_requests_in_flight 1
 		gc    int64
 		fails string
 	}{
-		{"every figure of a server's scrape", exposition, ServerMemory{HeapInuse: 157286400, StackInuse: 82e6, Goroutines: 10011, RSS: 29e7}, 13, ""},
+		{"every figure of a server's scrape", exposition, ServerMemory{HeapInuse: 157286400, StackInuse: 82e6, Goroutines: 10011, RSS: 29e7, CPU: 12.5}, 13, ""},
 		{"a scrape without the Go collector is refused", "predictkit_http_requests_in_flight 1\n", ServerMemory{}, 0, "lacks"},
 		{"a value that is not a number is refused", strings.Replace(exposition, "go_goroutines 10011", "go_goroutines many", 1), ServerMemory{}, 0, "go_goroutines"},
 	}

@@ -144,6 +144,13 @@ type DeliveryReport struct {
 	Latency              Latency `json:"latency"`
 	LatencyFromCreatedAt Latency `json:"latency_from_created_at"`
 	Timed                int64   `json:"timed"`
+	// ServerCPU is the server's CPU time (process_cpu_seconds_total)
+	// from the trading's start to the drain's end, 0 when its /metrics
+	// could not be read; ServerCPUPerMessage is that time over Messages:
+	// what a delivered message cost the server, its share of the trades
+	// included.
+	ServerCPU           float64 `json:"server_cpu_s,omitempty"`
+	ServerCPUPerMessage float64 `json:"server_cpu_s_per_message,omitempty"`
 	// Drain is the time from the trading's end until every subscriber
 	// had every trade; DrainTimedOut says the limit came first.
 	Drain         time.Duration `json:"drain_ns"`
@@ -675,6 +682,7 @@ func deliver(ctx context.Context, a *api, cfg Config, fx *fixture, target *strea
 	}
 	pcfg := cfg
 	pcfg.Rate = rate
+	cpu0, _, cpuErr := a.scrapeMemory(ctx)
 	start := time.Now()
 	run.winTo.Store(int64(start.Add(cfg.Warmup + cfg.Duration).Sub(run.epoch)))
 	run.winFrom.Store(int64(start.Add(cfg.Warmup).Sub(run.epoch)))
@@ -707,6 +715,9 @@ func deliver(ctx context.Context, a *api, cfg Config, fx *fixture, target *strea
 		if ctx.Err() != nil {
 			return PhaseReport{}, nil, ctx.Err()
 		}
+	}
+	if cpu1, _, err := a.scrapeMemory(ctx); err == nil && cpuErr == nil {
+		dr.ServerCPU = cpu1.CPU - cpu0.CPU
 	}
 	ss.close()
 
@@ -746,6 +757,9 @@ func deliver(ctx context.Context, a *api, cfg Config, fx *fixture, target *strea
 	fromAnswer, fromCreated := run.latencies()
 	dr.Latency, dr.LatencyFromCreatedAt = latencyOf(fromAnswer), latencyOf(fromCreated)
 	dr.Timed = int64(fromAnswer.Count())
+	if dr.Messages > 0 {
+		dr.ServerCPUPerMessage = dr.ServerCPU / float64(dr.Messages)
+	}
 	dr.DeliveriesPerSecond = float64(dr.Deliveries) / cfg.Duration.Seconds()
 	return pr, dr, nil
 }

@@ -50,6 +50,10 @@ func (d *DeliveryReport) writeText(b *strings.Builder) error {
 		return err
 	}
 	b.WriteString("  (" + latencyFrom + ")\n")
+	if d.ServerCPU > 0 {
+		fmt.Fprintf(b, "stream: the server's CPU from the trading's start to the drain's end: %.2f s, %.1f µs a message delivered (trades, prices; the trades' own cost included)\n",
+			d.ServerCPU, 1e6*d.ServerCPUPerMessage)
+	}
 	drained := "every subscriber had every trade"
 	if d.DrainTimedOut {
 		drained = "the drain limit came first"
@@ -64,15 +68,15 @@ func (d *DeliveryReport) writeText(b *strings.Builder) error {
 func (w *SweepReport) writeText(b *strings.Builder) error {
 	fmt.Fprintf(b, "sweep: raising the %s ×%g a step until the delivery latency's p99 passes %s ms\n", w.Raise, w.Factor, ms(w.P99))
 	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "trades/s asked\tsubscribers\ttrades/s\tunsent\tdeliveries/s\tp50 ms\tp99 ms\tmax ms\tgaps\tdup/order\twithin\t")
+	fmt.Fprintln(tw, "trades/s asked\tsubscribers\ttrades/s\tunsent\tdeliveries/s\tp50 ms\tp99 ms\tmax ms\tgaps\tdup/order\tserver µs/msg\twithin\t")
 	for _, st := range w.Steps {
 		d := st.Delivery
 		within := "no"
 		if st.Within {
 			within = "yes"
 		}
-		fmt.Fprintf(tw, "%g\t%d\t%.1f\t%d\t%.0f\t%s\t%s\t%s\t%d\t%d\t%s\t\n", st.Rate, st.Subscribers, st.TradesPerSecond, st.Unsent,
-			d.DeliveriesPerSecond, ms(d.Latency.P50), ms(d.Latency.P99), ms(d.Latency.Max), d.Gaps, d.Duplicates+d.OutOfOrder, within)
+		fmt.Fprintf(tw, "%g\t%d\t%.1f\t%d\t%.0f\t%s\t%s\t%s\t%d\t%d\t%.1f\t%s\t\n", st.Rate, st.Subscribers, st.TradesPerSecond, st.Unsent,
+			d.DeliveriesPerSecond, ms(d.Latency.P50), ms(d.Latency.P99), ms(d.Latency.Max), d.Gaps, d.Duplicates+d.OutOfOrder, 1e6*d.ServerCPUPerMessage, within)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

@@ -17,6 +17,12 @@
 //     load and restarts a PostgreSQL cluster of its own under it: the server
 //     answers 503, never 500, recovers by itself, and the checks of
 //     TestCrash hold.
+//   - TestStreamAcrossServers and TestStreamResumeAcrossKills hold the
+//     live stream to the change log's promise across processes: a
+//     subscriber on one server gets, in order, the trades made through
+//     another on the same database; and one whose server is killed
+//     (SIGKILL) under trading, again and again, resumes each time with its
+//     last id and ends with every committed trade of its market, once.
 //   - TestAmbiguousCommit cuts the connection of a transaction between its
 //     COMMIT and the database's answer: the store says the outcome is
 //     unknown and never runs the trade a second time.

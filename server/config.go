@@ -124,6 +124,10 @@ type Config struct {
 	// background this often and exports its outcome as metrics
 	// (predictkit_audit_*); 0 audits only when the operator asks.
 	AuditInterval time.Duration
+	// StreamRetention is how long the change log keeps its entries, and so
+	// how far back a live stream can resume: older ones are pruned every
+	// minute.
+	StreamRetention time.Duration
 
 	// Store, when set, is used instead of the one DatabaseURL selects; the
 	// caller owns it (the server does not close it). Tests use it.
@@ -173,6 +177,7 @@ func DefaultConfig() Config {
 		RateReaction:            DefaultRateReaction,
 
 		ChatWebhookTimeout: chat.DefaultWebhookTimeout,
+		StreamRetention:    DefaultStreamRetention,
 
 		StreamMaxConnections: DefaultStreamMaxConnections,
 		StreamMaxPerAddress:  DefaultStreamMaxPerAddress,
@@ -180,6 +185,14 @@ func DefaultConfig() Config {
 		StreamPing:           DefaultStreamPing,
 	}
 }
+
+// DefaultStreamRetention is the default Config.StreamRetention: a day, so
+// that a client that was away overnight still resumes where it stopped.
+const DefaultStreamRetention = 24 * time.Hour
+
+// minStreamRetention bounds Config.StreamRetention from below: pruning
+// runs every minute, so a shorter retention would not be kept anyway.
+const minStreamRetention = time.Minute
 
 // The live stream's default limits. A connection costs a few kilobytes
 // of memory and no goroutine of its own while idle: 10,000 fit in some
@@ -298,6 +311,9 @@ func (c Config) withDefaults() Config {
 	if c.StreamPing <= 0 {
 		c.StreamPing = d.StreamPing
 	}
+	if c.StreamRetention <= 0 {
+		c.StreamRetention = d.StreamRetention
+	}
 	return c
 }
 
@@ -353,6 +369,10 @@ func (c Config) Validate() error {
 	}
 	if c.StreamPing < 0 || c.StreamPing > DefaultStreamPing {
 		errs = append(errs, fmt.Errorf("Config.StreamPing %s: must be a duration up to 15s", c.StreamPing))
+
+	}
+	if c.StreamRetention < 0 || c.StreamRetention > 0 && c.StreamRetention < minStreamRetention {
+		bad("PREDICTKIT_STREAM_RETENTION", "%s: must be a duration of at least 1m, such as 24h", c.StreamRetention)
 	}
 	if c.AuthCache < 0 || c.AuthCache > time.Hour {
 		bad("PREDICTKIT_AUTH_CACHE", "%s: must be 0 (off) or a duration up to 1h", c.AuthCache)
@@ -517,6 +537,16 @@ func settings() []setting {
 			1, 1_000_000, func(c *Config) *int { return &c.StreamMaxPerAddress }),
 		intSetting("stream-max-per-user", "PREDICTKIT_STREAM_MAX_PER_USER", "most open live-stream connections of one user (the me topic)",
 			1, 1_000_000, func(c *Config) *int { return &c.StreamMaxPerUser }),
+		{flag: "stream-retention", env: "PREDICTKIT_STREAM_RETENTION", help: "how long the change log keeps entries: how far back a live stream can resume (at least 1m)",
+			get: func(c *Config) string { return shortDuration(c.StreamRetention) },
+			set: func(c *Config, v string) error {
+				d, err := time.ParseDuration(v)
+				if err != nil || d < minStreamRetention {
+					return errors.New("must be a duration of at least 1m, such as 24h")
+				}
+				c.StreamRetention = d
+				return nil
+			}},
 		{flag: "trusted-proxies", env: "PREDICTKIT_TRUSTED_PROXIES", help: "comma-separated IPs or CIDRs of proxies whose X-Forwarded-For is trusted",
 			get: func(c *Config) string { return strings.Join(c.TrustedProxies, ",") },
 			set: func(c *Config, v string) error {

@@ -28,12 +28,11 @@ import (
 
 // StreamModule provides the live stream: one stream.Hub that follows the
 // store's change log for the whole process, GET /api/v1/stream
-// (text/event-stream) and POST /api/v1/stream/tickets. On PostgreSQL it
-// runs the store's WatchChanges in the background, so that a change any
-// server commits wakes every server's hub.
+// (text/event-stream) and POST /api/v1/stream/tickets. (ChangesModule
+// keeps the log: it prunes it and, on PostgreSQL, runs the LISTEN that
+// wakes every server's hub when any server commits.)
 var StreamModule = fx.Module("stream",
 	fx.Provide(newStreamFeed, newStreamHub, streamRoutes),
-	fx.Invoke(watchChanges),
 )
 
 // StreamFeed is the feed the hub follows: the store's ChangeFeed. A
@@ -42,32 +41,19 @@ var StreamModule = fx.Module("stream",
 // backlogs of resuming clients from the store either way.
 type StreamFeed struct{ changelog.Feed }
 
-// The store's capabilities the stream uses. storage/memory and
-// storage/postgres have them all; without the first two (a custom store)
-// the stream's routes answer 404.
-type (
-	// changeLog is a store with a change log.
-	changeLog interface {
-		changelog.Reader
-		ChangeFeed() changelog.Feed
-	}
-	// streamStore is what the stream reads besides the log: resolutions'
-	// settlement notifications, several users' balances, and tickets.
-	streamStore interface {
-		SettlementNotifications(ctx context.Context, eventID int64, at time.Time, users []int64) ([]*social.Notification, error)
-		BalancesOf(ctx context.Context, users []int64) (map[int64]account.Balances, error)
-		CreateStreamTicket(ctx context.Context, hash []byte, userID int64, expiresAt time.Time) error
-		UseStreamTicket(ctx context.Context, hash []byte, now time.Time) (int64, bool, error)
-	}
-	// changeWatcher is a store shared by several processes that announces
-	// every commit of the log (storage/postgres).
-	changeWatcher interface {
-		WatchChanges(ctx context.Context, live func(error)) error
-	}
-)
+// streamStore is what the stream reads of a store besides its change log
+// (ChangeLog): resolutions' settlement notifications, several users'
+// balances, and tickets. storage/memory and storage/postgres have both;
+// without them (a custom store) the stream's routes answer 404.
+type streamStore interface {
+	SettlementNotifications(ctx context.Context, eventID int64, at time.Time, users []int64) ([]*social.Notification, error)
+	BalancesOf(ctx context.Context, users []int64) (map[int64]account.Balances, error)
+	CreateStreamTicket(ctx context.Context, hash []byte, userID int64, expiresAt time.Time) error
+	UseStreamTicket(ctx context.Context, hash []byte, now time.Time) (int64, bool, error)
+}
 
 func newStreamFeed(store Store) StreamFeed {
-	if l, ok := store.(changeLog); ok {
+	if l, ok := store.(ChangeLog); ok {
 		return StreamFeed{l.ChangeFeed()}
 	}
 	return StreamFeed{}
@@ -91,7 +77,7 @@ func streamPing(cfg Config) time.Duration {
 // for connections (its Drain), so that no stream holds the shutdown up.
 func newStreamHub(lc fx.Lifecycle, cfg Config, store Store, feed StreamFeed, metrics *Metrics, log *slog.Logger) streamOut {
 	cfg = cfg.withDefaults()
-	l, ok := store.(changeLog)
+	l, ok := store.(ChangeLog)
 	st, ok2 := store.(streamStore)
 	if !ok || !ok2 || feed.Feed == nil {
 		log.Info("stream: off (the store keeps no change log)")
@@ -124,43 +110,6 @@ func newStreamHub(lc fx.Lifecycle, cfg Config, store Store, feed StreamFeed, met
 		OnStop:  hub.Close,
 	})
 	return streamOut{Hub: hub, Drain: hub.Close}
-}
-
-// watchChanges runs a shared store's WatchChanges in the background while
-// the server runs: it wakes the store's ChangeFeed whenever any server
-// commits. (The feed also reads the log every second by itself, so a
-// lost connection delays messages by a second, never loses them.)
-func watchChanges(lc fx.Lifecycle, store Store, log *slog.Logger) {
-	w, ok := store.(changeWatcher)
-	if !ok {
-		return
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	lc.Append(fx.Hook{
-		OnStart: func(context.Context) error {
-			go func() {
-				defer close(done)
-				lost := false
-				_ = w.WatchChanges(ctx, func(err error) {
-					switch {
-					case err == nil && lost:
-						log.Info("stream: hearing of changes again")
-						lost = false
-					case err != nil && !lost && ctx.Err() == nil:
-						log.Warn("stream: not hearing of changes; the streams read the log every second until it comes back", "err", err)
-						lost = true
-					}
-				})
-			}()
-			return nil
-		},
-		OnStop: func(context.Context) error {
-			cancel()
-			<-done
-			return nil
-		},
-	})
 }
 
 // eventStatus reads events' active flags for the hub's trades topic.
@@ -395,11 +344,6 @@ func (h *streamHandlers) handleStream(c *fiber.Ctx) error {
 	c.Set(fiber.HeaderCacheControl, "no-store")
 	// Proxies that buffer answers (nginx) would hold the messages back.
 	c.Set("X-Accel-Buffering", "no")
-	if c.Method() == http.MethodHead {
-		sub.Cancel()
-		release()
-		return nil
-	}
 	w := &deadlineWriter{conn: c.Context().Conn(), timeout: h.timeout}
 	log, id := h.log, requestID(c)
 	c.Context().SetBodyStreamWriter(func(bw *bufio.Writer) {

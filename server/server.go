@@ -55,6 +55,7 @@ func Options(cfg Config, opts ...fx.Option) fx.Option {
 		ChatModule,
 		StreamModule,
 		MetricsModule,
+		ChangesModule,
 		HTTPModule,
 		// Start order: the store (migrations) comes up as a dependency,
 		// then the demo data, then the listener.

@@ -327,6 +327,9 @@ type Subscription struct {
 	markets, pools, events []int64
 	resume                 bool
 	after                  int64
+	// start is the log's last entry when a subscription that does not
+	// resume opened: it gets the entries after it.
+	start int64
 
 	wake chan struct{}
 
@@ -366,18 +369,17 @@ func (h *Hub) Open(ctx context.Context, r Request) (*Subscription, error) {
 			return nil, fmt.Errorf("stream: unknown topic kind %d", t.Kind)
 		}
 	}
-	if r.Resume {
-		if r.After < 0 {
-			return nil, &FutureError{After: r.After}
-		}
-		b, err := h.o.Log.ChangeBounds(ctx)
-		if err != nil {
-			return nil, err
-		}
-		if r.After > b.Last {
-			return nil, &FutureError{After: r.After, Last: b.Last}
-		}
+	if r.Resume && r.After < 0 {
+		return nil, &FutureError{After: r.After}
 	}
+	b, err := h.o.Log.ChangeBounds(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if r.Resume && r.After > b.Last {
+		return nil, &FutureError{After: r.After, Last: b.Last}
+	}
+	s.start = b.Last
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if !h.started || h.closed {
@@ -474,7 +476,9 @@ func (s *Subscription) Serve(w Writer) error {
 func (s *Subscription) catchUp(w Writer) error {
 	h := s.h
 	if !s.resume {
-		h.register(s, -1)
+		// The fan-out may not have reached what committed before the
+		// subscriber connected: it skips that.
+		h.register(s, s.start)
 		return nil
 	}
 	b, err := h.o.Log.ChangeBounds(h.ctx)
@@ -535,14 +539,13 @@ func (s *Subscription) catchUp(w Writer) error {
 	return nil
 }
 
-// register adds s to the fan-out after entry at (-1: the fan-out's
-// position) and returns the entry it was registered after.
+// register adds s to the fan-out after entry at, or after the fan-out's
+// position if that is later, and returns the entry it was registered
+// after.
 func (h *Hub) register(s *Subscription, at int64) int64 {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if at < 0 {
-		at = h.pos
-	}
+	at = max(at, h.pos)
 	h.addLocked(s, at)
 	return at
 }

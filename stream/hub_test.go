@@ -285,6 +285,19 @@ func TestResume(t *testing.T) {
 		}
 	})
 
+	t.Run("without a last id, a subscriber gets what commits after it opens, however far behind the fan-out is", func(t *testing.T) {
+		log := changelog.NewMemory()
+		held := &heldFeed{Feed: &changelog.Poller{Log: log, Woken: log.Appended, Interval: time.Hour}, release: make(chan struct{})}
+		h := newHub(t, log, stream.Options{Feed: held})
+		log.Append(trade(1, 1, 1), trade(1, 1, 1))
+		c := subscribe(t, h, stream.Request{Topics: topics(t, "market:1")})
+		log.Append(trade(1, 1, 1))
+		close(held.release)
+		if got := ids(c.until(t, 3)); !slices.Equal(got, []int64{3}) {
+			t.Fatalf("got %v, want [3]", got)
+		}
+	})
+
 	t.Run("a last id of 0 reads the whole log", func(t *testing.T) {
 		log := changelog.NewMemory()
 		log.Append(trade(1, 1, 1), trade(1, 1, 2), trade(1, 1, 1))
@@ -486,7 +499,9 @@ func TestSettlements(t *testing.T) {
 		waitLen(t, h, 1)
 		log.Append(resolved(1, 10, 100))
 		<-st.entered
-		late := subscribe(t, h, stream.Request{Topics: topics(t, "me"), UserID: 9})
+		// It resumes from 0: the fan-out, held up at 0, registers it at
+		// once, and the resolution is then queued for it unasked.
+		late := subscribe(t, h, stream.Request{Topics: topics(t, "me"), UserID: 9, Resume: true})
 		waitLen(t, h, 2)
 		time.Sleep(10 * time.Millisecond) // let it register
 		close(st.hold)

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/predictkit/predictkit/account"
+	"github.com/predictkit/predictkit/changelog"
 	"github.com/predictkit/predictkit/input"
 	"github.com/predictkit/predictkit/social"
 )
@@ -129,11 +130,21 @@ func (s *Store) CreateComment(ctx context.Context, c *social.Comment, n *social.
 			VALUES ($1, $2, $3, $4, $5) RETURNING id`, c.EventID, parent, c.UserID, c.Content, c.CreatedAt).Scan(&id); err != nil {
 			return err
 		}
-		if n == nil {
-			return nil
+		// The comment as stored, with its author, for its entry.
+		stored, err := readComment(ctx, tx, id, 0)
+		if err != nil {
+			return err
 		}
-		return tx.QueryRow(ctx, `INSERT INTO notifications (user_id, type, related_id, related_type, data, created_at)
-			VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`, n.UserID, n.Type, n.RelatedID, n.RelatedType, string(data), n.CreatedAt).Scan(&nid)
+		changes := []changelog.Entry{social.CommentChange(stored)}
+		if n != nil {
+			if err := tx.QueryRow(ctx, sqlInsertNotification, n.UserID, n.Type, n.RelatedID, n.RelatedType, string(data), n.CreatedAt).Scan(&nid); err != nil {
+				return err
+			}
+			note := *n
+			note.ID = nid
+			changes = append(changes, social.NotificationChange(&note))
+		}
+		return s.appendChanges(ctx, tx, changes)
 	})
 	if err != nil {
 		return commentErr(err)

@@ -132,7 +132,7 @@ func (s *Store) CreateEvent(ctx context.Context, e *market.Event, subsidies []in
 		if err := a.check(postings); err != nil {
 			return err
 		}
-		return post(ctx, tx, a, postings)
+		return post(ctx, tx, a, postings, now())
 	})
 	if err != nil {
 		return translate(err, nil)

@@ -219,7 +219,7 @@ func (s *Store) exec(ctx context.Context, locks []market.Lock, decide func([]*ma
 	if len(parts) == 0 {
 		return effs, nil
 	}
-	w, err := plan(l, parts, at)
+	w, err := s.plan(l, parts, at, true)
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/predictkit/predictkit/account"
+	"github.com/predictkit/predictkit/changelog"
 	"github.com/predictkit/predictkit/market"
 )
 
@@ -69,3 +70,20 @@ var (
 		"accounts to lock":      {sqlLockAccounts, []any{[]string{"user"}, []int64{1}, []int64{1, 1}, []string{"a", "b"}}},
 	}
 )
+
+// PruneChangesIn is Store.PruneChanges in transactions of batch entries.
+func PruneChangesIn(s *Store, ctx context.Context, before time.Time, batch int) (int, error) {
+	return s.pruneChanges(ctx, before, batch)
+}
+
+// WokenChangeFeed is the store's change feed polling only when
+// WatchChanges wakes it.
+func WokenChangeFeed(s *Store) changelog.Feed {
+	return &changelog.Poller{Log: s, Woken: s.changed.Wait, Interval: time.Hour}
+}
+
+// Placeholder and CutPlaceholder are how the money path's entries name
+// ids it does not know yet.
+const Placeholder = placeholder
+
+var CutPlaceholder = cutPlaceholder

@@ -187,14 +187,15 @@ func lockAccounts(ctx context.Context, tx pgx.Tx, refs []account.Ref) (*accounts
 	return a, br.Close()
 }
 
-// post writes postings (checked already) and the balances they change.
-func post(ctx context.Context, tx pgx.Tx, a *accounts, postings []account.Posting) error {
+// post writes postings (checked already), those without a time at at,
+// and the balances they change.
+func post(ctx context.Context, tx pgx.Tx, a *accounts, postings []account.Posting, at time.Time) error {
 	ids, amounts, err := a.deltas(postings)
 	if err != nil {
 		return err
 	}
 	b := &pgx.Batch{}
-	b.Queue(sqlInsertPostings, a.postingArrays(postings, func(i int) int64 { return postings[i].TradeID }, now())...)
+	b.Queue(sqlInsertPostings, a.postingArrays(postings, func(i int) int64 { return postings[i].TradeID }, at)...)
 	b.Queue(sqlAddBalances, ids, amounts)
 	return tx.SendBatch(ctx, b).Close()
 }
@@ -202,7 +203,9 @@ func post(ctx context.Context, tx pgx.Tx, a *accounts, postings []account.Postin
 // Transfer writes postings atomically, or nothing. It refuses with
 // account.ErrInvalidAmount a posting that is not positive and with
 // account.ErrInsufficientFunds one that would take an account that may
-// not go negative below zero.
+// not go negative below zero. In the same transaction it writes a balance
+// entry to the change log for every user whose money moved, so it locks
+// both accounts of each (the entry tells both balances).
 func (s *Store) Transfer(ctx context.Context, postings []account.Posting) error {
 	if len(postings) == 0 {
 		return nil
@@ -212,7 +215,12 @@ func (s *Store) Transfer(ctx context.Context, postings []account.Posting) error 
 		if p.Amount <= 0 {
 			return fmt.Errorf("account: posting %s -> %s of %d: %w", p.From, p.To, p.Amount, account.ErrInvalidAmount)
 		}
-		refs = append(refs, p.From, p.To)
+		for _, r := range [2]account.Ref{p.From, p.To} {
+			refs = append(refs, r)
+			if r.Kind == account.KindUser || r.Kind == account.KindUserBonus {
+				refs = append(refs, account.UserAccount(r.Owner), account.BonusAccount(r.Owner))
+			}
+		}
 	}
 	err := s.tx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
 		a, err := lockAccounts(ctx, tx, refs)
@@ -222,7 +230,11 @@ func (s *Store) Transfer(ctx context.Context, postings []account.Posting) error 
 		if err := a.check(postings); err != nil {
 			return err
 		}
-		return post(ctx, tx, a, postings)
+		at := now()
+		if err := post(ctx, tx, a, postings, at); err != nil {
+			return err
+		}
+		return s.appendChanges(ctx, tx, account.BalanceChanges(a.balance, postings, "", at))
 	})
 	return translate(err, nil)
 }

@@ -13,20 +13,25 @@ import (
 	"github.com/predictkit/predictkit/social"
 )
 
-// sqlInsertEffects writes everything an Effects creates in one statement.
-// New rows that others refer to (positions, trades) take their ids from
-// their sequences up front, numbered 1..n in id order, so that postings,
-// price points and PnL events name their trade or position by that number
-// and the ids come back in the order they were asked for.
+// sqlInsertEffects writes everything an Effects creates in one statement,
+// the change log's entries included. New rows that others refer to
+// (positions, trades, notifications) take their ids from their sequences
+// up front, numbered 1..n in id order, so that postings, price points, PnL
+// events and entries name their trade, position or notification by that
+// number and the ids come back in the order they were asked for.
 //
-// $1 and $2 are the numbers of new positions and trades; the arrays of
-// each table follow in turn, in the order plan appends them.
+// $1, $2 and $3 are the numbers of new positions, trades and
+// notifications; the arrays of each table follow in turn, in the order
+// plan appends them. It is the last statement before COMMIT, because it
+// takes the change log's numbers (changeLogCTEs).
 var sqlInsertEffects = func() string {
-	positionsAt := 3
+	positionsAt := 4
 	tradesAt := positionsAt + len(newPositionColumns)
 	postingsAt := tradesAt + len(newTradeColumns)
 	pricesAt := postingsAt + len(postingParams)
 	pnlAt := pricesAt + len(priceParams)
+	notesAt := pnlAt + len(pnlParams)
+	changesAt := notesAt + len(notificationParams)
 	return `WITH
 p_ids AS MATERIALIZED (
 	SELECT row_number() OVER (ORDER BY s.id) AS ord, s.id
@@ -35,6 +40,10 @@ p_ids AS MATERIALIZED (
 t_ids AS MATERIALIZED (
 	SELECT row_number() OVER (ORDER BY s.id) AS ord, s.id
 	FROM (SELECT nextval('trades_id_seq') AS id FROM generate_series(1, $2::int)) s
+),
+n_ids AS MATERIALIZED (
+	SELECT row_number() OVER (ORDER BY s.id) AS ord, s.id
+	FROM (SELECT nextval('notifications_id_seq') AS id FROM generate_series(1, $3::int)) s
 ),
 new_positions AS (
 	` + insertPositions(positionsAt) + `
@@ -65,10 +74,20 @@ new_pnl AS (
 		WITH ORDINALITY AS u(` + nameList(pnlParams) + `, ord)
 	LEFT JOIN p_ids i ON i.ord = u.position_ord
 	ORDER BY u.ord
-)
+),
+new_notifications AS (
+	INSERT INTO notifications (id, ` + nameList(notificationParams) + `)
+	SELECT i.id, ` + valueList("u", notificationParams) + `
+	FROM ` + unnest(notesAt, notificationParams) + `
+		WITH ORDINALITY AS u(` + nameList(notificationParams) + `, ord)
+	JOIN n_ids i ON i.ord = u.ord
+	ORDER BY u.ord
+),
+` + changeLogCTEs(changesAt, true) + `
 SELECT
 	COALESCE((SELECT array_agg(id ORDER BY ord) FROM p_ids), '{}'),
-	COALESCE((SELECT array_agg(id ORDER BY ord) FROM t_ids), '{}')`
+	COALESCE((SELECT array_agg(id ORDER BY ord) FROM t_ids), '{}'),
+	COALESCE((SELECT array_agg(id ORDER BY ord) FROM n_ids), '{}')`
 }()
 
 // The arrays sqlInsertEffects takes for postings, price points and PnL
@@ -121,18 +140,21 @@ type writes struct {
 	// dropped are the sub-accounts the writes delete again.
 	dropped []int64
 	newPos  []*market.Position
-	batch   *pgx.Batch
+	// notes are the new notifications, which get their ids back.
+	notes []*social.Notification
+	batch *pgx.Batch
 	// insertAt is the place of sqlInsertEffects in the batch, -1 if none.
 	insertAt int
 }
 
 // plan checks the parts' Effects against what the transaction locked and
-// builds the batch that writes them all; the caller queues COMMIT after it
-// when the batch ends the transaction (Exec) and not when more follows
-// (Settle). Everything that could refuse them is checked here, because
-// once the batch is sent nothing stops the commit but an error of the
-// database.
-func plan(l *load, parts []part, at time.Time) (*writes, error) {
+// builds the batch that writes them all; the caller queues COMMIT after
+// it. Everything that could refuse them is checked here, because once the
+// batch is sent nothing stops the commit but an error of the database.
+// With logged (a trade, not a settlement), the batch writes the change
+// log's entries of the trades too (market.ExecChanges), and its last
+// statement takes their numbers, so nothing may follow it but COMMIT.
+func (s *Store) plan(l *load, parts []part, at time.Time, logged bool) (*writes, error) {
 	w := &writes{batch: &pgx.Batch{}, insertAt: -1}
 	a, loaded := l.accounts, l.positions
 
@@ -171,7 +193,6 @@ func plan(l *load, parts []part, at time.Time) (*writes, error) {
 	var postings []account.Posting
 	var tradeOrd, tradeMarket []int64
 	var pnl []market.PnLEntry
-	var notes []social.Notification
 	var updated []*market.Market
 	for _, pt := range parts {
 		m, eff := pt.m, pt.eff
@@ -209,7 +230,9 @@ func plan(l *load, parts []part, at time.Time) (*writes, error) {
 			tradeOrd = append(tradeOrd, 0)
 		}
 		pnl = append(pnl, eff.PnL...)
-		notes = append(notes, eff.Notifications...)
+		for i := range eff.Notifications {
+			w.notes = append(w.notes, &eff.Notifications[i])
+		}
 		for _, pm := range eff.Pool {
 			if pm.ID == m.ID {
 				continue // eff.Market
@@ -238,38 +261,16 @@ func plan(l *load, parts []part, at time.Time) (*writes, error) {
 		return nil, err
 	}
 
+	var changes changeArrays
+	if logged {
+		changes = w.changes(parts, l.accounts.balance, at)
+	}
+
 	if len(changedOrder) > 0 {
 		w.batch.Queue(sqlUpdatePositions, updatePositionArgs(changedOrder, changed)...)
 	}
-	if len(w.newPos) > 0 || len(w.trades) > 0 || len(postings) > 0 || len(pnl) > 0 {
-		args := []any{int32(len(w.newPos)), int32(len(w.trades))}
-		args = append(args, newPositionArgs(w.newPos)...)
-		args = append(args, tradeArgs(w.trades)...)
-		pa := a.postingArrays(postings, func(i int) int64 { return tradeOrd[i] }, at)
-		// postingArrays gives (from, to, amount, reason, ref, times); here
-		// ref is the trade's number, and a posting of no trade may still
-		// name a trade by id.
-		ids := make([]int64, len(postings))
-		for i, p := range postings {
-			if tradeOrd[i] == 0 {
-				ids[i] = p.TradeID
-			}
-		}
-		args = append(args, pa[0], pa[1], pa[2], pa[3], pa[4], ids, pa[5])
-		args = append(args, priceArgs(w.trades, tradeMarket, at)...)
-		args = append(args, pnlArgs(pnl, newOrd, at)...)
-		w.insertAt = w.batch.Len()
-		w.batch.Queue(sqlInsertEffects, args...)
-	}
 	if len(accIDs) > 0 {
 		w.batch.Queue(sqlAddBalances, accIDs, deltas)
-	}
-	if len(notes) > 0 {
-		args, err := notificationArgs(notes, at)
-		if err != nil {
-			return nil, err
-		}
-		w.batch.Queue(sqlInsertNotifications, args...)
 	}
 	if len(updated) > 0 {
 		w.batch.Queue(sqlUpdateMarkets, updateMarketArgs(updated)...)
@@ -290,6 +291,36 @@ func plan(l *load, parts []part, at time.Time) (*writes, error) {
 	if len(w.dropped) > 0 {
 		w.batch.Queue(sqlDeleteSubAccounts, w.dropped)
 	}
+	if changes.len() > 0 {
+		// Delivered at COMMIT, to whoever listens (WatchChanges).
+		w.batch.Queue(sqlNotifyChanges, s.changeChannel)
+	}
+	if len(w.newPos) > 0 || len(w.trades) > 0 || len(postings) > 0 || len(pnl) > 0 || len(w.notes) > 0 || changes.len() > 0 {
+		args := []any{int32(len(w.newPos)), int32(len(w.trades)), int32(len(w.notes))}
+		args = append(args, newPositionArgs(w.newPos)...)
+		args = append(args, tradeArgs(w.trades)...)
+		pa := a.postingArrays(postings, func(i int) int64 { return tradeOrd[i] }, at)
+		// postingArrays gives (from, to, amount, reason, ref, times); here
+		// ref is the trade's number, and a posting of no trade may still
+		// name a trade by id.
+		ids := make([]int64, len(postings))
+		for i, p := range postings {
+			if tradeOrd[i] == 0 {
+				ids[i] = p.TradeID
+			}
+		}
+		args = append(args, pa[0], pa[1], pa[2], pa[3], pa[4], ids, pa[5])
+		args = append(args, priceArgs(w.trades, tradeMarket, at)...)
+		args = append(args, pnlArgs(pnl, newOrd, at)...)
+		notes, err := notificationArrays(len(w.notes), func(i int) *social.Notification { return w.notes[i] }, at)
+		if err != nil {
+			return nil, err
+		}
+		args = append(args, notes...)
+		args = append(args, changes.args()...)
+		w.insertAt = w.batch.Len()
+		w.batch.Queue(sqlInsertEffects, args...)
+	}
 	return w, nil
 }
 
@@ -300,10 +331,10 @@ func (w *writes) send(ctx context.Context, conn batchSender) error {
 	br := conn.SendBatch(ctx, w.batch)
 	defer br.Close()
 	n := w.batch.Len()
-	var posIDs, tradeIDs []int64
+	var posIDs, tradeIDs, noteIDs []int64
 	for i := range n {
 		if i == w.insertAt {
-			if err := br.QueryRow().Scan(&posIDs, &tradeIDs); err != nil {
+			if err := br.QueryRow().Scan(&posIDs, &tradeIDs, &noteIDs); err != nil {
 				return &stmtError{at: i, last: n - 1, err: err}
 			}
 			continue
@@ -315,10 +346,13 @@ func (w *writes) send(ctx context.Context, conn batchSender) error {
 	if err := br.Close(); err != nil {
 		return err
 	}
-	if len(posIDs) != len(w.newPos) || len(tradeIDs) != len(w.trades) {
+	if len(posIDs) != len(w.newPos) || len(tradeIDs) != len(w.trades) || len(noteIDs) != len(w.notes) {
 		// Committed already; the ids cannot be matched, so say so loudly.
-		return fmt.Errorf("postgres: wrote %d positions and %d trades but got %d and %d ids back",
-			len(w.newPos), len(w.trades), len(posIDs), len(tradeIDs))
+		return fmt.Errorf("postgres: wrote %d positions, %d trades and %d notifications but got %d, %d and %d ids back",
+			len(w.newPos), len(w.trades), len(w.notes), len(posIDs), len(tradeIDs), len(noteIDs))
+	}
+	for i, n := range w.notes {
+		n.ID = noteIDs[i]
 	}
 	for i, p := range w.newPos {
 		p.ID = posIDs[i]

@@ -25,6 +25,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/predictkit/predictkit/account"
+	"github.com/predictkit/predictkit/changelog"
 	"github.com/predictkit/predictkit/market"
 )
 
@@ -53,6 +54,10 @@ type Store struct {
 	retries int
 	// accountIDs lets the money path lock known accounts by id.
 	accountIDs accountIDs
+	// changeChannel is where the store announces new change-log entries;
+	// changed wakes the pollers of ChangeFeed (changes.go).
+	changeChannel string
+	changed       changelog.Signal
 }
 
 // Option configures a Store.
@@ -148,7 +153,7 @@ func New(ctx context.Context, databaseURL string, opts ...Option) (*Store, error
 		pool.Close()
 		return nil, fmt.Errorf("postgres: ping: %w", err)
 	}
-	return &Store{pool: pool, schema: c.schema, retries: c.retries}, nil
+	return &Store{pool: pool, schema: c.schema, retries: c.retries, changeChannel: changeChannel(c.schema)}, nil
 }
 
 // Close closes every connection of the pool.

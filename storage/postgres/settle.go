@@ -172,6 +172,8 @@ type settling struct {
 	ids         map[account.Ref]int64
 	start, left map[account.Ref]int64
 	treasury    int64
+	// changeChannel is the store's (see queueChanges).
+	changeChannel string
 }
 
 // settle is one attempt of Settle.
@@ -182,7 +184,7 @@ func (s *Store) settle(ctx context.Context, marketID int64, chunkSize int, st ma
 	}
 	defer release(conn)
 
-	x := &settling{conn: conn, st: st}
+	x := &settling{conn: conn, st: st, changeChannel: s.changeChannel}
 	fetched, err := x.begin(ctx, marketID, chunkSize)
 	if err != nil {
 		return err
@@ -597,6 +599,7 @@ func (x *settling) finish(ctx context.Context) error {
 	if fin.PoolWonSide != nil {
 		w.Queue(sqlSetPoolWonSide, x.m.PoolID, int32(*fin.PoolWonSide))
 	}
+	queueChanges(w, x.changeChannel, resolvedChanges(fin))
 	w.Queue(`COMMIT`)
 	return commitFailed(sendAll(ctx, x.conn, w))
 }

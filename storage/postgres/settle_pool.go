@@ -82,11 +82,14 @@ func (s *Store) SettlePool(ctx context.Context, poolID int64, ps market.PoolSett
 		for i, m := range ms {
 			parts[i] = part{m, effs[i]}
 		}
-		w, err := plan(l, parts, at)
+		w, err := s.plan(l, parts, at, false)
 		if err != nil {
 			return err
 		}
-		return w.send(ctx, tx)
+		if err := w.send(ctx, tx); err != nil {
+			return err
+		}
+		return s.appendChanges(ctx, tx, resolvedChanges(effs...))
 	})
 	return translate(err, nil)
 }

@@ -6,17 +6,41 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
+	"github.com/predictkit/predictkit/changelog"
 	"github.com/predictkit/predictkit/social"
 )
 
 var _ social.NotificationStore = (*Store)(nil)
 
-const sqlInsertNotifications = `INSERT INTO notifications (user_id, type, related_id, related_type, data, created_at)
-SELECT * FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::text[], $5::jsonb[], $6::timestamptz[])`
+// notificationParams are the arrays of new notifications that
+// sqlInsertNotifications and sqlInsertEffects take (notificationArgs).
+var notificationParams = []column{
+	{name: "user_id", typ: "bigint"},
+	{name: "type", typ: "text"},
+	{name: "related_id", typ: "bigint"},
+	{name: "related_type", typ: "text"},
+	{name: "data", typ: "jsonb"},
+	{name: "created_at", typ: "timestamptz"},
+}
+
+var sqlInsertNotifications = `INSERT INTO notifications (` + nameList(notificationParams) + `)
+SELECT * FROM ` + unnest(1, notificationParams)
 
 // notificationArgs are the arguments of sqlInsertNotifications; at is the
 // time of those that have none.
 func notificationArgs(ns []social.Notification, at time.Time) ([]any, error) {
+	return notificationArrays(len(ns), func(i int) *social.Notification { return &ns[i] }, at)
+}
+
+// notificationArrays are the arrays of notificationParams for the n
+// notifications that get returns.
+func notificationArrays(n int, get func(i int) *social.Notification, at time.Time) ([]any, error) {
+	ns := make([]*social.Notification, n)
+	for i := range ns {
+		ns[i] = get(i)
+	}
 	users := make([]int64, len(ns))
 	types := make([]string, len(ns))
 	rel := make([]int64, len(ns))
@@ -36,19 +60,36 @@ func notificationArgs(ns []social.Notification, at time.Time) ([]any, error) {
 	return []any{users, types, rel, relTypes, data, times}, nil
 }
 
-// CreateNotification implements social.NotificationStore.
+// CreateNotification implements social.NotificationStore. The
+// notification's change-log entry is written in the same transaction.
 func (s *Store) CreateNotification(ctx context.Context, n *social.Notification) error {
 	if n.CreatedAt.IsZero() {
 		n.CreatedAt = now()
 	}
+	n.CreatedAt = dbTime(n.CreatedAt)
 	b, err := json.Marshal(n.Data)
 	if err != nil {
 		return fmt.Errorf("postgres: notification data: %w", err)
 	}
-	err = s.pool.QueryRow(ctx, `INSERT INTO notifications (user_id, type, related_id, related_type, data, created_at)
-VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`, n.UserID, n.Type, n.RelatedID, n.RelatedType, string(b), n.CreatedAt).Scan(&n.ID)
-	return translate(err, nil)
+	var id int64
+	err = s.tx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
+		if err := tx.QueryRow(ctx, sqlInsertNotification, n.UserID, n.Type, n.RelatedID, n.RelatedType, string(b), n.CreatedAt).Scan(&id); err != nil {
+			return err
+		}
+		c := *n
+		c.ID = id
+		return s.appendChanges(ctx, tx, []changelog.Entry{social.NotificationChange(&c)})
+	})
+	if err != nil {
+		return translate(err, nil)
+	}
+	n.ID = id
+	return nil
 }
+
+// sqlInsertNotification inserts one notification and returns its id.
+const sqlInsertNotification = `INSERT INTO notifications (user_id, type, related_id, related_type, data, created_at)
+VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`
 
 // Notifications implements social.NotificationStore.
 func (s *Store) Notifications(ctx context.Context, userID int64, unreadOnly bool, limit, offset int) ([]*social.Notification, error) {

@@ -371,11 +371,305 @@ func testChanges(t *testing.T, newStores func(*testing.T) Stores) {
 			}
 		}
 	})
-}
 
-// keep the imports used while the suite grows.
-var (
-	_ = rand.IntN
-	_ sync.Mutex
-	_ atomic.Int64
-)
+	t.Run("a comment, a reply and the reply's notification are logged with the comment as the list shows it", func(t *testing.T) {
+		se := newSocialEnv(t, newStores)
+		hidden := se.user("hid", 0, 0)
+		if _, err := se.accounts.UpdateProfile(se.ctx, hidden.ID, account.ProfilePatch{ProfileHidden: ptr(true), Nickname: ptr("shy")}); err != nil {
+			t.Fatal(err)
+		}
+		open := se.user("ope", 0, 0)
+		from := se.last()
+		top := se.post(hidden, se.ev.ID, "first!", 0)
+		reply := se.post(open, se.ev.ID, "a reply", top.ID)
+		es := se.since(from)
+		if got := types(es); !slices.Equal(got, []changelog.Type{changelog.Comment, changelog.Comment, changelog.Notification}) {
+			t.Fatalf("entries %v", got)
+		}
+		if es[0].EventID != se.ev.ID || es[0].UserID != 0 || es[0].MarketID != 0 {
+			t.Errorf("comment entry placed at event %d, user %d", es[0].EventID, es[0].UserID)
+		}
+		want(t, es[0], map[string]any{"id": top.ID, "event_id": se.ev.ID, "parent_id": nil, "user_id": hidden.ID, "content": "first!",
+			"likes_count": 0, "dislikes_count": 0, "replies_count": 0, "created_at": changeTime(top.CreatedAt),
+			"user":          map[string]any{"id": hidden.ID, "name": social.AnonymousName, "nickname": "", "profile_hidden": true, "avatar_url": ""},
+			"user_reaction": nil})
+		if f := fields(t, es[0]); f["parent_id"] != nil || f["user_reaction"] != nil {
+			t.Errorf("a top-level comment's entry: parent_id %v, user_reaction %v", f["parent_id"], f["user_reaction"])
+		}
+		want(t, es[1], map[string]any{"id": reply.ID, "event_id": se.ev.ID, "parent_id": top.ID, "user_id": open.ID, "content": "a reply",
+			"likes_count": 0, "dislikes_count": 0, "replies_count": 0, "created_at": changeTime(reply.CreatedAt),
+			"user":          map[string]any{"id": open.ID, "name": open.Name, "nickname": "", "profile_hidden": false, "avatar_url": ""},
+			"user_reaction": nil})
+		ns := se.notifications(hidden)
+		if len(ns) != 1 || es[2].UserID != hidden.ID {
+			t.Fatalf("notifications %+v, entry for user %d", ns, es[2].UserID)
+		}
+		title, msg := ns[0].Render("en")
+		want(t, es[2], map[string]any{"id": ns[0].ID, "user_id": hidden.ID, "type": social.TypeCommentReply, "title": title, "message": msg,
+			"read": false, "created_at": changeTime(ns[0].CreatedAt), "related_id": top.ID, "related_type": social.RelatedComment, "data": ns[0].Data})
+	})
+
+	t.Run("a notification stored on its own is logged for its user", func(t *testing.T) {
+		e := newEnv(t, newStores)
+		notes, ok := e.stores.Markets.(social.NotificationStore)
+		if !ok {
+			t.Skip("this market store keeps no notifications")
+		}
+		u := e.user("sup", 0, 0)
+		from := e.last()
+		n := &social.Notification{UserID: u.ID, Type: social.TypeSupportReply, RelatedID: 4, RelatedType: social.RelatedChat,
+			Data: social.NotificationData{Excerpt: `we "fixed" it`}}
+		if err := notes.CreateNotification(e.ctx, n); err != nil {
+			t.Fatal(err)
+		}
+		es := e.since(from)
+		if len(es) != 1 || es[0].Type != changelog.Notification || es[0].UserID != u.ID {
+			t.Fatalf("entries %+v", es)
+		}
+		title, msg := n.Render("en")
+		want(t, es[0], map[string]any{"id": n.ID, "user_id": u.ID, "type": social.TypeSupportReply, "title": title, "message": msg,
+			"read": false, "created_at": changeTime(n.CreatedAt), "related_id": 4, "related_type": social.RelatedChat, "data": n.Data})
+	})
+
+	t.Run("a credit logs the user's balances with its reason, one entry per user", func(t *testing.T) {
+		e := newEnv(t, newStores)
+		u := e.user("cre", 0, 0)
+		v := e.user("ver", 0, 0)
+		from := e.last()
+		if _, err := e.accounts.Credit(e.ctx, u.ID, 700, false); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.accounts.Credit(e.ctx, u.ID, 300, true); err != nil {
+			t.Fatal(err)
+		}
+		err := e.stores.Accounts.Transfer(e.ctx, []account.Posting{
+			{From: account.UserAccount(u.ID), To: account.UserAccount(v.ID), Amount: 100, Reason: "p2p"},
+			{From: account.UserAccount(u.ID), To: account.UserAccount(v.ID), Amount: 50, Reason: "p2p"},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		es := e.since(from)
+		if got := types(es); !slices.Equal(got, []changelog.Type{changelog.Balance, changelog.Balance, changelog.Balance, changelog.Balance}) {
+			t.Fatalf("entries %v", got)
+		}
+		want(t, es[0], map[string]any{"user_id": u.ID, "balance": 700, "bonus_balance": 0, "total_balance": 700, "reason": "deposit"})
+		want(t, es[1], map[string]any{"user_id": u.ID, "balance": 700, "bonus_balance": 300, "total_balance": 1000, "reason": "deposit"})
+		lo, hi := es[2], es[3]
+		if lo.UserID != u.ID || hi.UserID != v.ID {
+			t.Fatalf("a transfer's entries are for users %d and %d, want %d then %d", lo.UserID, hi.UserID, u.ID, v.ID)
+		}
+		want(t, lo, map[string]any{"user_id": u.ID, "balance": 550, "bonus_balance": 300, "total_balance": 850, "reason": "p2p"})
+		want(t, hi, map[string]any{"user_id": v.ID, "balance": 150, "bonus_balance": 0, "total_balance": 150, "reason": "p2p"})
+
+		from = e.last()
+		err = e.stores.Accounts.Transfer(e.ctx, []account.Posting{{From: account.UserAccount(v.ID), To: account.UserAccount(u.ID), Amount: 1000, Reason: "p2p"}})
+		if !errors.Is(err, account.ErrInsufficientFunds) {
+			t.Fatalf("overdraft: %v", err)
+		}
+		if es := e.since(from); len(es) != 0 {
+			t.Fatalf("a refused transfer logged %v", types(es))
+		}
+	})
+
+	t.Run("a reader pages through the log and resumes after the last entry it saw", func(t *testing.T) {
+		e := newEnv(t, newStores)
+		ev := e.event(e.creator(), 0.02, 10000, 0.5)
+		u := e.user("pag", 50000, 0)
+		from := e.last()
+		for range 5 {
+			if _, err := e.buy(u, ev.Pools[0].Markets[0], market.Yes, 100); err != nil {
+				t.Fatal(err)
+			}
+		}
+		all := e.since(from)
+		if len(all) != 20 {
+			t.Fatalf("%d entries for 5 trades, want 20", len(all))
+		}
+		b, err := e.stores.Changes.ChangeBounds(e.ctx)
+		if err != nil || b.Last != all[19].Seq || b.Gap(from) {
+			t.Fatalf("bounds %+v, %v; last entry %d", b, err, all[19].Seq)
+		}
+		page, err := e.stores.Changes.Changes(e.ctx, all[4].Seq, 3)
+		if err != nil || len(page) != 3 || page[0].Seq != all[5].Seq || page[2].Seq != all[7].Seq {
+			t.Fatalf("3 after %d: %v, %v", all[4].Seq, page, err)
+		}
+		for i := range page {
+			if page[i].Type != all[5+i].Type || string(page[i].Data) != string(all[5+i].Data) || !page[i].At.Equal(all[5+i].At) {
+				t.Errorf("entry %d reads differently the second time: %+v, then %+v", page[i].Seq, all[5+i], page[i])
+			}
+		}
+		if es, err := e.stores.Changes.Changes(e.ctx, b.Last, 10); err != nil || len(es) != 0 {
+			t.Fatalf("after the last: %v, %v", es, err)
+		}
+	})
+
+	t.Run("pruning drops the entries made before a time, oldest first, and the bounds say so", func(t *testing.T) {
+		e := newEnv(t, newStores)
+		ev := e.event(e.creator(), 0.02, 10000, 0.5)
+		u := e.user("pru", 50000, 0)
+		trade := func() {
+			if _, err := e.buy(u, ev.Pools[0].Markets[0], market.Yes, 100); err != nil {
+				t.Fatal(err)
+			}
+		}
+		trade()
+		trade()
+		old := e.last()
+		// The entries before cut were made before it, those after at or
+		// after it: the store's clock reads microseconds.
+		time.Sleep(2 * time.Millisecond)
+		cut := time.Now()
+		time.Sleep(2 * time.Millisecond)
+		trade()
+		n, err := e.stores.Changes.PruneChanges(e.ctx, cut)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if int64(n) != old {
+			t.Fatalf("pruned %d entries, want the %d made before the cut", n, old)
+		}
+		b, err := e.stores.Changes.ChangeBounds(e.ctx)
+		if err != nil || b.Pruned != old || b.Last != old+4 {
+			t.Fatalf("bounds %+v, %v; want pruned %d, last %d", b, err, old, old+4)
+		}
+		if !b.Gap(old-1) || b.Gap(old) {
+			t.Errorf("Gap(%d) = %v, Gap(%d) = %v", old-1, b.Gap(old-1), old, b.Gap(old))
+		}
+		es, err := e.stores.Changes.Changes(e.ctx, 0, 100)
+		if err != nil || len(es) != 4 || es[0].Seq != old+1 {
+			t.Fatalf("left %v, %v", es, err)
+		}
+		if n, err := e.stores.Changes.PruneChanges(e.ctx, cut); err != nil || n != 0 {
+			t.Fatalf("pruning again: %d, %v", n, err)
+		}
+		err = e.stores.Changes.ChangeFeed().Follow(e.ctx, 1, func([]changelog.Entry) error { return nil })
+		var pe *changelog.PrunedError
+		if !errors.As(err, &pe) || pe.Pruned != old {
+			t.Fatalf("following from 1: %v, want pruned through %d", err, old)
+		}
+		if n, err := e.stores.Changes.PruneChanges(e.ctx, time.Now().Add(time.Hour)); err != nil || n != 4 {
+			t.Fatalf("pruning the rest: %d, %v", n, err)
+		}
+		trade()
+		b, _ = e.stores.Changes.ChangeBounds(e.ctx)
+		if b.Pruned != old+4 || b.Last != old+8 {
+			t.Fatalf("bounds after pruning all and trading: %+v", b)
+		}
+	})
+
+	t.Run("a follower of the feed gets a trade's entries as they commit", func(t *testing.T) {
+		e := newEnv(t, newStores)
+		ev := e.event(e.creator(), 0.02, 10000, 0.5)
+		u := e.user("fol", 5000, 0)
+		from := e.last()
+		ctx, cancel := context.WithTimeout(e.ctx, 30*time.Second)
+		defer cancel()
+		got := make(chan []changelog.Entry, 10)
+		go func() {
+			_ = e.stores.Changes.ChangeFeed().Follow(ctx, from, func(es []changelog.Entry) error {
+				got <- es
+				return nil
+			})
+		}()
+		if _, err := e.buy(u, ev.Pools[0].Markets[0], market.Yes, 300); err != nil {
+			t.Fatal(err)
+		}
+		var seen []changelog.Entry
+		for len(seen) < 4 {
+			select {
+			case es := <-got:
+				seen = append(seen, es...)
+			case <-ctx.Done():
+				t.Fatalf("the follower got %v", types(seen))
+			}
+		}
+		if seen[0].Seq != from+1 || seen[0].Type != changelog.Trade || len(seen) != 4 {
+			t.Fatalf("the follower got %v from %d", types(seen), seen[0].Seq)
+		}
+	})
+
+	t.Run("concurrent trades on many markets: a reader never finds an entry below one it has passed", func(t *testing.T) {
+		e := newEnv(t, newStores)
+		const markets, each = 6, 15
+		ev := e.event(e.creator(), 0.02, 20000, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5)
+		users := make([]*account.User, markets)
+		for i := range users {
+			users[i] = e.user("c"+itoa(i), 100000, 0)
+		}
+		from := e.last()
+		done := make(chan struct{})
+		var wg sync.WaitGroup
+		var traded atomic.Int64
+		for i := range markets {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				rng := rand.New(rand.NewPCG(uint64(i), 3))
+				for range each {
+					side := market.Side(rng.IntN(2))
+					if _, err := e.buy(users[i], ev.Pools[0].Markets[i], side, 50+rng.Int64N(300)); err != nil {
+						t.Error(err)
+						return
+					}
+					traded.Add(1)
+				}
+			}()
+		}
+		go func() { wg.Wait(); close(done) }()
+		// The reader polls all along, as a stream does, and checks that
+		// every read starts right after where it stood.
+		after := from
+		var seen []int64
+		read := func() {
+			for {
+				es, err := e.stores.Changes.Changes(e.ctx, after, 25)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, en := range es {
+					if en.Seq != after+1 {
+						t.Fatalf("after reading through %d the reader found %d: an entry committed below one it had passed, or a hole", after, en.Seq)
+					}
+					after = en.Seq
+					seen = append(seen, en.Seq)
+				}
+				if len(es) < 25 {
+					return
+				}
+			}
+		}
+		for running := true; running; {
+			select {
+			case <-done:
+				running = false
+			default:
+			}
+			read()
+		}
+		read()
+		if traded.Load() != markets*each {
+			t.Fatalf("%d trades went through, want %d", traded.Load(), markets*each)
+		}
+		last := e.last()
+		if int64(len(seen)) != last-from || len(seen) != 4*markets*each {
+			t.Fatalf("the reader saw %d entries, the log holds %d after %d, %d trades make %d", len(seen), last-from, from, markets*each, 4*markets*each)
+		}
+		full := e.since(from)
+		if len(full) != len(seen) {
+			t.Fatalf("the log holds %d entries, the reader saw %d", len(full), len(seen))
+		}
+		// Each market's trades are in the order they were made.
+		lastTrade := map[int64]int64{}
+		for _, en := range full {
+			if en.Type != changelog.Trade {
+				continue
+			}
+			id, _ := fields(t, en)["trade_id"].(json.Number).Int64()
+			if id <= lastTrade[en.MarketID] {
+				t.Fatalf("market %d: trade %d logged after trade %d", en.MarketID, id, lastTrade[en.MarketID])
+			}
+			lastTrade[en.MarketID] = id
+		}
+	})
+}

@@ -1,0 +1,384 @@
+package postgres
+
+// The change log (migration 00016). A transaction that changes what the
+// log tells of writes its entries in its last statement before COMMIT,
+// which also takes their numbers from the one row of change_log_head:
+// that row's lock orders the commits of every transaction that writes
+// entries, and it is held only from that statement to COMMIT. So an entry
+// committed after another has a larger seq, and a reader that has read
+// everything up to n never later finds a committed entry <= n it did not
+// see. The same transaction NOTIFYs the schema's change channel, which
+// PostgreSQL delivers at COMMIT (WatchChanges wakes the readers).
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/predictkit/predictkit/account"
+	"github.com/predictkit/predictkit/changelog"
+	"github.com/predictkit/predictkit/market"
+)
+
+var _ changelog.Reader = (*Store)(nil)
+
+// changeParams are the arrays of new entries that changeLogCTEs take. An
+// entry's data is head || id || tail, where id is that of the trade
+// (trade_ord) or notification (note_ord) of the same statement with that
+// number, or nothing when both are 0: the money path writes entries whose
+// trade and notification ids are only known once the statement runs.
+var changeParams = []column{
+	{name: "type", typ: "text"},
+	{name: "event_id", typ: "bigint"},
+	{name: "pool_id", typ: "bigint"},
+	{name: "market_id", typ: "bigint"},
+	{name: "user_id", typ: "bigint"},
+	{name: "at", typ: "timestamptz"},
+	{name: "head", typ: "text"},
+	{name: "trade_ord", typ: "bigint"},
+	{name: "note_ord", typ: "bigint"},
+	{name: "tail", typ: "text"},
+}
+
+// changeLogCTEs are the CTEs that append the entries of the arrays of
+// changeParams at parameters $first on: head takes their numbers (none
+// when there are no entries, so that a transaction without entries never
+// waits on the row) and new_changes inserts them. With ids, the statement
+// has CTEs t_ids and n_ids (sqlInsertEffects) for entries to name.
+func changeLogCTEs(first int, ids bool) string {
+	n := "cardinality($" + strconv.Itoa(first) + "::text[])"
+	data := "u.head || u.tail"
+	joins := ""
+	if ids {
+		data = "u.head || COALESCE(ti.id::text, ni.id::text, '') || u.tail"
+		joins = `
+	LEFT JOIN t_ids ti ON ti.ord = u.trade_ord
+	LEFT JOIN n_ids ni ON ni.ord = u.note_ord`
+	}
+	// The row is found by its key: a trade's transaction turns sequential
+	// scans off (sqlTradePlans), and the cost that puts on one would
+	// make PostgreSQL compile the statement (JIT) every time.
+	return `head AS (
+	UPDATE change_log_head SET last = last + ` + n + `
+	WHERE only_row = true AND ` + n + ` > 0
+	RETURNING last - ` + n + ` AS base
+),
+new_changes AS (
+	INSERT INTO change_log (seq, type, event_id, pool_id, market_id, user_id, at, data)
+	SELECT (SELECT base FROM head) + u.ord, u.type, u.event_id, u.pool_id, u.market_id, u.user_id, u.at, (` + data + `)::json
+	FROM ` + unnest(first, changeParams) + `
+		WITH ORDINALITY AS u(` + nameList(changeParams) + `, ord)` + joins + `
+)`
+}
+
+// sqlAppendChanges appends entries whose data is whole: the last
+// statement before COMMIT of a transaction that is not a trade.
+var sqlAppendChanges = `WITH ` + changeLogCTEs(1, false) + `
+SELECT count(*) FROM head`
+
+// sqlNotifyChanges announces new entries on channel $1, at COMMIT.
+const sqlNotifyChanges = `SELECT pg_notify($1, '')`
+
+// changeChannel is the channel a store of schema announces its entries
+// on. A channel name is an identifier, at most 63 bytes: a long schema
+// name is cut, which at worst wakes another schema's readers for nothing.
+func changeChannel(schema string) string {
+	ch := "predictkit_changes"
+	if schema != "" {
+		ch += "_" + schema
+	}
+	if len(ch) > 63 {
+		ch = ch[:63]
+	}
+	return ch
+}
+
+// changeArrays are entries as the arrays of changeParams.
+type changeArrays struct {
+	types                      []string
+	events, pools, mkts, users []int64
+	at                         []time.Time
+	heads, tails               []string
+	tradeOrds, noteOrds        []int64
+}
+
+func (c *changeArrays) len() int { return len(c.types) }
+
+// add appends en, its data cut around the id of trade tradeOrd or
+// notification noteOrd of the statement (see changeParams).
+func (c *changeArrays) add(en changelog.Entry, head, tail string, tradeOrd, noteOrd int64) {
+	c.types = append(c.types, string(en.Type))
+	c.events, c.pools, c.mkts, c.users = append(c.events, en.EventID), append(c.pools, en.PoolID), append(c.mkts, en.MarketID), append(c.users, en.UserID)
+	c.at = append(c.at, dbTime(en.At))
+	c.heads, c.tails = append(c.heads, head), append(c.tails, tail)
+	c.tradeOrds, c.noteOrds = append(c.tradeOrds, tradeOrd), append(c.noteOrds, noteOrd)
+}
+
+func (c *changeArrays) args() []any {
+	// pgx writes a nil slice as NULL; cardinality(NULL) is NULL, not 0.
+	if c.len() == 0 {
+		return []any{[]string{}, []int64{}, []int64{}, []int64{}, []int64{}, []time.Time{}, []string{}, []int64{}, []int64{}, []string{}}
+	}
+	return []any{c.types, c.events, c.pools, c.mkts, c.users, c.at, c.heads, c.tradeOrds, c.noteOrds, c.tails}
+}
+
+// placeholder is the first of the ids that stand for the trades and
+// notifications of a statement while their entries are built: the one
+// numbered n is placeholder + n. No real id comes near it.
+const placeholder = 1 << 62
+
+// changes returns the change log's entries of a trade's writes, built
+// with market.ExecChanges as every store builds them. The ids of the
+// trades and notifications are not known until the statement runs, so
+// the entries are built with placeholders, which the statement replaces
+// (changeParams); they are put back to 0 after.
+func (w *writes) changes(parts []part, before map[account.Ref]int64, at time.Time) changeArrays {
+	for i, te := range w.trades {
+		te.Trade.ID = placeholder + int64(i+1)
+	}
+	for i, n := range w.notes {
+		n.ID = placeholder + int64(i+1)
+	}
+	effs := make([]*market.Effects, len(parts))
+	for i, pt := range parts {
+		effs[i] = pt.eff
+	}
+	es := market.ExecChanges(effs, before, at)
+	for _, te := range w.trades {
+		te.Trade.ID = 0
+	}
+	for _, n := range w.notes {
+		n.ID = 0
+	}
+	var c changeArrays
+	for _, en := range es {
+		switch en.Type {
+		case changelog.Trade, changelog.Price:
+			head, tail, ord := cutPlaceholder(en.Data, `"trade_id":`)
+			c.add(en, head, tail, ord, 0)
+		case changelog.Notification:
+			head, tail, ord := cutPlaceholder(en.Data, `"id":`)
+			c.add(en, head, tail, 0, ord)
+		default:
+			c.add(en, string(en.Data), "", 0, 0)
+		}
+	}
+	return c
+}
+
+// cutPlaceholder finds the placeholder id that key (a JSON object key
+// with its colon) holds in data and returns the data before and after it
+// and its number. A key inside a string of data cannot match: its quotes
+// would be escaped. Data with no such key comes back whole.
+func cutPlaceholder(data []byte, key string) (head, tail string, ord int64) {
+	rest := data
+	for {
+		i := bytes.Index(rest, []byte(key))
+		if i < 0 {
+			return string(data), "", 0
+		}
+		start := len(data) - len(rest) + i + len(key)
+		end := start
+		for end < len(data) && data[end] >= '0' && data[end] <= '9' {
+			end++
+		}
+		if v, err := strconv.ParseInt(string(data[start:end]), 10, 64); err == nil && v > placeholder {
+			return string(data[:start]), string(data[end:]), v - placeholder
+		}
+		rest = data[end:]
+	}
+}
+
+// queueChanges queues what appends es to the change log and announces
+// them on channel: the last statements of a transaction before its
+// COMMIT.
+func queueChanges(b *pgx.Batch, channel string, es []changelog.Entry) {
+	if len(es) == 0 {
+		return
+	}
+	var c changeArrays
+	for _, en := range es {
+		c.add(en, string(en.Data), "", 0, 0)
+	}
+	b.Queue(sqlNotifyChanges, channel)
+	b.Queue(sqlAppendChanges, c.args()...)
+}
+
+// resolvedChanges are the entries of a settlement: one market_resolved
+// per market it resolved, and none per holder.
+func resolvedChanges(effs ...*market.Effects) []changelog.Entry {
+	var out []changelog.Entry
+	for _, eff := range effs {
+		if eff != nil && eff.Market != nil && eff.Market.Resolved {
+			out = append(out, market.ResolvedChange(eff.Market))
+		}
+	}
+	return out
+}
+
+// appendChanges appends es to the change log in transaction tx, as its
+// last statements before COMMIT.
+func (s *Store) appendChanges(ctx context.Context, tx pgx.Tx, es []changelog.Entry) error {
+	b := &pgx.Batch{}
+	queueChanges(b, s.changeChannel, es)
+	if b.Len() == 0 {
+		return nil
+	}
+	return tx.SendBatch(ctx, b).Close()
+}
+
+// Changes returns at most limit entries with a Seq larger than after, in
+// ascending order.
+func (s *Store) Changes(ctx context.Context, after int64, limit int) ([]changelog.Entry, error) {
+	if limit <= 0 {
+		return nil, nil
+	}
+	rows, err := s.pool.Query(ctx, `SELECT seq, type, event_id, pool_id, market_id, user_id, data, at
+FROM change_log WHERE seq > $1 ORDER BY seq LIMIT $2`, after, limit)
+	if err != nil {
+		return nil, translate(err, nil)
+	}
+	defer rows.Close()
+	var out []changelog.Entry
+	for rows.Next() {
+		var en changelog.Entry
+		var typ string
+		var data []byte
+		if err := rows.Scan(&en.Seq, &typ, &en.EventID, &en.PoolID, &en.MarketID, &en.UserID, &data, &en.At); err != nil {
+			return nil, translate(err, nil)
+		}
+		en.Type, en.Data = changelog.Type(typ), data
+		out = append(out, en)
+	}
+	return out, translate(rows.Err(), nil)
+}
+
+// ChangeBounds returns the part of the change log the store holds. It
+// reads both rows without locking them.
+func (s *Store) ChangeBounds(ctx context.Context) (changelog.Bounds, error) {
+	var b changelog.Bounds
+	err := s.pool.QueryRow(ctx, `SELECT (SELECT pruned FROM change_log_pruned), (SELECT last FROM change_log_head)`).Scan(&b.Pruned, &b.Last)
+	return b, translate(err, nil)
+}
+
+// ChangeFeed follows the change log: a Poller woken by every NOTIFY that
+// WatchChanges hears, and every second besides (a wake-up is lost while
+// its connection is down, or when nothing watches).
+func (s *Store) ChangeFeed() changelog.Feed {
+	return &changelog.Poller{Log: s, Woken: s.changed.Wait}
+}
+
+// sqlPruneCut is the last seq of the oldest $2 entries that pruning
+// before $1 deletes: those up to the first made at or after $1, or all of
+// them; NULL for none.
+const sqlPruneCut = `WITH oldest AS (SELECT seq, at FROM change_log ORDER BY seq LIMIT $2),
+stop AS (SELECT min(seq) AS seq FROM oldest WHERE at >= $1)
+SELECT max(o.seq) FROM oldest o, stop WHERE stop.seq IS NULL OR o.seq < stop.seq`
+
+// PruneBatch is the most entries PruneChanges deletes in one transaction.
+const PruneBatch = 10_000
+
+// PruneChanges deletes the entries made before before, oldest first, in
+// transactions of at most PruneBatch entries, and returns how many it
+// deleted. It stops at the first entry made at or after before, so that
+// what remains is always a suffix of the log, and records the last seq
+// it deleted in change_log_pruned, a row no writer touches: pruning never
+// waits on a writer nor holds one up.
+func (s *Store) PruneChanges(ctx context.Context, before time.Time) (int, error) {
+	return s.pruneChanges(ctx, before, PruneBatch)
+}
+
+func (s *Store) pruneChanges(ctx context.Context, before time.Time, batch int) (int, error) {
+	total := 0
+	for {
+		var n int
+		err := s.tx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
+			// The prefix of the oldest batch entries made before before:
+			// up to the first one that is not, if any.
+			var cut *int64
+			if err := tx.QueryRow(ctx, sqlPruneCut, before, batch).Scan(&cut); err != nil {
+				return err
+			}
+			if cut == nil {
+				n = 0
+				return nil
+			}
+			tag, err := tx.Exec(ctx, `DELETE FROM change_log WHERE seq <= $1`, *cut)
+			if err != nil {
+				return err
+			}
+			n = int(tag.RowsAffected())
+			_, err = tx.Exec(ctx, `UPDATE change_log_pruned SET pruned = greatest(pruned, $1)`, *cut)
+			return err
+		})
+		if err != nil {
+			return total, translate(err, nil)
+		}
+		total += n
+		if n < batch {
+			return total, nil
+		}
+	}
+}
+
+// WatchChanges listens on the store's change channel, on a connection of
+// its own outside the pool, and wakes the pollers of ChangeFeed at every
+// announcement, until ctx is done; it then returns nil. live is called
+// with nil once it listens, and with the reason each time the connection
+// is lost; it reconnects on its own, waiting 100 ms at first and up to 5 s
+// between attempts, and wakes the pollers each time it is back, for what
+// committed meanwhile.
+func (s *Store) WatchChanges(ctx context.Context, live func(error)) error {
+	wait := 100 * time.Millisecond
+	for {
+		err := s.watchChanges(ctx, func() { wait = 100 * time.Millisecond; live(nil) })
+		if ctx.Err() != nil {
+			live(ctx.Err())
+			return nil
+		}
+		live(err)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 5*time.Second)
+	}
+}
+
+func (s *Store) watchChanges(ctx context.Context, listening func()) error {
+	cc := s.pool.Config().ConnConfig
+	if cc.RuntimeParams == nil {
+		cc.RuntimeParams = map[string]string{}
+	}
+	cc.RuntimeParams["application_name"] = strings.TrimSpace("predictkit changes " + s.schema)
+	conn, err := pgx.ConnectConfig(ctx, cc)
+	if err != nil {
+		return fmt.Errorf("postgres: changes: connect: %w", err)
+	}
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = conn.Close(ctx)
+	}()
+	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{s.changeChannel}.Sanitize()); err != nil {
+		return fmt.Errorf("postgres: changes: listen: %w", err)
+	}
+	listening()
+	s.changed.Notify()
+	for {
+		if _, err := conn.WaitForNotification(ctx); err != nil {
+			if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+				return err
+			}
+			return fmt.Errorf("postgres: changes: %w", err)
+		}
+		s.changed.Notify()
+	}
+}

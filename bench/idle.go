@@ -204,7 +204,7 @@ func runIdle(ctx context.Context, a *api, cfg Config, fx *fixture, target *strea
 	ss.close()
 	for _, s := range ss.subs {
 		ir.Messages += s.t.messages
-		ir.Pings += s.pings
+		ir.Comments += s.comments
 	}
 	if n := float64(ss.connected); n > 0 {
 		ir.HeapPerConnection = (after.HeapInuse - before.HeapInuse) / n

@@ -129,10 +129,11 @@ type DeliveryReport struct {
 	ReconnectErrors map[string]int64 `json:"reconnect_errors,omitempty"`
 	Resets          int64            `json:"resets"`
 	// Messages counts every event received; TradeMessages the trades
-	// among them; Pings the comment lines.
+	// among them; Comments the comment lines (the stream's opening line
+	// and its pings).
 	Messages      int64 `json:"messages"`
 	TradeMessages int64 `json:"trade_messages"`
-	Pings         int64 `json:"pings"`
+	Comments      int64 `json:"comments"`
 	// Deliveries counts trade messages received in the measured window;
 	// DeliveriesPerSecond is Deliveries over its length.
 	Deliveries          int64   `json:"deliveries"`
@@ -218,9 +219,9 @@ type IdleReport struct {
 	// BenchPerConnection is what a connection cost the bench itself (Go
 	// heap and stacks after a collection).
 	BenchPerConnection float64 `json:"bench_bytes_per_connection"`
-	// Messages and Pings count what the idle connections received.
+	// Messages and Comments count what the idle connections received.
 	Messages int64 `json:"messages"`
-	Pings    int64 `json:"pings"`
+	Comments int64 `json:"comments"`
 }
 
 // streamConfig checks the stream settings; c has its defaults.
@@ -730,7 +731,7 @@ func deliver(ctx context.Context, a *api, cfg Config, fx *fixture, target *strea
 			continue
 		}
 		run.settle(s)
-		dr.Pings += s.pings
+		dr.Comments += s.comments
 		dr.Reconnects += s.reconnects
 		dr.Deliveries += s.inWindow
 		for k, n := range s.failures {

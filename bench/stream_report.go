@@ -36,8 +36,8 @@ func (d *DeliveryReport) writeText(b *strings.Builder) error {
 	if len(d.ReconnectErrors) > 0 {
 		fmt.Fprintf(b, "stream: failed reconnections %s\n", counts2text(d.ReconnectErrors))
 	}
-	fmt.Fprintf(b, "stream: %.0f deliveries/s in the measured window (%d trade messages); %d messages in all, %d pings\n",
-		d.DeliveriesPerSecond, d.Deliveries, d.Messages, d.Pings)
+	fmt.Fprintf(b, "stream: %.0f deliveries/s in the measured window (%d trade messages); %d messages in all, %d comment lines (opening, pings)\n",
+		d.DeliveriesPerSecond, d.Deliveries, d.Messages, d.Comments)
 	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "delivery latency    \tdeliveries\tmean ms\tp50 ms\tp95 ms\tp99 ms\tp99.9 ms\tmax ms\t")
 	for _, row := range []struct {
@@ -99,9 +99,9 @@ func (w *SweepReport) writeText(b *strings.Builder) error {
 }
 
 func (ir *IdleReport) writeText(b *strings.Builder) error {
-	fmt.Fprintf(b, "idle: %d of %d connections open in %v (answer p50 %s ms, p99 %s ms), held %v; %d messages, %d pings received\n",
+	fmt.Fprintf(b, "idle: %d of %d connections open in %v (answer p50 %s ms, p99 %s ms), held %v; %d messages, %d comment lines (opening, pings) received\n",
 		ir.Connected, ir.Connections, ir.Opening.Round(time.Millisecond), ms(ir.ConnectLatency.P50), ms(ir.ConnectLatency.P99),
-		ir.Held.Round(time.Millisecond), ir.Messages, ir.Pings)
+		ir.Held.Round(time.Millisecond), ir.Messages, ir.Comments)
 	if len(ir.ConnectErrors) > 0 {
 		fmt.Fprintf(b, "idle: connect errors %s, first: %s\n", counts2text(ir.ConnectErrors), ir.ConnectSample)
 		tooMany(b, ir.ConnectErrors)

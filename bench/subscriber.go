@@ -137,8 +137,8 @@ type subscriber struct {
 	// distinct is the number of trades delivered, read by the runner
 	// while the subscriber runs.
 	distinct atomic.Int64
-	// pings counts comment lines over every connection.
-	pings int64
+	// comments counts comment lines (pings) over every connection.
+	comments int64
 	// reconnects counts the connections after the first; failures the
 	// connection attempts that failed, by kind.
 	reconnects int64
@@ -243,7 +243,7 @@ func (s *subscriber) run(ctx context.Context, target *streamTarget, timeout time
 			}
 			h.event(s, ev, time.Now())
 		}
-		s.pings += events.comments
+		s.comments += events.comments
 		conn.Close()
 		if s.isStopped() || ctx.Err() != nil {
 			return

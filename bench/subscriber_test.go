@@ -109,8 +109,8 @@ func TestSubscriberResumesWithLastEventIDAfterADrop(t *testing.T) {
 				if len(resumed) < 2 || resumed[0] != "" || resumed[1] != "3" {
 					t.Errorf("Last-Event-ID of each connection %q, want none then 3", resumed)
 				}
-				if s.reconnects != 1 || s.pings != 1 {
-					t.Errorf("%d reconnects, %d pings; want 1 and 1", s.reconnects, s.pings)
+				if s.reconnects != 1 || s.comments != 1 {
+					t.Errorf("%d reconnects, %d comment lines; want 1 and 1", s.reconnects, s.comments)
 				}
 				if s.t.duplicates != 0 || s.t.outOfOrder != 0 || s.t.messages != 5 {
 					t.Errorf("tally %+v", s.t)

@@ -224,7 +224,7 @@ type IdleReport struct {
 	Comments int64 `json:"comments"`
 }
 
-// streamConfig checks the stream settings; c has its defaults.
+// validateStream checks the stream settings; c has its defaults.
 func (c Config) validateStream() []error {
 	var errs []error
 	switch c.StreamMode {

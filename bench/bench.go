@@ -11,7 +11,10 @@
 //     alone and in a 40/30/30 mix, beside /healthz alone;
 //   - partner: partner bets with fresh client_bet_ids, a share of them
 //     repeated at once as duplicate retries whose answers must be
-//     identical.
+//     identical;
+//   - stream: subscribers follow one market's live stream while trades
+//     are made on it at a set rate; every trade must reach every
+//     subscriber once and in order (see StreamModes for its modes).
 //
 // A run is closed-loop (Clients concurrent clients, each sending its next
 // request when the previous one is answered) or open-loop (Rate requests
@@ -40,7 +43,7 @@ type Config struct {
 	// AdminToken is the server's operator token (PREDICTKIT_ADMIN_TOKEN);
 	// required, for the setup and the audit.
 	AdminToken string
-	// Scenario is hot, spread, read or partner; default hot.
+	// Scenario is hot, spread, read, partner or stream; default hot.
 	Scenario string
 	// Clients is the number of concurrent clients; default 64.
 	Clients int
@@ -51,7 +54,9 @@ type Config struct {
 	// negative value means none.
 	Warmup time.Duration
 	// Rate, when positive, makes the run open-loop: Rate requests per
-	// second over all clients, at fixed intervals. Zero is closed-loop.
+	// second over all clients, at fixed intervals. Zero is closed-loop,
+	// except for stream, which always trades in an open loop (default
+	// 100 trades a second).
 	Rate float64
 	// Users is the number of users (trading scenarios and read) or of
 	// partner sub-accounts (partner); default Clients.
@@ -65,6 +70,23 @@ type Config struct {
 	// Timeout bounds each request; default 30s. A request that times out
 	// is a transport error.
 	Timeout time.Duration
+	// StreamMode is the stream scenario's mode: deliver (default), idle
+	// or sweep (see StreamModes).
+	StreamMode string
+	// Subscribers is the number of stream clients; default 1,000, or
+	// 10,000 in the idle mode.
+	Subscribers int
+	// Drain bounds the wait, after the trading, for every subscriber to
+	// have every trade; default 5s.
+	Drain time.Duration
+	// SweepRaise is what a sweep raises, "rate" (default) or
+	// "subscribers", by SweepFactor (default 1.5) a step, for at most
+	// SweepSteps steps (default 10) until the delivery latency's p99
+	// passes SweepP99 (default 100ms).
+	SweepRaise  string
+	SweepFactor float64
+	SweepSteps  int
+	SweepP99    time.Duration
 	// Transport, when set, sends the requests through net/http with this
 	// transport instead of the built-in fasthttp client (keep-alive,
 	// Clients connections to the server), which costs the load generator
@@ -78,6 +100,7 @@ var Scenarios = []struct{ Name, About string }{
 	{"spread", "every request buys or sells on a random market of many"},
 	{"read", "/healthz, pool, latest trades and auth/me alone, then a 40/30/30 mix of the three"},
 	{"partner", "partner bets with fresh client_bet_ids; some repeated at once as duplicate retries"},
+	{"stream", "subscribers follow one market's live stream while trades are made on it at a set rate"},
 }
 
 // withDefaults returns c with its defaults filled in.
@@ -105,7 +128,7 @@ func (c Config) withDefaults() Config {
 		c.Users = c.Clients
 	}
 	switch {
-	case c.Scenario == "hot":
+	case c.Scenario == "hot", c.Scenario == "stream":
 		c.Markets = 1
 	case c.Markets != 0:
 	case c.Scenario == "spread":
@@ -118,6 +141,41 @@ func (c Config) withDefaults() Config {
 	if c.Timeout == 0 {
 		c.Timeout = 30 * time.Second
 	}
+	if c.Scenario == "stream" {
+		c = c.streamDefaults()
+	}
+	return c
+}
+
+// streamDefaults fills in the stream scenario's settings.
+func (c Config) streamDefaults() Config {
+	if c.StreamMode == "" {
+		c.StreamMode = streamDeliver
+	}
+	if c.Rate == 0 {
+		c.Rate = 100
+	}
+	if c.Subscribers == 0 {
+		c.Subscribers = 1000
+		if c.StreamMode == streamIdle {
+			c.Subscribers = 10_000
+		}
+	}
+	if c.Drain == 0 {
+		c.Drain = 5 * time.Second
+	}
+	if c.SweepRaise == "" {
+		c.SweepRaise = "rate"
+	}
+	if c.SweepFactor == 0 {
+		c.SweepFactor = 1.5
+	}
+	if c.SweepSteps == 0 {
+		c.SweepSteps = 10
+	}
+	if c.SweepP99 == 0 {
+		c.SweepP99 = 100 * time.Millisecond
+	}
 	return c
 }
 
@@ -125,7 +183,10 @@ func (c Config) withDefaults() Config {
 func (c Config) validate() error {
 	var errs []error
 	if _, ok := scenarios[c.Scenario]; !ok {
-		errs = append(errs, fmt.Errorf("scenario %q: must be hot, spread, read or partner", c.Scenario))
+		errs = append(errs, fmt.Errorf("scenario %q: must be hot, spread, read, partner or stream", c.Scenario))
+	}
+	if c.Scenario == "stream" {
+		errs = append(errs, c.validateStream()...)
 	}
 	if !strings.HasPrefix(c.URL, "http://") && !strings.HasPrefix(c.URL, "https://") {
 		errs = append(errs, fmt.Errorf("url %q: must start with http:// or https://", c.URL))
@@ -155,8 +216,8 @@ func (c Config) validate() error {
 }
 
 // ErrSetup wraps every error of the preparation: the server is unreachable,
-// the admin token is wrong, or the server refused to create what the
-// scenario needs.
+// the admin token is wrong, or the server refused to create (or, for the
+// stream, to serve) what the scenario needs.
 var ErrSetup = errors.New("bench: setup")
 
 // Run prepares the scenario on the server at cfg.URL, runs it and audits
@@ -191,6 +252,9 @@ func Run(ctx context.Context, cfg Config, progress io.Writer) (*Report, error) {
 	if cfg.Rate > 0 {
 		rep.Mode = "open"
 	}
+	if cfg.StreamMode == streamIdle {
+		rep.Mode, rep.Rate = "idle", 0
+	}
 
 	began := time.Now()
 	fx, err := prepare(ctx, api, cfg, sc, progress)
@@ -204,7 +268,20 @@ func Run(ctx context.Context, cfg Config, progress io.Writer) (*Report, error) {
 	rep.Setup = time.Since(began)
 	fmt.Fprintf(progress, "bench: setup done in %v\n", rep.Setup.Round(time.Millisecond))
 
-	phases := sc.phases(fx, cfg)
+	if sc.run != nil {
+		// Its errors are those of a setup: what the scenario needs (a
+		// stream that answers, a probe trade) was refused.
+		if err := sc.run(ctx, api, cfg, fx, rep, progress); err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return nil, fmt.Errorf("%w: %w", ErrSetup, err)
+		}
+	}
+	var phases []phase
+	if sc.phases != nil {
+		phases = sc.phases(fx, cfg)
+	}
 	var total float64
 	for _, ph := range phases {
 		total += ph.share

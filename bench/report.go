@@ -17,7 +17,7 @@ type Report struct {
 	Scenario string        `json:"scenario"`
 	URL      string        `json:"url"`
 	RunID    string        `json:"run_id"`
-	Mode     string        `json:"mode"` // "closed" or "open" (loop)
+	Mode     string        `json:"mode"` // "closed" or "open" (loop), "idle" (stream idle)
 	Clients  int           `json:"clients"`
 	Rate     float64       `json:"rate,omitempty"` // requests per second, open loop
 	Users    int           `json:"users"`
@@ -32,6 +32,8 @@ type Report struct {
 	Phases []PhaseReport `json:"phases"`
 	// Partner counts the partner scenario's bets and repeats.
 	Partner *PartnerReport `json:"partner,omitempty"`
+	// Stream is the stream scenario's check and measurements.
+	Stream *StreamReport `json:"stream,omitempty"`
 	// Audit is the ledger audit after the run.
 	Audit Audit `json:"audit"`
 }
@@ -105,10 +107,31 @@ func (p *PartnerReport) add(c counts) {
 	p.Mismatched += c.mismatched
 }
 
-// OK reports whether the run found the server sound: the audit passed
-// and no duplicate retry was answered differently from its original.
+// OK reports whether the run found the server sound: the audit passed,
+// no duplicate retry was answered differently from its original, and
+// every stream subscriber connected and got every trade once, in order.
 func (r *Report) OK() bool {
-	return r.Audit.OK && (r.Partner == nil || r.Partner.Mismatched == 0)
+	return r.Audit.OK && (r.Partner == nil || r.Partner.Mismatched == 0) && r.Stream.sound()
+}
+
+// sound reports whether the stream's checks found no fault (true when
+// there is no stream).
+func (s *StreamReport) sound() bool {
+	switch {
+	case s == nil:
+		return true
+	case s.Delivery != nil:
+		return s.Delivery.Sound()
+	case s.Sweep != nil:
+		for _, st := range s.Sweep.Steps {
+			if !st.Delivery.Sound() {
+				return false
+			}
+		}
+	case s.Idle != nil:
+		return s.Idle.Connected == s.Idle.Connections
+	}
+	return true
 }
 
 // Errors returns the number of errors over every phase.
@@ -137,7 +160,12 @@ func (r *Report) WriteText(w io.Writer) error {
 		}
 	}
 	load := fmt.Sprintf("closed loop, %d clients", r.Clients)
-	if r.Mode == "open" {
+	switch {
+	case r.Mode == "idle":
+		load = "none: idle connections"
+	case r.Mode == "open" && r.Stream != nil && r.Stream.Sweep != nil:
+		load = fmt.Sprintf("open loop from %g trades/s, from up to %d clients; a trade's latency counts from when it was due", r.Rate, r.Clients)
+	case r.Mode == "open":
 		load = fmt.Sprintf("open loop, %g requests/s from up to %d clients; latency counts from when a request was due", r.Rate, r.Clients)
 	}
 	var b strings.Builder
@@ -145,13 +173,26 @@ func (r *Report) WriteText(w io.Writer) error {
 	fmt.Fprintf(&b, "server: %s\n", r.URL)
 	fmt.Fprintf(&b, "run: %s (seed %d)\n", r.RunID, r.Seed)
 	fmt.Fprintf(&b, "load: %s\n", load)
-	if r.Scenario == "partner" {
+	switch {
+	case r.Scenario == "partner":
 		fmt.Fprintf(&b, "partner sub-accounts: %d, markets: %d\n", r.Users, r.Markets)
-	} else {
+	case r.Stream != nil:
+		fmt.Fprintf(&b, "users: %d, markets: %d, stream mode: %s, topics: %s\n", r.Users, r.Markets, r.Stream.Mode, r.Stream.Topics)
+	default:
 		fmt.Fprintf(&b, "users: %d, markets: %d\n", r.Users, r.Markets)
 	}
-	fmt.Fprintf(&b, "duration: %v measured, after %v of warm-up per phase\n", r.Duration, r.Warmup)
+	switch {
+	case r.Mode == "idle":
+		fmt.Fprintf(&b, "duration: the connections held at least %v\n", r.Duration)
+	case r.Stream != nil && r.Stream.Sweep != nil:
+		fmt.Fprintf(&b, "duration: %v measured a step, after %v of warm-up\n", r.Duration, r.Warmup)
+	default:
+		fmt.Fprintf(&b, "duration: %v measured, after %v of warm-up per phase\n", r.Duration, r.Warmup)
+	}
 	fmt.Fprintf(&b, "setup: %v\n\n", r.Setup.Round(time.Millisecond))
+	if len(r.Phases) == 0 {
+		return r.writeTail(w, &b)
+	}
 
 	relative := slices.ContainsFunc(r.Phases, func(p PhaseReport) bool { return p.PercentOfHealthz > 0 })
 	// Names align left (padded here), figures right (by tabwriter).
@@ -191,36 +232,47 @@ func (r *Report) WriteText(w io.Writer) error {
 		return err
 	}
 	b.WriteString("\n")
+	return r.writeTail(w, &b)
+}
+
+// writeTail writes what follows the table (or stands for it): trades,
+// the scenario's own figures, errors, the audit.
+func (r *Report) writeTail(w io.Writer, b *strings.Builder) error {
 	for _, p := range r.Phases {
 		if p.Trades > 0 {
-			fmt.Fprintf(&b, "trades (%s): %d, %.1f trades/s\n", p.Name, p.Trades, p.TradesPerSecond)
+			fmt.Fprintf(b, "trades (%s): %d, %.1f trades/s\n", p.Name, p.Trades, p.TradesPerSecond)
 		}
 		if p.Unsent > 0 {
-			fmt.Fprintf(&b, "unsent (%s): %d requests fell due but were never sent, every client being busy: the rate was not reached\n", p.Name, p.Unsent)
+			fmt.Fprintf(b, "unsent (%s): %d requests fell due but were never sent, every client being busy: the rate was not reached\n", p.Name, p.Unsent)
 		}
 	}
 	if r.Partner != nil {
-		fmt.Fprintf(&b, "partner: %d bets executed; %d duplicate retries sent, %d replayed identically, %d mismatched\n",
+		fmt.Fprintf(b, "partner: %d bets executed; %d duplicate retries sent, %d replayed identically, %d mismatched\n",
 			r.Partner.Executed, r.Partner.Repeats, r.Partner.Replayed, r.Partner.Mismatched)
+	}
+	if r.Stream != nil {
+		if err := r.Stream.writeText(b); err != nil {
+			return err
+		}
 	}
 	if r.Errors() == 0 {
 		b.WriteString("errors: none\n")
 	} else {
 		for _, p := range r.Phases {
 			for _, k := range slices.Sorted(maps.Keys(p.Errors)) {
-				fmt.Fprintf(&b, "errors (%s): %s × %d, first: %s\n", p.Name, k, p.Errors[k], p.ErrorSamples[k])
+				fmt.Fprintf(b, "errors (%s): %s × %d, first: %s\n", p.Name, k, p.Errors[k], p.ErrorSamples[k])
 			}
 		}
 	}
 	switch {
 	case r.Audit.Error != "":
-		fmt.Fprintf(&b, "audit: FAILED to run: %s\n", r.Audit.Error)
+		fmt.Fprintf(b, "audit: FAILED to run: %s\n", r.Audit.Error)
 	case r.Audit.OK:
-		fmt.Fprintf(&b, "audit: ok (sum %d, %d accounts, %d postings)\n", r.Audit.Sum, r.Audit.Accounts, r.Audit.Postings)
+		fmt.Fprintf(b, "audit: ok (sum %d, %d accounts, %d postings)\n", r.Audit.Sum, r.Audit.Accounts, r.Audit.Postings)
 	default:
-		fmt.Fprintf(&b, "audit: NOT OK (sum %d, %d accounts, %d postings)\n", r.Audit.Sum, r.Audit.Accounts, r.Audit.Postings)
+		fmt.Fprintf(b, "audit: NOT OK (sum %d, %d accounts, %d postings)\n", r.Audit.Sum, r.Audit.Accounts, r.Audit.Postings)
 		for _, p := range append(slices.Clone(r.Audit.Problems), r.Audit.EscrowProblems...) {
-			fmt.Fprintf(&b, "  problem: %s\n", p)
+			fmt.Fprintf(b, "  problem: %s\n", p)
 		}
 	}
 	_, err := io.WriteString(w, b.String())

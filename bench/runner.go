@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"io"
 	"math/rand/v2"
 	"strconv"
 	"sync"
@@ -16,6 +17,9 @@ type scenario struct {
 	prepare func(ctx context.Context, a *api, cfg Config, fx *fixture) error
 	// phases lists the phases to run, in order.
 	phases func(fx *fixture, cfg Config) []phase
+	// run, when set, runs a scenario that is more than phases (stream):
+	// it adds its phases and figures to rep.
+	run func(ctx context.Context, a *api, cfg Config, fx *fixture, rep *Report, progress io.Writer) error
 }
 
 var scenarios = map[string]scenario{
@@ -23,6 +27,7 @@ var scenarios = map[string]scenario{
 	"spread":  {phases: tradePhases},
 	"read":    {prepare: prepareRead, phases: readPhases},
 	"partner": {prepare: preparePartner, phases: partnerPhases},
+	"stream":  {run: runStream},
 }
 
 // A phase is a load run for its share of the duration: every client calls

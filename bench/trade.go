@@ -58,6 +58,9 @@ type trader struct {
 	users   []user
 	markets []int64
 	n       int
+	// observe, when set, is called with every buy's and sell's status
+	// (0 for a transport error) and body as soon as it is answered.
+	observe func(s *session, status int, body []byte)
 
 	held   []holding
 	shares []int64
@@ -84,6 +87,9 @@ func (t *trader) buy(ctx context.Context, s *session) {
 		method: http.MethodPost, path: "/api/v1/markets/" + itoa(h.market) + "/buy",
 		auth: t.users[h.user].auth, body: []byte(body),
 	})
+	if t.observe != nil {
+		t.observe(s, status, resp)
+	}
 	if status != http.StatusOK {
 		return
 	}
@@ -103,10 +109,13 @@ func (t *trader) sell(ctx context.Context, s *session) {
 	h, have := t.held[k], t.shares[k]
 	shares := 1 + s.rng.Int64N(have)
 	body := `{"side":"` + h.side + `","shares":` + strconv.FormatInt(shares, 10) + `}`
-	status, _, _ := s.do(ctx, epSell, request{
+	status, resp, _ := s.do(ctx, epSell, request{
 		method: http.MethodPost, path: "/api/v1/markets/" + itoa(h.market) + "/sell",
 		auth: t.users[h.user].auth, body: []byte(body),
 	})
+	if t.observe != nil {
+		t.observe(s, status, resp)
+	}
 	switch status {
 	case http.StatusOK:
 		s.count(func(c *counts) { c.trades++ })

@@ -20,6 +20,9 @@ func TestBenchCommandLine(t *testing.T) {
 		says string
 	}{
 		{"bench -h lists the scenarios and exits 0", []string{"bench", "-h"}, 0, "partner"},
+		{"bench -h lists the stream modes", []string{"bench", "-h"}, 0, "-stream-mode"},
+		{"an unknown stream mode exits 2", []string{"bench", "-admin-token", "x", "-scenario", "stream", "-stream-mode", "loud"}, 2, `stream mode "loud"`},
+		{"negative subscribers exit 2", []string{"bench", "-scenario", "stream", "-subscribers", "-1"}, 2, "-subscribers"},
 		{"an unknown flag exits 2", []string{"bench", "-nope"}, 2, "nope"},
 		{"a stray argument exits 2", []string{"bench", "extra"}, 2, "unexpected arguments"},
 		{"an unknown scenario exits 2", []string{"bench", "-admin-token", "x", "-scenario", "cold"}, 2, `scenario "cold"`},

@@ -128,6 +128,11 @@ type Config struct {
 	// how far back a live stream can resume: older ones are pruned every
 	// minute.
 	StreamRetention time.Duration
+	// StreamNATSURL, when set, carries the change log over NATS
+	// JetStream: every server runs a relay (one publishes at a time, the
+	// others wait) and follows the JetStream stream instead of polling
+	// the database on each commit.
+	StreamNATSURL string
 
 	// Store, when set, is used instead of the one DatabaseURL selects; the
 	// caller owns it (the server does not close it). Tests use it.
@@ -547,6 +552,7 @@ func settings() []setting {
 				c.StreamRetention = d
 				return nil
 			}},
+		secret(stringSetting("stream-nats-url", "PREDICTKIT_STREAM_NATS_URL", "NATS server with JetStream to carry the change log between servers (nats://host:4222); empty: PostgreSQL LISTEN/NOTIFY", func(c *Config) *string { return &c.StreamNATSURL })),
 		{flag: "trusted-proxies", env: "PREDICTKIT_TRUSTED_PROXIES", help: "comma-separated IPs or CIDRs of proxies whose X-Forwarded-For is trusted",
 			get: func(c *Config) string { return strings.Join(c.TrustedProxies, ",") },
 			set: func(c *Config, v string) error {

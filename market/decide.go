@@ -1073,24 +1073,13 @@ func DecidePoolSettlement(sts []*State, ps PoolSettlement) ([]*Effects, error) {
 	if len(sts) < 2 {
 		return nil, fmt.Errorf("market: an exclusive pool of %d markets", len(sts))
 	}
-	escrow := account.EscrowAccount(sts[0].Market.ID)
-	settle := make([]Settlement, len(sts))
-	won := ps.Void
+	ms := make([]*Market, len(sts))
 	for i, st := range sts {
-		if st.Market == nil || !st.Market.Exclusive || st.Market.PoolID != sts[0].Market.PoolID || i > 0 && st.Market.ID <= sts[i-1].Market.ID {
-			return nil, fmt.Errorf("market: a pool settlement needs the markets of one exclusive pool in id order")
-		}
-		s := Settlement{Won: No, Void: ps.Void, By: ps.By, Escrow: escrow, Keep: i < len(sts)-1}
-		if !ps.Void && st.Market.ID == ps.Winner {
-			s.Won, won = Yes, true
-		}
-		if err := s.Begin(st.Market); err != nil {
-			return nil, err
-		}
-		settle[i] = s
+		ms[i] = st.Market
 	}
-	if !won {
-		return nil, fmt.Errorf("market: market %d is not in pool %d", ps.Winner, sts[0].Market.PoolID)
+	settle, err := ps.Plan(ms)
+	if err != nil {
+		return nil, err
 	}
 	balances := maps.Clone(sts[0].Balances)
 	effs := make([]*Effects, len(sts))
@@ -1107,4 +1096,36 @@ func DecidePoolSettlement(sts []*State, ps PoolSettlement) ([]*Effects, error) {
 		effs[i] = eff
 	}
 	return effs, nil
+}
+
+// Plan returns the Settlement of each of ms, the markets of one exclusive
+// pool in ascending id order as locked, that settle the pool as ps says,
+// in that order: each pays from the pool's escrow (its first market's),
+// and all but the last leave what is left in it there. ErrResolved if any
+// market of the pool was resolved (a pool resolves whole, so that means
+// all of them were).
+func (ps PoolSettlement) Plan(ms []*Market) ([]Settlement, error) {
+	if len(ms) < 2 {
+		return nil, fmt.Errorf("market: an exclusive pool of %d markets", len(ms))
+	}
+	escrow := account.EscrowAccount(ms[0].ID)
+	settle := make([]Settlement, len(ms))
+	won := ps.Void
+	for i, m := range ms {
+		if m == nil || !m.Exclusive || m.PoolID != ms[0].PoolID || i > 0 && m.ID <= ms[i-1].ID {
+			return nil, fmt.Errorf("market: a pool settlement needs the markets of one exclusive pool in id order")
+		}
+		s := Settlement{Won: No, Void: ps.Void, By: ps.By, Escrow: escrow, Keep: i < len(ms)-1}
+		if !ps.Void && m.ID == ps.Winner {
+			s.Won, won = Yes, true
+		}
+		if err := s.Begin(m); err != nil {
+			return nil, err
+		}
+		settle[i] = s
+	}
+	if !won {
+		return nil, fmt.Errorf("market: market %d is not in pool %d", ps.Winner, ms[0].PoolID)
+	}
+	return settle, nil
 }

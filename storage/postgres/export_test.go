@@ -1,11 +1,9 @@
 package postgres
 
 import (
-	"context"
 	"time"
 
 	"github.com/predictkit/predictkit/account"
-	"github.com/predictkit/predictkit/market"
 )
 
 // Internals the external tests reach.
@@ -31,11 +29,6 @@ var FeedQueries = map[string]struct {
 	"price history":    {sqlPriceHistory, []any{int64(1), int64(1000)}},
 	"trades":           {sqlTrades, []any{int64(1)}},
 	"active events":    {sqlActiveEvents, []any{int64(20), 0}},
-}
-
-// SettleInChunks is Store.Settle with chunks of chunkSize positions.
-func SettleInChunks(s *Store, ctx context.Context, marketID int64, chunkSize int, st market.Settlement) error {
-	return s.settleInChunks(ctx, marketID, chunkSize, st)
 }
 
 // SetCachedAccountID makes the money path believe ref has id.

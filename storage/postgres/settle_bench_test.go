@@ -12,7 +12,6 @@ import (
 
 	"github.com/predictkit/predictkit/account"
 	"github.com/predictkit/predictkit/market"
-	"github.com/predictkit/predictkit/storage/postgres"
 )
 
 // seedOpenPositions gives market m n open positions (n a multiple of 4)
@@ -138,25 +137,6 @@ func benchSettlePositions(b *testing.B) int {
 	return n
 }
 
-// settleForBench closes market m as its creator would, or, with
-// PREDICTKIT_BENCH_SETTLE_CHUNK set, settles it in chunks of that many
-// positions instead of postgres.SettleChunkSize.
-func settleForBench(b *testing.B, e *env, creatorID int64, m *market.Market, won string) error {
-	v := os.Getenv("PREDICTKIT_BENCH_SETTLE_CHUNK")
-	if v == "" {
-		return e.markets.Close(e.ctx, creatorID, m.EventID, m.PoolID, m.ID, won)
-	}
-	chunk, err := strconv.Atoi(v)
-	if err != nil || chunk <= 0 {
-		b.Fatalf("PREDICTKIT_BENCH_SETTLE_CHUNK=%q: want a positive number", v)
-	}
-	st, err := market.ParseSettlement(won, market.ResolvedByCreator)
-	if err != nil {
-		return err
-	}
-	return postgres.SettleInChunks(e.store, e.ctx, m.ID, chunk, st)
-}
-
 // benchmarkSettle times resolving (YES) and voiding a market that holds n
 // open positions, which the PostgreSQL store settles in chunks of
 // postgres.SettleChunkSize inside one transaction. Besides the time of
@@ -183,7 +163,7 @@ func benchmarkSettle(b *testing.B, n int) {
 				stop := heapPeak()
 				start := time.Now()
 				b.StartTimer()
-				err := settleForBench(b, e, creator.ID, m, c.won)
+				err := e.markets.Close(e.ctx, creator.ID, m.EventID, m.PoolID, m.ID, c.won)
 				b.StopTimer()
 				settling += time.Since(start)
 				p, g := stop()

@@ -118,7 +118,7 @@ func TestSettleInChunks(t *testing.T) {
 			bystander.spent += ob.Trade.Amount
 			before := ledgerCounts(e)
 
-			if err := postgres.SettleInChunks(e.store, e.ctx, m.ID, chunk, market.Settlement{Won: market.Yes}); err != nil {
+			if err := e.store.Settle(e.ctx, m.ID, market.Settlement{Won: market.Yes}); err != nil {
 				t.Fatal(err)
 			}
 
@@ -192,7 +192,7 @@ func TestSettleInChunks(t *testing.T) {
 
 			t.Run("a second settlement is refused and writes nothing", func(t *testing.T) {
 				before := ledgerCounts(e)
-				if err := postgres.SettleInChunks(e.store, e.ctx, m.ID, chunk, market.Settlement{Won: market.No}); !errors.Is(err, market.ErrResolved) {
+				if err := e.store.Settle(e.ctx, m.ID, market.Settlement{Won: market.No}); !errors.Is(err, market.ErrResolved) {
 					t.Fatalf("second settle: %v, want ErrResolved", err)
 				}
 				if after := ledgerCounts(e); after != before {
@@ -209,7 +209,7 @@ func TestSettleInChunks(t *testing.T) {
 		e := newEnv(t)
 		ev, _ := e.event(0, 10_000, 0.5)
 		m := ev.Pools[0].Markets[0]
-		if err := postgres.SettleInChunks(e.store, e.ctx, m.ID, 3, market.Settlement{Won: market.No}); err != nil {
+		if err := e.store.Settle(e.ctx, m.ID, market.Settlement{Won: market.No}); err != nil {
 			t.Fatal(err)
 		}
 		if esc, _ := e.store.Balance(e.ctx, account.EscrowAccount(m.ID)); esc != 0 {
@@ -226,7 +226,7 @@ func TestSettleInChunks(t *testing.T) {
 		before := ledgerCounts(e)
 		var accounts int64
 		_ = e.store.DB().QueryRow(e.ctx, `SELECT count(*) FROM ledger_accounts`).Scan(&accounts)
-		if err := postgres.SettleInChunks(e.store, e.ctx, 987654, 3, market.Settlement{Won: market.Yes}); !errors.Is(err, market.ErrMarketNotFound) {
+		if err := e.store.Settle(e.ctx, 987654, market.Settlement{Won: market.Yes}); !errors.Is(err, market.ErrMarketNotFound) {
 			t.Fatalf("err = %v, want ErrMarketNotFound", err)
 		}
 		var after int64
@@ -306,7 +306,7 @@ func TestSettleRacingTrades(t *testing.T) {
 		go func() {
 			defer sw.Done()
 			time.Sleep(time.Duration(i/2) * 150 * time.Millisecond)
-			errs[i] = postgres.SettleInChunks(e.store, e.ctx, m.ID, 3, market.Settlement{Won: market.Side(i % 2)})
+			errs[i] = e.store.Settle(e.ctx, m.ID, market.Settlement{Won: market.Side(i % 2)})
 		}()
 	}
 	sw.Wait()
@@ -387,10 +387,10 @@ func TestSettleInChunksEqualsSettlingAtOnce(t *testing.T) {
 			}
 		}
 	}
-	if err := postgres.SettleInChunks(e.store, e.ctx, once.ID, 1_000_000, market.Settlement{Won: market.No}); err != nil {
+	if err := e.store.Settle(e.ctx, once.ID, market.Settlement{Won: market.No}); err != nil {
 		t.Fatal(err)
 	}
-	if err := postgres.SettleInChunks(e.store, e.ctx, chunked.ID, 2, market.Settlement{Won: market.No}); err != nil {
+	if err := e.store.Settle(e.ctx, chunked.ID, market.Settlement{Won: market.No}); err != nil {
 		t.Fatal(err)
 	}
 	type outcome struct {

@@ -79,7 +79,7 @@ func TestSettleVoidInChunks(t *testing.T) {
 				t.Fatalf("the scenario went wrong: refunds %d, escrow %d, fees %d", total, escrow, fees)
 			}
 
-			if err := postgres.SettleInChunks(e.store, e.ctx, m.ID, chunk, market.Settlement{Void: true, By: market.ResolvedByOperator}); err != nil {
+			if err := e.store.Settle(e.ctx, m.ID, market.Settlement{Void: true, By: market.ResolvedByOperator}); err != nil {
 				t.Fatal(err)
 			}
 
@@ -146,7 +146,7 @@ func TestSettleThousandsOfPositions(t *testing.T) {
 			}
 			before := ledgerCounts(e)
 
-			if err := postgres.SettleInChunks(e.store, e.ctx, m.ID, 1000, c.st); err != nil {
+			if err := e.store.Settle(e.ctx, m.ID, c.st); err != nil {
 				t.Fatal(err)
 			}
 

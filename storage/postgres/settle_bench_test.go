@@ -177,7 +177,8 @@ func benchmarkSettle(b *testing.B, n int) {
 				}
 				wal += bytes
 				var open int64
-				if err := e.store.DB().QueryRow(e.ctx, `SELECT count(*) FROM positions WHERE market_id = $1 AND closed_at IS NULL`, m.ID).Scan(&open); err != nil || open != 0 {
+				if err := e.store.DB().QueryRow(e.ctx, `SELECT count(*) FROM positions x JOIN markets m ON m.id = x.market_id
+					WHERE x.market_id = $1 AND x.closed_at IS NULL AND NOT m.resolved`, m.ID).Scan(&open); err != nil || open != 0 {
 					b.Fatalf("%d positions left open (%v)", open, err)
 				}
 			}

@@ -257,8 +257,8 @@ func cloneBalances(m map[account.Ref]int64) map[account.Ref]int64 {
 // closed positions, realizations and notifications it reads back.
 func TestSettlementFollowsTheMarketRule(t *testing.T) {
 	for _, c := range []struct {
-		name     string
-		st       market.Settlement
+		name   string
+		st     market.Settlement
 		escrow func(owed int64) int64
 		fees   int64
 	}{

@@ -31,6 +31,13 @@ var FeedQueries = map[string]struct {
 	"active events":    {sqlActiveEvents, []any{int64(20), 0}},
 }
 
+// The statements of a settlement's credits, for their plan.
+var (
+	SettleCreatePay   = sqlCreatePay
+	SettleCreditPlans = sqlCreditPlans
+	SettleCredit      = sqlCredit
+)
+
 // SetCachedAccountID makes the money path believe ref has id.
 func SetCachedAccountID(s *Store, ref account.Ref, id int64) {
 	s.accountIDs.remember(map[account.Ref]int64{ref: id}, nil)

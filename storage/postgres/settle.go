@@ -135,11 +135,14 @@ ORDER BY p.account, s.ord`
 
 // sqlCredit adds to every staged holder's account what it is paid, one
 // UPDATE for all of them. The accounts are locked as the join hands them
-// over: with hash joins off (sqlCreditPlans) the join is a merge or a
-// nested loop over the credits sorted by account, so they are locked in
-// ascending id order, as every money operation locks accounts.
+// over: with hash and merge joins off (sqlCreditPlans) the join is a
+// nested loop over the credits sorted by account, each account found
+// through the primary key, so they are locked in ascending id order, as
+// every money operation locks accounts, and a settlement of a few
+// holders reads a few accounts however many there are (a merge join
+// would walk the whole primary key from its start).
 const (
-	sqlCreditPlans = `SELECT set_config('enable_hashjoin', 'off', true)`
+	sqlCreditPlans = `SELECT set_config('enable_hashjoin', 'off', true), set_config('enable_mergejoin', 'off', true)`
 	sqlCredit      = `UPDATE ledger_accounts a SET balance = a.balance + c.amount
 FROM (SELECT account, sum(amount)::bigint AS amount FROM settle_pay GROUP BY account ORDER BY account) c
 WHERE a.id = c.account`

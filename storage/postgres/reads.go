@@ -20,7 +20,7 @@ const settledSQL = `(x.closed_at IS NULL AND m.resolved)`
 // (Returned stops at MaxInt64, as market.addStat does), no basis left.
 var settledAs = map[string]string{
 	"cost_basis": `0`,
-	"returned":   `LEAST(x.returned::numeric + ` + payoutSQL("x", "m.winning_outcome") + `, 9223372036854775807)::bigint`,
+	"returned":   `CASE WHEN x.returned > 9223372036854775807 - ` + payoutSQL("x", "m.winning_outcome") + ` THEN 9223372036854775807 ELSE x.returned + ` + payoutSQL("x", "m.winning_outcome") + ` END`,
 	"updated_at": `m.resolved_at`,
 	"closed_at":  `m.resolved_at`,
 	"won_side":   `m.winning_outcome`,

@@ -78,15 +78,20 @@ const derivedDataSQL = `jsonb_strip_nulls(jsonb_build_object('market_name', NULL
 
 // sqlNotifications lists user $1's notifications, written and derived,
 // only the unread ones when $2, newest first (ties by id, descending),
-// limit $3, offset $4.
-var sqlNotifications = `WITH d AS (` + derivedNotificationsSQL("$1") + `)
-SELECT id, type, related_id, related_type, data, read, created_at FROM (
-	SELECT n.id, n.type, n.related_id, n.related_type, n.data, n.read, n.created_at
-	FROM notifications n WHERE n.user_id = $1 AND (NOT $2 OR NOT n.read)
+// limit $3, offset $4. The page is chosen first, and only its derived
+// notifications get their data built.
+var sqlNotifications = `WITH d AS MATERIALIZED (` + derivedNotificationsSQL("$1") + `),
+page AS (
+	SELECT n.id, n.created_at, false AS derived FROM notifications n WHERE n.user_id = $1 AND (NOT $2 OR NOT n.read)
 	UNION ALL
-	SELECT d.id, '` + social.TypeMarketResolved + `', d.event_id, '` + social.RelatedEvent + `', ` + derivedDataSQL + `, false, d.resolved_at FROM d
-) a
-ORDER BY created_at DESC, id DESC LIMIT $3 OFFSET $4`
+	SELECT d.id, d.resolved_at, true FROM d
+	ORDER BY created_at DESC, id DESC LIMIT $3 OFFSET $4)
+SELECT p.id, COALESCE(n.type, '` + social.TypeMarketResolved + `'), COALESCE(n.related_id, d.event_id),
+	COALESCE(n.related_type, '` + social.RelatedEvent + `'), COALESCE(n.data, ` + derivedDataSQL + `), COALESCE(n.read, false), p.created_at
+FROM page p
+LEFT JOIN notifications n ON NOT p.derived AND n.id = p.id
+LEFT JOIN d ON p.derived AND d.id = p.id
+ORDER BY p.created_at DESC, p.id DESC`
 
 // writeDerivedSQL writes the derived notifications d (a CTE) that where
 // selects into notifications, read.

@@ -978,8 +978,10 @@ func (s Settlement) Reason() string {
 	return "payout"
 }
 
-// ErrShort is Split's error when the sources cannot pay what is owed.
-var ErrShort = errors.New("the escrow is short of paying the holders")
+// errShort is Split's error when the sources cannot pay what is owed: a
+// broken invariant (every escrow covers its market's larger side), not a
+// refusal a caller could meet.
+var errShort = errors.New("the escrow is short of paying the holders")
 
 // Split says what each of sources pays a holder who is owed amount when
 // the holders paid before it were owed before in all. The sources pay in
@@ -988,7 +990,7 @@ var ErrShort = errors.New("the escrow is short of paying the holders")
 // holder gets from each source the part of [before, before+amount) that
 // falls in its range. So holders paid one after another draw on each
 // source as one greedy walk would, and Split(0, total, sources) is what
-// each source pays in all. ErrShort when capped sources cannot cover
+// each source pays in all. It fails when capped sources cannot cover
 // before+amount.
 func Split(before, amount int64, sources []Source) ([]int64, error) {
 	parts := make([]int64, len(sources))
@@ -1009,7 +1011,7 @@ func Split(before, amount int64, sources []Source) ([]int64, error) {
 			return parts, nil
 		}
 	}
-	return nil, fmt.Errorf("%w: %d kopecks", ErrShort, end-lo)
+	return nil, fmt.Errorf("%w: %d kopecks", errShort, end-lo)
 }
 
 // Finish runs after every chunk: st holds the escrow's and the treasury's

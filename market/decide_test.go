@@ -490,8 +490,8 @@ func TestSplit(t *testing.T) {
 		})
 	}
 	t.Run("a resolution the escrow cannot cover is refused", func(t *testing.T) {
-		if _, err := Split(90, 20, void[:1]); !errors.Is(err, ErrShort) {
-			t.Fatalf("err = %v, want ErrShort", err)
+		if _, err := Split(90, 20, void[:1]); !errors.Is(err, errShort) {
+			t.Fatalf("err = %v, want errShort", err)
 		}
 	})
 	t.Run("holders paid one after another draw on each source as one walk would", func(t *testing.T) {

@@ -862,11 +862,12 @@ func (s Settlement) outcome() string {
 	return s.Won.String()
 }
 
-// amount is what s pays position p: a kopeck a share of the winning
+// Payout is what s pays position p: a kopeck a share of the winning
 // side, or, for a void, its net cost floored at 0. (Spent and Returned
 // stop at MaxInt64 rather than wrap; a position would need some 10^8
-// trades of the largest size to get there.)
-func (s Settlement) amount(p *Position) int64 {
+// trades of the largest size to get there.) A store that settles in SQL
+// computes the same; storage/storagetest holds both stores to it.
+func (s Settlement) Payout(p *Position) int64 {
 	if s.Void {
 		return max(p.Spent-p.Returned, 0)
 	}
@@ -892,10 +893,11 @@ func (s Settlement) Begin(m *Market) error {
 // left them (the treasury's is not needed: Finish checks it). A store
 // passes all positions of one holder in the same chunk, so that each
 // holder gets one posting from each account that pays it and one
-// market_resolved notification. Of a position it reads only ID, UserID,
-// Side, Shares, CostBasis, Spent and Returned, and changes only
-// Returned, CostBasis, ClosedAt, WonSide and UpdatedAt: a store may load
-// and write just those.
+// market_resolved notification. Holders are paid in the order their first
+// position comes in, from Sources by Split. Of a position it reads only
+// ID, UserID, Side, Shares, CostBasis, Spent and Returned, and changes
+// only Returned, CostBasis, ClosedAt, WonSide and UpdatedAt: a store may
+// load and write just those.
 //
 // Each position's realization (its PnL entry) is what it is paid minus
 // its cost basis, so a position's entries always sum to its PnL,
@@ -910,7 +912,7 @@ func (s Settlement) Chunk(st *State) (*Effects, error) {
 	var holders []int64
 	for _, p := range st.Positions {
 		c := *p
-		amount := s.amount(&c)
+		amount := s.Payout(&c)
 		if _, seen := paid[c.UserID]; !seen {
 			holders = append(holders, c.UserID)
 		}
@@ -924,14 +926,19 @@ func (s Settlement) Chunk(st *State) (*Effects, error) {
 		c.UpdatedAt = now
 		eff.Positions = append(eff.Positions, &c)
 	}
-	escrow, fees := s.escrow(m), account.FeeAccount(m.ID)
-	left := map[account.Ref]int64{escrow: st.Balances[escrow], fees: st.Balances[fees]}
+	sources := s.Sources(m, st.Balances)
+	var before int64
 	for _, u := range holders {
-		ps, err := s.fund(left, m, account.UserAccount(u), paid[u], now)
+		parts, err := Split(before, paid[u], sources)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("market %d: %w", m.ID, err)
 		}
-		eff.Postings = append(eff.Postings, ps...)
+		before += paid[u]
+		for i, amount := range parts {
+			if amount > 0 {
+				eff.Postings = append(eff.Postings, account.Posting{From: sources[i].From, To: account.UserAccount(u), Amount: amount, Reason: s.Reason(), At: now})
+			}
+		}
 		eff.Notifications = append(eff.Notifications, social.Notification{
 			UserID: u, Type: social.TypeMarketResolved, RelatedID: m.EventID, RelatedType: social.RelatedEvent, CreatedAt: now,
 			Data: social.NotificationData{MarketName: m.Name, Won: s.outcome(), Amount: paid[u]},
@@ -940,34 +947,71 @@ func (s Settlement) Chunk(st *State) (*Effects, error) {
 	return eff, nil
 }
 
-// fund pays amount to account to from the accounts that pay s: the
-// escrow while it lasts and, for a void, then the market's fee account
-// while it lasts, then the treasury. left holds what the escrow and the
-// fee account have left; fund takes what it pays from them.
-func (s Settlement) fund(left map[account.Ref]int64, m *Market, to account.Ref, amount int64, now time.Time) ([]account.Posting, error) {
-	sources, reason := []account.Ref{s.escrow(m)}, "payout"
+// Source is an account that pays a settlement's holders, and the most it
+// pays: Cap kopecks, or, when Cap is negative, whatever is asked (the
+// treasury).
+type Source struct {
+	From account.Ref
+	Cap  int64
+}
+
+// Sources are the accounts that pay the holders of market m, in the order
+// they pay, each capped by its balance in balances (a negative balance
+// pays nothing): the escrow while it lasts and, for a void, then the
+// market's fee account while it lasts, then the treasury, uncapped.
+func (s Settlement) Sources(m *Market, balances map[account.Ref]int64) []Source {
+	escrow := s.escrow(m)
+	out := []Source{{From: escrow, Cap: max(balances[escrow], 0)}}
 	if s.Void {
-		sources, reason = append(sources, account.FeeAccount(m.ID), account.Treasury), "refund"
+		fees := account.FeeAccount(m.ID)
+		out = append(out, Source{From: fees, Cap: max(balances[fees], 0)}, Source{From: account.Treasury, Cap: -1})
 	}
-	var ps []account.Posting
-	for _, from := range sources {
-		if amount == 0 {
-			break
+	return out
+}
+
+// Reason is the reason of the postings that pay a settlement's holders:
+// "payout" for a resolution, "refund" for a void.
+func (s Settlement) Reason() string {
+	if s.Void {
+		return "refund"
+	}
+	return "payout"
+}
+
+// errShort is Split's error when the sources cannot pay what is owed: a
+// broken invariant (every escrow covers its market's larger side), not a
+// refusal a caller could meet.
+var errShort = errors.New("the escrow is short of paying the holders")
+
+// Split says what each of sources pays a holder who is owed amount when
+// the holders paid before it were owed before in all. The sources pay in
+// order, each up to its cap: laid end to end they cover the kopecks from
+// 0 on, source i the range after the caps of those before it, and a
+// holder gets from each source the part of [before, before+amount) that
+// falls in its range. So holders paid one after another draw on each
+// source as one greedy walk would, and Split(0, total, sources) is what
+// each source pays in all. It fails when capped sources cannot cover
+// before+amount.
+func Split(before, amount int64, sources []Source) ([]int64, error) {
+	parts := make([]int64, len(sources))
+	end, ok := account.Add(before, amount)
+	if !ok || before < 0 || amount < 0 {
+		return nil, fmt.Errorf("market: settlement amounts %d after %d", amount, before)
+	}
+	var lo int64
+	for i, src := range sources {
+		hi := int64(math.MaxInt64)
+		if src.Cap >= 0 {
+			if h, ok := account.Add(lo, src.Cap); ok {
+				hi = h
+			}
 		}
-		take := amount
-		if from != account.Treasury {
-			take = min(amount, max(left[from], 0))
-			left[from] -= take
-		}
-		if take > 0 {
-			ps = append(ps, account.Posting{From: from, To: to, Amount: take, Reason: reason, At: now})
-			amount -= take
+		parts[i] = max(0, min(end, hi)-max(before, lo))
+		if lo = hi; lo >= end {
+			return parts, nil
 		}
 	}
-	if amount > 0 {
-		return nil, fmt.Errorf("market %d: escrow is %d short of paying the winners", m.ID, amount)
-	}
-	return ps, nil
+	return nil, fmt.Errorf("%w: %d kopecks", errShort, end-lo)
 }
 
 // Finish runs after every chunk: st holds the escrow's and the treasury's
@@ -1031,24 +1075,13 @@ func DecidePoolSettlement(sts []*State, ps PoolSettlement) ([]*Effects, error) {
 	if len(sts) < 2 {
 		return nil, fmt.Errorf("market: an exclusive pool of %d markets", len(sts))
 	}
-	escrow := account.EscrowAccount(sts[0].Market.ID)
-	settle := make([]Settlement, len(sts))
-	won := ps.Void
+	ms := make([]*Market, len(sts))
 	for i, st := range sts {
-		if st.Market == nil || !st.Market.Exclusive || st.Market.PoolID != sts[0].Market.PoolID || i > 0 && st.Market.ID <= sts[i-1].Market.ID {
-			return nil, fmt.Errorf("market: a pool settlement needs the markets of one exclusive pool in id order")
-		}
-		s := Settlement{Won: No, Void: ps.Void, By: ps.By, Escrow: escrow, Keep: i < len(sts)-1}
-		if !ps.Void && st.Market.ID == ps.Winner {
-			s.Won, won = Yes, true
-		}
-		if err := s.Begin(st.Market); err != nil {
-			return nil, err
-		}
-		settle[i] = s
+		ms[i] = st.Market
 	}
-	if !won {
-		return nil, fmt.Errorf("market: market %d is not in pool %d", ps.Winner, sts[0].Market.PoolID)
+	settle, err := ps.Plan(ms)
+	if err != nil {
+		return nil, err
 	}
 	balances := maps.Clone(sts[0].Balances)
 	effs := make([]*Effects, len(sts))
@@ -1065,4 +1098,36 @@ func DecidePoolSettlement(sts []*State, ps PoolSettlement) ([]*Effects, error) {
 		effs[i] = eff
 	}
 	return effs, nil
+}
+
+// Plan returns the Settlement of each of ms, the markets of one exclusive
+// pool in ascending id order as locked, that settle the pool as ps says,
+// in that order: each pays from the pool's escrow (its first market's),
+// and all but the last leave what is left in it there. ErrResolved if any
+// market of the pool was resolved (a pool resolves whole, so that means
+// all of them were).
+func (ps PoolSettlement) Plan(ms []*Market) ([]Settlement, error) {
+	if len(ms) < 2 {
+		return nil, fmt.Errorf("market: an exclusive pool of %d markets", len(ms))
+	}
+	escrow := account.EscrowAccount(ms[0].ID)
+	settle := make([]Settlement, len(ms))
+	won := ps.Void
+	for i, m := range ms {
+		if m == nil || !m.Exclusive || m.PoolID != ms[0].PoolID || i > 0 && m.ID <= ms[i-1].ID {
+			return nil, fmt.Errorf("market: a pool settlement needs the markets of one exclusive pool in id order")
+		}
+		s := Settlement{Won: No, Void: ps.Void, By: ps.By, Escrow: escrow, Keep: i < len(ms)-1}
+		if !ps.Void && m.ID == ps.Winner {
+			s.Won, won = Yes, true
+		}
+		if err := s.Begin(m); err != nil {
+			return nil, err
+		}
+		settle[i] = s
+	}
+	if !won {
+		return nil, fmt.Errorf("market: market %d is not in pool %d", ps.Winner, ms[0].PoolID)
+	}
+	return settle, nil
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"testing"
 	"time"
 
@@ -461,4 +462,60 @@ func TestMulDivRound(t *testing.T) {
 			t.Errorf("mulDivRound(%d, %d, %d) = %d, want %d", c.a, c.b, c.c, got, c.want)
 		}
 	}
+}
+
+func TestSplit(t *testing.T) {
+	escrow, fees := account.EscrowAccount(7), account.FeeAccount(7)
+	void := []Source{{From: escrow, Cap: 100}, {From: fees, Cap: 50}, {From: account.Treasury, Cap: -1}}
+	for _, c := range []struct {
+		name           string
+		before, amount int64
+		sources        []Source
+		want           []int64
+	}{
+		{"a holder within the escrow is paid by the escrow alone", 10, 30, void, []int64{30, 0, 0}},
+		{"a holder across the end of the escrow is topped up by the fees", 90, 30, void, []int64{10, 20, 0}},
+		{"a holder across the end of the fees is topped up by the treasury", 140, 20, void, []int64{0, 10, 10}},
+		{"a holder past every capped account is paid by the treasury", 500, 70, void, []int64{0, 0, 70}},
+		{"a holder across all three draws on all three", 0, 200, void, []int64{100, 50, 50}},
+		{"a holder owed nothing is paid nothing", 120, 0, void, []int64{0, 0, 0}},
+		{"an empty escrow passes it all on", 0, 40, []Source{{From: escrow, Cap: 0}, {From: fees, Cap: 0}, {From: account.Treasury, Cap: -1}}, []int64{0, 0, 40}},
+		{"the whole of a resolution within the escrow", 0, 100, void[:1], []int64{100}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := Split(c.before, c.amount, c.sources)
+			if err != nil || !slices.Equal(got, c.want) {
+				t.Fatalf("Split(%d, %d) = %v, %v; want %v", c.before, c.amount, got, err, c.want)
+			}
+		})
+	}
+	t.Run("a resolution the escrow cannot cover is refused", func(t *testing.T) {
+		if _, err := Split(90, 20, void[:1]); !errors.Is(err, errShort) {
+			t.Fatalf("err = %v, want errShort", err)
+		}
+	})
+	t.Run("holders paid one after another draw on each source as one walk would", func(t *testing.T) {
+		owed := []int64{30, 0, 45, 12, 80, 7, 1}
+		var before int64
+		from := make([]int64, len(void))
+		for _, a := range owed {
+			parts, err := Split(before, a, void)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var sum int64
+			for i, p := range parts {
+				from[i] += p
+				sum += p
+			}
+			if sum != a {
+				t.Fatalf("holder owed %d was paid %v", a, parts)
+			}
+			before += a
+		}
+		total, _ := Split(0, before, void)
+		if !slices.Equal(from, total) || !slices.Equal(total, []int64{100, 50, 25}) {
+			t.Fatalf("one by one %v, at once %v", from, total)
+		}
+	})
 }

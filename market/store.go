@@ -56,7 +56,13 @@ type Store interface {
 	// holders, and s.Finish with the escrow's and the treasury's balances,
 	// and writes the Effects of each. A store may pass the positions in one
 	// chunk or in several (a holder's positions never split across
-	// chunks), so that it holds no more than a chunk in memory.
+	// chunks), so that it holds no more than a chunk in memory. Or it may
+	// settle in bulk what Chunk decides one position at a time: pay the
+	// holders, in ascending user id, what Payout says, from Sources as
+	// Split divides it, and leave the closed positions, their
+	// realizations and the holders' market_resolved notifications to be
+	// read from the resolved market, provided that every read returns
+	// what Chunk would have written (storage/storagetest checks it).
 	Settle(ctx context.Context, marketID int64, s Settlement) error
 	// SettlePool resolves exclusive pool poolID as a whole, in one
 	// transaction: it locks the pool's markets in ascending id order
@@ -64,8 +70,10 @@ type Store interface {
 	// position of each, the balances of the pool's escrow (its first
 	// market's), the treasury and every holder, calls
 	// DecidePoolSettlement (whose error, ErrResolved, it returns with
-	// nothing written) and writes the Effects. Of two concurrent
-	// resolutions of one pool, the second finds it resolved.
+	// nothing written) and writes the Effects; or it settles each market
+	// of the pool in bulk, as Settle may, in the order and with the
+	// Settlements of PoolSettlement.Plan. Of two concurrent resolutions
+	// of one pool, the second finds it resolved.
 	SettlePool(ctx context.Context, poolID int64, ps PoolSettlement) error
 	// MoveFinish moves the end of pool id's trading window, in one
 	// transaction: it locks the pool's markets in ascending id order

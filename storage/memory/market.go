@@ -292,7 +292,7 @@ func (s *Store) exec(locks []market.Lock, decide func([]*market.State) ([]*marke
 				}
 			}
 		}
-		slices.SortFunc(st.Positions, func(a, b *market.Position) int { return cmp.Compare(a.ID, b.ID) })
+		slices.SortFunc(st.Positions, byHolder)
 		for _, r := range refs {
 			balances[r] = s.balance(r)
 		}
@@ -472,8 +472,7 @@ func (s *Store) Settle(_ context.Context, marketID int64, st market.Settlement) 
 			refs = append(refs, account.UserAccount(k.user))
 		}
 	}
-	// In id order, as a store that streams them would pass them.
-	slices.SortFunc(state.Positions, func(a, b *market.Position) int { return cmp.Compare(a.ID, b.ID) })
+	slices.SortFunc(state.Positions, byHolder)
 	for _, r := range refs {
 		state.Balances[r] = s.balance(r)
 	}
@@ -486,6 +485,15 @@ func (s *Store) Settle(_ context.Context, marketID int64, st market.Settlement) 
 	}
 	s.logChanges(market.ResolvedChange(eff.Market))
 	return nil
+}
+
+// byHolder orders a market's positions holder by holder (ascending user
+// id), each holder's by id: a settlement pays its holders in the order
+// they come, and the PostgreSQL store pays them in ascending user id, so
+// that both draw a void's refunds from the same accounts for the same
+// holders.
+func byHolder(a, b *market.Position) int {
+	return cmp.Or(cmp.Compare(a.UserID, b.UserID), cmp.Compare(a.ID, b.ID))
 }
 
 // SettlePool implements market.Store, in one chunk per market under the
@@ -514,7 +522,7 @@ func (s *Store) SettlePool(_ context.Context, poolID int64, ps market.PoolSettle
 				refs = append(refs, account.UserAccount(k.user))
 			}
 		}
-		slices.SortFunc(st.Positions, func(a, b *market.Position) int { return cmp.Compare(a.ID, b.ID) })
+		slices.SortFunc(st.Positions, byHolder)
 		sts[i] = st
 	}
 	for _, r := range refs {

@@ -213,3 +213,89 @@ func BenchmarkProfile10kClosed(b *testing.B) {
 		}
 	})
 }
+
+// seedSettledPositions gives user u n positions that settlements closed
+// without writing them (see settle.go): open in their rows, on n/2
+// markets of ms's pool (both sides of each), resolved one a minute apart,
+// YES, NO or void; others more users hold the same each. It returns the
+// markets it made.
+func seedSettledPositions(tb testing.TB, e *env, u *account.User, m *market.Market, n, others int) {
+	tb.Helper()
+	at := time.Now().UTC().Truncate(time.Microsecond)
+	_, err := e.store.DB().Exec(e.ctx, `WITH
+mk AS (INSERT INTO markets (pool_id, event_id, outcome_index, name, b, q_yes, q_no, q0_yes, q0_no, created_at, finish_at,
+		resolved, winning_outcome, resolved_at, resolved_by, notify_base, notify_first)
+	SELECT $2, $3, 1000 + g, 'settled ' || g, 1000, 0, 0, 0, 0, $4::timestamptz, $4::timestamptz + interval '1 day', true, g % 3,
+		$4::timestamptz - make_interval(mins => g), 'creator',
+		4503599627370496 + 100000000 * g::bigint, 1
+	FROM generate_series(1, $5::int / 2) g
+	RETURNING id),
+others AS (INSERT INTO users (name, created_at) SELECT 'other ' || k, $4::timestamptz FROM generate_series(1, $6::int) k RETURNING id),
+holders AS (SELECT $1::bigint AS id UNION ALL SELECT id FROM others)
+INSERT INTO positions (user_id, market_id, side, shares, cost_basis, bought, spent, returned, created_at, updated_at)
+SELECT h.id, mk.id, s.side, 1000, 500, 1000, 600, 100, $4::timestamptz - interval '1 day', $4::timestamptz - interval '1 day'
+FROM holders h CROSS JOIN mk CROSS JOIN (VALUES (0::smallint), (1::smallint)) s(side)
+ORDER BY mk.id, h.id, s.side`, u.ID, m.PoolID, m.EventID, at, n, others)
+	if err != nil {
+		tb.Fatalf("seed settled positions: %v", err)
+	}
+	// The notification ids count from each market's first position.
+	if _, err := e.store.DB().Exec(e.ctx, `UPDATE markets m SET notify_first = f.first
+		FROM (SELECT market_id, min(id) AS first FROM positions GROUP BY market_id) f WHERE f.market_id = m.id AND m.notify_base IS NOT NULL`); err != nil {
+		tb.Fatal(err)
+	}
+	if _, err := e.store.DB().Exec(e.ctx, `VACUUM ANALYZE positions, markets`); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// BenchmarkProfile10kSettled is BenchmarkProfile10kClosed for a user
+// whose 10,000 closed positions were closed by settlements (5,000 markets,
+// resolved a minute apart), which reads derive from their markets, among
+// 100,000 such positions of ten users; and the user's notifications, one
+// per settled market.
+func BenchmarkProfile10kSettled(b *testing.B) {
+	e := newEnv(b)
+	ev, _ := e.event(0.02, 100_000, 0.5, 0.5, 0.5, 0.5, 0.5)
+	ms := ev.Pools[0].Markets
+	u := e.user("profile", 1_000_000)
+	for _, m := range ms {
+		if _, err := e.buy(u, m, market.Yes, 1000); err != nil {
+			b.Fatal(err)
+		}
+	}
+	seedSettledPositions(b, e, u, ms[0], 10_000, 9)
+	if page, err := e.markets.ClosedPositions(e.ctx, u.ID, market.ClosedInProfile, 0); err != nil || len(page.Positions) != market.ClosedInProfile || !page.HasMore {
+		b.Fatalf("closed page: %v", err)
+	}
+	if st, err := e.markets.Stats(e.ctx, u.ID); err != nil || st.TotalPredictions != 10_000 {
+		b.Fatalf("stats %+v, %v", st, err)
+	}
+	if open, err := e.markets.OpenPositions(e.ctx, u.ID); err != nil || len(open) != len(ms) {
+		b.Fatalf("open positions %d, %v", len(open), err)
+	}
+	if ns, err := e.store.Notifications(e.ctx, u.ID, true, 100, 0); err != nil || len(ns) != 100 || ns[0].Type != "trade_executed" || ns[len(ns)-1].Type != "market_resolved" {
+		b.Fatalf("unread notifications %d, %v", len(ns), err)
+	}
+	reads := []struct {
+		name string
+		read func() error
+	}{
+		{"open positions", func() error { _, err := e.markets.OpenPositions(e.ctx, u.ID); return err }},
+		{"closed positions, first page", func() error {
+			_, err := e.markets.ClosedPositions(e.ctx, u.ID, market.ClosedInProfile, 0)
+			return err
+		}},
+		{"stats", func() error { _, err := e.markets.Stats(e.ctx, u.ID); return err }},
+		{"unread notifications", func() error { _, err := e.store.Notifications(e.ctx, u.ID, true, 100, 0); return err }},
+	}
+	for _, r := range reads {
+		b.Run(r.name, func(b *testing.B) {
+			for b.Loop() {
+				if err := r.read(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -6,7 +6,6 @@ import (
 
 	"github.com/predictkit/predictkit/account"
 	"github.com/predictkit/predictkit/changelog"
-	"github.com/predictkit/predictkit/market"
 )
 
 // Internals the external tests reach.
@@ -36,10 +35,12 @@ var FeedQueries = map[string]struct {
 	"changes":          {sqlChanges, []any{int64(1000), 1000}},
 }
 
-// SettleInChunks is Store.Settle with chunks of chunkSize positions.
-func SettleInChunks(s *Store, ctx context.Context, marketID int64, chunkSize int, st market.Settlement) error {
-	return s.settleInChunks(ctx, marketID, chunkSize, st)
-}
+// The statements of a settlement's credits, for their plan.
+var (
+	SettleCreatePay   = sqlCreatePay
+	SettleCreditPlans = sqlCreditPlans
+	SettleCredit      = sqlCredit
+)
 
 // SetCachedAccountID makes the money path believe ref has id.
 func SetCachedAccountID(s *Store, ref account.Ref, id int64) {

@@ -147,3 +147,33 @@ ORDER BY 1`)
 		})
 	}
 }
+
+// TestSettlementCreditsLockInAccountOrder checks the plan of a
+// settlement's credits: a nested loop over the credits sorted by account,
+// each account found through the primary key, so that the accounts are
+// locked in ascending id order as the loop reaches them, and a settlement
+// of a few holders reads a few accounts however many there are.
+func TestSettlementCreditsLockInAccountOrder(t *testing.T) {
+	e := newEnv(t)
+	if _, err := e.store.DB().Exec(e.ctx, `INSERT INTO ledger_accounts (kind, owner) SELECT 'user', g FROM generate_series(1, 20000) g;
+		ANALYZE ledger_accounts`); err != nil {
+		t.Fatal(err)
+	}
+	for _, holders := range []int{5, 20000} {
+		t.Run(strconv.Itoa(holders)+" credited accounts are locked in ascending id order", func(t *testing.T) {
+			text := explainUnder(t, e, postgres.SettleCreatePay+`;
+				INSERT INTO settle_pay (market, holder, account, amount)
+				SELECT 1, owner, id, 100 FROM ledger_accounts WHERE kind = 'user' ORDER BY md5(id::text) LIMIT `+strconv.Itoa(holders)+`;
+				ANALYZE settle_pay; `+postgres.SettleCreditPlans, postgres.SettleCredit)
+			outer, inner := strings.Index(text, "settle_pay"), strings.Index(text, "Index Scan using ledger_accounts_pkey")
+			if !strings.Contains(text, "Nested Loop") || outer < 0 || inner < outer || !strings.Contains(text, "Sort Key: settle_pay.account") {
+				t.Errorf("the credits are not a nested loop over the sorted credits into the primary key:\n%s", text)
+			}
+			for _, bad := range []string{"Hash Join", "Merge Join", "Seq Scan on ledger_accounts"} {
+				if strings.Contains(text, bad) {
+					t.Errorf("plan has a %s:\n%s", bad, text)
+				}
+			}
+		})
+	}
+}

@@ -9,7 +9,34 @@ import (
 	"github.com/predictkit/predictkit/market"
 )
 
-var positionDetailSQL = `SELECT ` + positionCols + `, e.id, e.name, p.id, p.name, ` + marketCols + `
+// A settlement does not write the positions it closes (see settle.go): a
+// position still open in its row whose market resolved was closed by that
+// resolution, and every read of positions reads it so (settledCols), as
+// market.Settlement.Chunk closes a position in the memory store.
+const settledSQL = `(x.closed_at IS NULL AND m.resolved)`
+
+// settledAs are the columns a settlement changes, as it leaves them:
+// closed when the market resolved, with its outcome, paid payoutSQL
+// (Returned stops at MaxInt64, as market.addStat does), no basis left.
+var settledAs = map[string]string{
+	"cost_basis": `0`,
+	"returned":   `CASE WHEN x.returned > 9223372036854775807 - ` + payoutSQL("x", "m.winning_outcome") + ` THEN 9223372036854775807 ELSE x.returned + ` + payoutSQL("x", "m.winning_outcome") + ` END`,
+	"updated_at": `m.resolved_at`,
+	"closed_at":  `m.resolved_at`,
+	"won_side":   `m.winning_outcome`,
+}
+
+// settledCols is positionCols for positions x of markets m, each read as
+// its market's settlement left it.
+var settledCols = join(positionColumns, func(c column) string {
+	plain := selectList("x", []column{c})
+	if e, ok := settledAs[c.name]; ok {
+		return `CASE WHEN ` + settledSQL + ` THEN ` + e + ` ELSE ` + plain + ` END`
+	}
+	return plain
+})
+
+var positionDetailSQL = `SELECT ` + settledCols + `, e.id, e.name, p.id, p.name, ` + marketCols + `
 FROM positions x
 JOIN markets m ON m.id = x.market_id
 JOIN pools p ON p.id = m.pool_id
@@ -18,22 +45,49 @@ WHERE x.user_id = $1 `
 
 // The feeds, each walking an index in the order it returns rows (see the
 // migrations), so that a page costs what it holds, not what the table does.
+// The positions a settlement closed are still in the open index: the open
+// feed skips them, and the closed feeds take them from there, each branch
+// no longer than the page.
 var (
-	sqlOpenPositions = positionDetailSQL + `AND x.closed_at IS NULL
+	sqlOpenPositions = positionDetailSQL + `AND x.closed_at IS NULL AND NOT m.resolved
 		ORDER BY x.created_at DESC, x.id DESC`
-	sqlClosedPositions = positionDetailSQL + `AND x.closed_at IS NOT NULL
-		ORDER BY x.closed_at DESC, x.id DESC LIMIT $2 OFFSET $3`
-	sqlClosedStats = `SELECT count(*), COALESCE(max(returned - spent) FILTER (WHERE returned > spent), 0)
-		FROM positions WHERE user_id = $1 AND closed_at IS NOT NULL`
-	// sqlPnLEvents reads a user's realizations: sales (and settlements
-	// before migration 00013) from pnl_events, settlements from the
-	// positions they closed (settle_pnl).
-	sqlPnLEvents = `SELECT user_id, position_id, at, delta FROM (
-			SELECT user_id, position_id, at, delta, 0 AS src, id FROM pnl_events WHERE user_id = $1
+	sqlClosedPositions = `SELECT ` + settledCols + `, e.id, e.name, p.id, p.name, ` + marketCols + `
+		FROM (
+			(SELECT x.id, x.closed_at AS closed FROM positions x
+			WHERE x.user_id = $1 AND x.closed_at IS NOT NULL
+			ORDER BY x.closed_at DESC, x.id DESC LIMIT $2::bigint + $3::bigint)
 			UNION ALL
-			SELECT user_id, id, closed_at, settle_pnl, 1, id FROM positions
+			(SELECT x.id, m.resolved_at FROM positions x JOIN markets m ON m.id = x.market_id
+			WHERE x.user_id = $1 AND ` + settledSQL + `
+			ORDER BY m.resolved_at DESC, x.id DESC LIMIT $2::bigint + $3::bigint)
+		) c
+		JOIN positions x ON x.id = c.id
+		JOIN markets m ON m.id = x.market_id
+		JOIN pools p ON p.id = m.pool_id
+		JOIN events e ON e.id = m.event_id
+		ORDER BY c.closed DESC, c.id DESC LIMIT $2 OFFSET $3`
+	sqlClosedStats = `SELECT count(*), COALESCE(max(pnl) FILTER (WHERE pnl > 0), 0) FROM (
+			SELECT returned - spent AS pnl FROM positions WHERE user_id = $1 AND closed_at IS NOT NULL
+			UNION ALL
+			SELECT ` + settledAs["returned"] + ` - x.spent FROM positions x JOIN markets m ON m.id = x.market_id
+			WHERE x.user_id = $1 AND ` + settledSQL + `
+		) c`
+	// sqlPnLEvents reads a user's realizations: sales (and settlements
+	// before migration 00013) from pnl_events, settlements before
+	// migration 00015 from the positions they closed (settle_pnl), and
+	// later ones from the positions their markets closed, each realizing
+	// its payout less the basis it had. Ties (one settlement of a pool)
+	// go market by market, as the memory store records them.
+	sqlPnLEvents = `SELECT user_id, position_id, at, delta FROM (
+			SELECT user_id, position_id, at, delta, 0 AS src, 0::bigint AS market, id FROM pnl_events WHERE user_id = $1
+			UNION ALL
+			SELECT user_id, id, closed_at, settle_pnl, 1, market_id, id FROM positions
 			WHERE user_id = $1 AND closed_at IS NOT NULL AND settle_pnl IS NOT NULL
-		) e ORDER BY at, src, id`
+			UNION ALL
+			SELECT x.user_id, x.id, m.resolved_at, ` + payoutSQL("x", "m.winning_outcome") + ` - x.cost_basis, 1, x.market_id, x.id
+			FROM positions x JOIN markets m ON m.id = x.market_id
+			WHERE x.user_id = $1 AND ` + settledSQL + `
+		) e ORDER BY at, src, market, id`
 	// sqlLatestTrades walks the primary key from the newest end and stops
 	// at $1 trades that pass the is_active filter. Newest is the order
 	// trades were written in, as in the memory store.

@@ -87,129 +87,147 @@ func resolvedNotes(e *env, u *account.User) []*social.Notification {
 	return out
 }
 
-// ledgerCounts is how many postings, notifications, realizations (PnL
-// events of sales, settlements' on the positions they closed) and closed
-// positions the store holds.
+// ledgerCounts is how many postings, notifications, PnL events and
+// positions closed in their rows the store holds: of these a settlement
+// writes only postings (see settle.go).
 func ledgerCounts(e *env) [4]int64 {
 	e.t.Helper()
 	var c [4]int64
 	err := e.store.DB().QueryRow(e.ctx, `SELECT (SELECT count(*) FROM postings), (SELECT count(*) FROM notifications),
-		(SELECT count(*) FROM pnl_events) + (SELECT count(*) FROM positions WHERE settle_pnl IS NOT NULL),
-		(SELECT count(*) FROM positions WHERE closed_at IS NOT NULL)`).Scan(&c[0], &c[1], &c[2], &c[3])
+		(SELECT count(*) FROM pnl_events), (SELECT count(*) FROM positions WHERE closed_at IS NOT NULL)`).Scan(&c[0], &c[1], &c[2], &c[3])
 	if err != nil {
 		e.t.Fatal(err)
 	}
 	return c
 }
 
-func TestSettleInChunks(t *testing.T) {
-	for _, chunk := range []int{1, 2, 3, 5, 1000} {
-		t.Run(fmt.Sprintf("in chunks of %d every holder is paid and notified once and every position closes", chunk), func(t *testing.T) {
-			e := newEnv(t)
-			ev, _ := e.event(0.02, 200_000, 0.5, 0.4)
-			m, other := ev.Pools[0].Markets[0], ev.Pools[0].Markets[1]
-			hs := seedHoldings(e, m, 11)
-			// A position on another market stays open.
-			bystander := hs[0]
-			ob, err := e.buy(bystander.u, other, market.No, 500)
+func TestSettle(t *testing.T) {
+	t.Run("every holder is paid and notified once, every position reads closed, and only postings are written", func(t *testing.T) {
+		e := newEnv(t)
+		ev, _ := e.event(0.02, 200_000, 0.5, 0.4)
+		m, other := ev.Pools[0].Markets[0], ev.Pools[0].Markets[1]
+		hs := seedHoldings(e, m, 11)
+		// A position on another market stays open.
+		bystander := hs[0]
+		ob, err := e.buy(bystander.u, other, market.No, 500)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bystander.spent += ob.Trade.Amount
+		before := ledgerCounts(e)
+
+		if err := e.store.Settle(e.ctx, m.ID, market.Settlement{Won: market.Yes}); err != nil {
+			t.Fatal(err)
+		}
+
+		got, err := e.store.Market(e.ctx, m.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !got.Resolved || got.WinningOutcome == nil || *got.WinningOutcome != market.Yes || got.ResolvedAt == nil {
+			t.Fatalf("market %+v", got)
+		}
+		var positions, paid int64
+		for _, h := range hs {
+			positions += int64(h.positions)
+			if h.yesShares > 0 {
+				paid++
+			}
+			b, err := e.accounts.Balances(e.ctx, h.u.ID)
 			if err != nil {
 				t.Fatal(err)
 			}
-			bystander.spent += ob.Trade.Amount
+			if want := h.start - h.spent + h.yesShares; b.Balance != want {
+				t.Errorf("user %d: balance %d, want %d", h.u.ID, b.Balance, want)
+			}
+			notes := resolvedNotes(e, h.u)
+			if len(notes) != 1 || notes[0].Data.Amount != h.yesShares || notes[0].Data.Won != "YES" || notes[0].RelatedID != ev.ID ||
+				notes[0].Read || !notes[0].CreatedAt.Equal(*got.ResolvedAt) {
+				t.Errorf("user %d: market_resolved notifications %+v, want one paying %d", h.u.ID, notes, h.yesShares)
+			}
+			open, err := e.markets.OpenPositions(e.ctx, h.u.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range open {
+				if p.MarketID == m.ID {
+					t.Errorf("user %d: position %d is still open", h.u.ID, p.ID)
+				}
+			}
+			closed, err := e.store.ClosedPositions(e.ctx, h.u.ID, -1, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var settled, sold int
+			var realized int64
+			for _, p := range closed {
+				switch {
+				case p.WonSide != nil && *p.WonSide == 1:
+					settled++
+					if p.CostBasis != 0 || p.ClosedAt == nil || !p.ClosedAt.Equal(*got.ResolvedAt) {
+						t.Errorf("closed position %+v", p.Position)
+					}
+				case p.WonSide != nil && *p.WonSide == -1:
+					sold++
+				}
+				realized += p.PnL()
+			}
+			if settled != h.positions || sold != h.soldOutPositions {
+				t.Errorf("user %d: %d settled and %d sold positions, want %d and %d", h.u.ID, settled, sold, h.positions, h.soldOutPositions)
+			}
+			// What the positions of m made, closed by settlement or sale.
+			if want := h.yesShares - (h.spent - ob.Trade.Amount*boolInt(h == bystander)); realized != want {
+				t.Errorf("user %d: closed positions made %d, want %d", h.u.ID, realized, want)
+			}
+			evs, err := e.store.PnLEvents(e.ctx, h.u.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var settledEvents int
+			for _, ev := range evs {
+				if ev.At.Equal(*got.ResolvedAt) {
+					settledEvents++
+				}
+			}
+			if settledEvents != h.positions {
+				t.Errorf("user %d: %d realizations at the settlement, want one per position (%d)", h.u.ID, settledEvents, h.positions)
+			}
+		}
+		if open, _ := e.markets.OpenPositions(e.ctx, bystander.u.ID); len(open) != 1 || open[0].MarketID != other.ID {
+			t.Errorf("the position on the other market: %+v", open)
+		}
+		// One posting per paid holder and the escrow's leftover; no
+		// notification, realization or position row.
+		if after := ledgerCounts(e); after != [4]int64{before[0] + paid + 1, before[1], before[2], before[3]} {
+			t.Errorf("rows %v after the settlement, %v before; want %d more postings and nothing else", after, before, paid+1)
+		}
+		if esc, _ := e.store.Balance(e.ctx, account.EscrowAccount(m.ID)); esc != 0 {
+			t.Errorf("escrow holds %d after settlement", esc)
+		}
+		if pool, _ := e.store.Pool(e.ctx, m.PoolID); pool.WonSide == nil || *pool.WonSide != 0 {
+			t.Errorf("pool won_side %v, want 0", pool.WonSide)
+		}
+		e.audit()
+
+		t.Run("a second settlement is refused and writes nothing", func(t *testing.T) {
 			before := ledgerCounts(e)
-
-			if err := postgres.SettleInChunks(e.store, e.ctx, m.ID, chunk, market.Settlement{Won: market.Yes}); err != nil {
-				t.Fatal(err)
+			if err := e.store.Settle(e.ctx, m.ID, market.Settlement{Won: market.No}); !errors.Is(err, market.ErrResolved) {
+				t.Fatalf("second settle: %v, want ErrResolved", err)
 			}
-
-			var positions int64
-			for _, h := range hs {
-				positions += int64(h.positions)
-				b, err := e.accounts.Balances(e.ctx, h.u.ID)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if want := h.start - h.spent + h.yesShares; b.Balance != want {
-					t.Errorf("user %d: balance %d, want %d", h.u.ID, b.Balance, want)
-				}
-				notes := resolvedNotes(e, h.u)
-				if len(notes) != 1 || notes[0].Data.Amount != h.yesShares || notes[0].Data.Won != "YES" || notes[0].RelatedID != ev.ID {
-					t.Errorf("user %d: market_resolved notifications %+v, want one paying %d", h.u.ID, notes, h.yesShares)
-				}
-				open, err := e.markets.OpenPositions(e.ctx, h.u.ID)
-				if err != nil {
-					t.Fatal(err)
-				}
-				for _, p := range open {
-					if p.MarketID == m.ID {
-						t.Errorf("user %d: position %d is still open", h.u.ID, p.ID)
-					}
-				}
-				closed, err := e.store.ClosedPositions(e.ctx, h.u.ID, -1, 0)
-				if err != nil {
-					t.Fatal(err)
-				}
-				var settled, sold int
-				for _, p := range closed {
-					switch {
-					case p.WonSide != nil && *p.WonSide == 1:
-						settled++
-						if p.CostBasis != 0 || p.ClosedAt == nil {
-							t.Errorf("closed position %+v", p.Position)
-						}
-					case p.WonSide != nil && *p.WonSide == -1:
-						sold++
-					}
-				}
-				if settled != h.positions || sold != h.soldOutPositions {
-					t.Errorf("user %d: %d settled and %d sold positions, want %d and %d", h.u.ID, settled, sold, h.positions, h.soldOutPositions)
-				}
+			if after := ledgerCounts(e); after != before {
+				t.Fatalf("counts %v after a refused settlement, were %v", after, before)
 			}
-			if open, _ := e.markets.OpenPositions(e.ctx, bystander.u.ID); len(open) != 1 || open[0].MarketID != other.ID {
-				t.Errorf("the position on the other market: %+v", open)
-			}
-			after := ledgerCounts(e)
-			if got := after[2] - before[2]; got != positions {
-				t.Errorf("%d PnL events, want one per settled position (%d)", got, positions)
-			}
-			if got := after[1] - before[1]; got != int64(len(hs)) {
-				t.Errorf("%d notifications, want one per holder (%d)", got, len(hs))
-			}
-			if esc, _ := e.store.Balance(e.ctx, account.EscrowAccount(m.ID)); esc != 0 {
-				t.Errorf("escrow holds %d after settlement", esc)
-			}
-			got, err := e.store.Market(e.ctx, m.ID)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !got.Resolved || got.WinningOutcome == nil || *got.WinningOutcome != market.Yes || got.ResolvedAt == nil {
-				t.Errorf("market %+v", got)
-			}
-			if pool, _ := e.store.Pool(e.ctx, m.PoolID); pool.WonSide == nil || *pool.WonSide != 0 {
-				t.Errorf("pool won_side %v, want 0", pool.WonSide)
+			if got, _ := e.store.Market(e.ctx, m.ID); *got.WinningOutcome != market.Yes {
+				t.Fatalf("the refused settlement changed the result: %+v", got)
 			}
 			e.audit()
-
-			t.Run("a second settlement is refused and writes nothing", func(t *testing.T) {
-				before := ledgerCounts(e)
-				if err := postgres.SettleInChunks(e.store, e.ctx, m.ID, chunk, market.Settlement{Won: market.No}); !errors.Is(err, market.ErrResolved) {
-					t.Fatalf("second settle: %v, want ErrResolved", err)
-				}
-				if after := ledgerCounts(e); after != before {
-					t.Fatalf("counts %v after a refused settlement, were %v", after, before)
-				}
-				if got, _ := e.store.Market(e.ctx, m.ID); *got.WinningOutcome != market.Yes {
-					t.Fatalf("the refused settlement changed the result: %+v", got)
-				}
-				e.audit()
-			})
 		})
-	}
+	})
 	t.Run("a market with no open positions settles and returns its subsidy", func(t *testing.T) {
 		e := newEnv(t)
 		ev, _ := e.event(0, 10_000, 0.5)
 		m := ev.Pools[0].Markets[0]
-		if err := postgres.SettleInChunks(e.store, e.ctx, m.ID, 3, market.Settlement{Won: market.No}); err != nil {
+		if err := e.store.Settle(e.ctx, m.ID, market.Settlement{Won: market.No}); err != nil {
 			t.Fatal(err)
 		}
 		if esc, _ := e.store.Balance(e.ctx, account.EscrowAccount(m.ID)); esc != 0 {
@@ -226,7 +244,7 @@ func TestSettleInChunks(t *testing.T) {
 		before := ledgerCounts(e)
 		var accounts int64
 		_ = e.store.DB().QueryRow(e.ctx, `SELECT count(*) FROM ledger_accounts`).Scan(&accounts)
-		if err := postgres.SettleInChunks(e.store, e.ctx, 987654, 3, market.Settlement{Won: market.Yes}); !errors.Is(err, market.ErrMarketNotFound) {
+		if err := e.store.Settle(e.ctx, 987654, market.Settlement{Won: market.Yes}); !errors.Is(err, market.ErrMarketNotFound) {
 			t.Fatalf("err = %v, want ErrMarketNotFound", err)
 		}
 		var after int64
@@ -237,8 +255,14 @@ func TestSettleInChunks(t *testing.T) {
 	})
 }
 
-// TestSettleRacingTrades settles markets one after another, in small
-// chunks, while the same users trade on them and on the other markets of
+func boolInt(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// TestSettleRacingTrades settles markets one after another while the same users trade on them and on the other markets of
 // the event: every settlement must finish (a deadlock would be retried;
 // a lock order violation would surface as failures) and the ledger must
 // stay whole.
@@ -306,7 +330,7 @@ func TestSettleRacingTrades(t *testing.T) {
 		go func() {
 			defer sw.Done()
 			time.Sleep(time.Duration(i/2) * 150 * time.Millisecond)
-			errs[i] = postgres.SettleInChunks(e.store, e.ctx, m.ID, 3, market.Settlement{Won: market.Side(i % 2)})
+			errs[i] = e.store.Settle(e.ctx, m.ID, market.Settlement{Won: market.Side(i % 2)})
 		}()
 	}
 	sw.Wait()
@@ -353,92 +377,6 @@ func TestSettleRacingTrades(t *testing.T) {
 	}
 	if want := int64(traders*5_000_000) - fees - treasury; sum != want {
 		t.Fatalf("users hold %d, want credits %d - fees %d - treasury %d = %d", sum, traders*5_000_000, fees, treasury, want)
-	}
-	e.audit()
-}
-
-// TestSettleInChunksEqualsSettlingAtOnce settles two twin markets, one
-// with every position in one chunk, the other in chunks of two: every holder's payout, closed
-// positions and notification, and what returns to the treasury, are the
-// same.
-func TestSettleInChunksEqualsSettlingAtOnce(t *testing.T) {
-	e := newEnv(t)
-	ev, _ := e.event(0.03, 50_000, 0.35, 0.35)
-	once, chunked := ev.Pools[0].Markets[0], ev.Pools[0].Markets[1]
-	hs := seedHoldings(e, once, 7)
-	// The same trades, in the same order, on the twin.
-	for _, h := range hs {
-		trades, err := e.store.Trades(e.ctx, once.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, tr := range trades {
-			if tr.UserID != h.u.ID {
-				continue
-			}
-			r := market.Request{UserID: tr.UserID, Side: tr.Side, Action: tr.Action, Amount: tr.Amount, Shares: tr.Shares}
-			if tr.Action == market.ActionBuy {
-				r.Shares = 0
-			} else {
-				r.Amount = 0
-			}
-			if _, err := e.markets.Execute(e.ctx, chunked.ID, r); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	if err := postgres.SettleInChunks(e.store, e.ctx, once.ID, 1_000_000, market.Settlement{Won: market.No}); err != nil {
-		t.Fatal(err)
-	}
-	if err := postgres.SettleInChunks(e.store, e.ctx, chunked.ID, 2, market.Settlement{Won: market.No}); err != nil {
-		t.Fatal(err)
-	}
-	type outcome struct {
-		side            market.Side
-		returned, spent int64
-		won             int
-	}
-	closed := func(u *account.User, m *market.Market) []outcome {
-		ps, err := e.store.ClosedPositions(e.ctx, u.ID, -1, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var out []outcome
-		for _, p := range ps {
-			if p.MarketID == m.ID {
-				out = append(out, outcome{p.Side, p.Returned, p.Spent, *p.WonSide})
-			}
-		}
-		return out
-	}
-	for _, h := range hs {
-		a, b := closed(h.u, once), closed(h.u, chunked)
-		if fmt.Sprint(a) != fmt.Sprint(b) {
-			t.Errorf("user %d: closed positions %v at once, %v in chunks", h.u.ID, a, b)
-		}
-		var paid []int64
-		for _, n := range resolvedNotes(e, h.u) {
-			paid = append(paid, n.Data.Amount)
-		}
-		if len(paid) != 2 || paid[0] != paid[1] {
-			t.Errorf("user %d: market_resolved payouts %v, want the same twice", h.u.ID, paid)
-		}
-	}
-	var left []int64
-	rows, err := e.store.DB().Query(e.ctx, `SELECT p.amount FROM postings p JOIN ledger_accounts a ON a.id = p.from_account
-		WHERE p.reason = 'settlement_leftover' AND a.kind = 'market_escrow' ORDER BY a.owner`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for rows.Next() {
-		var v int64
-		if err := rows.Scan(&v); err != nil {
-			t.Fatal(err)
-		}
-		left = append(left, v)
-	}
-	if len(left) != 2 || left[0] != left[1] {
-		t.Errorf("leftovers to the treasury %v, want the same twice", left)
 	}
 	e.audit()
 }

@@ -91,22 +91,87 @@ func (s *Store) CreateNotification(ctx context.Context, n *social.Notification) 
 const sqlInsertNotification = `INSERT INTO notifications (user_id, type, related_id, related_type, data, created_at)
 VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`
 
+// A settlement writes no market_resolved notification (see settle.go):
+// each holder's is read from its positions on the market, one per market
+// and holder, with an id fixed by the market's notify_base (migration
+// 00015). Marking it read writes it into notifications under that id,
+// read, and from then on the row stands for it.
+
+// derivedNotificationsSQL selects the market_resolved notifications of
+// user u (an SQL expression) that settlements left to be read from
+// positions and that are not written yet: id, event, market name, outcome
+// code, what the user was paid (payoutSQL), and when.
+func derivedNotificationsSQL(u string) string {
+	return `SELECT d.* FROM (
+	SELECT m.notify_base + min(x.id) - m.notify_first AS id, m.event_id, m.name, m.winning_outcome,
+		sum(` + payoutSQL("x", "m.winning_outcome") + `)::bigint AS amount, m.resolved_at
+	FROM positions x JOIN markets m ON m.id = x.market_id
+	WHERE x.user_id = ` + u + ` AND ` + settledSQL + ` AND m.notify_base IS NOT NULL
+	GROUP BY m.id) d
+WHERE NOT EXISTS (SELECT 1 FROM notifications n WHERE n.id = d.id)`
+}
+
+// derivedDataSQL is the data of a derived notification d, as
+// social.NotificationData marshals it for the memory store: the market's
+// name, the payout when not 0, and the outcome.
+const derivedDataSQL = `jsonb_strip_nulls(jsonb_build_object('market_name', NULLIF(d.name, ''), 'amount', NULLIF(d.amount, 0),
+	'won', CASE d.winning_outcome WHEN 1 THEN 'YES' WHEN 0 THEN 'NO' ELSE '` + social.OutcomeVoid + `' END))`
+
+// sqlNotifications lists user $1's notifications, written and derived,
+// only the unread ones when $2, newest first (ties by id, descending),
+// limit $3, offset $4. The page is chosen first, and only its derived
+// notifications get their data built.
+var sqlNotifications = `WITH d AS MATERIALIZED (` + derivedNotificationsSQL("$1") + `),
+page AS (
+	SELECT n.id, n.created_at, false AS derived FROM notifications n WHERE n.user_id = $1 AND (NOT $2 OR NOT n.read)
+	UNION ALL
+	SELECT d.id, d.resolved_at, true FROM d
+	ORDER BY created_at DESC, id DESC LIMIT $3 OFFSET $4)
+SELECT p.id, COALESCE(n.type, '` + social.TypeMarketResolved + `'), COALESCE(n.related_id, d.event_id),
+	COALESCE(n.related_type, '` + social.RelatedEvent + `'), COALESCE(n.data, ` + derivedDataSQL + `), COALESCE(n.read, false), p.created_at
+FROM page p
+LEFT JOIN notifications n ON NOT p.derived AND n.id = p.id
+LEFT JOIN d ON p.derived AND d.id = p.id
+ORDER BY p.created_at DESC, p.id DESC`
+
+// writeDerivedSQL writes the derived notifications d (a CTE) that where
+// selects into notifications, read.
+const writeDerivedSQL = `INSERT INTO notifications (id, user_id, type, related_id, related_type, data, read, created_at)
+	SELECT d.id, $1, '` + social.TypeMarketResolved + `', d.event_id, '` + social.RelatedEvent + `', ` + derivedDataSQL + `, true, d.resolved_at FROM d`
+
+// sqlMarkRead marks notification $2 of user $1 read: a written one in
+// place, a derived one by writing it, read. The count is 0 when user $1
+// has no notification $2. Two of these racing on one derived
+// notification both count it: the second finds it written and marks it
+// again.
+var sqlMarkRead = `WITH upd AS (UPDATE notifications SET read = true WHERE id = $2 AND user_id = $1 RETURNING id),
+d AS (` + derivedNotificationsSQL("$1") + `),
+ins AS (` + writeDerivedSQL + ` WHERE d.id = $2 AND NOT EXISTS (SELECT 1 FROM upd)
+	ON CONFLICT (id) DO UPDATE SET read = true WHERE notifications.user_id = excluded.user_id
+	RETURNING id)
+SELECT (SELECT count(*) FROM upd) + (SELECT count(*) FROM ins)`
+
+// sqlMarkAllRead marks every notification of user $1 read, writing the
+// derived ones, and counts those it changed.
+var sqlMarkAllRead = `WITH upd AS (UPDATE notifications SET read = true WHERE user_id = $1 AND NOT read RETURNING id),
+d AS (` + derivedNotificationsSQL("$1") + `),
+ins AS (` + writeDerivedSQL + ` ORDER BY d.id ON CONFLICT (id) DO NOTHING RETURNING id)
+SELECT (SELECT count(*) FROM upd) + (SELECT count(*) FROM ins)`
+
 // Notifications implements social.NotificationStore.
 func (s *Store) Notifications(ctx context.Context, userID int64, unreadOnly bool, limit, offset int) ([]*social.Notification, error) {
 	if limit < 0 {
 		limit = 1 << 30
 	}
-	rows, err := s.pool.Query(ctx, `SELECT id, user_id, type, related_id, related_type, data, read, created_at
-FROM notifications WHERE user_id = $1 AND (NOT $2 OR NOT read)
-ORDER BY created_at DESC, id DESC LIMIT $3 OFFSET $4`, userID, unreadOnly, limit, offset)
+	rows, err := s.pool.Query(ctx, sqlNotifications, userID, unreadOnly, limit, offset)
 	if err != nil {
 		return nil, translate(err, nil)
 	}
 	out := []*social.Notification{}
 	for rows.Next() {
-		n := &social.Notification{}
+		n := &social.Notification{UserID: userID}
 		var data []byte
-		if err := rows.Scan(&n.ID, &n.UserID, &n.Type, &n.RelatedID, &n.RelatedType, &data, &n.Read, &n.CreatedAt); err != nil {
+		if err := rows.Scan(&n.ID, &n.Type, &n.RelatedID, &n.RelatedType, &data, &n.Read, &n.CreatedAt); err != nil {
 			rows.Close()
 			return nil, translate(err, nil)
 		}
@@ -122,11 +187,11 @@ ORDER BY created_at DESC, id DESC LIMIT $3 OFFSET $4`, userID, unreadOnly, limit
 
 // MarkRead implements social.NotificationStore.
 func (s *Store) MarkRead(ctx context.Context, userID, id int64) error {
-	tag, err := s.pool.Exec(ctx, `UPDATE notifications SET read = true WHERE id = $1 AND user_id = $2`, id, userID)
-	if err != nil {
+	var n int64
+	if err := s.pool.QueryRow(ctx, sqlMarkRead, userID, id).Scan(&n); err != nil {
 		return translate(err, nil)
 	}
-	if tag.RowsAffected() == 0 {
+	if n == 0 {
 		return social.ErrNotificationNotFound
 	}
 	return nil
@@ -134,9 +199,9 @@ func (s *Store) MarkRead(ctx context.Context, userID, id int64) error {
 
 // MarkAllRead implements social.NotificationStore.
 func (s *Store) MarkAllRead(ctx context.Context, userID int64) (int64, error) {
-	tag, err := s.pool.Exec(ctx, `UPDATE notifications SET read = true WHERE user_id = $1 AND NOT read`, userID)
-	if err != nil {
+	var n int64
+	if err := s.pool.QueryRow(ctx, sqlMarkAllRead, userID).Scan(&n); err != nil {
 		return 0, translate(err, nil)
 	}
-	return tag.RowsAffected(), nil
+	return n, nil
 }

@@ -74,6 +74,105 @@ func (e *env) chartEnd(u *account.User) int64 {
 }
 
 func testResolution(t *testing.T, newStores func(*testing.T) Stores) {
+	t.Run("a resolved position reads closed everywhere with its payout, at the resolution's time, among the positions sold out", func(t *testing.T) {
+		e := newEnv(t, newStores)
+		c := e.creator()
+		ev := e.event(c, 0.02, 20000, 0.5, 0.5)
+		m, other := ev.Pools[0].Markets[0], ev.Pools[0].Markets[1]
+		u, v := e.user("u", 100000, 0), e.user("v", 100000, 0)
+		must := func(r *market.Result, err error) *market.Result {
+			t.Helper()
+			if err != nil {
+				t.Fatal(err)
+			}
+			return r
+		}
+		// u: a position on the other market sold out before the
+		// resolution, one on m partly sold, one sold out after it.
+		o := must(e.buy(u, other, market.No, 900))
+		must(e.sell(u, other, market.No, o.Trade.Shares))
+		b := must(e.buy(u, m, market.Yes, 5000))
+		s := must(e.sell(u, m, market.Yes, b.Trade.Shares/3))
+		vb := must(e.buy(v, m, market.No, 3000))
+		before, err := e.stores.Markets.OpenPositions(e.ctx, u.ID)
+		if err != nil || len(before) != 1 {
+			t.Fatalf("open before: %v, %v", before, err)
+		}
+		held := before[0].Position
+
+		if err := e.markets.Close(e.ctx, c.ID, ev.ID, m.PoolID, m.ID, "YES"); err != nil {
+			t.Fatal(err)
+		}
+		resolvedAt := *e.market(m.ID).ResolvedAt
+		o2 := must(e.buy(u, other, market.Yes, 700))
+		must(e.sell(u, other, market.Yes, o2.Trade.Shares))
+
+		if open, _ := e.stores.Markets.OpenPositions(e.ctx, u.ID); len(open) != 0 {
+			t.Fatalf("u still holds %+v", open)
+		}
+		closed, err := e.stores.Markets.ClosedPositions(e.ctx, u.ID, -1, 0)
+		if err != nil || len(closed) != 3 {
+			t.Fatalf("closed: %+v, %v", closed, err)
+		}
+		if closed[0].MarketID != other.ID || closed[1].MarketID != m.ID || closed[2].MarketID != other.ID || !closed[0].ClosedAt.After(resolvedAt) || !closed[2].ClosedAt.Before(resolvedAt) {
+			t.Fatalf("closed positions out of order: %v, %v, %v", closed[0].Position, closed[1].Position, closed[2].Position)
+		}
+		p := closed[1].Position
+		payout := held.Shares
+		if p.ID != held.ID || p.WonSide == nil || *p.WonSide != market.WonSideYes || p.CostBasis != 0 || !p.ClosedAt.Equal(resolvedAt) ||
+			!p.UpdatedAt.Equal(resolvedAt) || p.Shares != held.Shares || p.Spent != b.Trade.Amount || p.Returned != s.Trade.Amount+payout ||
+			p.PnL() != s.Trade.Amount+payout-b.Trade.Amount || closed[1].Market == nil || !closed[1].Market.Resolved {
+			t.Fatalf("the resolved position reads %+v (held %+v)", p, held)
+		}
+		for i, want := range []int64{closed[1].ID, closed[2].ID} {
+			page, err := e.stores.Markets.ClosedPositions(e.ctx, u.ID, 1, i+1)
+			if err != nil || len(page) != 1 || page[0].ID != want {
+				t.Fatalf("page %d of one: %+v, %v; want position %d", i+2, page, err, want)
+			}
+		}
+		n, best, err := e.stores.Markets.ClosedStats(e.ctx, u.ID)
+		var wins int64
+		for _, c := range closed {
+			wins = max(wins, c.PnL())
+		}
+		if err != nil || n != 3 || best != wins || best < p.PnL() {
+			t.Fatalf("stats %d closed, biggest win %d (%v); want 3, %d", n, best, err, wins)
+		}
+		evs, err := e.stores.Markets.PnLEvents(e.ctx, u.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var atResolution []market.PnLEvent
+		var sum int64
+		for i, ev := range evs {
+			if i > 0 && ev.At.Before(evs[i-1].At) {
+				t.Fatalf("realizations out of order: %+v", evs)
+			}
+			if ev.At.Equal(resolvedAt) {
+				atResolution = append(atResolution, ev)
+			}
+			sum += ev.Delta
+		}
+		if len(atResolution) != 1 || atResolution[0].PositionID != held.ID || atResolution[0].Delta != payout-held.CostBasis {
+			t.Fatalf("realizations at the resolution %+v, want position %d realizing %d", atResolution, held.ID, payout-held.CostBasis)
+		}
+		var total int64
+		for _, c := range closed {
+			total += c.PnL()
+		}
+		if sum != total || e.chartEnd(u) != total {
+			t.Fatalf("realizations sum to %d, the chart ends at %d, the closed positions made %d", sum, e.chartEnd(u), total)
+		}
+		// The loser's position closes too, paid nothing.
+		vc, _ := e.stores.Markets.ClosedPositions(e.ctx, v.ID, -1, 0)
+		if len(vc) != 1 || *vc[0].WonSide != market.WonSideYes || vc[0].Returned != 0 || vc[0].PnL() != -vb.Trade.Amount {
+			t.Fatalf("the loser's position %+v", vc)
+		}
+		if n, best, _ := e.stores.Markets.ClosedStats(e.ctx, v.ID); n != 1 || best != 0 {
+			t.Fatalf("the loser's stats: %d closed, biggest win %d", n, best)
+		}
+		e.audit()
+	})
 	t.Run("a void refunds every open position its net cost, floored at zero, and no side wins", func(t *testing.T) {
 		e := newEnv(t, newStores)
 		c := e.creator()

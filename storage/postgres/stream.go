@@ -21,9 +21,7 @@ import (
 // event eventID made at at (the resolution's time) for any of users: one
 // probe of notifications_user_created per user.
 func (s *Store) SettlementNotifications(ctx context.Context, eventID int64, at time.Time, users []int64) ([]*social.Notification, error) {
-	rows, err := s.pool.Query(ctx, `SELECT id, user_id, type, related_id, related_type, data, read, created_at
-FROM notifications WHERE user_id = ANY($1) AND created_at = $2 AND type = $3 AND related_type = $4 AND related_id = $5`,
-		users, dbTime(at), social.TypeMarketResolved, social.RelatedEvent, eventID)
+	rows, err := s.pool.Query(ctx, sqlSettlementNotifications, users, dbTime(at), social.TypeMarketResolved, social.RelatedEvent, eventID)
 	if err != nil {
 		return nil, translate(err, nil)
 	}
@@ -43,6 +41,17 @@ FROM notifications WHERE user_id = ANY($1) AND created_at = $2 AND type = $3 AND
 	}
 	return out, translate(rows.Err(), nil)
 }
+
+// sqlSettlementNotifications reads the notifications of
+// SettlementNotifications: those written (a derived one the user marked
+// read is written too), and those still derived from the user's settled
+// positions (see derivedNotificationsSQL).
+var sqlSettlementNotifications = `SELECT id, user_id, type, related_id, related_type, data, read, created_at
+FROM notifications WHERE user_id = ANY($1) AND created_at = $2 AND type = $3 AND related_type = $4 AND related_id = $5
+UNION ALL
+SELECT d.id, u.id, $3, d.event_id, $4, ` + derivedDataSQL + `, false, d.resolved_at
+FROM unnest($1::bigint[]) u(id) CROSS JOIN LATERAL (` + derivedNotificationsSQL("u.id") + `) d
+WHERE d.event_id = $5 AND d.resolved_at = $2`
 
 // BalancesOf returns the balances of users (zero for a user with no
 // postings), in one query.

@@ -133,6 +133,11 @@ type Config struct {
 	// others wait) and follows the JetStream stream instead of polling
 	// the database on each commit.
 	StreamNATSURL string
+	// StreamNATSName tells apart the JetStream streams of deployments
+	// that share one NATS server: the stream is PREDICTKIT_<NAME>_CHANGES
+	// on subject predictkit.<name>.changes (PREDICTKIT_CHANGES and
+	// predictkit.changes when empty).
+	StreamNATSName string
 
 	// Store, when set, is used instead of the one DatabaseURL selects; the
 	// caller owns it (the server does not close it). Tests use it.
@@ -553,6 +558,17 @@ func settings() []setting {
 				return nil
 			}},
 		secret(stringSetting("stream-nats-url", "PREDICTKIT_STREAM_NATS_URL", "NATS server with JetStream to carry the change log between servers (nats://host:4222); empty: PostgreSQL LISTEN/NOTIFY", func(c *Config) *string { return &c.StreamNATSURL })),
+		{flag: "stream-nats-name", env: "PREDICTKIT_STREAM_NATS_NAME", help: "name of this deployment's JetStream stream, for deployments sharing a NATS server (letters, digits, _ and -)",
+			get: func(c *Config) string { return c.StreamNATSName },
+			set: func(c *Config, v string) error {
+				for _, r := range v {
+					if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
+						return errors.New("must be letters, digits, _ and - only")
+					}
+				}
+				c.StreamNATSName = v
+				return nil
+			}},
 		{flag: "trusted-proxies", env: "PREDICTKIT_TRUSTED_PROXIES", help: "comma-separated IPs or CIDRs of proxies whose X-Forwarded-For is trusted",
 			get: func(c *Config) string { return strings.Join(c.TrustedProxies, ",") },
 			set: func(c *Config, v string) error {

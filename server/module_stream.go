@@ -80,7 +80,10 @@ func natsFeed(lc fx.Lifecycle, cfg Config, l ChangeLog, log *slog.Logger) (Strea
 		nc.Close()
 		return StreamFeed{}, fmt.Errorf("stream: NATS JetStream: %w", err)
 	}
+	name, subject := jetstream.Names(cfg.StreamNATSName)
 	relay, err := jetstream.NewRelay(js, l, jetstream.Options{
+		Stream:  name,
+		Subject: subject,
 		MaxAge:  cfg.withDefaults().StreamRetention,
 		OnError: func(err error) { log.Warn("change log relay", "err", err) },
 	})
@@ -102,6 +105,7 @@ func natsFeed(lc fx.Lifecycle, cfg Config, l ChangeLog, log *slog.Logger) (Strea
 		},
 	})
 	return StreamFeed{jetstream.NewFeed(js, jetstream.FeedOptions{
+		Stream: name,
 		OnError: func(err error) { log.Warn("change log feed", "err", err) },
 	})}, nil
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -637,4 +638,38 @@ func TestStreamLifetime(t *testing.T) {
 		}
 	})
 
+}
+
+// TestStreamOverNATS runs the stream with the change log carried by NATS
+// JetStream (PREDICTKIT_STREAM_NATS_URL): the server's relay publishes
+// the log and its hub follows the JetStream stream.
+func TestStreamOverNATS(t *testing.T) {
+	url := os.Getenv("PREDICTKIT_TEST_NATS_URL")
+	if url == "" {
+		if os.Getenv("PREDICTKIT_REQUIRE_NATS") == "1" {
+			t.Fatal("PREDICTKIT_REQUIRE_NATS=1 but PREDICTKIT_TEST_NATS_URL is not set")
+		}
+		t.Skip("PREDICTKIT_TEST_NATS_URL is not set (a NATS server with JetStream, e.g. nats://127.0.0.1:4222)")
+	}
+	eachStore(t, func(t *testing.T, h *harness) {
+		// A stream of its own, so that no other run's log is in it.
+		name := fmt.Sprintf("test_%d", time.Now().UnixNano())
+		h = streamHarness(t, h.store, func(c *server.Config) { c.StreamNATSURL, c.StreamNATSName = url, name })
+		w := newWorld(t, h)
+		t.Run("a trade reaches a subscriber through JetStream, and a resume gets it again", func(t *testing.T) {
+			c := openStream(t, h, fmt.Sprintf("topics=market:%d", w.a1.ID), nil)
+			tr := h.buy(t, w.alice.token, w.a1.ID, "YES", 10_000)
+			ms := c.messages(t, 2)
+			var got streamTrade
+			ms[0].decode(t, &got)
+			if ms[0].event != "trade" || got.TradeID != tr.TradeID || ms[1].event != "price" {
+				t.Fatalf("got %v, want trade %d then its price", ms, tr.TradeID)
+			}
+			r := openStream(t, h, fmt.Sprintf("topics=market:%d&last_event_id=%d", w.a1.ID, ms[0].id-1), nil)
+			again := r.messages(t, 2)
+			if again[0].id != ms[0].id || again[1].id != ms[1].id {
+				t.Fatalf("resumed %v, want %v", again, ms)
+			}
+		})
+	})
 }

@@ -71,7 +71,7 @@ type streamOut struct {
 
 // streamPing is how often a silent stream is pinged: the setting, or
 // more often when the write timeout is short, since every write moves the
-// connection's write deadline (see streamBody).
+// connection's write deadline (see chunkWriter).
 func streamPing(cfg Config) time.Duration {
 	return min(cfg.StreamPing, cfg.WriteTimeout/2)
 }
@@ -295,8 +295,8 @@ func streamRoutes(in streamRoutesIn) RoutesOut {
 
 // handleStream opens a stream: every check that can refuse it runs
 // before the first byte, so that a refusal is an ordinary error answer;
-// then the answer's body is the stream, written by fasthttp's body stream
-// writer until the client leaves or the server stops.
+// then the stream takes the connection over and writes until the client
+// leaves or the server stops.
 func (h *streamHandlers) handleStream(c *fiber.Ctx) error {
 	if h.hub == nil {
 		return errStreamDisabled

@@ -95,11 +95,6 @@ func NewApp(p AppParams) *fiber.App {
 		TrustedProxies:          cfg.TrustedProxies,
 		ProxyHeader:             proxyHeader(cfg.TrustedProxies),
 		ReadBufferSize:          16 << 10,
-		// A connection gives its read buffer (16 KiB) and its write
-		// buffer back between requests, and a live stream keeps no read
-		// buffer while it streams: an idle stream costs 14 KB instead of
-		// 30, an idle kept-alive connection almost nothing.
-		ReduceMemoryUsage: true,
 	})
 	answerUnknownMethods(app)
 	app.Server().ConnState = markReading

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -35,7 +36,12 @@ import (
 // wakes every server's hub when any server commits.)
 var StreamModule = fx.Module("stream",
 	fx.Provide(newStreamFeed, newStreamHub, streamRoutes),
+	fx.Invoke(keepHijackedConns),
 )
+
+// keepHijackedConns: a stream takes its connection over from fasthttp
+// (see handleStream), and closes it itself when it ends.
+func keepHijackedConns(app *fiber.App) { app.Server().KeepHijackedConns = true }
 
 // StreamFeed is the feed the hub follows: the store's ChangeFeed. A
 // deployment that carries the log over another transport (a NATS
@@ -126,7 +132,7 @@ type streamOut struct {
 
 // streamPing is how often a silent stream is pinged: the setting, or
 // more often when the write timeout is short, since every write moves the
-// connection's write deadline (see streamBody).
+// connection's write deadline (see chunkWriter).
 func streamPing(cfg Config) time.Duration {
 	return min(cfg.StreamPing, cfg.WriteTimeout/2)
 }
@@ -350,8 +356,8 @@ func streamRoutes(in streamRoutesIn) RoutesOut {
 
 // handleStream opens a stream: every check that can refuse it runs
 // before the first byte, so that a refusal is an ordinary error answer;
-// then the answer's body is the stream, written by fasthttp's body stream
-// writer until the client leaves or the server stops.
+// then the stream takes the connection over and writes until the client
+// leaves or the server stops.
 func (h *streamHandlers) handleStream(c *fiber.Ctx) error {
 	if h.hub == nil {
 		return errStreamDisabled
@@ -403,15 +409,33 @@ func (h *streamHandlers) handleStream(c *fiber.Ctx) error {
 	c.Set(fiber.HeaderCacheControl, "no-store")
 	// Proxies that buffer answers (nginx) would hold the messages back.
 	c.Set("X-Accel-Buffering", "no")
-	// The body is the subscription, read by fasthttp's body stream
-	// (chunked): the connection's own goroutine waits in Read, so an idle
-	// stream costs no goroutine and no buffer of its own. Each Read that
-	// has bytes moves the connection's write deadline (see
-	// streamDeadline). Close, which fasthttp calls when the body ends or
-	// the client leaves, ends the subscription and frees its place.
-	conn, timeout := c.Context().Conn(), h.timeout
-	r := sub.Reader(func() { _ = conn.SetWriteDeadline(time.Now().Add(timeout)) })
-	c.Context().SetBodyStream(&streamBody{Reader: r, release: release, log: h.log, id: requestID(c)}, -1)
+	// The stream leaves fasthttp's connection loop: the connection is
+	// hijacked once the middleware has finished the answer's headers (so
+	// the access log, the security headers and the request id are as for
+	// any answer), which frees the connection's 16 KiB read buffer, its
+	// write buffer and its request context; one goroutine of the stream's
+	// own writes the headers and then the messages, straight to the
+	// socket, in chunks. An idle stream costs a few kilobytes and that
+	// goroutine.
+	rctx := c.Context()
+	rctx.Response.Header.SetContentLength(-1) // chunked
+	rctx.Response.Header.SetConnectionClose() // the stream ends with its connection
+	rctx.HijackSetNoResponse(true)
+	timeout, log, id := h.timeout, h.log, requestID(c)
+	rctx.Hijack(func(hijacked net.Conn) {
+		// The headers as fasthttp would write them, copied: rctx is
+		// released, and reused, once this returns.
+		head := append([]byte(nil), rctx.Response.Header.Header()...)
+		conn := rctx.Conn()
+		go func() {
+			defer release()
+			w := newChunkWriter(conn, timeout, head)
+			err := sub.Serve(w)
+			w.end(err)
+			_ = conn.Close()
+			log.Debug("stream ended", slog.String("request_id", id), slog.String("reason", err.Error()))
+		}()
+	})
 	return nil
 }
 
@@ -472,24 +496,82 @@ func (h *streamHandlers) handleTicket(c *fiber.Ctx) error {
 	return c.Status(http.StatusCreated).JSON(ticketJSON{Ticket: secret, ExpiresAt: ts(exp)})
 }
 
-// streamBody is a stream's answer body. fasthttp sets an answer's write
-// deadline (WriteTimeout) once, before it writes; a stream lasts longer,
-// so every Read that returns bytes moves the deadline WriteTimeout ahead,
-// and the pings (streamPing) keep a silent stream reading. A client that
-// stops reading still fails the server's writes WriteTimeout after the
-// last bytes it was handed.
-type streamBody struct {
-	*stream.Reader
-	release func()
-	log     *slog.Logger
-	id      string
+// chunkWriter writes a stream to its hijacked connection: the answer's
+// headers first, then each flush as one chunk of the chunked encoding,
+// the messages handed over as they are (they are shared by every stream
+// that gets them) and written with one writev.
+//
+// fasthttp's write timeout no longer applies to the connection; each
+// flush sets its own deadline, WriteTimeout ahead, and the pings
+// (streamPing) keep a silent stream flushing: a client that stops reading
+// fails the flush WriteTimeout later, and the stream ends.
+type chunkWriter struct {
+	conn    net.Conn
+	timeout time.Duration
+	head    []byte // the answer's headers, until the first flush
+	bufs    net.Buffers
+	size    int
+	sizeBuf [20]byte
 }
 
-func (b *streamBody) Close() error {
-	err := b.Reader.Close()
-	b.release()
-	b.log.Debug("stream ended", slog.String("request_id", b.id), slog.String("reason", b.Err().Error()))
+func newChunkWriter(conn net.Conn, timeout time.Duration, head []byte) *chunkWriter {
+	// A writev needs the TCP connection itself, not the wrapper that
+	// times requests.
+	if rc, ok := conn.(*readingConn); ok {
+		conn = rc.Conn
+	}
+	return &chunkWriter{conn: conn, timeout: timeout, head: head}
+}
+
+func (w *chunkWriter) Write(p []byte) (int, error) {
+	if len(p) > 0 {
+		w.bufs = append(w.bufs, p)
+		w.size += len(p)
+	}
+	return len(p), nil
+}
+
+var crlf = []byte("\r\n")
+
+func (w *chunkWriter) Flush() error {
+	if w.size == 0 && w.head == nil {
+		return nil
+	}
+	out := make(net.Buffers, 0, len(w.bufs)+3)
+	if w.head != nil {
+		out = append(out, w.head)
+		w.head = nil
+	}
+	if w.size > 0 {
+		size := append(strconv.AppendInt(w.sizeBuf[:0], int64(w.size), 16), crlf...)
+		out = append(out, size)
+		out = append(out, w.bufs...)
+		out = append(out, crlf)
+	}
+	clear(w.bufs)
+	w.bufs, w.size = w.bufs[:0], 0
+	if cap(w.bufs) > 64 {
+		w.bufs = nil // a burst is over: give its memory back
+	}
+	_ = w.conn.SetWriteDeadline(time.Now().Add(w.timeout))
+	_, err := out.WriteTo(w.conn)
 	return err
+}
+
+// end finishes the answer with the last chunk, unless the connection
+// failed (err is then the write's error, not one of the stream's ends).
+func (w *chunkWriter) end(err error) {
+	switch {
+	case errors.Is(err, stream.ErrClosed), errors.Is(err, stream.ErrSlow), errors.Is(err, stream.ErrDropped):
+	default:
+		return
+	}
+	w.bufs, w.size = w.bufs[:0], 0
+	if w.Flush() != nil {
+		return
+	}
+	_ = w.conn.SetWriteDeadline(time.Now().Add(w.timeout))
+	_, _ = w.conn.Write([]byte("0\r\n\r\n"))
 }
 
 // streamLimits counts the open streams: in all, per client address and

@@ -488,6 +488,17 @@ func accessMatrix() map[string][]cell {
 				}
 			}),
 
+		// The live stream: public topics for anyone, me for a user (a
+		// stream cannot be read through app.Test, so the rightful caller's
+		// cell asks for a last id after the newest: past authentication,
+		// refused as 400 invalid_request).
+		"GET /api/v1/stream": mxCells(
+			mxPublic(mxGet(mxPath("/api/v1/stream?topics=trades&last_event_id=999999999")), 400),
+			mxUserOnly(mxGet(mxPath("/api/v1/stream?topics=me&last_event_id=999999999")), "unauthorized", pAlice, 400, nil),
+			[]cell{{as: pAnonymous, req: mxGet(mxPath("/api/v1/stream?topics=me&ticket=not-a-ticket")), status: 401, code: "unauthorized"}},
+		),
+		"POST /api/v1/stream/tickets": mxUserOnly(mxSend(http.MethodPost, mxPath("/api/v1/stream/tickets"), nil), "unauthorized", pAlice, 201, nil),
+
 		// Support chat: the cookie is the session; no cookie is no session.
 		"POST /api/v1/chat/session": {{as: pAnonymous, req: mxSend(http.MethodPost, mxPath("/api/v1/chat/session"), nil), status: 200}},
 		"GET /api/v1/chat/history": {

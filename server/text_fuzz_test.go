@@ -275,6 +275,7 @@ var noTextBody = []string{
 	"POST /api/v1/notifications/:id/read",
 	"POST /api/v1/chat/session/call-operator",
 	"POST /api/v1/admin/chat/sessions/:session_id/close",
+	"POST /api/v1/stream/tickets",
 }
 
 // queryTargets are the routes that read query parameters, and the

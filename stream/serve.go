@@ -8,8 +8,8 @@ import (
 
 // The serving side of a subscription: what it sends, in order. next
 // produces it a piece at a time; Serve pushes the pieces to a Writer,
-// Reader lets an HTTP server pull them (fasthttp's body stream), which
-// needs no goroutine of its own.
+// Reader lets a reader pull them (an HTTP server that reads an answer's
+// body from an io.Reader, with no goroutine of its own).
 
 // The phases of a subscription.
 const (

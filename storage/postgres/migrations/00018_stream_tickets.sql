@@ -12,8 +12,10 @@ CREATE TABLE stream_tickets (
     expires_at timestamptz NOT NULL
 );
 
--- The expired tickets are deleted as new ones are made.
+-- The expired tickets are deleted as new ones are made; a user's go
+-- with the user.
 CREATE INDEX stream_tickets_expires ON stream_tickets (expires_at);
+CREATE INDEX stream_tickets_user ON stream_tickets (user_id);
 
 -- +goose Down
 

@@ -511,7 +511,13 @@ type chunkWriter struct {
 	head    []byte // the answer's headers, until the first flush
 	bufs    net.Buffers
 	size    int
+	out     net.Buffers // what a flush writes, kept for the next
 	sizeBuf [20]byte
+	// deadline is the connection's write deadline; a flush moves it only
+	// once half of the timeout has passed, which saves a system call per
+	// flush on a busy stream and still leaves every write at least half
+	// the timeout.
+	deadline time.Time
 }
 
 func newChunkWriter(conn net.Conn, timeout time.Duration, head []byte) *chunkWriter {
@@ -537,7 +543,7 @@ func (w *chunkWriter) Flush() error {
 	if w.size == 0 && w.head == nil {
 		return nil
 	}
-	out := make(net.Buffers, 0, len(w.bufs)+3)
+	out := w.out[:0]
 	if w.head != nil {
 		out = append(out, w.head)
 		w.head = nil
@@ -550,11 +556,16 @@ func (w *chunkWriter) Flush() error {
 	}
 	clear(w.bufs)
 	w.bufs, w.size = w.bufs[:0], 0
-	if cap(w.bufs) > 64 {
-		w.bufs = nil // a burst is over: give its memory back
+	if now := time.Now(); w.deadline.Sub(now) < w.timeout/2 {
+		w.deadline = now.Add(w.timeout)
+		_ = w.conn.SetWriteDeadline(w.deadline)
 	}
-	_ = w.conn.SetWriteDeadline(time.Now().Add(w.timeout))
-	_, err := out.WriteTo(w.conn)
+	w.out = out
+	_, err := out.WriteTo(w.conn) // consumes out, not w.out
+	clear(w.out[:cap(w.out)])
+	if cap(w.bufs) > 64 {
+		w.bufs, w.out = nil, nil // a burst is over: give its memory back
+	}
 	return err
 }
 
@@ -566,6 +577,7 @@ func (w *chunkWriter) end(err error) {
 	default:
 		return
 	}
+	clear(w.bufs)
 	w.bufs, w.size = w.bufs[:0], 0
 	if w.Flush() != nil {
 		return

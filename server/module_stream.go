@@ -111,7 +111,7 @@ func natsFeed(lc fx.Lifecycle, cfg Config, l ChangeLog, log *slog.Logger) (Strea
 		},
 	})
 	return StreamFeed{jetstream.NewFeed(js, jetstream.FeedOptions{
-		Stream: name,
+		Stream:  name,
 		OnError: func(err error) { log.Warn("change log feed", "err", err) },
 	})}, nil
 }

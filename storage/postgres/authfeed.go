@@ -50,22 +50,11 @@ func (s *Store) WatchAuth(ctx context.Context, live func(error), changed func(ac
 }
 
 func (s *Store) watchAuth(ctx context.Context, listening func(), changed func(account.Invalidation)) error {
-	cc := s.pool.Config().ConnConfig
-	// Named, so that an operator can tell it in pg_stat_activity: it is
-	// the one connection of a server that is always idle.
-	if cc.RuntimeParams == nil {
-		cc.RuntimeParams = map[string]string{}
-	}
-	cc.RuntimeParams["application_name"] = strings.TrimSpace("predictkit auth changes " + s.schema)
-	conn, err := pgx.ConnectConfig(ctx, cc)
+	conn, done, err := s.listenConn(ctx, "auth changes")
 	if err != nil {
 		return fmt.Errorf("postgres: auth changes: connect: %w", err)
 	}
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = conn.Close(ctx)
-	}()
+	defer done()
 	var schema string
 	var triggers bool
 	// Without the triggers (a schema not migrated yet) nothing would ever
@@ -117,4 +106,26 @@ func parseAuthChange(payload, schema string) (account.Invalidation, bool) {
 		}
 	}
 	return account.Invalidation{All: true}, true
+}
+
+// listenConn opens a connection of its own, outside the pool, for a
+// LISTEN that lasts as long as the server, and returns it with the
+// function that closes it. It is named for what it listens to, so that an
+// operator can tell it in pg_stat_activity: it is a connection of a
+// server that is always idle.
+func (s *Store) listenConn(ctx context.Context, what string) (*pgx.Conn, func(), error) {
+	cc := s.pool.Config().ConnConfig
+	if cc.RuntimeParams == nil {
+		cc.RuntimeParams = map[string]string{}
+	}
+	cc.RuntimeParams["application_name"] = strings.TrimSpace("predictkit " + what + " " + s.schema)
+	conn, err := pgx.ConnectConfig(ctx, cc)
+	if err != nil {
+		return nil, nil, err
+	}
+	return conn, func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = conn.Close(ctx)
+	}, nil
 }

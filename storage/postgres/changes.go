@@ -18,7 +18,6 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -412,20 +411,11 @@ func (s *Store) WatchChanges(ctx context.Context, live func(error)) error {
 }
 
 func (s *Store) watchChanges(ctx context.Context, listening func()) error {
-	cc := s.pool.Config().ConnConfig
-	if cc.RuntimeParams == nil {
-		cc.RuntimeParams = map[string]string{}
-	}
-	cc.RuntimeParams["application_name"] = strings.TrimSpace("predictkit changes " + s.schema)
-	conn, err := pgx.ConnectConfig(ctx, cc)
+	conn, done, err := s.listenConn(ctx, "changes")
 	if err != nil {
 		return fmt.Errorf("postgres: changes: connect: %w", err)
 	}
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = conn.Close(ctx)
-	}()
+	defer done()
 	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{s.changeChannel}.Sanitize()); err != nil {
 		return fmt.Errorf("postgres: changes: listen: %w", err)
 	}

@@ -215,6 +215,8 @@ var otherVariables = []string{
 	"PREDICTKIT_REQUIRE_CHROMIUM",  // tests: fail, not skip, without a browser
 	"PREDICTKIT_TEST_NATS_URL",     // tests: the NATS server (JetStream) to use
 	"PREDICTKIT_REQUIRE_NATS",      // tests: fail, not skip, without it
+	"PREDICTKIT_PLAYWRIGHT_CORE",   // tests: where playwright-core is installed
+	"PREDICTKIT_CI_CACHE",          // .ci/run: where it caches npm packages
 	"PREDICTKIT_CRASH_KILLS",       // reliability tests
 }
 

@@ -17,6 +17,9 @@ type Memory struct {
 	entries []Entry // ascending Seq
 	last    int64
 	pruned  int64
+	// cursors are the consumers' (SetCursor): pruning keeps every entry
+	// after the smallest.
+	cursors map[string]int64
 	// appended is closed, and replaced, at every Append: a broadcast to
 	// everyone waiting for news.
 	appended chan struct{}
@@ -77,12 +80,17 @@ func (m *Memory) Appended() <-chan struct{} {
 
 // Prune drops the entries made before before, oldest first, and returns
 // how many it dropped. It stops at the first entry made at or after
-// before, so that what remains is always a suffix of the log.
+// before, so that what remains is always a suffix of the log, and at the
+// first entry a consumer has not read (SetCursor).
 func (m *Memory) Prune(_ context.Context, before time.Time) (int, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	hold := int64(1<<63 - 1)
+	for _, c := range m.cursors {
+		hold = min(hold, c)
+	}
 	n := 0
-	for n < len(m.entries) && m.entries[n].At.Before(before) {
+	for n < len(m.entries) && m.entries[n].At.Before(before) && m.entries[n].Seq <= hold {
 		n++
 	}
 	if n == 0 {
@@ -93,4 +101,37 @@ func (m *Memory) Prune(_ context.Context, before time.Time) (int, error) {
 	// behind the slice's start.
 	m.entries = append([]Entry(nil), m.entries[n:]...)
 	return n, nil
+}
+
+// Cursor returns the seq consumer name has read the log up to, and
+// whether it has a cursor at all.
+func (m *Memory) Cursor(name string) (int64, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	c, ok := m.cursors[name]
+	return c, ok
+}
+
+// SetCursor records that consumer name has read the log up to after (a
+// cursor never moves back): until it moves on, Prune keeps every entry
+// after it, so that a consumer that must see every entry (a webhook
+// dispatcher, a maintained aggregate) misses none however long it is
+// away.
+func (m *Memory) SetCursor(name string, after int64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.cursors == nil {
+		m.cursors = map[string]int64{}
+	}
+	if c, ok := m.cursors[name]; !ok || after > c {
+		m.cursors[name] = after
+	}
+}
+
+// DropCursor forgets consumer name's cursor: pruning no longer waits for
+// it.
+func (m *Memory) DropCursor(name string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.cursors, name)
 }

@@ -36,6 +36,27 @@ func (s *Store) PruneChanges(ctx context.Context, before time.Time) (int, error)
 	return s.changes.Prune(ctx, before)
 }
 
+// ChangeCursor returns the seq consumer name has read the change log up
+// to (0 when it has no cursor).
+func (s *Store) ChangeCursor(_ context.Context, name string) (int64, error) {
+	c, _ := s.changes.Cursor(name)
+	return c, nil
+}
+
+// SetChangeCursor records that consumer name has read the change log up
+// to after (a cursor never moves back); pruning keeps every entry after
+// the smallest cursor.
+func (s *Store) SetChangeCursor(_ context.Context, name string, after int64) error {
+	s.changes.SetCursor(name, after)
+	return nil
+}
+
+// DropChangeCursor forgets consumer name's cursor.
+func (s *Store) DropChangeCursor(_ context.Context, name string) error {
+	s.changes.DropCursor(name)
+	return nil
+}
+
 // logChanges appends es to the change log. Callers hold s.mu.
 func (s *Store) logChanges(es ...changelog.Entry) {
 	s.changes.Append(es...)

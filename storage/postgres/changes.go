@@ -333,9 +333,11 @@ func (s *Store) ChangeFeed() changelog.Feed {
 
 // sqlPruneCut is the first seq of the last of the oldest $2 rows that
 // pruning before $1 deletes (those up to the first row with an entry made
-// at or after $1, or all of them), and its last seq; NULLs for none.
+// at or after $1 or one a consumer has not read, or all of them), and its
+// last seq; NULLs for none.
 const sqlPruneCut = `WITH oldest AS (SELECT first_seq, n, at FROM change_log ORDER BY first_seq LIMIT $2),
-stop AS (SELECT min(first_seq) AS first_seq FROM oldest WHERE at >= $1)
+stop AS (SELECT min(first_seq) AS first_seq FROM oldest
+	WHERE at >= $1 OR first_seq + n - 1 > (SELECT COALESCE(min(after), 9223372036854775807) FROM change_consumers))
 SELECT max(o.first_seq), max(o.first_seq + o.n - 1) FROM oldest o, stop WHERE stop.first_seq IS NULL OR o.first_seq < stop.first_seq`
 
 // PruneBatch is the most rows (transactions' entries) PruneChanges
@@ -345,8 +347,9 @@ const PruneBatch = 1000
 // PruneChanges deletes the entries made before before, oldest first, in
 // transactions of at most PruneBatch rows, and returns how many it
 // deleted. It stops at the first transaction with an entry made at or
-// after before (a transaction's entries go together), so that what
-// remains is always a suffix of the log, and records the last seq it
+// after before (a transaction's entries go together), or with an entry a
+// consumer has not read (SetChangeCursor), so that what remains is always
+// a suffix of the log, and records the last seq it
 // deleted in change_log_pruned, a row no writer touches: pruning never
 // waits on a writer nor holds one up.
 func (s *Store) PruneChanges(ctx context.Context, before time.Time) (int, error) {
@@ -383,6 +386,36 @@ SELECT count(*), COALESCE(sum(n), 0) FROM gone`, *cut).Scan(&rowsGone, &n); err 
 			return total, nil
 		}
 	}
+}
+
+// sqlSetChangeCursor moves consumer $1's cursor to $2, never back. A
+// consumer runs it in the transaction that applies what it read.
+const sqlSetChangeCursor = `INSERT INTO change_consumers (name, after) VALUES ($1, $2)
+ON CONFLICT (name) DO UPDATE SET after = greatest(change_consumers.after, EXCLUDED.after), updated_at = now()`
+
+// ChangeCursor returns the seq consumer name has read the change log up
+// to (0 when it has no cursor).
+func (s *Store) ChangeCursor(ctx context.Context, name string) (int64, error) {
+	var after int64
+	err := s.pool.QueryRow(ctx, `SELECT COALESCE((SELECT after FROM change_consumers WHERE name = $1), 0)`, name).Scan(&after)
+	return after, translate(err, nil)
+}
+
+// SetChangeCursor records that consumer name has read the change log up
+// to after (a cursor never moves back); pruning keeps every entry after
+// the smallest cursor. A consumer whose effects are in this database
+// moves its cursor in the transaction that writes them instead
+// (sqlSetChangeCursor), so that a crash between the two repeats nothing.
+func (s *Store) SetChangeCursor(ctx context.Context, name string, after int64) error {
+	_, err := s.pool.Exec(ctx, sqlSetChangeCursor, name, after)
+	return translate(err, nil)
+}
+
+// DropChangeCursor forgets consumer name's cursor: pruning no longer
+// waits for it.
+func (s *Store) DropChangeCursor(ctx context.Context, name string) error {
+	_, err := s.pool.Exec(ctx, `DELETE FROM change_consumers WHERE name = $1`, name)
+	return translate(err, nil)
 }
 
 // WatchChanges listens on the store's change channel, on a connection of

@@ -29,6 +29,12 @@ type ChangeLog interface {
 	// PruneChanges drops the entries made before before and returns how
 	// many it dropped.
 	PruneChanges(ctx context.Context, before time.Time) (int, error)
+	// ChangeCursor, SetChangeCursor and DropChangeCursor keep where a
+	// consumer that must see every entry has read to; pruning keeps
+	// every entry after the smallest cursor.
+	ChangeCursor(ctx context.Context, name string) (int64, error)
+	SetChangeCursor(ctx context.Context, name string, after int64) error
+	DropChangeCursor(ctx context.Context, name string) error
 }
 
 // changeTime is a time as entries (and the API) write it.
@@ -591,6 +597,50 @@ func testChanges(t *testing.T, newStores func(*testing.T) Stores) {
 		b, _ = e.stores.Changes.ChangeBounds(e.ctx)
 		if b.Pruned != old+4 || b.Last != old+8 {
 			t.Fatalf("bounds after pruning all and trading: %+v", b)
+		}
+	})
+
+	t.Run("pruning keeps every entry a consumer has not read, and goes on once it reads them", func(t *testing.T) {
+		e := newEnv(t, newStores)
+		ev := e.event(e.creator(), 0.02, 10000, 0.5)
+		u := e.user("cur", 50000, 0)
+		if _, err := e.buy(u, ev.Pools[0].Markets[0], market.Yes, 100); err != nil {
+			t.Fatal(err)
+		}
+		read := e.last()
+		if _, err := e.buy(u, ev.Pools[0].Markets[0], market.Yes, 100); err != nil {
+			t.Fatal(err)
+		}
+		if c, err := e.stores.Changes.ChangeCursor(e.ctx, "slow"); err != nil || c != 0 {
+			t.Fatalf("a new consumer's cursor: %d, %v; want 0", c, err)
+		}
+		for _, set := range []int64{read, read - 1} {
+			if err := e.stores.Changes.SetChangeCursor(e.ctx, "slow", set); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if c, err := e.stores.Changes.ChangeCursor(e.ctx, "slow"); err != nil || c != read {
+			t.Fatalf("cursor %d, %v after moving it to %d and back: want %d", c, err, read-1, read)
+		}
+		later := time.Now().Add(time.Hour)
+		if _, err := e.stores.Changes.PruneChanges(e.ctx, later); err != nil {
+			t.Fatal(err)
+		}
+		b, err := e.stores.Changes.ChangeBounds(e.ctx)
+		if err != nil || b.Pruned > read {
+			t.Fatalf("bounds %+v, %v: pruned past the consumer's cursor %d", b, err, read)
+		}
+		if es, err := e.stores.Changes.Changes(e.ctx, read, 100); err != nil || len(es) == 0 || es[0].Seq != read+1 {
+			t.Fatalf("entries after the cursor: %v, %v", es, err)
+		}
+		if err := e.stores.Changes.DropChangeCursor(e.ctx, "slow"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.stores.Changes.PruneChanges(e.ctx, later); err != nil {
+			t.Fatal(err)
+		}
+		if b, err := e.stores.Changes.ChangeBounds(e.ctx); err != nil || b.Pruned != b.Last {
+			t.Fatalf("bounds %+v, %v once the consumer is gone: want everything pruned", b, err)
 		}
 	})
 

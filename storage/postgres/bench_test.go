@@ -9,6 +9,7 @@ import (
 
 	"github.com/predictkit/predictkit/account"
 	"github.com/predictkit/predictkit/market"
+	"github.com/predictkit/predictkit/storage/postgres"
 )
 
 // BenchmarkExec measures single-trade Execs from parallel traders, on one
@@ -63,10 +64,20 @@ func BenchmarkExec(b *testing.B) {
 // accounts, or 64 of each.
 func BenchmarkBatch(b *testing.B) {
 	const size = 64
-	for _, c := range []struct{ markets, parallel int }{{1, 1}, {size, 1}, {size, 2}} {
+	for _, c := range []struct {
+		markets, parallel int
+		unlogged          bool
+	}{{1, 1, false}, {1, 1, true}, {size, 1, false}, {size, 2, false}} {
 		markets := c.markets
-		b.Run(fmt.Sprintf("%d trades on %d markets, %d at once", size, markets, c.parallel), func(b *testing.B) {
+		name := fmt.Sprintf("%d trades on %d markets, %d at once", size, markets, c.parallel)
+		if c.unlogged {
+			// What the change log costs a hot market: compare with the
+			// case before, in the same run.
+			name += ", without the change log"
+		}
+		b.Run(name, func(b *testing.B) {
 			e := newEnv(b)
+			postgres.SetUnloggedTrades(e.store, c.unlogged)
 			// A pool holds at most 32 markets here: events of up to 32.
 			var ms []*market.Market
 			for len(ms) < markets {

@@ -219,7 +219,7 @@ func (s *Store) exec(ctx context.Context, locks []market.Lock, decide func([]*ma
 	if len(parts) == 0 {
 		return effs, nil
 	}
-	w, err := s.plan(l, parts, at, true)
+	w, err := s.plan(l, parts, at, !s.unloggedTrades)
 	if err != nil {
 		return nil, err
 	}

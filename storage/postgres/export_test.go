@@ -94,3 +94,7 @@ func WokenChangeFeed(s *Store) changelog.Feed {
 const Placeholder = placeholder
 
 var CutPlaceholder = cutPlaceholder
+
+// SetUnloggedTrades makes s write trades without their change-log
+// entries, to measure what the log costs.
+func SetUnloggedTrades(s *Store, unlogged bool) { s.unloggedTrades = unlogged }

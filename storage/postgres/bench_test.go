@@ -310,3 +310,49 @@ func BenchmarkProfile10kSettled(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkChangeLogCost measures what the change log costs a hot
+// market's batch: each iteration writes one batch of 64 buys on one
+// market with its change-log entries and one without, alternately, and
+// reports the rate of each and their ratio. Alternating in one run makes
+// the ratio hold on a busy machine, where two runs apart would differ by
+// more than the log costs.
+func BenchmarkChangeLogCost(b *testing.B) {
+	const size = 64
+	e := newEnv(b)
+	ev, _ := e.event(0.02, 1_000_000_000, 0.5)
+	m := ev.Pools[0].Markets[0]
+	reqs := make([]market.Request, size)
+	for i := range reqs {
+		u := e.user("bench", 1_000_000_000_000)
+		reqs[i] = market.Request{UserID: u.ID, Side: market.Side(i % 2), Action: market.ActionBuy, Amount: 1000}
+	}
+	locks := []market.Lock{market.LockFor(m.ID, reqs)}
+	batch := func() {
+		if _, err := e.store.ExecMarkets(e.ctx, locks, func(sts []*market.State) ([]*market.Effects, error) {
+			return market.DecideMarkets(sts, [][]market.Request{reqs})
+		}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var logged, unlogged time.Duration
+	b.ResetTimer()
+	for i := range b.N {
+		// Which goes first alternates too.
+		for j := range 2 {
+			off := (i+j)%2 == 1
+			postgres.SetUnloggedTrades(e.store, off)
+			start := time.Now()
+			batch()
+			if off {
+				unlogged += time.Since(start)
+			} else {
+				logged += time.Since(start)
+			}
+		}
+	}
+	postgres.SetUnloggedTrades(e.store, false)
+	b.ReportMetric(float64(b.N*size)/logged.Seconds(), "logged-trades/s")
+	b.ReportMetric(float64(b.N*size)/unlogged.Seconds(), "unlogged-trades/s")
+	b.ReportMetric(unlogged.Seconds()/logged.Seconds(), "ratio")
+}

@@ -68,9 +68,8 @@ func (s *Service) Register(ctx context.Context, r Registration) (*User, string, 
 	if err != nil {
 		return nil, "", err
 	}
-	n := utf8.RuneCountInString(r.Password)
-	if n < MinPasswordLen || len(r.Password) > MaxPasswordLen {
-		return nil, "", input.Invalid("password", fmt.Sprintf("must be %d to %d bytes", MinPasswordLen, MaxPasswordLen))
+	if err := CheckPassword("password", r.Password); err != nil {
+		return nil, "", err
 	}
 	name, err := cleanName(r.Name)
 	if err != nil {
@@ -83,12 +82,12 @@ func (s *Service) Register(ctx context.Context, r Registration) (*User, string, 
 	if !slices.Contains(Languages, lang) {
 		return nil, "", input.Invalid("language", "must be en or ru")
 	}
-	hash, err := bcrypt.GenerateFromPassword([]byte(r.Password), s.BcryptCost)
+	hash, err := s.hashPassword(r.Password)
 	if err != nil {
-		return nil, "", fmt.Errorf("account: hash password: %w", err)
+		return nil, "", err
 	}
 	u := &User{Email: email, Name: name, Language: lang, Theme: "light", Level: 1, ReferralCode: randomCode()}
-	if err := s.store.CreateUser(ctx, u, string(hash)); err != nil {
+	if err := s.store.CreateUser(ctx, u, hash); err != nil {
 		return nil, "", err
 	}
 	tok, err := s.issueToken(ctx, u.ID)
@@ -158,7 +157,7 @@ type standIn struct {
 // Authenticate returns the user an access token belongs to, or
 // ErrUnauthorized.
 func (s *Service) Authenticate(ctx context.Context, token string) (*User, error) {
-	if token == "" || len(token) > 128 {
+	if token == "" || len(token) > maxSecretLen {
 		return nil, ErrUnauthorized
 	}
 	hash, now := sha256.Sum256([]byte(token)), s.Now()

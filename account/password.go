@@ -77,18 +77,28 @@ type Reset struct {
 // caller must not tell its client so); *input.Error for an e-mail that
 // is no address at all, which no account can have.
 func (s *Service) RequestReset(ctx context.Context, email string) (Reset, error) {
-	email, err := normalizeEmail(email)
+	u, err := s.UserForReset(ctx, email)
 	if err != nil {
 		return Reset{}, err
+	}
+	return s.issueReset(ctx, u)
+}
+
+// UserForReset returns the user with a password registered with email,
+// whom a reset request for email is about; errors as RequestReset's.
+func (s *Service) UserForReset(ctx context.Context, email string) (*User, error) {
+	email, err := NormalizeEmail(email)
+	if err != nil {
+		return nil, err
 	}
 	u, hash, err := s.store.UserByEmail(ctx, email)
 	if err != nil {
-		return Reset{}, err
+		return nil, err
 	}
 	if hash == "" {
-		return Reset{}, ErrUserNotFound
+		return nil, ErrUserNotFound
 	}
-	return s.issueReset(ctx, u)
+	return u, nil
 }
 
 // IssueReset issues a reset token for user id, for an operator to hand

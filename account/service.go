@@ -34,8 +34,9 @@ const (
 // DefaultTokenTTL is how long an access token lives.
 const DefaultTokenTTL = 30 * 24 * time.Hour
 
-// Service is the account use cases: registration, log-in, tokens, profile,
-// deposits, roles and the ledger audit. It is safe for concurrent use.
+// Service is the account use cases: registration, log-in, tokens,
+// passwords (change and reset), profile, deposits, roles and the ledger
+// audit. It is safe for concurrent use.
 type Service struct {
 	store Store
 	// BcryptCost is the password hashing cost; tests lower it.
@@ -64,7 +65,7 @@ type Registration struct {
 // Register creates a user and returns it with a fresh access token.
 // ErrEmailTaken, *input.Error.
 func (s *Service) Register(ctx context.Context, r Registration) (*User, string, error) {
-	email, err := normalizeEmail(r.Email)
+	email, err := NormalizeEmail(r.Email)
 	if err != nil {
 		return nil, "", err
 	}
@@ -313,7 +314,10 @@ func (s *Service) Audit(ctx context.Context) (Report, error) {
 	return Check(accounts, postings, s.Now()), nil
 }
 
-func normalizeEmail(e string) (string, error) {
+// NormalizeEmail is how an e-mail is stored and compared: trimmed and in
+// lower case. *input.Error when it is no plain address (a display name,
+// no domain, control characters, longer than MaxEmailLen).
+func NormalizeEmail(e string) (string, error) {
 	e = strings.ToLower(strings.TrimSpace(e))
 	if e == "" || len(e) > MaxEmailLen || !input.IsText(e) {
 		return "", input.Invalid("email", "must be an e-mail address")

@@ -406,4 +406,3 @@ func TestPasswordChangeAcrossServers(t *testing.T) {
 		t.Fatal("the caller's token no longer works on B")
 	}
 }
-

@@ -198,15 +198,15 @@ func (l *limiter) size() int {
 type rateClass int
 
 const (
-	rateLogin        rateClass = iota + 1 // per client address, each route its own budget (PREDICTKIT_RATE_LOGIN)
-	rateTrade                             // per user (PREDICTKIT_RATE_TRADE)
-	ratePartner                           // per partner (PREDICTKIT_RATE_PARTNER)
-	rateChatSession                       // per client address (PREDICTKIT_RATE_CHAT_SESSION)
-	rateChatMessage                       // per client address, then per session (PREDICTKIT_RATE_CHAT_MESSAGE, _SESSION)
-	rateChatOperator                      // per client address, then per session (PREDICTKIT_RATE_CHAT_OPERATOR, _SESSION)
-	rateComment                           // per user (PREDICTKIT_RATE_COMMENT)
-	rateReaction                          // per user (PREDICTKIT_RATE_REACTION)
-	ratePasswordReset                     // per client address, then per e-mail asked about (PREDICTKIT_RATE_PASSWORD_RESET, _EMAIL)
+	rateLogin         rateClass = iota + 1 // per client address, each route its own budget (PREDICTKIT_RATE_LOGIN)
+	rateTrade                              // per user (PREDICTKIT_RATE_TRADE)
+	ratePartner                            // per partner (PREDICTKIT_RATE_PARTNER)
+	rateChatSession                        // per client address (PREDICTKIT_RATE_CHAT_SESSION)
+	rateChatMessage                        // per client address, then per session (PREDICTKIT_RATE_CHAT_MESSAGE, _SESSION)
+	rateChatOperator                       // per client address, then per session (PREDICTKIT_RATE_CHAT_OPERATOR, _SESSION)
+	rateComment                            // per user (PREDICTKIT_RATE_COMMENT)
+	rateReaction                           // per user (PREDICTKIT_RATE_REACTION)
+	ratePasswordReset                      // per client address, then per e-mail asked about (PREDICTKIT_RATE_PASSWORD_RESET, _EMAIL)
 )
 
 // limitedRoutes are the routes with a rate limit, by "METHOD path". A

@@ -179,7 +179,8 @@ func (s *Service) Authenticate(ctx context.Context, token string) (*User, error)
 // request; ttl ≤ 0 turns the cache off and empties it. It is off in a new
 // Service.
 //
-// Logout, UpdateProfile and SetRoles on s take effect at once. Changes
+// Logout, UpdateProfile, SetRoles, ChangePassword and ResetPassword on s
+// take effect at once. Changes
 // made anywhere else (another process on the same database, SQL by hand)
 // reach s only through Invalidate; without that, a revoked token still
 // authenticates here, and a changed user is seen as it was, for up to

@@ -1,9 +1,10 @@
 package server
 
 // Rate limits: a token bucket per key (the client's address group for
-// login, registration and the support chat, the chat session for chat
-// messages and calls for an operator, the user for trading, comments and
-// reactions, the partner for the partner API). A refused request is 429
+// login, registration, password changes and resets, reset requests and
+// the support chat, the e-mail asked about for reset requests, the chat
+// session for chat messages and calls for an operator, the user for
+// trading, comments and reactions, the partner for the partner API). A refused request is 429
 // {"error":"rate_limited"} with Retry-After.
 
 import (

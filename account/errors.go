@@ -14,4 +14,10 @@ var (
 	// ErrBalanceLimit refuses a posting that would take the treasury or
 	// the outside world past MaxExposure, or any balance out of int64.
 	ErrBalanceLimit = errors.New("account: a balance would pass the ledger's bound")
+	// ErrInvalidToken refuses a password reset token that is unknown,
+	// used already or expired.
+	ErrInvalidToken = errors.New("account: unknown, used or expired password reset token")
+	// ErrNoPassword: the user signs in through its partner and has no
+	// password to change or reset (a partner's sub-account).
+	ErrNoPassword = errors.New("account: the user has no password (a partner's sub-account)")
 )

@@ -34,8 +34,9 @@ const (
 // DefaultTokenTTL is how long an access token lives.
 const DefaultTokenTTL = 30 * 24 * time.Hour
 
-// Service is the account use cases: registration, log-in, tokens, profile,
-// deposits, roles and the ledger audit. It is safe for concurrent use.
+// Service is the account use cases: registration, log-in, tokens,
+// passwords (change and reset), profile, deposits, roles and the ledger
+// audit. It is safe for concurrent use.
 type Service struct {
 	store Store
 	// BcryptCost is the password hashing cost; tests lower it.
@@ -64,13 +65,12 @@ type Registration struct {
 // Register creates a user and returns it with a fresh access token.
 // ErrEmailTaken, *input.Error.
 func (s *Service) Register(ctx context.Context, r Registration) (*User, string, error) {
-	email, err := normalizeEmail(r.Email)
+	email, err := NormalizeEmail(r.Email)
 	if err != nil {
 		return nil, "", err
 	}
-	n := utf8.RuneCountInString(r.Password)
-	if n < MinPasswordLen || len(r.Password) > MaxPasswordLen {
-		return nil, "", input.Invalid("password", fmt.Sprintf("must be %d to %d bytes", MinPasswordLen, MaxPasswordLen))
+	if err := CheckPassword("password", r.Password); err != nil {
+		return nil, "", err
 	}
 	name, err := cleanName(r.Name)
 	if err != nil {
@@ -83,12 +83,12 @@ func (s *Service) Register(ctx context.Context, r Registration) (*User, string, 
 	if !slices.Contains(Languages, lang) {
 		return nil, "", input.Invalid("language", "must be en or ru")
 	}
-	hash, err := bcrypt.GenerateFromPassword([]byte(r.Password), s.BcryptCost)
+	hash, err := s.hashPassword(r.Password)
 	if err != nil {
-		return nil, "", fmt.Errorf("account: hash password: %w", err)
+		return nil, "", err
 	}
 	u := &User{Email: email, Name: name, Language: lang, Theme: "light", Level: 1, ReferralCode: randomCode()}
-	if err := s.store.CreateUser(ctx, u, string(hash)); err != nil {
+	if err := s.store.CreateUser(ctx, u, hash); err != nil {
 		return nil, "", err
 	}
 	tok, err := s.issueToken(ctx, u.ID)
@@ -158,7 +158,7 @@ type standIn struct {
 // Authenticate returns the user an access token belongs to, or
 // ErrUnauthorized.
 func (s *Service) Authenticate(ctx context.Context, token string) (*User, error) {
-	if token == "" || len(token) > 128 {
+	if token == "" || len(token) > maxSecretLen {
 		return nil, ErrUnauthorized
 	}
 	hash, now := sha256.Sum256([]byte(token)), s.Now()
@@ -179,7 +179,8 @@ func (s *Service) Authenticate(ctx context.Context, token string) (*User, error)
 // request; ttl ≤ 0 turns the cache off and empties it. It is off in a new
 // Service.
 //
-// Logout, UpdateProfile and SetRoles on s take effect at once. Changes
+// Logout, UpdateProfile, SetRoles, ChangePassword and ResetPassword on s
+// take effect at once. Changes
 // made anywhere else (another process on the same database, SQL by hand)
 // reach s only through Invalidate; without that, a revoked token still
 // authenticates here, and a changed user is seen as it was, for up to
@@ -314,7 +315,10 @@ func (s *Service) Audit(ctx context.Context) (Report, error) {
 	return Check(accounts, postings, s.Now()), nil
 }
 
-func normalizeEmail(e string) (string, error) {
+// NormalizeEmail is how an e-mail is stored and compared: trimmed and in
+// lower case. *input.Error when it is no plain address (a display name,
+// no domain, control characters, longer than MaxEmailLen).
+func NormalizeEmail(e string) (string, error) {
 	e = strings.ToLower(strings.TrimSpace(e))
 	if e == "" || len(e) > MaxEmailLen || !input.IsText(e) {
 		return "", input.Invalid("email", "must be an e-mail address")

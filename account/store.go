@@ -35,6 +35,28 @@ type Store interface {
 	// not an error.
 	DeleteToken(ctx context.Context, hash []byte) error
 
+	// PasswordHash returns user id's password hash ("" for a partner's
+	// sub-account), or ErrUserNotFound.
+	PasswordHash(ctx context.Context, id int64) (string, error)
+	// ChangePassword sets user id's password hash to newHash if it is
+	// still oldHash, and in the same transaction revokes every access
+	// token of the user but the one whose hash is keep (nil: every one)
+	// and every password reset token of the user. ErrInvalidCredentials
+	// if the hash is no longer oldHash (changed meanwhile), and then
+	// nothing changes; ErrUserNotFound.
+	ChangePassword(ctx context.Context, id int64, oldHash, newHash string, keep []byte) error
+	// CreateResetToken stores the hash of a password reset token for
+	// userID until expiresAt, and forgets the reset tokens expired by
+	// then. ErrUserNotFound if there is no such user.
+	CreateResetToken(ctx context.Context, hash []byte, userID int64, expiresAt time.Time) error
+	// ResetPassword takes the reset token with hash, once: if it exists
+	// and has not expired at now, it sets its user's password hash to
+	// newHash and revokes every access token and reset token of the
+	// user, all in one transaction, and returns the user's id. Otherwise
+	// it returns ErrInvalidToken. The token is gone afterwards either
+	// way; of two concurrent uses exactly one succeeds.
+	ResetPassword(ctx context.Context, hash []byte, newHash string, now time.Time) (int64, error)
+
 	// Transfer writes postings atomically, or nothing:
 	// ErrInsufficientFunds if any account that may not go negative would.
 	Transfer(ctx context.Context, postings []Posting) error

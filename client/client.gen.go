@@ -17,6 +17,21 @@ import (
 	openapi_types "github.com/oapi-codegen/runtime/types"
 )
 
+// Defines values for AcceptedStatus.
+const (
+	AcceptedStatusAccepted AcceptedStatus = "accepted"
+)
+
+// Valid indicates whether the value is a known member of the AcceptedStatus enum.
+func (e AcceptedStatus) Valid() bool {
+	switch e {
+	case AcceptedStatusAccepted:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for BuyRequestSide.
 const (
 	BuyRequestSideNO  BuyRequestSide = "NO"
@@ -1109,9 +1124,30 @@ func (e MarkAllNotificationsRead200JSONResponseBodyStatus) Valid() bool {
 	}
 }
 
+// Accepted defines model for Accepted.
+type Accepted struct {
+	Status AcceptedStatus `json:"status"`
+}
+
+// AcceptedStatus defines model for Accepted.Status.
+type AcceptedStatus string
+
 // ActiveRequest defines model for ActiveRequest.
 type ActiveRequest struct {
 	IsActive bool `json:"is_active"`
+}
+
+// AdminPasswordReset defines model for AdminPasswordReset.
+type AdminPasswordReset struct {
+	Email     string    `json:"email"`
+	ExpiresAt time.Time `json:"expires_at"`
+
+	// Link <PREDICTKIT_PUBLIC_URL>/reset-password?token=<token>, or null without a public URL
+	Link *string `json:"link"`
+
+	// Token the reset token, shown this once
+	Token  string `json:"token"`
+	UserID int64  `json:"user_id"`
 }
 
 // AdminUser defines model for AdminUser.
@@ -1222,6 +1258,14 @@ type Candle struct {
 
 	// VolumeKopecks sum of the amounts of the market's own trades in the interval, kopecks
 	VolumeKopecks int64 `json:"volume_kopecks"`
+}
+
+// ChangePasswordRequest defines model for ChangePasswordRequest.
+type ChangePasswordRequest struct {
+	CurrentPassword string `json:"current_password"`
+
+	// NewPassword at least 8 characters, at most 72 bytes
+	NewPassword string `json:"new_password"`
 }
 
 // ChatMessage defines model for ChatMessage.
@@ -1851,6 +1895,11 @@ type PartnerUserState struct {
 	UserID int64 `json:"user_id"`
 }
 
+// PasswordResetRequest defines model for PasswordResetRequest.
+type PasswordResetRequest struct {
+	Email openapi_types.Email `json:"email"`
+}
+
 // PnLChart defines model for PnLChart.
 type PnLChart struct {
 	Points []struct {
@@ -2001,6 +2050,15 @@ type RegisterRequest struct {
 
 // RegisterRequestLanguage defines model for RegisterRequest.Language.
 type RegisterRequestLanguage string
+
+// ResetPasswordRequest defines model for ResetPasswordRequest.
+type ResetPasswordRequest struct {
+	// NewPassword at least 8 characters, at most 72 bytes
+	NewPassword string `json:"new_password"`
+
+	// Token the reset token from the mail (or the operator)
+	Token string `json:"token"`
+}
 
 // ResolveRequest defines model for ResolveRequest.
 type ResolveRequest struct {
@@ -2587,6 +2645,15 @@ type LoginJSONRequestBody = LoginRequest
 
 // UpdateMeJSONRequestBody defines body for UpdateMe for application/json ContentType.
 type UpdateMeJSONRequestBody = ProfilePatch
+
+// ChangePasswordJSONRequestBody defines body for ChangePassword for application/json ContentType.
+type ChangePasswordJSONRequestBody = ChangePasswordRequest
+
+// ResetPasswordJSONRequestBody defines body for ResetPassword for application/json ContentType.
+type ResetPasswordJSONRequestBody = ResetPasswordRequest
+
+// RequestPasswordResetJSONRequestBody defines body for RequestPasswordReset for application/json ContentType.
+type RequestPasswordResetJSONRequestBody = PasswordResetRequest
 
 // RegisterJSONRequestBody defines body for Register for application/json ContentType.
 type RegisterJSONRequestBody = RegisterRequest
@@ -3198,6 +3265,17 @@ type ClientInterface interface {
 	// Corresponds with POST /api/v1/admin/users/{id}/credit (the `AdminCredit` operationId).
 	AdminCredit(ctx context.Context, id int64, body AdminCreditJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// AdminPasswordReset Issue a password reset token for a user, to hand over without mail.
+	//
+	// The token (shown this once) works like a mailed one: once, for an
+	// hour, with POST /api/v1/auth/password/reset. `link` is the link a
+	// mail would carry, or null when the server has no
+	// PREDICTKIT_PUBLIC_URL. No mail is sent. 409 no_password for a
+	// partner's sub-account, which signs in through its partner.
+	//
+	// Corresponds with POST /api/v1/admin/users/{id}/password-reset (the `AdminPasswordReset` operationId).
+	AdminPasswordReset(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// LoginWithBody Log in with e-mail and password; returns a fresh access token.
 	//
 	// Takes any type of body and a specified content type.
@@ -3243,6 +3321,94 @@ type ClientInterface interface {
 	//
 	// Corresponds with PATCH /api/v1/auth/me (the `UpdateMe` operationId).
 	UpdateMe(ctx context.Context, body UpdateMeJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ChangePasswordWithBody Change the caller's password; every other access token of the caller is revoked.
+	//
+	// The new password follows the registration's rule: at least 8
+	// characters and at most 72 bytes. Checks run in this order: 401
+	// unauthorized (no valid token), 400 invalid_request (the body,
+	// then the new password's rule), 401 invalid_credentials (the
+	// current password is wrong). On success every access token of the
+	// user but the one this request carries is revoked, on every server
+	// at once; the caller's token keeps working. Personal API keys are
+	// not access tokens and are not revoked: they are listed and revoked
+	// on their own.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/auth/password (the `ChangePassword` operationId).
+	ChangePasswordWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ChangePassword Change the caller's password; every other access token of the caller is revoked.
+	//
+	// The new password follows the registration's rule: at least 8
+	// characters and at most 72 bytes. Checks run in this order: 401
+	// unauthorized (no valid token), 400 invalid_request (the body,
+	// then the new password's rule), 401 invalid_credentials (the
+	// current password is wrong). On success every access token of the
+	// user but the one this request carries is revoked, on every server
+	// at once; the caller's token keeps working. Personal API keys are
+	// not access tokens and are not revoked: they are listed and revoked
+	// on their own.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/auth/password (the `ChangePassword` operationId).
+	ChangePassword(ctx context.Context, body ChangePasswordJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ResetPasswordWithBody Set a new password with a reset token; every access token of the user is revoked.
+	//
+	// The token works once: of two concurrent uses exactly one
+	// succeeds. Checks run 400 invalid_request (the body, then the new
+	// password's rule: the token is then still good), 400 invalid_token
+	// (unknown, used or expired).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/auth/password/reset (the `ResetPassword` operationId).
+	ResetPasswordWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ResetPassword Set a new password with a reset token; every access token of the user is revoked.
+	//
+	// The token works once: of two concurrent uses exactly one
+	// succeeds. Checks run 400 invalid_request (the body, then the new
+	// password's rule: the token is then still good), 400 invalid_token
+	// (unknown, used or expired).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/auth/password/reset (the `ResetPassword` operationId).
+	ResetPassword(ctx context.Context, body ResetPasswordJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RequestPasswordResetWithBody Ask for a password reset mail.
+	//
+	// Answers 202 whether or not an account has the e-mail, before
+	// anyone looks: the look-up and the mail happen afterwards, so the
+	// answer and its timing tell nothing. When an account with a
+	// password has the e-mail, it is mailed a one-time reset token,
+	// valid for an hour (when the server has an SMTP server configured;
+	// otherwise the server logs the request and an operator can issue a
+	// token). Limited per client address and per e-mail (429).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/auth/password/reset-request (the `RequestPasswordReset` operationId).
+	RequestPasswordResetWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RequestPasswordReset Ask for a password reset mail.
+	//
+	// Answers 202 whether or not an account has the e-mail, before
+	// anyone looks: the look-up and the mail happen afterwards, so the
+	// answer and its timing tell nothing. When an account with a
+	// password has the e-mail, it is mailed a one-time reset token,
+	// valid for an hour (when the server has an SMTP server configured;
+	// otherwise the server logs the request and an operator can issue a
+	// token). Limited per client address and per e-mail (429).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/auth/password/reset-request (the `RequestPasswordReset` operationId).
+	RequestPasswordReset(ctx context.Context, body RequestPasswordResetJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// RegisterWithBody Create an account; returns the profile and an access token.
 	//
@@ -4689,6 +4855,27 @@ func (c *Client) AdminCredit(ctx context.Context, id int64, body AdminCreditJSON
 	return c.Client.Do(req)
 }
 
+// AdminPasswordReset Issue a password reset token for a user, to hand over without mail.
+//
+// The token (shown this once) works like a mailed one: once, for an
+// hour, with POST /api/v1/auth/password/reset. `link` is the link a
+// mail would carry, or null when the server has no
+// PREDICTKIT_PUBLIC_URL. No mail is sent. 409 no_password for a
+// partner's sub-account, which signs in through its partner.
+//
+// Corresponds with POST /api/v1/admin/users/{id}/password-reset (the `AdminPasswordReset` operationId).
+func (c *Client) AdminPasswordReset(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAdminPasswordResetRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // LoginWithBody Log in with e-mail and password; returns a fresh access token.
 //
 // Takes any type of body and a specified content type.
@@ -4785,6 +4972,154 @@ func (c *Client) UpdateMeWithBody(ctx context.Context, contentType string, body 
 // Corresponds with PATCH /api/v1/auth/me (the `UpdateMe` operationId).
 func (c *Client) UpdateMe(ctx context.Context, body UpdateMeJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewUpdateMeRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ChangePasswordWithBody Change the caller's password; every other access token of the caller is revoked.
+//
+// The new password follows the registration's rule: at least 8
+// characters and at most 72 bytes. Checks run in this order: 401
+// unauthorized (no valid token), 400 invalid_request (the body,
+// then the new password's rule), 401 invalid_credentials (the
+// current password is wrong). On success every access token of the
+// user but the one this request carries is revoked, on every server
+// at once; the caller's token keeps working. Personal API keys are
+// not access tokens and are not revoked: they are listed and revoked
+// on their own.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/auth/password (the `ChangePassword` operationId).
+func (c *Client) ChangePasswordWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewChangePasswordRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ChangePassword Change the caller's password; every other access token of the caller is revoked.
+//
+// The new password follows the registration's rule: at least 8
+// characters and at most 72 bytes. Checks run in this order: 401
+// unauthorized (no valid token), 400 invalid_request (the body,
+// then the new password's rule), 401 invalid_credentials (the
+// current password is wrong). On success every access token of the
+// user but the one this request carries is revoked, on every server
+// at once; the caller's token keeps working. Personal API keys are
+// not access tokens and are not revoked: they are listed and revoked
+// on their own.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/auth/password (the `ChangePassword` operationId).
+func (c *Client) ChangePassword(ctx context.Context, body ChangePasswordJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewChangePasswordRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ResetPasswordWithBody Set a new password with a reset token; every access token of the user is revoked.
+//
+// The token works once: of two concurrent uses exactly one
+// succeeds. Checks run 400 invalid_request (the body, then the new
+// password's rule: the token is then still good), 400 invalid_token
+// (unknown, used or expired).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/auth/password/reset (the `ResetPassword` operationId).
+func (c *Client) ResetPasswordWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewResetPasswordRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ResetPassword Set a new password with a reset token; every access token of the user is revoked.
+//
+// The token works once: of two concurrent uses exactly one
+// succeeds. Checks run 400 invalid_request (the body, then the new
+// password's rule: the token is then still good), 400 invalid_token
+// (unknown, used or expired).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/auth/password/reset (the `ResetPassword` operationId).
+func (c *Client) ResetPassword(ctx context.Context, body ResetPasswordJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewResetPasswordRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RequestPasswordResetWithBody Ask for a password reset mail.
+//
+// Answers 202 whether or not an account has the e-mail, before
+// anyone looks: the look-up and the mail happen afterwards, so the
+// answer and its timing tell nothing. When an account with a
+// password has the e-mail, it is mailed a one-time reset token,
+// valid for an hour (when the server has an SMTP server configured;
+// otherwise the server logs the request and an operator can issue a
+// token). Limited per client address and per e-mail (429).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/auth/password/reset-request (the `RequestPasswordReset` operationId).
+func (c *Client) RequestPasswordResetWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRequestPasswordResetRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RequestPasswordReset Ask for a password reset mail.
+//
+// Answers 202 whether or not an account has the e-mail, before
+// anyone looks: the look-up and the mail happen afterwards, so the
+// answer and its timing tell nothing. When an account with a
+// password has the e-mail, it is mailed a one-time reset token,
+// valid for an hour (when the server has an SMTP server configured;
+// otherwise the server logs the request and an operator can issue a
+// token). Limited per client address and per e-mail (429).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/auth/password/reset-request (the `RequestPasswordReset` operationId).
+func (c *Client) RequestPasswordReset(ctx context.Context, body RequestPasswordResetJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRequestPasswordResetRequest(c.Server, body)
 	if err != nil {
 		return nil, err
 	}
@@ -7007,6 +7342,40 @@ func NewAdminCreditRequestWithBody(server string, id int64, contentType string, 
 	return req, nil
 }
 
+// NewAdminPasswordResetRequest constructs an http.Request for the AdminPasswordReset method
+func NewAdminPasswordResetRequest(server string, id int64) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/admin/users/%s/password-reset", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewLoginRequest calls the generic Login builder with application/json body
 func NewLoginRequest(server string, body LoginJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -7132,6 +7501,126 @@ func NewUpdateMeRequestWithBody(server string, contentType string, body io.Reade
 	}
 
 	req, err := http.NewRequest(http.MethodPatch, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewChangePasswordRequest calls the generic ChangePassword builder with application/json body
+func NewChangePasswordRequest(server string, body ChangePasswordJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewChangePasswordRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewChangePasswordRequestWithBody constructs an http.Request for the ChangePassword method, with any body, and a specified content type
+func NewChangePasswordRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/auth/password")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewResetPasswordRequest calls the generic ResetPassword builder with application/json body
+func NewResetPasswordRequest(server string, body ResetPasswordJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewResetPasswordRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewResetPasswordRequestWithBody constructs an http.Request for the ResetPassword method, with any body, and a specified content type
+func NewResetPasswordRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/auth/password/reset")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewRequestPasswordResetRequest calls the generic RequestPasswordReset builder with application/json body
+func NewRequestPasswordResetRequest(server string, body RequestPasswordResetJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewRequestPasswordResetRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewRequestPasswordResetRequestWithBody constructs an http.Request for the RequestPasswordReset method, with any body, and a specified content type
+func NewRequestPasswordResetRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/auth/password/reset-request")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
 	if err != nil {
 		return nil, err
 	}
@@ -9474,6 +9963,19 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /api/v1/admin/users/{id}/credit (the `AdminCredit` operationId).
 	AdminCreditWithResponse(ctx context.Context, id int64, body AdminCreditJSONRequestBody, reqEditors ...RequestEditorFn) (*AdminCreditResponse, error)
 
+	// AdminPasswordResetWithResponse Issue a password reset token for a user, to hand over without mail.
+	//
+	// The token (shown this once) works like a mailed one: once, for an
+	// hour, with POST /api/v1/auth/password/reset. `link` is the link a
+	// mail would carry, or null when the server has no
+	// PREDICTKIT_PUBLIC_URL. No mail is sent. 409 no_password for a
+	// partner's sub-account, which signs in through its partner.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/admin/users/{id}/password-reset (the `AdminPasswordReset` operationId).
+	AdminPasswordResetWithResponse(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*AdminPasswordResetResponse, error)
+
 	// LoginWithBodyWithResponse Log in with e-mail and password; returns a fresh access token.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -9523,6 +10025,94 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with PATCH /api/v1/auth/me (the `UpdateMe` operationId).
 	UpdateMeWithResponse(ctx context.Context, body UpdateMeJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateMeResponse, error)
+
+	// ChangePasswordWithBodyWithResponse Change the caller's password; every other access token of the caller is revoked.
+	//
+	// The new password follows the registration's rule: at least 8
+	// characters and at most 72 bytes. Checks run in this order: 401
+	// unauthorized (no valid token), 400 invalid_request (the body,
+	// then the new password's rule), 401 invalid_credentials (the
+	// current password is wrong). On success every access token of the
+	// user but the one this request carries is revoked, on every server
+	// at once; the caller's token keeps working. Personal API keys are
+	// not access tokens and are not revoked: they are listed and revoked
+	// on their own.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/auth/password (the `ChangePassword` operationId).
+	ChangePasswordWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ChangePasswordResponse, error)
+
+	// ChangePasswordWithResponse Change the caller's password; every other access token of the caller is revoked.
+	//
+	// The new password follows the registration's rule: at least 8
+	// characters and at most 72 bytes. Checks run in this order: 401
+	// unauthorized (no valid token), 400 invalid_request (the body,
+	// then the new password's rule), 401 invalid_credentials (the
+	// current password is wrong). On success every access token of the
+	// user but the one this request carries is revoked, on every server
+	// at once; the caller's token keeps working. Personal API keys are
+	// not access tokens and are not revoked: they are listed and revoked
+	// on their own.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/auth/password (the `ChangePassword` operationId).
+	ChangePasswordWithResponse(ctx context.Context, body ChangePasswordJSONRequestBody, reqEditors ...RequestEditorFn) (*ChangePasswordResponse, error)
+
+	// ResetPasswordWithBodyWithResponse Set a new password with a reset token; every access token of the user is revoked.
+	//
+	// The token works once: of two concurrent uses exactly one
+	// succeeds. Checks run 400 invalid_request (the body, then the new
+	// password's rule: the token is then still good), 400 invalid_token
+	// (unknown, used or expired).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/auth/password/reset (the `ResetPassword` operationId).
+	ResetPasswordWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ResetPasswordResponse, error)
+
+	// ResetPasswordWithResponse Set a new password with a reset token; every access token of the user is revoked.
+	//
+	// The token works once: of two concurrent uses exactly one
+	// succeeds. Checks run 400 invalid_request (the body, then the new
+	// password's rule: the token is then still good), 400 invalid_token
+	// (unknown, used or expired).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/auth/password/reset (the `ResetPassword` operationId).
+	ResetPasswordWithResponse(ctx context.Context, body ResetPasswordJSONRequestBody, reqEditors ...RequestEditorFn) (*ResetPasswordResponse, error)
+
+	// RequestPasswordResetWithBodyWithResponse Ask for a password reset mail.
+	//
+	// Answers 202 whether or not an account has the e-mail, before
+	// anyone looks: the look-up and the mail happen afterwards, so the
+	// answer and its timing tell nothing. When an account with a
+	// password has the e-mail, it is mailed a one-time reset token,
+	// valid for an hour (when the server has an SMTP server configured;
+	// otherwise the server logs the request and an operator can issue a
+	// token). Limited per client address and per e-mail (429).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/auth/password/reset-request (the `RequestPasswordReset` operationId).
+	RequestPasswordResetWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RequestPasswordResetResponse, error)
+
+	// RequestPasswordResetWithResponse Ask for a password reset mail.
+	//
+	// Answers 202 whether or not an account has the e-mail, before
+	// anyone looks: the look-up and the mail happen afterwards, so the
+	// answer and its timing tell nothing. When an account with a
+	// password has the e-mail, it is mailed a one-time reset token,
+	// valid for an hour (when the server has an SMTP server configured;
+	// otherwise the server logs the request and an operator can issue a
+	// token). Limited per client address and per e-mail (429).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/auth/password/reset-request (the `RequestPasswordReset` operationId).
+	RequestPasswordResetWithResponse(ctx context.Context, body RequestPasswordResetJSONRequestBody, reqEditors ...RequestEditorFn) (*RequestPasswordResetResponse, error)
 
 	// RegisterWithBodyWithResponse Create an account; returns the profile and an access token.
 	//
@@ -11939,6 +12529,95 @@ func (r AdminCreditResponse) ContentType() string {
 	return ""
 }
 
+type AdminPasswordResetResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *AdminPasswordReset
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *InvalidID
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *AdminNotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *struct {
+		Detail *string `json:"detail,omitempty"`
+		Error  string  `json:"error"`
+	}
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *ContentEncoding
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r AdminPasswordResetResponse) GetJSON201() *AdminPasswordReset {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r AdminPasswordResetResponse) GetJSON400() *InvalidID {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r AdminPasswordResetResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r AdminPasswordResetResponse) GetJSON404() *AdminNotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r AdminPasswordResetResponse) GetJSON409() *struct {
+	Detail *string `json:"detail,omitempty"`
+	Error  string  `json:"error"`
+} {
+	return r.JSON409
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r AdminPasswordResetResponse) GetJSON415() *ContentEncoding {
+	return r.JSON415
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r AdminPasswordResetResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r AdminPasswordResetResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r AdminPasswordResetResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r AdminPasswordResetResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r AdminPasswordResetResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // LoginResponse429Headers the declared response headers of an HTTP 429 response for Login
 type LoginResponse429Headers struct {
 	RetryAfter int
@@ -12261,6 +12940,294 @@ func (r UpdateMeResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r UpdateMeResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ChangePasswordResponse429Headers the declared response headers of an HTTP 429 response for ChangePassword
+type ChangePasswordResponse429Headers struct {
+	RetryAfter int
+}
+
+type ChangePasswordResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Status
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *InvalidRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *struct {
+		Detail *string `json:"detail,omitempty"`
+		Error  string  `json:"error"`
+	}
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *TooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *ContentEncoding
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ChangePasswordResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ChangePasswordResponse) GetJSON200() *Status {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ChangePasswordResponse) GetJSON400() *InvalidRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ChangePasswordResponse) GetJSON401() *struct {
+	Detail *string `json:"detail,omitempty"`
+	Error  string  `json:"error"`
+} {
+	return r.JSON401
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ChangePasswordResponse) GetJSON413() *TooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r ChangePasswordResponse) GetJSON415() *ContentEncoding {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ChangePasswordResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ChangePasswordResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ChangePasswordResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ChangePasswordResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ChangePasswordResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ChangePasswordResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ResetPasswordResponse429Headers the declared response headers of an HTTP 429 response for ResetPassword
+type ResetPasswordResponse429Headers struct {
+	RetryAfter int
+}
+
+type ResetPasswordResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Status
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *struct {
+		Detail *string `json:"detail,omitempty"`
+		Error  string  `json:"error"`
+	}
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *TooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *ContentEncoding
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ResetPasswordResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ResetPasswordResponse) GetJSON200() *Status {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ResetPasswordResponse) GetJSON400() *struct {
+	Detail *string `json:"detail,omitempty"`
+	Error  string  `json:"error"`
+} {
+	return r.JSON400
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ResetPasswordResponse) GetJSON413() *TooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r ResetPasswordResponse) GetJSON415() *ContentEncoding {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ResetPasswordResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ResetPasswordResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ResetPasswordResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ResetPasswordResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ResetPasswordResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ResetPasswordResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// RequestPasswordResetResponse429Headers the declared response headers of an HTTP 429 response for RequestPasswordReset
+type RequestPasswordResetResponse429Headers struct {
+	RetryAfter int
+}
+
+// RequestPasswordResetResponse503Headers the declared response headers of an HTTP 503 response for RequestPasswordReset
+type RequestPasswordResetResponse503Headers struct {
+	RetryAfter int
+}
+
+type RequestPasswordResetResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON202 the response for an HTTP 202 `application/json` response
+	JSON202 *Accepted
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *InvalidRequest
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *TooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *ContentEncoding
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *struct {
+		Detail *string `json:"detail,omitempty"`
+		Error  string  `json:"error"`
+	}
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *RequestPasswordResetResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *RequestPasswordResetResponse503Headers
+}
+
+// GetJSON202 returns the response for an HTTP 202 `application/json` response
+func (r RequestPasswordResetResponse) GetJSON202() *Accepted {
+	return r.JSON202
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r RequestPasswordResetResponse) GetJSON400() *InvalidRequest {
+	return r.JSON400
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r RequestPasswordResetResponse) GetJSON413() *TooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r RequestPasswordResetResponse) GetJSON415() *ContentEncoding {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r RequestPasswordResetResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r RequestPasswordResetResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r RequestPasswordResetResponse) GetJSON503() *struct {
+	Detail *string `json:"detail,omitempty"`
+	Error  string  `json:"error"`
+} {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r RequestPasswordResetResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RequestPasswordResetResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RequestPasswordResetResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RequestPasswordResetResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -16165,6 +17132,25 @@ func (c *ClientWithResponses) AdminCreditWithResponse(ctx context.Context, id in
 	return ParseAdminCreditResponse(rsp)
 }
 
+// AdminPasswordResetWithResponse Issue a password reset token for a user, to hand over without mail.
+//
+// The token (shown this once) works like a mailed one: once, for an
+// hour, with POST /api/v1/auth/password/reset. `link` is the link a
+// mail would carry, or null when the server has no
+// PREDICTKIT_PUBLIC_URL. No mail is sent. 409 no_password for a
+// partner's sub-account, which signs in through its partner.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/admin/users/{id}/password-reset (the `AdminPasswordReset` operationId).
+func (c *ClientWithResponses) AdminPasswordResetWithResponse(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*AdminPasswordResetResponse, error) {
+	rsp, err := c.AdminPasswordReset(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAdminPasswordResetResponse(rsp)
+}
+
 // LoginWithBodyWithResponse Log in with e-mail and password; returns a fresh access token.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -16249,6 +17235,130 @@ func (c *ClientWithResponses) UpdateMeWithResponse(ctx context.Context, body Upd
 		return nil, err
 	}
 	return ParseUpdateMeResponse(rsp)
+}
+
+// ChangePasswordWithBodyWithResponse Change the caller's password; every other access token of the caller is revoked.
+//
+// The new password follows the registration's rule: at least 8
+// characters and at most 72 bytes. Checks run in this order: 401
+// unauthorized (no valid token), 400 invalid_request (the body,
+// then the new password's rule), 401 invalid_credentials (the
+// current password is wrong). On success every access token of the
+// user but the one this request carries is revoked, on every server
+// at once; the caller's token keeps working. Personal API keys are
+// not access tokens and are not revoked: they are listed and revoked
+// on their own.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/auth/password (the `ChangePassword` operationId).
+func (c *ClientWithResponses) ChangePasswordWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ChangePasswordResponse, error) {
+	rsp, err := c.ChangePasswordWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseChangePasswordResponse(rsp)
+}
+
+// ChangePasswordWithResponse Change the caller's password; every other access token of the caller is revoked.
+//
+// The new password follows the registration's rule: at least 8
+// characters and at most 72 bytes. Checks run in this order: 401
+// unauthorized (no valid token), 400 invalid_request (the body,
+// then the new password's rule), 401 invalid_credentials (the
+// current password is wrong). On success every access token of the
+// user but the one this request carries is revoked, on every server
+// at once; the caller's token keeps working. Personal API keys are
+// not access tokens and are not revoked: they are listed and revoked
+// on their own.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/auth/password (the `ChangePassword` operationId).
+func (c *ClientWithResponses) ChangePasswordWithResponse(ctx context.Context, body ChangePasswordJSONRequestBody, reqEditors ...RequestEditorFn) (*ChangePasswordResponse, error) {
+	rsp, err := c.ChangePassword(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseChangePasswordResponse(rsp)
+}
+
+// ResetPasswordWithBodyWithResponse Set a new password with a reset token; every access token of the user is revoked.
+//
+// The token works once: of two concurrent uses exactly one
+// succeeds. Checks run 400 invalid_request (the body, then the new
+// password's rule: the token is then still good), 400 invalid_token
+// (unknown, used or expired).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/auth/password/reset (the `ResetPassword` operationId).
+func (c *ClientWithResponses) ResetPasswordWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ResetPasswordResponse, error) {
+	rsp, err := c.ResetPasswordWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseResetPasswordResponse(rsp)
+}
+
+// ResetPasswordWithResponse Set a new password with a reset token; every access token of the user is revoked.
+//
+// The token works once: of two concurrent uses exactly one
+// succeeds. Checks run 400 invalid_request (the body, then the new
+// password's rule: the token is then still good), 400 invalid_token
+// (unknown, used or expired).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/auth/password/reset (the `ResetPassword` operationId).
+func (c *ClientWithResponses) ResetPasswordWithResponse(ctx context.Context, body ResetPasswordJSONRequestBody, reqEditors ...RequestEditorFn) (*ResetPasswordResponse, error) {
+	rsp, err := c.ResetPassword(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseResetPasswordResponse(rsp)
+}
+
+// RequestPasswordResetWithBodyWithResponse Ask for a password reset mail.
+//
+// Answers 202 whether or not an account has the e-mail, before
+// anyone looks: the look-up and the mail happen afterwards, so the
+// answer and its timing tell nothing. When an account with a
+// password has the e-mail, it is mailed a one-time reset token,
+// valid for an hour (when the server has an SMTP server configured;
+// otherwise the server logs the request and an operator can issue a
+// token). Limited per client address and per e-mail (429).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/auth/password/reset-request (the `RequestPasswordReset` operationId).
+func (c *ClientWithResponses) RequestPasswordResetWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RequestPasswordResetResponse, error) {
+	rsp, err := c.RequestPasswordResetWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRequestPasswordResetResponse(rsp)
+}
+
+// RequestPasswordResetWithResponse Ask for a password reset mail.
+//
+// Answers 202 whether or not an account has the e-mail, before
+// anyone looks: the look-up and the mail happen afterwards, so the
+// answer and its timing tell nothing. When an account with a
+// password has the e-mail, it is mailed a one-time reset token,
+// valid for an hour (when the server has an SMTP server configured;
+// otherwise the server logs the request and an operator can issue a
+// token). Limited per client address and per e-mail (429).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/auth/password/reset-request (the `RequestPasswordReset` operationId).
+func (c *ClientWithResponses) RequestPasswordResetWithResponse(ctx context.Context, body RequestPasswordResetJSONRequestBody, reqEditors ...RequestEditorFn) (*RequestPasswordResetResponse, error) {
+	rsp, err := c.RequestPasswordReset(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRequestPasswordResetResponse(rsp)
 }
 
 // RegisterWithBodyWithResponse Create an account; returns the profile and an access token.
@@ -18701,6 +19811,77 @@ func ParseAdminCreditResponse(rsp *http.Response) (*AdminCreditResponse, error) 
 	return response, nil
 }
 
+// ParseAdminPasswordResetResponse parses an HTTP response from a AdminPasswordResetWithResponse call
+func ParseAdminPasswordResetResponse(rsp *http.Response) (*AdminPasswordResetResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &AdminPasswordResetResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest AdminPasswordReset
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest InvalidID
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest AdminNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest struct {
+			Detail *string `json:"detail,omitempty"`
+			Error  string  `json:"error"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest ContentEncoding
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseLoginResponse parses an HTTP response from a LoginWithResponse call
 func ParseLoginResponse(rsp *http.Response) (*LoginResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -18958,6 +20139,261 @@ func ParseUpdateMeResponse(rsp *http.Response) (*UpdateMeResponse, error) {
 		}
 		response.JSON500 = &dest
 
+	}
+
+	return response, nil
+}
+
+// ParseChangePasswordResponse parses an HTTP response from a ChangePasswordWithResponse call
+func ParseChangePasswordResponse(rsp *http.Response) (*ChangePasswordResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ChangePasswordResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Status
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest InvalidRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest struct {
+			Detail *string `json:"detail,omitempty"`
+			Error  string  `json:"error"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest ContentEncoding
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers ChangePasswordResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseResetPasswordResponse parses an HTTP response from a ResetPasswordWithResponse call
+func ParseResetPasswordResponse(rsp *http.Response) (*ResetPasswordResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ResetPasswordResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Status
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest struct {
+			Detail *string `json:"detail,omitempty"`
+			Error  string  `json:"error"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest ContentEncoding
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers ResetPasswordResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseRequestPasswordResetResponse parses an HTTP response from a RequestPasswordResetWithResponse call
+func ParseRequestPasswordResetResponse(rsp *http.Response) (*RequestPasswordResetResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RequestPasswordResetResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
+		var dest Accepted
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON202 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest InvalidRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest ContentEncoding
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest struct {
+			Detail *string `json:"detail,omitempty"`
+			Error  string  `json:"error"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers RequestPasswordResetResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers RequestPasswordResetResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil

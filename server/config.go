@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/predictkit/predictkit/chat"
+	"github.com/predictkit/predictkit/mailer"
 	"github.com/predictkit/predictkit/market"
 )
 
@@ -139,6 +141,22 @@ type Config struct {
 	// predictkit.changes when empty).
 	StreamNATSName string
 
+	// SMTPURL, when set, is the SMTP server password reset mails go
+	// through (mailer.ParseURL: smtp://user:password@host:587?from=...,
+	// STARTTLS when offered; smtps:// for implicit TLS); empty sends no
+	// mail, and a reset request is only logged.
+	SMTPURL string
+	// PublicURL is the base URL of the web application users open
+	// ("https://app.example.com"): a reset mail links to
+	// <PublicURL>/reset-password?token=<token>. Empty mails the token
+	// alone.
+	PublicURL string
+	// RatePasswordReset limits reset requests per client address (IPv6:
+	// its /64); RatePasswordResetEmail per e-mail address asked about,
+	// which bounds the mails one inbox can be sent.
+	RatePasswordReset      Rate
+	RatePasswordResetEmail Rate
+
 	// Store, when set, is used instead of the one DatabaseURL selects; the
 	// caller owns it (the server does not close it). Tests use it.
 	Store Store `json:"-"`
@@ -185,6 +203,8 @@ func DefaultConfig() Config {
 		RateChatOperatorSession: DefaultRateChatOperatorSession,
 		RateComment:             DefaultRateComment,
 		RateReaction:            DefaultRateReaction,
+		RatePasswordReset:       DefaultRatePasswordReset,
+		RatePasswordResetEmail:  DefaultRatePasswordResetEmail,
 
 		ChatWebhookTimeout: chat.DefaultWebhookTimeout,
 		StreamRetention:    DefaultStreamRetention,
@@ -265,6 +285,18 @@ var (
 	// DefaultRateReaction: 60 reactions per user in a burst, then one a
 	// second.
 	DefaultRateReaction = Rate{N: 60, Per: time.Minute}
+)
+
+// The default limits of password reset requests. Each request may send a
+// mail, so they are tight: a person asks once or twice, and the limit per
+// e-mail keeps anyone from filling an inbox with reset mails.
+var (
+	// DefaultRatePasswordReset: 30 requests per client address in a
+	// burst, then one every 2 minutes.
+	DefaultRatePasswordReset = Rate{N: 30, Per: time.Hour}
+	// DefaultRatePasswordResetEmail: 5 requests per e-mail address in a
+	// burst, then one every 12 minutes.
+	DefaultRatePasswordResetEmail = Rate{N: 5, Per: time.Hour}
 )
 
 // withDefaults fills the zero values of c that have a default.
@@ -397,13 +429,22 @@ func (c Config) Validate() error {
 		{"PREDICTKIT_RATE_CHAT_SESSION", c.RateChatSession}, {"PREDICTKIT_RATE_CHAT_MESSAGE", c.RateChatMessage},
 		{"PREDICTKIT_RATE_CHAT_MESSAGE_SESSION", c.RateChatMessageSession}, {"PREDICTKIT_RATE_CHAT_OPERATOR", c.RateChatOperator},
 		{"PREDICTKIT_RATE_CHAT_OPERATOR_SESSION", c.RateChatOperatorSession}, {"PREDICTKIT_RATE_COMMENT", c.RateComment},
-		{"PREDICTKIT_RATE_REACTION", c.RateReaction}} {
+		{"PREDICTKIT_RATE_REACTION", c.RateReaction}, {"PREDICTKIT_RATE_PASSWORD_RESET", c.RatePasswordReset},
+		{"PREDICTKIT_RATE_PASSWORD_RESET_EMAIL", c.RatePasswordResetEmail}} {
 		if !r.rate.Unlimited() && r.rate.Per/time.Duration(r.rate.N) <= 0 {
 			bad(r.env, "%d per %s: more than one request per nanosecond", r.rate.N, r.rate.Per)
 		}
 	}
 	if err := checkOrigins(c.CORSOrigins); err != nil {
 		bad("PREDICTKIT_CORS_ORIGINS", "%v", err)
+	}
+	if c.SMTPURL != "" {
+		if _, err := mailer.ParseURL(c.SMTPURL); err != nil {
+			bad("PREDICTKIT_SMTP_URL", "%v; the form is smtp://user:password@host:587?from=noreply@example.com (or smtps:// for implicit TLS)", err)
+		}
+	}
+	if c.PublicURL != "" && checkPublicURL(c.PublicURL) != nil {
+		bad("PREDICTKIT_PUBLIC_URL", "%q: %v", c.PublicURL, checkPublicURL(c.PublicURL))
 	}
 	return errors.Join(errs...)
 }
@@ -586,6 +627,10 @@ func settings() []setting {
 		rateSetting("rate-chat-operator-session", "PREDICTKIT_RATE_CHAT_OPERATOR_SESSION", "calls for a chat operator per chat session (N/s, N/m, N/h or off)", func(c *Config) *Rate { return &c.RateChatOperatorSession }),
 		rateSetting("rate-comment", "PREDICTKIT_RATE_COMMENT", "comments and replies per user (N/s, N/m, N/h or off)", func(c *Config) *Rate { return &c.RateComment }),
 		rateSetting("rate-reaction", "PREDICTKIT_RATE_REACTION", "comment reactions per user (N/s, N/m, N/h or off)", func(c *Config) *Rate { return &c.RateReaction }),
+		rateSetting("rate-password-reset", "PREDICTKIT_RATE_PASSWORD_RESET", "password reset requests per client address or IPv6 /64 (N/s, N/m, N/h or off)", func(c *Config) *Rate { return &c.RatePasswordReset }),
+		rateSetting("rate-password-reset-email", "PREDICTKIT_RATE_PASSWORD_RESET_EMAIL", "password reset requests per e-mail address (N/s, N/m, N/h or off)", func(c *Config) *Rate { return &c.RatePasswordResetEmail }),
+		secret(stringSetting("smtp-url", "PREDICTKIT_SMTP_URL", "SMTP server of the password reset mails: smtp://user:password@host:587?from=noreply@example.com (STARTTLS when offered; smtps:// for implicit TLS); empty sends no mail", func(c *Config) *string { return &c.SMTPURL })),
+		stringSetting("public-url", "PREDICTKIT_PUBLIC_URL", "base URL of the web app users open, for links in mails (<base>/reset-password?token=...); empty mails the token alone", func(c *Config) *string { return &c.PublicURL }),
 		{flag: "cors-origins", env: "PREDICTKIT_CORS_ORIGINS", help: "comma-separated origins browsers may call the API from (or *); empty disables CORS",
 			get: func(c *Config) string { return strings.Join(c.CORSOrigins, ",") },
 			set: func(c *Config, v string) error {
@@ -686,4 +731,17 @@ func newLogger(c Config) *slog.Logger {
 		return slog.New(slog.NewTextHandler(os.Stderr, opts))
 	}
 	return slog.New(slog.NewJSONHandler(os.Stderr, opts))
+}
+
+// checkPublicURL accepts an absolute http or https URL with no query or
+// fragment, to which paths are appended.
+func checkPublicURL(v string) error {
+	u, err := url.Parse(v)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return errors.New("must be an absolute http or https URL such as https://app.example.com")
+	}
+	if u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+		return errors.New("must have no query, fragment or user: paths are appended to it")
+	}
+	return nil
 }

@@ -33,6 +33,8 @@ var domainErrors = map[string]error{
 	"account.ErrInsufficientFunds":  account.ErrInsufficientFunds,
 	"account.ErrInvalidAmount":      account.ErrInvalidAmount,
 	"account.ErrBalanceLimit":       account.ErrBalanceLimit,
+	"account.ErrInvalidToken":       account.ErrInvalidToken,
+	"account.ErrNoPassword":         account.ErrNoPassword,
 	"input.ErrInvalid":              input.ErrInvalid,
 	"input.Error":                   &input.Error{Field: "email", Reason: "must be an e-mail address"},
 
@@ -104,6 +106,14 @@ var canOccur = []struct {
 	{"POST /auth/register", errsRegister, []string{"account.ErrEmailTaken", "input.Error", "input.ErrInvalid", "server.requestError"}},
 	{"POST /auth/login", errsLogin, []string{"account.ErrInvalidCredentials", "account.ErrUserNotFound", "server.requestError"}},
 	{"POST /auth/logout", errsLogout, []string{"account.ErrUnauthorized"}},
+	// The password routes (account.Service: ChangePassword, ResetPassword,
+	// IssueReset; NormalizeEmail before the reset queue).
+	{"POST /auth/password", errsChangePassword, []string{"account.ErrUnauthorized", "account.ErrUserNotFound", "server.requestError",
+		"input.Error", "input.ErrInvalid", "account.ErrInvalidCredentials", "account.ErrNoPassword"}},
+	{"POST /auth/password/reset-request", errsResetRequest, []string{"server.requestError", "input.Error", "input.ErrInvalid"}},
+	{"POST /auth/password/reset", errsReset, []string{"server.requestError", "input.Error", "input.ErrInvalid", "account.ErrInvalidToken"}},
+	{"POST /admin/users/{id}/password-reset", errsAdminReset, []string{"server.errAdminOff", "account.ErrUnauthorized", "server.errInvalidID",
+		"account.ErrUserNotFound", "account.ErrNoPassword"}},
 	{"GET /users/me/positions/closed", errsClosedPosition, []string{"account.ErrUnauthorized", "server.requestError"}},
 	{"GET /pools/{id}", errsPool, []string{"server.errInvalidID", "market.ErrPoolNotFound"}},
 	{"GET /market/trades/latest", errsLatestTrades, []string{"server.errEncoding"}},

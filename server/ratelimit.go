@@ -1,12 +1,14 @@
 package server
 
 // Rate limits: a token bucket per key (the client's address group for
-// login, registration and the support chat, the chat session for chat
-// messages and calls for an operator, the user for trading, comments and
-// reactions, the partner for the partner API). A refused request is 429
+// login, registration, password changes and resets, reset requests and
+// the support chat, the e-mail asked about for reset requests, the chat
+// session for chat messages and calls for an operator, the user for
+// trading, comments and reactions, the partner for the partner API). A refused request is 429
 // {"error":"rate_limited"} with Retry-After.
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -197,14 +199,15 @@ func (l *limiter) size() int {
 type rateClass int
 
 const (
-	rateLogin        rateClass = iota + 1 // per client address, each route its own budget (PREDICTKIT_RATE_LOGIN)
-	rateTrade                             // per user (PREDICTKIT_RATE_TRADE)
-	ratePartner                           // per partner (PREDICTKIT_RATE_PARTNER)
-	rateChatSession                       // per client address (PREDICTKIT_RATE_CHAT_SESSION)
-	rateChatMessage                       // per client address, then per session (PREDICTKIT_RATE_CHAT_MESSAGE, _SESSION)
-	rateChatOperator                      // per client address, then per session (PREDICTKIT_RATE_CHAT_OPERATOR, _SESSION)
-	rateComment                           // per user (PREDICTKIT_RATE_COMMENT)
-	rateReaction                          // per user (PREDICTKIT_RATE_REACTION)
+	rateLogin         rateClass = iota + 1 // per client address, each route its own budget (PREDICTKIT_RATE_LOGIN)
+	rateTrade                              // per user (PREDICTKIT_RATE_TRADE)
+	ratePartner                            // per partner (PREDICTKIT_RATE_PARTNER)
+	rateChatSession                        // per client address (PREDICTKIT_RATE_CHAT_SESSION)
+	rateChatMessage                        // per client address, then per session (PREDICTKIT_RATE_CHAT_MESSAGE, _SESSION)
+	rateChatOperator                       // per client address, then per session (PREDICTKIT_RATE_CHAT_OPERATOR, _SESSION)
+	rateComment                            // per user (PREDICTKIT_RATE_COMMENT)
+	rateReaction                           // per user (PREDICTKIT_RATE_REACTION)
+	ratePasswordReset                      // per client address, then per e-mail asked about (PREDICTKIT_RATE_PASSWORD_RESET, _EMAIL)
 )
 
 // limitedRoutes are the routes with a rate limit, by "METHOD path". A
@@ -213,6 +216,9 @@ const (
 var limitedRoutes = map[string]rateClass{
 	"POST /api/v1/auth/login":                     rateLogin,
 	"POST /api/v1/auth/register":                  rateLogin,
+	"POST /api/v1/auth/password":                  rateLogin,
+	"POST /api/v1/auth/password/reset":            rateLogin,
+	"POST /api/v1/auth/password/reset-request":    ratePasswordReset,
 	"POST /api/v1/markets/:market_id/buy":         rateTrade,
 	"POST /api/v1/markets/:market_id/sell":        rateTrade,
 	"POST /api/v1/partner/bet":                    ratePartner,
@@ -231,6 +237,7 @@ type rateLimits struct {
 	chatSession, chatMessage, chatOperator        *limiter
 	chatMessagePerSession, chatOperatorPerSession *limiter
 	comment, reaction                             *limiter
+	passwordReset, passwordResetEmail             *limiter
 	users                                         *Auth
 	partners                                      *PartnerAuth
 	// client is the client's address group (clientGroup), the key of
@@ -253,6 +260,8 @@ func newRateLimits(cfg Config, users *Auth, partners *PartnerAuth, ip func(*fibe
 		chatOperatorPerSession: newLimiter(cfg.RateChatOperatorSession, cfg.Now),
 		comment:                newLimiter(cfg.RateComment, cfg.Now),
 		reaction:               newLimiter(cfg.RateReaction, cfg.Now),
+		passwordReset:          newLimiter(cfg.RatePasswordReset, cfg.Now),
+		passwordResetEmail:     newLimiter(cfg.RatePasswordResetEmail, cfg.Now),
 		users:                  users, partners: partners,
 		client: func(c *fiber.Ctx) string { return clientGroup(ip(c)) },
 	}
@@ -292,6 +301,24 @@ func (rl *rateLimits) byChatSession(c *fiber.Ctx) (string, bool) {
 		return "", false
 	}
 	return string(account.HashToken(secret)), true
+}
+
+// byResetEmail keys a limit by the e-mail a reset request asks about, as
+// the account service compares e-mails (trimmed, lower case), so that
+// "Ann@Example.com" and "ann@example.com" share one budget. A body that
+// names no e-mail is not counted (its handler answers 400).
+func byResetEmail(c *fiber.Ctx) (string, bool) {
+	var b struct {
+		Email string `json:"email"`
+	}
+	if json.Unmarshal(c.Body(), &b) != nil {
+		return "", false
+	}
+	e := strings.ToLower(strings.TrimSpace(b.Email))
+	if e == "" || len(e) > account.MaxEmailLen {
+		return "", false
+	}
+	return e, true
 }
 
 // guard wraps the handler of route ("METHOD path") with its limits, or
@@ -339,6 +366,9 @@ func (rl *rateLimits) guard(route string, h fiber.Handler) fiber.Handler {
 		add(rl.comment, rl.byUser)
 	case rateReaction:
 		add(rl.reaction, rl.byUser)
+	case ratePasswordReset:
+		add(rl.passwordReset, rl.byClient)
+		add(rl.passwordResetEmail, byResetEmail)
 	}
 	if len(checks) == 0 {
 		return h

@@ -379,6 +379,28 @@ func accessMatrix() map[string][]cell {
 				h.me(t, w.alice.token) // other tokens still work
 				h.me(t, w.bob.token)
 			}),
+		// A password change needs the user's token; the rightful caller
+		// here gives a wrong current password, so that no token of the
+		// world is revoked. Reset requests and resets are anyone's.
+		"POST /api/v1/auth/password": mxUserOnly(mxSend(http.MethodPost, mxPath("/api/v1/auth/password"), func(*secWorld) any {
+			return map[string]any{"current_password": "not alice's", "new_password": "a new password"}
+		}), "unauthorized", pAlice, 401, func(t *testing.T, h *harness, w *secWorld, r *response) {
+			if r.errorCode() != "invalid_credentials" {
+				t.Errorf("Alice got %s", r)
+			}
+			h.me(t, w.alice.token)
+		}),
+		"POST /api/v1/auth/password/reset-request": mxPublic(mxSend(http.MethodPost, mxPath("/api/v1/auth/password/reset-request"), func(w *secWorld) any {
+			return map[string]any{"email": w.bob.email}
+		}), 202),
+		"POST /api/v1/auth/password/reset": {
+			{as: pAnonymous, status: 400, code: "invalid_token", req: mxSend(http.MethodPost, mxPath("/api/v1/auth/password/reset"), func(*secWorld) any {
+				return map[string]any{"token": "not-a-reset-token", "new_password": "a new password"}
+			})},
+			{as: pAlice, status: 400, code: "invalid_token", req: mxSend(http.MethodPost, mxPath("/api/v1/auth/password/reset"), func(w *secWorld) any {
+				return map[string]any{"token": w.alice.token, "new_password": "a new password"} // an access token is no reset token
+			})},
+		},
 		"GET /api/v1/users/me/positions/closed": mxCells(
 			mxUserOnly(mxGet(mxPath("/api/v1/users/me/positions/closed")), "unauthorized", pAlice, 200, func(t *testing.T, _ *harness, w *secWorld, r *response) {
 				var out struct {

@@ -47,6 +47,7 @@ func Options(cfg Config, opts ...fx.Option) fx.Option {
 		fx.Supply(cfg, log),
 		StorageModule,
 		AccountModule,
+		PasswordModule,
 		MarketModule,
 		AdminModule,
 		PartnerModule,

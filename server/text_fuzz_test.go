@@ -193,6 +193,17 @@ var bodyTargets = []bodyTarget{
 	{"POST /api/v1/auth/login", []string{"email", "password"}, func(w *fuzzWorld, _ int, text func(string, string) string) string {
 		return fmt.Sprintf(`{"email":%s,"password":%s}`, text("email", w.alice.email), text("password", "password-alice"))
 	}},
+	// The current password is wrong on purpose: a change would sign Alice's
+	// other sessions out under the other routes' requests.
+	{"POST /api/v1/auth/password", []string{"current_password", "new_password"}, func(_ *fuzzWorld, _ int, text func(string, string) string) string {
+		return fmt.Sprintf(`{"current_password":%s,"new_password":%s}`, text("current_password", "not-alices-password"), text("new_password", "a new password"))
+	}},
+	{"POST /api/v1/auth/password/reset-request", []string{"email"}, func(w *fuzzWorld, _ int, text func(string, string) string) string {
+		return fmt.Sprintf(`{"email":%s}`, text("email", w.alice.email))
+	}},
+	{"POST /api/v1/auth/password/reset", []string{"token", "new_password"}, func(_ *fuzzWorld, _ int, text func(string, string) string) string {
+		return fmt.Sprintf(`{"token":%s,"new_password":%s}`, text("token", "not-a-reset-token"), text("new_password", "a new password"))
+	}},
 	{"PATCH /api/v1/auth/me", []string{"name", "nickname", "language", "theme", "avatar_url"}, func(_ *fuzzWorld, _ int, text func(string, string) string) string {
 		return fmt.Sprintf(`{"name":%s,"language":%s,"theme":%s,"avatar_url":%s}`,
 			text("name", "Alice"), text("language", "en"), text("theme", "dark"), text("avatar_url", "https://x.example/a.png"))
@@ -267,6 +278,7 @@ var noTextBody = []string{
 	"POST /api/v1/auth/logout",
 	"POST /api/v1/events/:id/active",
 	"POST /api/v1/admin/users/:id/credit",
+	"POST /api/v1/admin/users/:id/password-reset",
 	"PATCH /api/v1/admin/users/:id",
 	"PATCH /api/v1/admin/partners/:id",
 	"POST /api/v1/admin/partners/:id/float",

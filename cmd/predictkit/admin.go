@@ -36,21 +36,25 @@ type adminCommand struct {
 	// flags defines the command's own flags on fs and returns the
 	// function that runs it once they are parsed.
 	flags func(fs *flag.FlagSet) func(ctx context.Context, a *adminClient, out *adminOutput) error
+	// operand names the one argument the command takes before or among
+	// its flags ("" for none); the command reads it as adminClient.arg.
+	operand string
 }
 
 var adminCommands = []adminCommand{
-	{"create-partner", "-name NAME", "create a partner and print its API key (shown this once)", adminCreatePartner},
-	{"partners", "", "list every partner, oldest first", adminPartners},
-	{"partner", "-id ID", "show a partner and its float", adminShowPartner},
-	{"fund-float", "-partner ID -amount KOPECKS", "add to a partner's float", adminFundFloat},
-	{"users", "[-query Q] [-limit N] [-cursor C]", "find users by part of their e-mail, name or nickname, or by id, newest first", adminUsers},
-	{"credit", "-user ID -amount KOPECKS [-bonus]", "deposit to a user's balance (or bonus balance)", adminCredit},
-	{"set-roles", "-user ID [-creator=BOOL] [-stats-viewer=BOOL]", "give or take a user's roles", adminSetRoles},
-	{"create-ad", "-user ID -type buy|sell -currency XXX -rate KOPECKS -min KOPECKS -max KOPECKS -methods A,B -duration MINUTES", "publish a P2P ad (approved and active)", adminCreateAd},
-	{"moderate-ad", "-id ID [-active=BOOL] [-status pending|approved|rejected]", "activate, deactivate, approve or reject a P2P ad", adminModerateAd},
-	{"chats", "[-all] [-limit N]", "list the support chats waiting for an operator (escalated and open); -all lists every session", adminChats},
-	{"resolve", "-market ID -won YES|NO|VOID", "resolve or void any market as the operator (its creator gone, a wrong resolution about to happen)", adminResolve},
-	{"audit", "", "run the ledger audit; exits 1 when it finds problems", adminAudit},
+	{"create-partner", "-name NAME", "create a partner and print its API key (shown this once)", adminCreatePartner, ""},
+	{"partners", "", "list every partner, oldest first", adminPartners, ""},
+	{"partner", "-id ID", "show a partner and its float", adminShowPartner, ""},
+	{"fund-float", "-partner ID -amount KOPECKS", "add to a partner's float", adminFundFloat, ""},
+	{"users", "[-query Q] [-limit N] [-cursor C]", "find users by part of their e-mail, name or nickname, or by id, newest first", adminUsers, ""},
+	{"credit", "-user ID -amount KOPECKS [-bonus]", "deposit to a user's balance (or bonus balance)", adminCredit, ""},
+	{"set-roles", "-user ID [-creator=BOOL] [-stats-viewer=BOOL]", "give or take a user's roles", adminSetRoles, ""},
+	{"reset-password", "<email or user id>", "issue a one-time password reset token for a user and print it, with its link (for servers without SMTP)", adminResetPassword, "e-mail or user id"},
+	{"create-ad", "-user ID -type buy|sell -currency XXX -rate KOPECKS -min KOPECKS -max KOPECKS -methods A,B -duration MINUTES", "publish a P2P ad (approved and active)", adminCreateAd, ""},
+	{"moderate-ad", "-id ID [-active=BOOL] [-status pending|approved|rejected]", "activate, deactivate, approve or reject a P2P ad", adminModerateAd, ""},
+	{"chats", "[-all] [-limit N]", "list the support chats waiting for an operator (escalated and open); -all lists every session", adminChats, ""},
+	{"resolve", "-market ID -won YES|NO|VOID", "resolve or void any market as the operator (its creator gone, a wrong resolution about to happen)", adminResolve, ""},
+	{"audit", "", "run the ledger audit; exits 1 when it finds problems", adminAudit, ""},
 }
 
 // adminCmd runs `predictkit admin`. It exits 0 on success, 1 when the
@@ -104,6 +108,21 @@ func adminCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 		return 2
 	}
+	var operand string
+	if cmd.operand != "" {
+		if fs.NArg() == 0 {
+			fmt.Fprintf(stderr, "predictkit admin %s: give the %s: predictkit admin %s %s\n", cmd.name, cmd.operand, cmd.name, cmd.args)
+			return 2
+		}
+		operand = fs.Arg(0)
+		// Flags may follow the operand.
+		if err := fs.Parse(fs.Args()[1:]); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return 0
+			}
+			return 2
+		}
+	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "predictkit admin %s: unexpected arguments %q\n", cmd.name, fs.Args())
 		return 2
@@ -124,7 +143,7 @@ func adminCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "predictkit admin %s: %v\n", cmd.name, err)
 		return 2
 	}
-	a := &adminClient{ClientWithResponses: api, base: base.String()}
+	a := &adminClient{ClientWithResponses: api, base: base.String(), arg: operand}
 	out := &adminOutput{w: stdout, json: common.json}
 	if err := runFn(ctx, a, out); err != nil {
 		var ue usageError
@@ -209,6 +228,8 @@ func (e apiError) Error() string {
 type adminClient struct {
 	*client.ClientWithResponses
 	base string
+	// arg is the command's operand (adminCommand.operand), or "".
+	arg string
 }
 
 // check turns the result of one of the client's calls into the error the
@@ -816,4 +837,72 @@ func adminResolve(fs *flag.FlagSet) func(context.Context, *adminClient, *adminOu
 		}
 		return out.table([]string{"MARKET", "OUTCOME", "RESOLVED_BY", "RESOLVED_AT"}, []string{itoa(v.ID), outcome, by, at})
 	}
+}
+
+// adminResetPassword issues a reset token. A user is named by id, or by
+// e-mail, which the user search finds (it matches parts of e-mails, so
+// the command keeps the one exact match, case aside).
+func adminResetPassword(fs *flag.FlagSet) func(context.Context, *adminClient, *adminOutput) error {
+	return func(ctx context.Context, a *adminClient, out *adminOutput) error {
+		id, err := strconv.ParseInt(a.arg, 10, 64)
+		if err != nil {
+			if !strings.Contains(a.arg, "@") {
+				return usagef("%q is neither a user id nor an e-mail", a.arg)
+			}
+			if id, err = a.userByEmail(ctx, a.arg); err != nil {
+				return err
+			}
+		}
+		if id <= 0 {
+			return usagef("a user id is a positive number")
+		}
+		res, err := a.AdminPasswordResetWithResponse(ctx, id)
+		if err := a.check(res, err); err != nil {
+			return err
+		}
+		if out.json {
+			return out.rawJSON(res.Body)
+		}
+		r, err := decoded(res.JSON201)
+		if err != nil {
+			return err
+		}
+		if err := out.table([]string{"USER", "EMAIL", "EXPIRES_AT"}, []string{itoa(r.UserID), r.Email, stamp(r.ExpiresAt)}); err != nil {
+			return err
+		}
+		fmt.Fprintf(out.w, "\nReset token (shown this once; it works once, until it expires):\n%s\n", r.Token)
+		if r.Link != nil {
+			fmt.Fprintf(out.w, "\nLink:\n%s\n", *r.Link)
+		} else {
+			fmt.Fprintln(out.w, "\nNo link: the server has no PREDICTKIT_PUBLIC_URL. The user sends the token with a new password to POST /api/v1/auth/password/reset.")
+		}
+		return nil
+	}
+}
+
+// userByEmail finds the id of the user registered with email.
+func (a *adminClient) userByEmail(ctx context.Context, email string) (int64, error) {
+	want := strings.ToLower(strings.TrimSpace(email))
+	limit := 100
+	params := &client.AdminSearchUsersParams{Query: &want, Limit: &limit}
+	for range 100 { // 10,000 users whose e-mail contains this one: give up
+		res, err := a.AdminSearchUsersWithResponse(ctx, params)
+		if err := a.check(res, err); err != nil {
+			return 0, err
+		}
+		page, err := decoded(res.JSON200)
+		if err != nil {
+			return 0, err
+		}
+		for _, u := range page.Users {
+			if strings.EqualFold(u.Email, want) {
+				return u.ID, nil
+			}
+		}
+		if page.NextCursor == nil {
+			break
+		}
+		params.Cursor = page.NextCursor
+	}
+	return 0, fmt.Errorf("no user has the e-mail %s", want)
 }

@@ -22,12 +22,19 @@ const testAdminToken = "admin-cli-test-token-0123456789"
 // returns its base URL.
 func adminServer(t *testing.T) string {
 	t.Helper()
+	return adminServerWith(t, func(*server.Config) {})
+}
+
+// adminServerWith is adminServer with the configuration changed by f.
+func adminServerWith(t *testing.T, f func(*server.Config)) string {
+	t.Helper()
 	cfg := server.DefaultConfig()
 	cfg.Store = memory.New()
 	cfg.Demo = false
 	cfg.AdminToken = testAdminToken
 	cfg.BcryptCost = 4
 	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	f(&cfg)
 	app, err := server.Build(cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -30,6 +30,7 @@ type Store struct {
 	byEmail map[string]int64
 	byNick  map[string]int64
 	tokens  map[string]tokenRec
+	resets  map[string]resetRec // password reset tokens, made on first use (passwords.go)
 
 	accounts map[account.Ref]*ledgerAccount
 	ledger   ledger

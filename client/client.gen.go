@@ -17,6 +17,24 @@ import (
 	openapi_types "github.com/oapi-codegen/runtime/types"
 )
 
+// Defines values for APIKeyScopes.
+const (
+	APIKeyScopesRead  APIKeyScopes = "read"
+	APIKeyScopesTrade APIKeyScopes = "trade"
+)
+
+// Valid indicates whether the value is a known member of the APIKeyScopes enum.
+func (e APIKeyScopes) Valid() bool {
+	switch e {
+	case APIKeyScopesRead:
+		return true
+	case APIKeyScopesTrade:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for BuyRequestSide.
 const (
 	BuyRequestSideNO  BuyRequestSide = "NO"
@@ -260,6 +278,24 @@ func (e CommentUserReaction) Valid() bool {
 	}
 }
 
+// Defines values for CreatedAPIKeyScopes.
+const (
+	CreatedAPIKeyScopesRead  CreatedAPIKeyScopes = "read"
+	CreatedAPIKeyScopesTrade CreatedAPIKeyScopes = "trade"
+)
+
+// Valid indicates whether the value is a known member of the CreatedAPIKeyScopes enum.
+func (e CreatedAPIKeyScopes) Valid() bool {
+	switch e {
+	case CreatedAPIKeyScopesRead:
+		return true
+	case CreatedAPIKeyScopesTrade:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for MarketMarketType.
 const (
 	Lmsr MarketMarketType = "lmsr"
@@ -314,6 +350,24 @@ func (e MarketWinningOutcome) Valid() bool {
 	case MarketWinningOutcomeVOID:
 		return true
 	case MarketWinningOutcomeYES:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for NewAPIKeyScopes.
+const (
+	NewAPIKeyScopesRead  NewAPIKeyScopes = "read"
+	NewAPIKeyScopesTrade NewAPIKeyScopes = "trade"
+)
+
+// Valid indicates whether the value is a known member of the NewAPIKeyScopes enum.
+func (e NewAPIKeyScopes) Valid() bool {
+	switch e {
+	case NewAPIKeyScopesRead:
+		return true
+	case NewAPIKeyScopesTrade:
 		return true
 	default:
 		return false
@@ -377,6 +431,42 @@ func (e NotificationType) Valid() bool {
 	case NotificationTypeSupportReply:
 		return true
 	case NotificationTypeTradeExecuted:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for OwnTradeAction.
+const (
+	OwnTradeActionBuy  OwnTradeAction = "buy"
+	OwnTradeActionSell OwnTradeAction = "sell"
+)
+
+// Valid indicates whether the value is a known member of the OwnTradeAction enum.
+func (e OwnTradeAction) Valid() bool {
+	switch e {
+	case OwnTradeActionBuy:
+		return true
+	case OwnTradeActionSell:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for OwnTradeSide.
+const (
+	OwnTradeSideNO  OwnTradeSide = "NO"
+	OwnTradeSideYES OwnTradeSide = "YES"
+)
+
+// Valid indicates whether the value is a known member of the OwnTradeSide enum.
+func (e OwnTradeSide) Valid() bool {
+	switch e {
+	case OwnTradeSideNO:
+		return true
+	case OwnTradeSideYES:
 		return true
 	default:
 		return false
@@ -1109,6 +1199,20 @@ func (e MarkAllNotificationsRead200JSONResponseBodyStatus) Valid() bool {
 	}
 }
 
+// APIKey defines model for APIKey.
+type APIKey struct {
+	CreatedAt time.Time `json:"created_at"`
+	ID        int64     `json:"id"`
+
+	// LastUsedAt when the key last authenticated a request, to within a minute; null if never
+	LastUsedAt *time.Time     `json:"last_used_at"`
+	Name       string         `json:"name"`
+	Scopes     []APIKeyScopes `json:"scopes"`
+}
+
+// APIKeyScopes defines model for APIKey.Scopes.
+type APIKeyScopes string
+
 // ActiveRequest defines model for ActiveRequest.
 type ActiveRequest struct {
 	IsActive bool `json:"is_active"`
@@ -1384,6 +1488,20 @@ type CommentAuthor struct {
 	ProfileHidden bool   `json:"profile_hidden"`
 }
 
+// CreatedAPIKey defines model for CreatedAPIKey.
+type CreatedAPIKey struct {
+	CreatedAt time.Time `json:"created_at"`
+	ID        int64     `json:"id"`
+
+	// Key the secret, pk_ then 43 URL-safe characters; shown only here
+	Key    string                `json:"key"`
+	Name   string                `json:"name"`
+	Scopes []CreatedAPIKeyScopes `json:"scopes"`
+}
+
+// CreatedAPIKeyScopes defines model for CreatedAPIKey.Scopes.
+type CreatedAPIKeyScopes string
+
 // CreditRequest defines model for CreditRequest.
 type CreditRequest struct {
 	AmountKopecks int64 `json:"amount_kopecks"`
@@ -1487,6 +1605,16 @@ type MarketResolvedBy string
 
 // MarketWinningOutcome how the market resolved; VOID when it was voided; null while unresolved
 type MarketWinningOutcome string
+
+// NewAPIKey defines model for NewAPIKey.
+type NewAPIKey struct {
+	// Name what the key is for (1 to 64 characters, trimmed)
+	Name   string            `json:"name"`
+	Scopes []NewAPIKeyScopes `json:"scopes"`
+}
+
+// NewAPIKeyScopes defines model for NewAPIKey.Scopes.
+type NewAPIKeyScopes string
 
 // NewComment defines model for NewComment.
 type NewComment struct {
@@ -1609,6 +1737,38 @@ type NotificationRelatedType string
 
 // NotificationType defines model for Notification.Type.
 type NotificationType string
+
+// OwnTrade defines model for OwnTrade.
+type OwnTrade struct {
+	Action OwnTradeAction `json:"action"`
+
+	// AmountKopecks what changed hands, the fee included: the cost of a buy, the payout of a sell
+	AmountKopecks int64 `json:"amount_kopecks"`
+
+	// AvgPriceBps amount_kopecks per token, basis points
+	AvgPriceBps int64     `json:"avg_price_bps"`
+	CreatedAt   time.Time `json:"created_at"`
+	FeeKopecks  int64     `json:"fee_kopecks"`
+	MarketID    int64     `json:"market_id"`
+
+	// PriceBefore the market's YES probability before the trade
+	PriceBefore float64      `json:"price_before"`
+	Shares      int64        `json:"shares"`
+	Side        OwnTradeSide `json:"side"`
+	TradeID     int64        `json:"trade_id"`
+
+	// UseBonus the buy was paid from the bonus balance
+	UseBonus bool `json:"use_bonus"`
+
+	// YesProbability the market's YES probability after the trade
+	YesProbability float64 `json:"yes_probability"`
+}
+
+// OwnTradeAction defines model for OwnTrade.Action.
+type OwnTradeAction string
+
+// OwnTradeSide defines model for OwnTrade.Side.
+type OwnTradeSide string
 
 // P2PAd defines model for P2PAd.
 type P2PAd struct {
@@ -2299,14 +2459,20 @@ type ContentEncoding struct {
 	Error  string  `json:"error"`
 }
 
-// Forbidden defines model for Forbidden.
-type Forbidden struct {
+// ForbiddenOrScope defines model for ForbiddenOrScope.
+type ForbiddenOrScope struct {
 	Detail *string `json:"detail,omitempty"`
 	Error  string  `json:"error"`
 }
 
 // IdempotencyConflict defines model for IdempotencyConflict.
 type IdempotencyConflict struct {
+	Detail *string `json:"detail,omitempty"`
+	Error  string  `json:"error"`
+}
+
+// InsufficientScope defines model for InsufficientScope.
+type InsufficientScope struct {
 	Detail *string `json:"detail,omitempty"`
 	Error  string  `json:"error"`
 }
@@ -2549,6 +2715,15 @@ type GetMyClosedPositionsParams struct {
 	Offset *int `form:"offset,omitempty" json:"offset,omitempty"`
 }
 
+// GetMyTradesParams defines parameters for GetMyTrades.
+type GetMyTradesParams struct {
+	// Limit page size (1 to 100; anything else is 400)
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor the next_cursor of the page before (opaque); absent for the first page
+	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
+}
+
 // AdminChatReplyJSONRequestBody defines body for AdminChatReply for application/json ContentType.
 type AdminChatReplyJSONRequestBody = ChatTextRequest
 
@@ -2581,6 +2756,9 @@ type AdminSetRolesJSONRequestBody = RolesPatch
 
 // AdminCreditJSONRequestBody defines body for AdminCredit for application/json ContentType.
 type AdminCreditJSONRequestBody = CreditRequest
+
+// CreateAPIKeyJSONRequestBody defines body for CreateAPIKey for application/json ContentType.
+type CreateAPIKeyJSONRequestBody = NewAPIKey
 
 // LoginJSONRequestBody defines body for Login for application/json ContentType.
 type LoginJSONRequestBody = LoginRequest
@@ -3197,6 +3375,48 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /api/v1/admin/users/{id}/credit (the `AdminCredit` operationId).
 	AdminCredit(ctx context.Context, id int64, body AdminCreditJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListAPIKeys The caller's personal API keys, newest first, without their secrets.
+	//
+	// Corresponds with GET /api/v1/auth/api-keys (the `ListAPIKeys` operationId).
+	ListAPIKeys(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateAPIKeyWithBody Create a personal API key for a bot; the key is shown once.
+	//
+	// The key (`pk_` then 43 URL-safe characters) authenticates as the
+	// caller wherever an access token does (`Authorization: Bearer
+	// <key>`), within its scopes: `read` opens the GET routes (and stream
+	// tickets), `trade` buys, sells and marking notifications read. Only
+	// its SHA-256 is kept: it cannot be shown again. Keys never manage
+	// keys or passwords: only a session's access token reaches this
+	// route (a key is 403 `insufficient_scope`). At most 20 keys per
+	// user.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/auth/api-keys (the `CreateAPIKey` operationId).
+	CreateAPIKeyWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateAPIKey Create a personal API key for a bot; the key is shown once.
+	//
+	// The key (`pk_` then 43 URL-safe characters) authenticates as the
+	// caller wherever an access token does (`Authorization: Bearer
+	// <key>`), within its scopes: `read` opens the GET routes (and stream
+	// tickets), `trade` buys, sells and marking notifications read. Only
+	// its SHA-256 is kept: it cannot be shown again. Keys never manage
+	// keys or passwords: only a session's access token reaches this
+	// route (a key is 403 `insufficient_scope`). At most 20 keys per
+	// user.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/auth/api-keys (the `CreateAPIKey` operationId).
+	CreateAPIKey(ctx context.Context, body CreateAPIKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RevokeAPIKey Revoke one of the caller's personal API keys, at once on every server.
+	//
+	// Corresponds with DELETE /api/v1/auth/api-keys/{id} (the `RevokeAPIKey` operationId).
+	RevokeAPIKey(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// LoginWithBody Log in with e-mail and password; returns a fresh access token.
 	//
@@ -4050,6 +4270,16 @@ type ClientInterface interface {
 	// Corresponds with GET /api/v1/users/me/positions/closed (the `GetMyClosedPositions` operationId).
 	GetMyClosedPositions(ctx context.Context, params *GetMyClosedPositionsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetMyTrades The caller's own trades, newest first, keyset paged.
+	//
+	// Pass the `next_cursor` of a page as `cursor` to get the next one;
+	// it is `null` on the last page. Trades made after the first page was
+	// read never appear on a later page, nor move a trade from one page
+	// to another.
+	//
+	// Corresponds with GET /api/v1/users/me/trades (the `GetMyTrades` operationId).
+	GetMyTrades(ctx context.Context, params *GetMyTradesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetPnLChart A user's cumulative realized profit and loss.
 	//
 	// Public; a token is optional (an invalid one is ignored). A hidden
@@ -4679,6 +4909,88 @@ func (c *Client) AdminCreditWithBody(ctx context.Context, id int64, contentType 
 // Corresponds with POST /api/v1/admin/users/{id}/credit (the `AdminCredit` operationId).
 func (c *Client) AdminCredit(ctx context.Context, id int64, body AdminCreditJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewAdminCreditRequest(c.Server, id, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListAPIKeys The caller's personal API keys, newest first, without their secrets.
+//
+// Corresponds with GET /api/v1/auth/api-keys (the `ListAPIKeys` operationId).
+func (c *Client) ListAPIKeys(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListAPIKeysRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateAPIKeyWithBody Create a personal API key for a bot; the key is shown once.
+//
+// The key (`pk_` then 43 URL-safe characters) authenticates as the
+// caller wherever an access token does (`Authorization: Bearer
+// <key>`), within its scopes: `read` opens the GET routes (and stream
+// tickets), `trade` buys, sells and marking notifications read. Only
+// its SHA-256 is kept: it cannot be shown again. Keys never manage
+// keys or passwords: only a session's access token reaches this
+// route (a key is 403 `insufficient_scope`). At most 20 keys per
+// user.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/auth/api-keys (the `CreateAPIKey` operationId).
+func (c *Client) CreateAPIKeyWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateAPIKeyRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateAPIKey Create a personal API key for a bot; the key is shown once.
+//
+// The key (`pk_` then 43 URL-safe characters) authenticates as the
+// caller wherever an access token does (`Authorization: Bearer
+// <key>`), within its scopes: `read` opens the GET routes (and stream
+// tickets), `trade` buys, sells and marking notifications read. Only
+// its SHA-256 is kept: it cannot be shown again. Keys never manage
+// keys or passwords: only a session's access token reaches this
+// route (a key is 403 `insufficient_scope`). At most 20 keys per
+// user.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/auth/api-keys (the `CreateAPIKey` operationId).
+func (c *Client) CreateAPIKey(ctx context.Context, body CreateAPIKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateAPIKeyRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RevokeAPIKey Revoke one of the caller's personal API keys, at once on every server.
+//
+// Corresponds with DELETE /api/v1/auth/api-keys/{id} (the `RevokeAPIKey` operationId).
+func (c *Client) RevokeAPIKey(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRevokeAPIKeyRequest(c.Server, id)
 	if err != nil {
 		return nil, err
 	}
@@ -6101,6 +6413,26 @@ func (c *Client) GetMyClosedPositions(ctx context.Context, params *GetMyClosedPo
 	return c.Client.Do(req)
 }
 
+// GetMyTrades The caller's own trades, newest first, keyset paged.
+//
+// Pass the `next_cursor` of a page as `cursor` to get the next one;
+// it is `null` on the last page. Trades made after the first page was
+// read never appear on a later page, nor move a trade from one page
+// to another.
+//
+// Corresponds with GET /api/v1/users/me/trades (the `GetMyTrades` operationId).
+func (c *Client) GetMyTrades(ctx context.Context, params *GetMyTradesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetMyTradesRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetPnLChart A user's cumulative realized profit and loss.
 //
 // Public; a token is optional (an invalid one is ignored). A hidden
@@ -7003,6 +7335,107 @@ func NewAdminCreditRequestWithBody(server string, id int64, contentType string, 
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewListAPIKeysRequest constructs an http.Request for the ListAPIKeys method
+func NewListAPIKeysRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/auth/api-keys")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCreateAPIKeyRequest calls the generic CreateAPIKey builder with application/json body
+func NewCreateAPIKeyRequest(server string, body CreateAPIKeyJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateAPIKeyRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewCreateAPIKeyRequestWithBody constructs an http.Request for the CreateAPIKey method, with any body, and a specified content type
+func NewCreateAPIKeyRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/auth/api-keys")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewRevokeAPIKeyRequest constructs an http.Request for the RevokeAPIKey method
+func NewRevokeAPIKeyRequest(server string, id int64) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/auth/api-keys/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
 
 	return req, nil
 }
@@ -8935,6 +9368,72 @@ func NewGetMyClosedPositionsRequest(server string, params *GetMyClosedPositionsP
 	return req, nil
 }
 
+// NewGetMyTradesRequest constructs an http.Request for the GetMyTrades method
+func NewGetMyTradesRequest(server string, params *GetMyTradesParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/users/me/trades")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewGetPnLChartRequest constructs an http.Request for the GetPnLChart method
 func NewGetPnLChartRequest(server string, id int64) (*http.Request, error) {
 	var err error
@@ -9473,6 +9972,52 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /api/v1/admin/users/{id}/credit (the `AdminCredit` operationId).
 	AdminCreditWithResponse(ctx context.Context, id int64, body AdminCreditJSONRequestBody, reqEditors ...RequestEditorFn) (*AdminCreditResponse, error)
+
+	// ListAPIKeysWithResponse The caller's personal API keys, newest first, without their secrets.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/auth/api-keys (the `ListAPIKeys` operationId).
+	ListAPIKeysWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListAPIKeysResponse, error)
+
+	// CreateAPIKeyWithBodyWithResponse Create a personal API key for a bot; the key is shown once.
+	//
+	// The key (`pk_` then 43 URL-safe characters) authenticates as the
+	// caller wherever an access token does (`Authorization: Bearer
+	// <key>`), within its scopes: `read` opens the GET routes (and stream
+	// tickets), `trade` buys, sells and marking notifications read. Only
+	// its SHA-256 is kept: it cannot be shown again. Keys never manage
+	// keys or passwords: only a session's access token reaches this
+	// route (a key is 403 `insufficient_scope`). At most 20 keys per
+	// user.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/auth/api-keys (the `CreateAPIKey` operationId).
+	CreateAPIKeyWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateAPIKeyResponse, error)
+
+	// CreateAPIKeyWithResponse Create a personal API key for a bot; the key is shown once.
+	//
+	// The key (`pk_` then 43 URL-safe characters) authenticates as the
+	// caller wherever an access token does (`Authorization: Bearer
+	// <key>`), within its scopes: `read` opens the GET routes (and stream
+	// tickets), `trade` buys, sells and marking notifications read. Only
+	// its SHA-256 is kept: it cannot be shown again. Keys never manage
+	// keys or passwords: only a session's access token reaches this
+	// route (a key is 403 `insufficient_scope`). At most 20 keys per
+	// user.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/auth/api-keys (the `CreateAPIKey` operationId).
+	CreateAPIKeyWithResponse(ctx context.Context, body CreateAPIKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateAPIKeyResponse, error)
+
+	// RevokeAPIKeyWithResponse Revoke one of the caller's personal API keys, at once on every server.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /api/v1/auth/api-keys/{id} (the `RevokeAPIKey` operationId).
+	RevokeAPIKeyWithResponse(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*RevokeAPIKeyResponse, error)
 
 	// LoginWithBodyWithResponse Log in with e-mail and password; returns a fresh access token.
 	//
@@ -10377,6 +10922,18 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /api/v1/users/me/positions/closed (the `GetMyClosedPositions` operationId).
 	GetMyClosedPositionsWithResponse(ctx context.Context, params *GetMyClosedPositionsParams, reqEditors ...RequestEditorFn) (*GetMyClosedPositionsResponse, error)
+
+	// GetMyTradesWithResponse The caller's own trades, newest first, keyset paged.
+	//
+	// Pass the `next_cursor` of a page as `cursor` to get the next one;
+	// it is `null` on the last page. Trades made after the first page was
+	// read never appear on a later page, nor move a trade from one page
+	// to another.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/users/me/trades (the `GetMyTrades` operationId).
+	GetMyTradesWithResponse(ctx context.Context, params *GetMyTradesParams, reqEditors ...RequestEditorFn) (*GetMyTradesResponse, error)
 
 	// GetPnLChartWithResponse A user's cumulative realized profit and loss.
 	//
@@ -11939,6 +12496,271 @@ func (r AdminCreditResponse) ContentType() string {
 	return ""
 }
 
+type ListAPIKeysResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Keys []APIKey `json:"keys"`
+	}
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *InsufficientScope
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *ContentEncoding
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListAPIKeysResponse) GetJSON200() *struct {
+	Keys []APIKey `json:"keys"`
+} {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListAPIKeysResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListAPIKeysResponse) GetJSON403() *InsufficientScope {
+	return r.JSON403
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r ListAPIKeysResponse) GetJSON415() *ContentEncoding {
+	return r.JSON415
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListAPIKeysResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ListAPIKeysResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListAPIKeysResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListAPIKeysResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListAPIKeysResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CreateAPIKeyResponse201Headers the declared response headers of an HTTP 201 response for CreateAPIKey
+type CreateAPIKeyResponse201Headers struct {
+	CacheControl *string
+}
+
+type CreateAPIKeyResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *CreatedAPIKey
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *InvalidRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *InsufficientScope
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *struct {
+		Detail *string `json:"detail,omitempty"`
+		Error  string  `json:"error"`
+	}
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *TooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *ContentEncoding
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *CreateAPIKeyResponse201Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r CreateAPIKeyResponse) GetJSON201() *CreatedAPIKey {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r CreateAPIKeyResponse) GetJSON400() *InvalidRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CreateAPIKeyResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CreateAPIKeyResponse) GetJSON403() *InsufficientScope {
+	return r.JSON403
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r CreateAPIKeyResponse) GetJSON409() *struct {
+	Detail *string `json:"detail,omitempty"`
+	Error  string  `json:"error"`
+} {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r CreateAPIKeyResponse) GetJSON413() *TooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r CreateAPIKeyResponse) GetJSON415() *ContentEncoding {
+	return r.JSON415
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r CreateAPIKeyResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateAPIKeyResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateAPIKeyResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateAPIKeyResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateAPIKeyResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type RevokeAPIKeyResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *InvalidID
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *InsufficientScope
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *struct {
+		Detail *string `json:"detail,omitempty"`
+		Error  string  `json:"error"`
+	}
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *TooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *ContentEncoding
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r RevokeAPIKeyResponse) GetJSON400() *InvalidID {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r RevokeAPIKeyResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r RevokeAPIKeyResponse) GetJSON403() *InsufficientScope {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r RevokeAPIKeyResponse) GetJSON404() *struct {
+	Detail *string `json:"detail,omitempty"`
+	Error  string  `json:"error"`
+} {
+	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r RevokeAPIKeyResponse) GetJSON413() *TooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r RevokeAPIKeyResponse) GetJSON415() *ContentEncoding {
+	return r.JSON415
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r RevokeAPIKeyResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r RevokeAPIKeyResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RevokeAPIKeyResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RevokeAPIKeyResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RevokeAPIKeyResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // LoginResponse429Headers the declared response headers of an HTTP 429 response for Login
 type LoginResponse429Headers struct {
 	RetryAfter int
@@ -11956,6 +12778,8 @@ type LoginResponse struct {
 		Detail *string `json:"detail,omitempty"`
 		Error  string  `json:"error"`
 	}
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *InsufficientScope
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
@@ -11984,6 +12808,11 @@ func (r LoginResponse) GetJSON401() *struct {
 	Error  string  `json:"error"`
 } {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r LoginResponse) GetJSON403() *InsufficientScope {
+	return r.JSON403
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -12042,6 +12871,8 @@ type LogoutResponse struct {
 	JSON200 *Status
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *InsufficientScope
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
@@ -12058,6 +12889,11 @@ func (r LogoutResponse) GetJSON200() *Status {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r LogoutResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r LogoutResponse) GetJSON403() *InsufficientScope {
+	return r.JSON403
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -12114,6 +12950,8 @@ type GetMeResponse struct {
 		Detail *string `json:"detail,omitempty"`
 		Error  string  `json:"error"`
 	}
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *InsufficientScope
 	// JSON415 the response for an HTTP 415 `application/json` response
 	JSON415 *ContentEncoding
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -12131,6 +12969,11 @@ func (r GetMeResponse) GetJSON401() *struct {
 	Error  string  `json:"error"`
 } {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetMeResponse) GetJSON403() *InsufficientScope {
+	return r.JSON403
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
@@ -12184,6 +13027,8 @@ type UpdateMeResponse struct {
 		Detail *string `json:"detail,omitempty"`
 		Error  string  `json:"error"`
 	}
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *InsufficientScope
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *struct {
 		Detail *string `json:"detail,omitempty"`
@@ -12213,6 +13058,11 @@ func (r UpdateMeResponse) GetJSON401() *struct {
 	Error  string  `json:"error"`
 } {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r UpdateMeResponse) GetJSON403() *InsufficientScope {
+	return r.JSON403
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
@@ -12279,6 +13129,8 @@ type RegisterResponse struct {
 	JSON201 *AuthResponse
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *InvalidRequest
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *InsufficientScope
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *struct {
 		Detail *string `json:"detail,omitempty"`
@@ -12304,6 +13156,11 @@ func (r RegisterResponse) GetJSON201() *AuthResponse {
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
 func (r RegisterResponse) GetJSON400() *InvalidRequest {
 	return r.JSON400
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r RegisterResponse) GetJSON403() *InsufficientScope {
+	return r.JSON403
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
@@ -12372,6 +13229,8 @@ type ChatHistoryResponse struct {
 	}
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *InsufficientScope
 	// JSON415 the response for an HTTP 415 `application/json` response
 	JSON415 *ContentEncoding
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -12388,6 +13247,11 @@ func (r ChatHistoryResponse) GetJSON200() *struct {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r ChatHistoryResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ChatHistoryResponse) GetJSON403() *InsufficientScope {
+	return r.JSON403
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
@@ -12441,6 +13305,8 @@ type SendChatMessageResponse struct {
 	JSON201 *ChatSent
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *InvalidRequest
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *InsufficientScope
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
 	// JSON413 the response for an HTTP 413 `application/json` response
@@ -12463,6 +13329,11 @@ func (r SendChatMessageResponse) GetJSON201() *ChatSent {
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
 func (r SendChatMessageResponse) GetJSON400() *InvalidRequest {
 	return r.JSON400
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r SendChatMessageResponse) GetJSON403() *InsufficientScope {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -12536,6 +13407,8 @@ type OpenChatSessionResponse struct {
 	JSON200 *ChatSession
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *InvalidRequest
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *InsufficientScope
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
@@ -12558,6 +13431,11 @@ func (r OpenChatSessionResponse) GetJSON200() *ChatSession {
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
 func (r OpenChatSessionResponse) GetJSON400() *InvalidRequest {
 	return r.JSON400
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r OpenChatSessionResponse) GetJSON403() *InsufficientScope {
+	return r.JSON403
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -12623,6 +13501,8 @@ type CallOperatorResponse struct {
 		Message string `json:"message"`
 		Success bool   `json:"success"`
 	}
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *InsufficientScope
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
 	// JSON415 the response for an HTTP 415 `application/json` response
@@ -12642,6 +13522,11 @@ func (r CallOperatorResponse) GetJSON200() *struct {
 	Success bool   `json:"success"`
 } {
 	return r.JSON200
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CallOperatorResponse) GetJSON403() *InsufficientScope {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -12707,6 +13592,8 @@ type SetReactionResponse struct {
 	JSON400 *InvalidRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *InsufficientScope
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
 	// JSON413 the response for an HTTP 413 `application/json` response
@@ -12734,6 +13621,11 @@ func (r SetReactionResponse) GetJSON400() *InvalidRequest {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r SetReactionResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r SetReactionResponse) GetJSON403() *InsufficientScope {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -12797,6 +13689,8 @@ type ListRepliesResponse struct {
 	JSON200 *struct {
 		Comments []Comment `json:"comments"`
 	}
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *InsufficientScope
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
 	// JSON415 the response for an HTTP 415 `application/json` response
@@ -12810,6 +13704,11 @@ func (r ListRepliesResponse) GetJSON200() *struct {
 	Comments []Comment `json:"comments"`
 } {
 	return r.JSON200
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListRepliesResponse) GetJSON403() *InsufficientScope {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -12865,6 +13764,8 @@ type ListEventsResponse struct {
 	}
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *InvalidRequest
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *InsufficientScope
 	// JSON415 the response for an HTTP 415 `application/json` response
 	JSON415 *ContentEncoding
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -12881,6 +13782,11 @@ func (r ListEventsResponse) GetJSON200() *struct {
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
 func (r ListEventsResponse) GetJSON400() *InvalidRequest {
 	return r.JSON400
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListEventsResponse) GetJSON403() *InsufficientScope {
+	return r.JSON403
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
@@ -12932,7 +13838,7 @@ type CreateEventResponse struct {
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenOrScope
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
@@ -12957,7 +13863,7 @@ func (r CreateEventResponse) GetJSON401() *Unauthorized {
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r CreateEventResponse) GetJSON403() *Forbidden {
+func (r CreateEventResponse) GetJSON403() *ForbiddenOrScope {
 	return r.JSON403
 }
 
@@ -13012,6 +13918,8 @@ type ListEventCommentsResponse struct {
 	JSON200 *struct {
 		Comments []Comment `json:"comments"`
 	}
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *InsufficientScope
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
 	// JSON415 the response for an HTTP 415 `application/json` response
@@ -13025,6 +13933,11 @@ func (r ListEventCommentsResponse) GetJSON200() *struct {
 	Comments []Comment `json:"comments"`
 } {
 	return r.JSON200
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListEventCommentsResponse) GetJSON403() *InsufficientScope {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -13085,6 +13998,8 @@ type PostCommentResponse struct {
 	JSON400 *InvalidRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *InsufficientScope
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
 	// JSON413 the response for an HTTP 413 `application/json` response
@@ -13112,6 +14027,11 @@ func (r PostCommentResponse) GetJSON400() *InvalidRequest {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r PostCommentResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostCommentResponse) GetJSON403() *InsufficientScope {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -13175,6 +14095,8 @@ type GetEventResponse struct {
 	JSON200 *Event
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *InvalidID
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *InsufficientScope
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *struct {
 		Detail *string `json:"detail,omitempty"`
@@ -13194,6 +14116,11 @@ func (r GetEventResponse) GetJSON200() *Event {
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
 func (r GetEventResponse) GetJSON400() *InvalidID {
 	return r.JSON400
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetEventResponse) GetJSON403() *InsufficientScope {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -13256,7 +14183,7 @@ type SetEventActiveResponse struct {
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenOrScope
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *struct {
 		Detail *string `json:"detail,omitempty"`
@@ -13289,7 +14216,7 @@ func (r SetEventActiveResponse) GetJSON401() *Unauthorized {
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r SetEventActiveResponse) GetJSON403() *Forbidden {
+func (r SetEventActiveResponse) GetJSON403() *ForbiddenOrScope {
 	return r.JSON403
 }
 
@@ -13358,7 +14285,7 @@ type CloseMarketResponse struct {
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenOrScope
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *struct {
 		Detail *string `json:"detail,omitempty"`
@@ -13396,7 +14323,7 @@ func (r CloseMarketResponse) GetJSON401() *Unauthorized {
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r CloseMarketResponse) GetJSON403() *Forbidden {
+func (r CloseMarketResponse) GetJSON403() *ForbiddenOrScope {
 	return r.JSON403
 }
 
@@ -13465,6 +14392,8 @@ type LatestTradesResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *[]SimpleTrade
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *InsufficientScope
 	// JSON415 the response for an HTTP 415 `application/json` response
 	JSON415 *ContentEncoding
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -13477,6 +14406,11 @@ type LatestTradesResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r LatestTradesResponse) GetJSON200() *[]SimpleTrade {
 	return r.JSON200
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r LatestTradesResponse) GetJSON403() *InsufficientScope {
+	return r.JSON403
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
@@ -13528,6 +14462,8 @@ type GetMarketResponse struct {
 	JSON200 *Market
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *InvalidID
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *InsufficientScope
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *MarketNotFound
 	// JSON415 the response for an HTTP 415 `application/json` response
@@ -13544,6 +14480,11 @@ func (r GetMarketResponse) GetJSON200() *Market {
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
 func (r GetMarketResponse) GetJSON400() *InvalidID {
 	return r.JSON400
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetMarketResponse) GetJSON403() *InsufficientScope {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -13607,6 +14548,8 @@ type BuyResponse struct {
 	}
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *InsufficientScope
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *MarketNotFound
 	// JSON409 the response for an HTTP 409 `application/json` response
@@ -13642,6 +14585,11 @@ func (r BuyResponse) GetJSON400() *struct {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r BuyResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r BuyResponse) GetJSON403() *InsufficientScope {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -13718,6 +14666,8 @@ type MarketCandlesResponse struct {
 		Detail *string `json:"detail,omitempty"`
 		Error  string  `json:"error"`
 	}
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *InsufficientScope
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *MarketNotFound
 	// JSON415 the response for an HTTP 415 `application/json` response
@@ -13739,6 +14689,11 @@ func (r MarketCandlesResponse) GetJSON400() *struct {
 	Error  string  `json:"error"`
 } {
 	return r.JSON400
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r MarketCandlesResponse) GetJSON403() *InsufficientScope {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -13795,6 +14750,8 @@ type MarketHistoryResponse struct {
 	}
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *InvalidID
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *InsufficientScope
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *MarketNotFound
 	// JSON415 the response for an HTTP 415 `application/json` response
@@ -13814,6 +14771,11 @@ func (r MarketHistoryResponse) GetJSON200() *struct {
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
 func (r MarketHistoryResponse) GetJSON400() *InvalidID {
 	return r.JSON400
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r MarketHistoryResponse) GetJSON403() *InsufficientScope {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -13870,6 +14832,8 @@ type QuoteResponse struct {
 		Detail *string `json:"detail,omitempty"`
 		Error  string  `json:"error"`
 	}
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *InsufficientScope
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *MarketNotFound
 	// JSON409 the response for an HTTP 409 `application/json` response
@@ -13894,6 +14858,11 @@ func (r QuoteResponse) GetJSON400() *struct {
 	Error  string  `json:"error"`
 } {
 	return r.JSON400
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r QuoteResponse) GetJSON403() *InsufficientScope {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -13965,6 +14934,8 @@ type SellResponse struct {
 	}
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *InsufficientScope
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *MarketNotFound
 	// JSON409 the response for an HTTP 409 `application/json` response
@@ -14000,6 +14971,11 @@ func (r SellResponse) GetJSON400() *struct {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r SellResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r SellResponse) GetJSON403() *InsufficientScope {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -14073,6 +15049,8 @@ type ListNotificationsResponse struct {
 	}
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *InsufficientScope
 	// JSON415 the response for an HTTP 415 `application/json` response
 	JSON415 *ContentEncoding
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -14089,6 +15067,11 @@ func (r ListNotificationsResponse) GetJSON200() *struct {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r ListNotificationsResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListNotificationsResponse) GetJSON403() *InsufficientScope {
+	return r.JSON403
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
@@ -14140,6 +15123,8 @@ type MarkAllNotificationsReadResponse struct {
 	}
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *InsufficientScope
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
@@ -14159,6 +15144,11 @@ func (r MarkAllNotificationsReadResponse) GetJSON200() *struct {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r MarkAllNotificationsReadResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r MarkAllNotificationsReadResponse) GetJSON403() *InsufficientScope {
+	return r.JSON403
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -14212,6 +15202,8 @@ type ListUnreadNotificationsResponse struct {
 	JSON200 *[]Notification
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *InsufficientScope
 	// JSON415 the response for an HTTP 415 `application/json` response
 	JSON415 *ContentEncoding
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -14226,6 +15218,11 @@ func (r ListUnreadNotificationsResponse) GetJSON200() *[]Notification {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r ListUnreadNotificationsResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListUnreadNotificationsResponse) GetJSON403() *InsufficientScope {
+	return r.JSON403
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
@@ -14274,6 +15271,8 @@ type MarkNotificationReadResponse struct {
 	JSON200 *Status
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *InsufficientScope
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
 	// JSON413 the response for an HTTP 413 `application/json` response
@@ -14292,6 +15291,11 @@ func (r MarkNotificationReadResponse) GetJSON200() *Status {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r MarkNotificationReadResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r MarkNotificationReadResponse) GetJSON403() *InsufficientScope {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -14348,11 +15352,18 @@ type OpenapiResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *map[string]interface{}
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *InsufficientScope
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r OpenapiResponse) GetJSON200() *map[string]interface{} {
 	return r.JSON200
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r OpenapiResponse) GetJSON403() *InsufficientScope {
+	return r.JSON403
 }
 
 // GetBody returns the raw response body bytes
@@ -14396,6 +15407,8 @@ type ListP2PAdsResponse struct {
 		Detail *string `json:"detail,omitempty"`
 		Error  string  `json:"error"`
 	}
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *InsufficientScope
 	// JSON415 the response for an HTTP 415 `application/json` response
 	JSON415 *ContentEncoding
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -14415,6 +15428,11 @@ func (r ListP2PAdsResponse) GetJSON400() *struct {
 	Error  string  `json:"error"`
 } {
 	return r.JSON400
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListP2PAdsResponse) GetJSON403() *InsufficientScope {
+	return r.JSON403
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
@@ -14461,6 +15479,8 @@ type GetP2PAdResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *P2PAd
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *InsufficientScope
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *struct {
 		Detail *string `json:"detail,omitempty"`
@@ -14475,6 +15495,11 @@ type GetP2PAdResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r GetP2PAdResponse) GetJSON200() *P2PAd {
 	return r.JSON200
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetP2PAdResponse) GetJSON403() *InsufficientScope {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -14865,6 +15890,8 @@ type GetPoolResponse struct {
 		Detail *string `json:"detail,omitempty"`
 		Error  string  `json:"error"`
 	}
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *InsufficientScope
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *struct {
 		Detail *string `json:"detail,omitempty"`
@@ -14887,6 +15914,11 @@ func (r GetPoolResponse) GetJSON400() *struct {
 	Error  string  `json:"error"`
 } {
 	return r.JSON400
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetPoolResponse) GetJSON403() *InsufficientScope {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -14949,7 +15981,7 @@ type MovePoolFinishResponse struct {
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenOrScope
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *struct {
 		Detail *string `json:"detail,omitempty"`
@@ -14984,7 +16016,7 @@ func (r MovePoolFinishResponse) GetJSON401() *Unauthorized {
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r MovePoolFinishResponse) GetJSON403() *Forbidden {
+func (r MovePoolFinishResponse) GetJSON403() *ForbiddenOrScope {
 	return r.JSON403
 }
 
@@ -15067,6 +16099,8 @@ type StreamResponse struct {
 	JSON400 *InvalidIDOrRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *InsufficientScope
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
 	// JSON415 the response for an HTTP 415 `application/json` response
@@ -15099,6 +16133,11 @@ func (r StreamResponse) GetJSON400() *InvalidIDOrRequest {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r StreamResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r StreamResponse) GetJSON403() *InsufficientScope {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -15173,6 +16212,8 @@ type CreateStreamTicketResponse struct {
 	}
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *InsufficientScope
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
 	// JSON415 the response for an HTTP 415 `application/json` response
@@ -15194,6 +16235,11 @@ func (r CreateStreamTicketResponse) GetJSON201() *struct {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r CreateStreamTicketResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CreateStreamTicketResponse) GetJSON403() *InsufficientScope {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -15247,6 +16293,8 @@ type GetMyPnLChartResponse struct {
 	JSON200 *PnLChart
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *InsufficientScope
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *UserNotFound
 	// JSON415 the response for an HTTP 415 `application/json` response
@@ -15263,6 +16311,11 @@ func (r GetMyPnLChartResponse) GetJSON200() *PnLChart {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r GetMyPnLChartResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetMyPnLChartResponse) GetJSON403() *InsufficientScope {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -15321,6 +16374,8 @@ type GetMyClosedPositionsResponse struct {
 	JSON400 *InvalidRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *InsufficientScope
 	// JSON415 the response for an HTTP 415 `application/json` response
 	JSON415 *ContentEncoding
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -15343,6 +16398,11 @@ func (r GetMyClosedPositionsResponse) GetJSON400() *InvalidRequest {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r GetMyClosedPositionsResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetMyClosedPositionsResponse) GetJSON403() *InsufficientScope {
+	return r.JSON403
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
@@ -15384,6 +16444,88 @@ func (r GetMyClosedPositionsResponse) ContentType() string {
 	return ""
 }
 
+type GetMyTradesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		NextCursor *string    `json:"next_cursor"`
+		Trades     []OwnTrade `json:"trades"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *InvalidRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *InsufficientScope
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *ContentEncoding
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetMyTradesResponse) GetJSON200() *struct {
+	NextCursor *string    `json:"next_cursor"`
+	Trades     []OwnTrade `json:"trades"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetMyTradesResponse) GetJSON400() *InvalidRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetMyTradesResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetMyTradesResponse) GetJSON403() *InsufficientScope {
+	return r.JSON403
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r GetMyTradesResponse) GetJSON415() *ContentEncoding {
+	return r.JSON415
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetMyTradesResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetMyTradesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetMyTradesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetMyTradesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetMyTradesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type GetPnLChartResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -15394,6 +16536,8 @@ type GetPnLChartResponse struct {
 		Detail *string `json:"detail,omitempty"`
 		Error  string  `json:"error"`
 	}
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *InsufficientScope
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *UserNotFound
 	// JSON415 the response for an HTTP 415 `application/json` response
@@ -15413,6 +16557,11 @@ func (r GetPnLChartResponse) GetJSON400() *struct {
 	Error  string  `json:"error"`
 } {
 	return r.JSON400
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetPnLChartResponse) GetJSON403() *InsufficientScope {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -16163,6 +17312,76 @@ func (c *ClientWithResponses) AdminCreditWithResponse(ctx context.Context, id in
 		return nil, err
 	}
 	return ParseAdminCreditResponse(rsp)
+}
+
+// ListAPIKeysWithResponse The caller's personal API keys, newest first, without their secrets.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/auth/api-keys (the `ListAPIKeys` operationId).
+func (c *ClientWithResponses) ListAPIKeysWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListAPIKeysResponse, error) {
+	rsp, err := c.ListAPIKeys(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListAPIKeysResponse(rsp)
+}
+
+// CreateAPIKeyWithBodyWithResponse Create a personal API key for a bot; the key is shown once.
+//
+// The key (`pk_` then 43 URL-safe characters) authenticates as the
+// caller wherever an access token does (`Authorization: Bearer
+// <key>`), within its scopes: `read` opens the GET routes (and stream
+// tickets), `trade` buys, sells and marking notifications read. Only
+// its SHA-256 is kept: it cannot be shown again. Keys never manage
+// keys or passwords: only a session's access token reaches this
+// route (a key is 403 `insufficient_scope`). At most 20 keys per
+// user.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/auth/api-keys (the `CreateAPIKey` operationId).
+func (c *ClientWithResponses) CreateAPIKeyWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateAPIKeyResponse, error) {
+	rsp, err := c.CreateAPIKeyWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateAPIKeyResponse(rsp)
+}
+
+// CreateAPIKeyWithResponse Create a personal API key for a bot; the key is shown once.
+//
+// The key (`pk_` then 43 URL-safe characters) authenticates as the
+// caller wherever an access token does (`Authorization: Bearer
+// <key>`), within its scopes: `read` opens the GET routes (and stream
+// tickets), `trade` buys, sells and marking notifications read. Only
+// its SHA-256 is kept: it cannot be shown again. Keys never manage
+// keys or passwords: only a session's access token reaches this
+// route (a key is 403 `insufficient_scope`). At most 20 keys per
+// user.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/auth/api-keys (the `CreateAPIKey` operationId).
+func (c *ClientWithResponses) CreateAPIKeyWithResponse(ctx context.Context, body CreateAPIKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateAPIKeyResponse, error) {
+	rsp, err := c.CreateAPIKey(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateAPIKeyResponse(rsp)
+}
+
+// RevokeAPIKeyWithResponse Revoke one of the caller's personal API keys, at once on every server.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /api/v1/auth/api-keys/{id} (the `RevokeAPIKey` operationId).
+func (c *ClientWithResponses) RevokeAPIKeyWithResponse(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*RevokeAPIKeyResponse, error) {
+	rsp, err := c.RevokeAPIKey(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRevokeAPIKeyResponse(rsp)
 }
 
 // LoginWithBodyWithResponse Log in with e-mail and password; returns a fresh access token.
@@ -17403,6 +18622,24 @@ func (c *ClientWithResponses) GetMyClosedPositionsWithResponse(ctx context.Conte
 		return nil, err
 	}
 	return ParseGetMyClosedPositionsResponse(rsp)
+}
+
+// GetMyTradesWithResponse The caller's own trades, newest first, keyset paged.
+//
+// Pass the `next_cursor` of a page as `cursor` to get the next one;
+// it is `null` on the last page. Trades made after the first page was
+// read never appear on a later page, nor move a trade from one page
+// to another.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/users/me/trades (the `GetMyTrades` operationId).
+func (c *ClientWithResponses) GetMyTradesWithResponse(ctx context.Context, params *GetMyTradesParams, reqEditors ...RequestEditorFn) (*GetMyTradesResponse, error) {
+	rsp, err := c.GetMyTrades(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetMyTradesResponse(rsp)
 }
 
 // GetPnLChartWithResponse A user's cumulative realized profit and loss.
@@ -18701,6 +19938,227 @@ func ParseAdminCreditResponse(rsp *http.Response) (*AdminCreditResponse, error) 
 	return response, nil
 }
 
+// ParseListAPIKeysResponse parses an HTTP response from a ListAPIKeysWithResponse call
+func ParseListAPIKeysResponse(rsp *http.Response) (*ListAPIKeysResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListAPIKeysResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Keys []APIKey `json:"keys"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest InsufficientScope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest ContentEncoding
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseCreateAPIKeyResponse parses an HTTP response from a CreateAPIKeyWithResponse call
+func ParseCreateAPIKeyResponse(rsp *http.Response) (*CreateAPIKeyResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateAPIKeyResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest CreatedAPIKey
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest InvalidRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest InsufficientScope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest struct {
+			Detail *string `json:"detail,omitempty"`
+			Error  string  `json:"error"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest ContentEncoding
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers CreateAPIKeyResponse201Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = &value
+		}
+		response.Headers201 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseRevokeAPIKeyResponse parses an HTTP response from a RevokeAPIKeyWithResponse call
+func ParseRevokeAPIKeyResponse(rsp *http.Response) (*RevokeAPIKeyResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RevokeAPIKeyResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest InvalidID
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest InsufficientScope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest struct {
+			Detail *string `json:"detail,omitempty"`
+			Error  string  `json:"error"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest ContentEncoding
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseLoginResponse parses an HTTP response from a LoginWithResponse call
 func ParseLoginResponse(rsp *http.Response) (*LoginResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -18738,6 +20196,13 @@ func ParseLoginResponse(rsp *http.Response) (*LoginResponse, error) {
 			return nil, err
 		}
 		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest InsufficientScope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest TooLarge
@@ -18813,6 +20278,13 @@ func ParseLogoutResponse(rsp *http.Response) (*LogoutResponse, error) {
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest InsufficientScope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest TooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -18870,6 +20342,13 @@ func ParseGetMeResponse(rsp *http.Response) (*GetMeResponse, error) {
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest InsufficientScope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
 		var dest ContentEncoding
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -18926,6 +20405,13 @@ func ParseUpdateMeResponse(rsp *http.Response) (*UpdateMeResponse, error) {
 			return nil, err
 		}
 		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest InsufficientScope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
 		var dest struct {
@@ -18990,6 +20476,13 @@ func ParseRegisterResponse(rsp *http.Response) (*RegisterResponse, error) {
 			return nil, err
 		}
 		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest InsufficientScope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
 		var dest struct {
@@ -19077,6 +20570,13 @@ func ParseChatHistoryResponse(rsp *http.Response) (*ChatHistoryResponse, error) 
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest InsufficientScope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
 		var dest ContentEncoding
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -19123,6 +20623,13 @@ func ParseSendChatMessageResponse(rsp *http.Response) (*SendChatMessageResponse,
 			return nil, err
 		}
 		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest InsufficientScope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound
@@ -19205,6 +20712,13 @@ func ParseOpenChatSessionResponse(rsp *http.Response) (*OpenChatSessionResponse,
 		}
 		response.JSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest InsufficientScope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest TooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -19285,6 +20799,13 @@ func ParseCallOperatorResponse(rsp *http.Response) (*CallOperatorResponse, error
 			return nil, err
 		}
 		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest InsufficientScope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound
@@ -19367,6 +20888,13 @@ func ParseSetReactionResponse(rsp *http.Response) (*SetReactionResponse, error) 
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest InsufficientScope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -19443,6 +20971,13 @@ func ParseListRepliesResponse(rsp *http.Response) (*ListRepliesResponse, error) 
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest InsufficientScope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -19499,6 +21034,13 @@ func ParseListEventsResponse(rsp *http.Response) (*ListEventsResponse, error) {
 		}
 		response.JSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest InsufficientScope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
 		var dest ContentEncoding
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -19554,7 +21096,7 @@ func ParseCreateEventResponse(rsp *http.Response) (*CreateEventResponse, error) 
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenOrScope
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -19608,6 +21150,13 @@ func ParseListEventCommentsResponse(rsp *http.Response) (*ListEventCommentsRespo
 			return nil, err
 		}
 		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest InsufficientScope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound
@@ -19669,6 +21218,13 @@ func ParsePostCommentResponse(rsp *http.Response) (*PostCommentResponse, error) 
 			return nil, err
 		}
 		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest InsufficientScope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound
@@ -19751,6 +21307,13 @@ func ParseGetEventResponse(rsp *http.Response) (*GetEventResponse, error) {
 		}
 		response.JSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest InsufficientScope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest struct {
 			Detail *string `json:"detail,omitempty"`
@@ -19819,7 +21382,7 @@ func ParseSetEventActiveResponse(rsp *http.Response) (*SetEventActiveResponse, e
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenOrScope
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -19900,7 +21463,7 @@ func ParseCloseMarketResponse(rsp *http.Response) (*CloseMarketResponse, error) 
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenOrScope
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -19973,6 +21536,13 @@ func ParseLatestTradesResponse(rsp *http.Response) (*LatestTradesResponse, error
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest InsufficientScope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
 		var dest ContentEncoding
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -20022,6 +21592,13 @@ func ParseGetMarketResponse(rsp *http.Response) (*GetMarketResponse, error) {
 			return nil, err
 		}
 		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest InsufficientScope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest MarketNotFound
@@ -20086,6 +21663,13 @@ func ParseBuyResponse(rsp *http.Response) (*BuyResponse, error) {
 			return nil, err
 		}
 		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest InsufficientScope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest MarketNotFound
@@ -20183,6 +21767,13 @@ func ParseMarketCandlesResponse(rsp *http.Response) (*MarketCandlesResponse, err
 		}
 		response.JSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest InsufficientScope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest MarketNotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -20240,6 +21831,13 @@ func ParseMarketHistoryResponse(rsp *http.Response) (*MarketHistoryResponse, err
 		}
 		response.JSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest InsufficientScope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest MarketNotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -20296,6 +21894,13 @@ func ParseQuoteResponse(rsp *http.Response) (*QuoteResponse, error) {
 			return nil, err
 		}
 		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest InsufficientScope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest MarketNotFound
@@ -20370,6 +21975,13 @@ func ParseSellResponse(rsp *http.Response) (*SellResponse, error) {
 			return nil, err
 		}
 		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest InsufficientScope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest MarketNotFound
@@ -20464,6 +22076,13 @@ func ParseListNotificationsResponse(rsp *http.Response) (*ListNotificationsRespo
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest InsufficientScope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
 		var dest ContentEncoding
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -20513,6 +22132,13 @@ func ParseMarkAllNotificationsReadResponse(rsp *http.Response) (*MarkAllNotifica
 			return nil, err
 		}
 		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest InsufficientScope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest TooLarge
@@ -20568,6 +22194,13 @@ func ParseListUnreadNotificationsResponse(rsp *http.Response) (*ListUnreadNotifi
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest InsufficientScope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
 		var dest ContentEncoding
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -20614,6 +22247,13 @@ func ParseMarkNotificationReadResponse(rsp *http.Response) (*MarkNotificationRea
 			return nil, err
 		}
 		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest InsufficientScope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound
@@ -20669,6 +22309,13 @@ func ParseOpenapiResponse(rsp *http.Response) (*OpenapiResponse, error) {
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest InsufficientScope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	}
 
 	return response, nil
@@ -20706,6 +22353,13 @@ func ParseListP2PAdsResponse(rsp *http.Response) (*ListP2PAdsResponse, error) {
 			return nil, err
 		}
 		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest InsufficientScope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
 		var dest ContentEncoding
@@ -20746,6 +22400,13 @@ func ParseGetP2PAdResponse(rsp *http.Response) (*GetP2PAdResponse, error) {
 			return nil, err
 		}
 		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest InsufficientScope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest struct {
@@ -21111,6 +22772,13 @@ func ParseGetPoolResponse(rsp *http.Response) (*GetPoolResponse, error) {
 		}
 		response.JSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest InsufficientScope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest struct {
 			Detail *string `json:"detail,omitempty"`
@@ -21179,7 +22847,7 @@ func ParseMovePoolFinishResponse(rsp *http.Response) (*MovePoolFinishResponse, e
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenOrScope
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -21255,6 +22923,13 @@ func ParseStreamResponse(rsp *http.Response) (*StreamResponse, error) {
 			return nil, err
 		}
 		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest InsufficientScope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound
@@ -21368,6 +23043,13 @@ func ParseCreateStreamTicketResponse(rsp *http.Response) (*CreateStreamTicketRes
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest InsufficientScope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -21421,6 +23103,13 @@ func ParseGetMyPnLChartResponse(rsp *http.Response) (*GetMyPnLChartResponse, err
 			return nil, err
 		}
 		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest InsufficientScope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest UserNotFound
@@ -21486,6 +23175,77 @@ func ParseGetMyClosedPositionsResponse(rsp *http.Response) (*GetMyClosedPosition
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest InsufficientScope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest ContentEncoding
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetMyTradesResponse parses an HTTP response from a GetMyTradesWithResponse call
+func ParseGetMyTradesResponse(rsp *http.Response) (*GetMyTradesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetMyTradesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			NextCursor *string    `json:"next_cursor"`
+			Trades     []OwnTrade `json:"trades"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest InvalidRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest InsufficientScope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
 		var dest ContentEncoding
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -21535,6 +23295,13 @@ func ParseGetPnLChartResponse(rsp *http.Response) (*GetPnLChartResponse, error) 
 			return nil, err
 		}
 		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest InsufficientScope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest UserNotFound

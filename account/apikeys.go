@@ -135,6 +135,15 @@ func (s *Service) APIKeys(ctx context.Context, userID int64) ([]*APIKey, error) 
 	return s.store.APIKeys(ctx, userID)
 }
 
+// UserAPIKeys is APIKeys for the operator: ErrUserNotFound when there is
+// no user userID, rather than an empty list.
+func (s *Service) UserAPIKeys(ctx context.Context, userID int64) ([]*APIKey, error) {
+	if _, err := s.store.User(ctx, userID); err != nil {
+		return nil, err
+	}
+	return s.store.APIKeys(ctx, userID)
+}
+
 // RevokeAPIKey deletes key id of user userID; from then on the key
 // authenticates nothing, here at once and on the other servers of the
 // same database as soon as they hear of it (see CacheAuth).

@@ -2,6 +2,7 @@ package server
 
 import (
 	"net/http"
+	"slices"
 	"strconv"
 
 	"github.com/gofiber/fiber/v2"
@@ -18,13 +19,16 @@ type apiKeyHandlers struct {
 	auth     *Auth
 }
 
-// apiKeyRoutes lists the API key routes (part of AccountModule).
-func apiKeyRoutes(accounts *account.Service, auth *Auth) RoutesOut {
+// apiKeyRoutes lists the API key routes (part of AccountModule): the
+// user's own, and the operator's list and revocation of any user's keys.
+func apiKeyRoutes(accounts *account.Service, auth *Auth, admin *AdminAuth) RoutesOut {
 	h := &apiKeyHandlers{accounts: accounts, auth: auth}
 	return RoutesOut{Routes: []Route{
 		{Method: http.MethodPost, Path: "/api/v1/auth/api-keys", Errors: errsCreateAPIKey, Handler: h.handleCreate},
 		{Method: http.MethodGet, Path: "/api/v1/auth/api-keys", Errors: errsAPIKeys, Handler: h.handleList},
 		{Method: http.MethodDelete, Path: "/api/v1/auth/api-keys/:id", Errors: errsRevokeAPIKey, Handler: h.handleRevoke},
+		{Method: http.MethodGet, Path: "/api/v1/admin/users/:id/api-keys", Errors: errsAdminAPIKeys, Handler: admin.guard(h.handleAdminList)},
+		{Method: http.MethodDelete, Path: "/api/v1/admin/users/:id/api-keys/:key_id", Errors: errsAdminAPIKeys, Handler: admin.guard(h.handleAdminRevoke)},
 	}}
 }
 
@@ -142,6 +146,47 @@ func (h *apiKeyHandlers) handleRevoke(c *fiber.Ctx) error {
 		return err
 	}
 	if err := h.accounts.RevokeAPIKey(c.UserContext(), u.ID, id); err != nil {
+		return err
+	}
+	return c.SendStatus(http.StatusNoContent)
+}
+
+// GET /admin/users/{id}/api-keys and DELETE
+// /admin/users/{id}/api-keys/{key_id}: the operator lists and revokes a
+// user's keys (a leaked key reported to support). Checks run as on every
+// operator route (adminRules: 404 user_not_found for the list), then 404
+// api_key_not_found.
+var errsAdminAPIKeys = table("internal_error", append(slices.Clone(adminRules),
+	on(account.ErrAPIKeyNotFound, http.StatusNotFound, "api_key_not_found"))...)
+
+// handleAdminList answers a user's keys, as the user would see them.
+func (h *apiKeyHandlers) handleAdminList(c *fiber.Ctx) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	ks, err := h.accounts.UserAPIKeys(c.UserContext(), id)
+	if err != nil {
+		return err
+	}
+	out := make([]apiKeyJSON, 0, len(ks))
+	for _, k := range ks {
+		out = append(out, apiKeyView(k))
+	}
+	return c.JSON(fiber.Map{"keys": out})
+}
+
+// handleAdminRevoke revokes a user's key.
+func (h *apiKeyHandlers) handleAdminRevoke(c *fiber.Ctx) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	keyID, err := pathID(c, "key_id")
+	if err != nil {
+		return err
+	}
+	if err := h.accounts.RevokeAPIKey(c.UserContext(), id, keyID); err != nil {
 		return err
 	}
 	return c.SendStatus(http.StatusNoContent)

@@ -13,10 +13,11 @@ import (
 	"github.com/predictkit/predictkit/input"
 )
 
-// APIKeyPrefix starts every personal API key, so that people, logs and
-// secret scanners can tell a key from a session token (which is plain
-// URL-safe base64) at a glance.
-const APIKeyPrefix = "pk_"
+// APIKeyPrefix starts every personal API key ("personal API key"), so
+// that people, logs and secret scanners can tell a key from a session
+// token (plain URL-safe base64) and from a partner's key ("pk_") at a
+// glance.
+const APIKeyPrefix = "pak_"
 
 // Bounds of personal API keys.
 const (
@@ -184,7 +185,7 @@ func (s *Service) Credential(ctx context.Context, secret string) (Credential, er
 			return Credential{}, err
 		}
 		// A session token that happens to start with the prefix (one in
-		// 2^18 of them) is still a session token.
+		// 2^24 of them) is still a session token.
 	}
 	u, expires, err := s.store.UserByToken(ctx, hash, now)
 	if err != nil {

@@ -63,7 +63,7 @@ func TestAPIKeys(t *testing.T) {
 			}
 			var k apiKey
 			r.decode(t, &k)
-			if !strings.HasPrefix(k.Key, "pk_") || len(k.Key) != 46 || k.Name != "Market maker" || strings.Join(k.Scopes, ",") != "read,trade" {
+			if !strings.HasPrefix(k.Key, "pak_") || len(k.Key) != 47 || k.Name != "Market maker" || strings.Join(k.Scopes, ",") != "read,trade" {
 				t.Fatalf("created %+v", k)
 			}
 			ks := h.listKeys(t, w.alice.token)
@@ -178,7 +178,7 @@ func TestAPIKeys(t *testing.T) {
 		})
 
 		t.Run("an unknown key is a bad token: anonymous on public routes, 401 elsewhere", func(t *testing.T) {
-			fake := "pk_" + strings.Repeat("A", 43)
+			fake := "pak_" + strings.Repeat("A", 43)
 			expect(t, h.do(t, req{method: http.MethodGet, path: fmt.Sprintf("/api/v1/pools/%d", w.poolA.ID), token: fake}), http.StatusOK, "")
 			expect(t, h.do(t, req{method: http.MethodGet, path: "/api/v1/users/me/trades", token: fake}), http.StatusUnauthorized, "unauthorized")
 			expect(t, h.do(t, req{method: http.MethodPost, path: "/api/v1/auth/api-keys", token: fake, body: map[string]any{"name": "x", "scopes": []string{"read"}}}), http.StatusUnauthorized, "unauthorized")

@@ -24,7 +24,7 @@ func testAPIKeys(t *testing.T, newStores func(*testing.T) Stores) {
 			t.Fatal(err)
 		}
 		if !account.IsAPIKey(secret) || len(secret) != len(account.APIKeyPrefix)+43 {
-			t.Errorf("key %q: want pk_ and 43 characters", secret)
+			t.Errorf("key %q: want pak_ and 43 characters", secret)
 		}
 		if k.ID == 0 || k.Name != "trading bot" || !slices.Equal(k.Scopes, []account.Scope{account.ScopeRead, account.ScopeTrade}) || k.LastUsedAt != nil {
 			t.Errorf("created key = %+v", k)

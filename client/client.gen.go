@@ -1493,7 +1493,7 @@ type CreatedAPIKey struct {
 	CreatedAt time.Time `json:"created_at"`
 	ID        int64     `json:"id"`
 
-	// Key the secret, pk_ then 43 URL-safe characters; shown only here
+	// Key the secret, pak_ then 43 URL-safe characters; shown only here
 	Key    string                `json:"key"`
 	Name   string                `json:"name"`
 	Scopes []CreatedAPIKeyScopes `json:"scopes"`
@@ -3393,7 +3393,7 @@ type ClientInterface interface {
 
 	// CreateAPIKeyWithBody Create a personal API key for a bot; the key is shown once.
 	//
-	// The key (`pk_` then 43 URL-safe characters) authenticates as the
+	// The key (`pak_` then 43 URL-safe characters) authenticates as the
 	// caller wherever an access token does (`Authorization: Bearer
 	// <key>`), within its scopes: `read` opens the GET routes (and stream
 	// tickets), `trade` buys, sells and marking notifications read. Only
@@ -3409,7 +3409,7 @@ type ClientInterface interface {
 
 	// CreateAPIKey Create a personal API key for a bot; the key is shown once.
 	//
-	// The key (`pk_` then 43 URL-safe characters) authenticates as the
+	// The key (`pak_` then 43 URL-safe characters) authenticates as the
 	// caller wherever an access token does (`Authorization: Bearer
 	// <key>`), within its scopes: `read` opens the GET routes (and stream
 	// tickets), `trade` buys, sells and marking notifications read. Only
@@ -4976,7 +4976,7 @@ func (c *Client) ListAPIKeys(ctx context.Context, reqEditors ...RequestEditorFn)
 
 // CreateAPIKeyWithBody Create a personal API key for a bot; the key is shown once.
 //
-// The key (`pk_` then 43 URL-safe characters) authenticates as the
+// The key (`pak_` then 43 URL-safe characters) authenticates as the
 // caller wherever an access token does (`Authorization: Bearer
 // <key>`), within its scopes: `read` opens the GET routes (and stream
 // tickets), `trade` buys, sells and marking notifications read. Only
@@ -5002,7 +5002,7 @@ func (c *Client) CreateAPIKeyWithBody(ctx context.Context, contentType string, b
 
 // CreateAPIKey Create a personal API key for a bot; the key is shown once.
 //
-// The key (`pk_` then 43 URL-safe characters) authenticates as the
+// The key (`pak_` then 43 URL-safe characters) authenticates as the
 // caller wherever an access token does (`Authorization: Bearer
 // <key>`), within its scopes: `read` opens the GET routes (and stream
 // tickets), `trade` buys, sells and marking notifications read. Only
@@ -10111,7 +10111,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreateAPIKeyWithBodyWithResponse Create a personal API key for a bot; the key is shown once.
 	//
-	// The key (`pk_` then 43 URL-safe characters) authenticates as the
+	// The key (`pak_` then 43 URL-safe characters) authenticates as the
 	// caller wherever an access token does (`Authorization: Bearer
 	// <key>`), within its scopes: `read` opens the GET routes (and stream
 	// tickets), `trade` buys, sells and marking notifications read. Only
@@ -10127,7 +10127,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreateAPIKeyWithResponse Create a personal API key for a bot; the key is shown once.
 	//
-	// The key (`pk_` then 43 URL-safe characters) authenticates as the
+	// The key (`pak_` then 43 URL-safe characters) authenticates as the
 	// caller wherever an access token does (`Authorization: Bearer
 	// <key>`), within its scopes: `read` opens the GET routes (and stream
 	// tickets), `trade` buys, sells and marking notifications read. Only
@@ -17646,7 +17646,7 @@ func (c *ClientWithResponses) ListAPIKeysWithResponse(ctx context.Context, reqEd
 
 // CreateAPIKeyWithBodyWithResponse Create a personal API key for a bot; the key is shown once.
 //
-// The key (`pk_` then 43 URL-safe characters) authenticates as the
+// The key (`pak_` then 43 URL-safe characters) authenticates as the
 // caller wherever an access token does (`Authorization: Bearer
 // <key>`), within its scopes: `read` opens the GET routes (and stream
 // tickets), `trade` buys, sells and marking notifications read. Only
@@ -17668,7 +17668,7 @@ func (c *ClientWithResponses) CreateAPIKeyWithBodyWithResponse(ctx context.Conte
 
 // CreateAPIKeyWithResponse Create a personal API key for a bot; the key is shown once.
 //
-// The key (`pk_` then 43 URL-safe characters) authenticates as the
+// The key (`pak_` then 43 URL-safe characters) authenticates as the
 // caller wherever an access token does (`Authorization: Bearer
 // <key>`), within its scopes: `read` opens the GET routes (and stream
 // tickets), `trade` buys, sells and marking notifications read. Only

@@ -177,6 +177,29 @@ func TestAPIKeys(t *testing.T) {
 			expect(t, h.do(t, req{method: http.MethodDelete, path: "/api/v1/auth/api-keys/999999", token: w.bob.token}), http.StatusNotFound, "api_key_not_found")
 		})
 
+		t.Run("the operator lists and revokes a user's keys", func(t *testing.T) {
+			k := h.createKey(t, w.bob.token, "leaked", "read", "trade")
+			admin := map[string]string{"Authorization": "Bearer " + adminToken}
+			r := h.do(t, req{method: http.MethodGet, path: fmt.Sprintf("/api/v1/admin/users/%d/api-keys", w.bob.id), header: admin})
+			expect(t, r, http.StatusOK, "")
+			var out struct {
+				Keys []listedKey `json:"keys"`
+			}
+			r.decode(t, &out)
+			if len(out.Keys) == 0 || out.Keys[0].ID != k.ID || strings.Contains(string(r.body), k.Key) {
+				t.Fatalf("the operator's list: %s", r.body)
+			}
+			expect(t, h.do(t, req{method: http.MethodGet, path: "/api/v1/admin/users/999999/api-keys", header: admin}), http.StatusNotFound, "user_not_found")
+			expect(t, h.do(t, req{method: http.MethodGet, path: fmt.Sprintf("/api/v1/admin/users/%d/api-keys", w.bob.id), token: k.Key}), http.StatusUnauthorized, "unauthorized")
+			path := fmt.Sprintf("/api/v1/admin/users/%d/api-keys/%d", w.alice.id, k.ID)
+			expect(t, h.do(t, req{method: http.MethodDelete, path: path, header: admin}), http.StatusNotFound, "api_key_not_found")
+			h.me(t, k.Key)
+			path = fmt.Sprintf("/api/v1/admin/users/%d/api-keys/%d", w.bob.id, k.ID)
+			expect(t, h.do(t, req{method: http.MethodDelete, path: path, header: admin}), http.StatusNoContent, "")
+			expect(t, h.do(t, req{method: http.MethodGet, path: "/api/v1/auth/me", token: k.Key}), http.StatusUnauthorized, "UNAUTHORIZED")
+			expect(t, h.do(t, req{method: http.MethodDelete, path: path, header: admin}), http.StatusNotFound, "api_key_not_found")
+		})
+
 		t.Run("an unknown key is a bad token: anonymous on public routes, 401 elsewhere", func(t *testing.T) {
 			fake := "pak_" + strings.Repeat("A", 43)
 			expect(t, h.do(t, req{method: http.MethodGet, path: fmt.Sprintf("/api/v1/pools/%d", w.poolA.ID), token: fake}), http.StatusOK, "")

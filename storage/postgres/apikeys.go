@@ -24,8 +24,12 @@ func toScopes(s []string) []account.Scope {
 }
 
 // CreateAPIKey implements account.Store. The user's row is locked (FOR
-// NO KEY UPDATE, which trades and logins do not wait for) while its keys
-// are counted, so that concurrent creations never pass max.
+// NO KEY UPDATE, which trades and logins do not wait for) before its keys
+// are counted, in a statement of its own: under READ COMMITTED each
+// statement reads a fresh snapshot, so the count, taken once the lock is
+// held, sees the keys of every creation that held it before, and
+// concurrent creations never pass max. (Counting in the locking statement
+// would read the snapshot taken before it waited.)
 func (s *Store) CreateAPIKey(ctx context.Context, k *account.APIKey, hash []byte, max int) error {
 	scopes := make([]string, len(k.Scopes))
 	for i, sc := range k.Scopes {
@@ -34,11 +38,13 @@ func (s *Store) CreateAPIKey(ctx context.Context, k *account.APIKey, hash []byte
 	created := dbTime(k.CreatedAt)
 	var id int64
 	err := s.tx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
-		var n int
-		err := tx.QueryRow(ctx, `SELECT (SELECT count(*) FROM api_keys WHERE user_id = u.id)
-			FROM users u WHERE u.id = $1 FOR NO KEY UPDATE OF u`, k.UserID).Scan(&n)
-		if err != nil {
+		var one int
+		if err := tx.QueryRow(ctx, `SELECT 1 FROM users WHERE id = $1 FOR NO KEY UPDATE`, k.UserID).Scan(&one); err != nil {
 			return translate(err, account.ErrUserNotFound)
+		}
+		var n int
+		if err := tx.QueryRow(ctx, `SELECT count(*) FROM api_keys WHERE user_id = $1`, k.UserID).Scan(&n); err != nil {
+			return err
 		}
 		if n >= max {
 			return account.ErrTooManyAPIKeys

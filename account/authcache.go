@@ -23,7 +23,8 @@ type Invalidation struct {
 	All bool
 }
 
-// authCache maps token hashes to the users they authenticate. Entries
+// authCache maps the hashes of access tokens and API keys to what they
+// authenticate. Entries
 // live in two generations: a lookup reads both, and the older is dropped
 // when the newer is a TTL old, so memory holds about two TTLs' worth of
 // distinct tokens and no sweeping is needed.
@@ -40,6 +41,7 @@ type authCache struct {
 
 type cachedAuth struct {
 	user  User
+	key   *APIKey // nil for an access token; never changed once cached
 	until time.Time
 }
 
@@ -52,25 +54,27 @@ func (c *authCache) set(ttl time.Duration) {
 	c.cur, c.prev = nil, nil
 }
 
-// get returns the user hash authenticates at now, if it is cached, and
-// the epoch to pass to put after a store lookup.
-func (c *authCache) get(hash [32]byte, now time.Time) (User, bool, uint64) {
+// get returns what hash authenticates at now, if it is cached, and the
+// epoch to pass to put after a store lookup. The user is a copy; the key
+// is shared, and read only.
+func (c *authCache) get(hash [32]byte, now time.Time) (Credential, bool, uint64) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	if c.ttl == 0 {
-		return User{}, false, c.epoch
+		return Credential{}, false, c.epoch
 	}
 	for _, m := range [2]map[[32]byte]cachedAuth{c.cur, c.prev} {
 		if e, ok := m[hash]; ok && now.Before(e.until) {
-			return e.user, true, c.epoch
+			u := e.user
+			return Credential{User: &u, Key: e.key}, true, c.epoch
 		}
 	}
-	return User{}, false, c.epoch
+	return Credential{}, false, c.epoch
 }
 
-// put caches u for hash until the earlier of now+TTL and the token's
+// put caches cr for hash until the earlier of now+TTL and the token's
 // expiry, unless an invalidation came since epoch.
-func (c *authCache) put(hash [32]byte, u *User, now, expires time.Time, epoch uint64) {
+func (c *authCache) put(hash [32]byte, cr Credential, now, expires time.Time, epoch uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.ttl == 0 || c.epoch != epoch {
@@ -83,7 +87,12 @@ func (c *authCache) put(hash [32]byte, u *User, now, expires time.Time, epoch ui
 	if expires.Before(until) {
 		until = expires
 	}
-	c.cur[hash] = cachedAuth{user: *u, until: until}
+	var key *APIKey
+	if cr.Key != nil {
+		k := *cr.Key
+		key = &k
+	}
+	c.cur[hash] = cachedAuth{user: *cr.User, key: key, until: until}
 }
 
 // invalidate drops the entries inv names.

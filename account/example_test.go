@@ -57,3 +57,32 @@ func ExampleService_CacheAuth() {
 	// Output:
 	// after logout: account: missing, unknown or revoked access token
 }
+
+// A user makes a personal API key for a bot: the key authenticates as the
+// user, says which scopes it holds, and stops working once revoked.
+func ExampleService_CreateAPIKey() {
+	ctx := context.Background()
+	accounts := account.NewService(memory.New())
+	accounts.CacheAuth(time.Minute) // revocation goes through the cache too
+
+	u, _, err := accounts.Register(ctx, account.Registration{Email: "cy@example.com", Password: "correct horse", Name: "Cy"})
+	if err != nil {
+		panic(err)
+	}
+	k, secret, err := accounts.CreateAPIKey(ctx, u.ID, "Scalper", []string{"trade"})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("key:", secret[:len(account.APIKeyPrefix)]+"…", len(secret), "characters")
+
+	cr, _ := accounts.Credential(ctx, secret)
+	fmt.Println("signed in as", cr.User.Name, "with key", cr.Key.Name, "read:", cr.Key.Allows(account.ScopeRead), "trade:", cr.Key.Allows(account.ScopeTrade))
+
+	_ = accounts.RevokeAPIKey(ctx, u.ID, k.ID)
+	_, err = accounts.Credential(ctx, secret)
+	fmt.Println("after revocation:", err)
+	// Output:
+	// key: pak_… 47 characters
+	// signed in as Cy with key Scalper read: false trade: true
+	// after revocation: account: missing, unknown or revoked access token
+}

@@ -46,7 +46,8 @@ type Service struct {
 	// Now is the clock; tests replace it.
 	Now func() time.Time
 
-	auth authCache
+	auth   authCache
+	keyUse keyUses
 }
 
 // NewService returns a Service on store with production settings.
@@ -155,23 +156,15 @@ type standIn struct {
 	hash []byte
 }
 
-// Authenticate returns the user an access token belongs to, or
-// ErrUnauthorized.
+// Authenticate returns the user an access token or a personal API key
+// belongs to, or ErrUnauthorized. It does not say which it was, nor a
+// key's scopes: a caller that serves keys checks them with Credential.
 func (s *Service) Authenticate(ctx context.Context, token string) (*User, error) {
-	if token == "" || len(token) > maxSecretLen {
-		return nil, ErrUnauthorized
-	}
-	hash, now := sha256.Sum256([]byte(token)), s.Now()
-	cached, ok, epoch := s.auth.get(hash, now)
-	if ok {
-		return &cached, nil
-	}
-	u, expires, err := s.store.UserByToken(ctx, hash[:], now)
+	c, err := s.Credential(ctx, token)
 	if err != nil {
 		return nil, err
 	}
-	s.auth.put(hash, u, now, expires, epoch)
-	return u, nil
+	return c.User, nil
 }
 
 // CacheAuth lets Authenticate answer from memory, for up to ttl after it

@@ -56,6 +56,25 @@ type Store interface {
 	// it returns ErrInvalidToken. The token is gone afterwards either
 	// way; of two concurrent uses exactly one succeeds.
 	ResetPassword(ctx context.Context, hash []byte, newHash string, now time.Time) (int64, error)
+	// CreateAPIKey stores personal API key k (its UserID, Name, Scopes and
+	// CreatedAt) with the hash of its secret and sets k.ID, unless the user
+	// holds max keys already (ErrTooManyAPIKeys) or does not exist
+	// (ErrUserNotFound). Concurrent creations for one user never pass max.
+	CreateAPIKey(ctx context.Context, k *APIKey, hash []byte, max int) error
+	// APIKeys returns user userID's keys, newest (highest id) first.
+	APIKeys(ctx context.Context, userID int64) ([]*APIKey, error)
+	// DeleteAPIKey deletes user userID's key id and returns the hash of its
+	// secret, or ErrAPIKeyNotFound when the user has no such key. The
+	// deletion is announced as the revocation of that hash by a store
+	// with an auth change feed.
+	DeleteAPIKey(ctx context.Context, userID, id int64) ([]byte, error)
+	// UserByAPIKey returns the user and the key whose secret has hash, or
+	// ErrUnauthorized.
+	UserByAPIKey(ctx context.Context, hash []byte) (*User, *APIKey, error)
+	// TouchAPIKey sets key id's LastUsedAt to at, unless it is later
+	// already; an unknown key is not an error. It is no auth change and is
+	// not announced.
+	TouchAPIKey(ctx context.Context, id int64, at time.Time) error
 
 	// Transfer writes postings atomically, or nothing:
 	// ErrInsufficientFunds if any account that may not go negative would.

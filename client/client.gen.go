@@ -17,6 +17,24 @@ import (
 	openapi_types "github.com/oapi-codegen/runtime/types"
 )
 
+// Defines values for APIKeyScopes.
+const (
+	APIKeyScopesRead  APIKeyScopes = "read"
+	APIKeyScopesTrade APIKeyScopes = "trade"
+)
+
+// Valid indicates whether the value is a known member of the APIKeyScopes enum.
+func (e APIKeyScopes) Valid() bool {
+	switch e {
+	case APIKeyScopesRead:
+		return true
+	case APIKeyScopesTrade:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for AcceptedStatus.
 const (
 	AcceptedStatusAccepted AcceptedStatus = "accepted"
@@ -275,6 +293,24 @@ func (e CommentUserReaction) Valid() bool {
 	}
 }
 
+// Defines values for CreatedAPIKeyScopes.
+const (
+	CreatedAPIKeyScopesRead  CreatedAPIKeyScopes = "read"
+	CreatedAPIKeyScopesTrade CreatedAPIKeyScopes = "trade"
+)
+
+// Valid indicates whether the value is a known member of the CreatedAPIKeyScopes enum.
+func (e CreatedAPIKeyScopes) Valid() bool {
+	switch e {
+	case CreatedAPIKeyScopesRead:
+		return true
+	case CreatedAPIKeyScopesTrade:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for MarketMarketType.
 const (
 	Lmsr MarketMarketType = "lmsr"
@@ -329,6 +365,24 @@ func (e MarketWinningOutcome) Valid() bool {
 	case MarketWinningOutcomeVOID:
 		return true
 	case MarketWinningOutcomeYES:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for NewAPIKeyScopes.
+const (
+	NewAPIKeyScopesRead  NewAPIKeyScopes = "read"
+	NewAPIKeyScopesTrade NewAPIKeyScopes = "trade"
+)
+
+// Valid indicates whether the value is a known member of the NewAPIKeyScopes enum.
+func (e NewAPIKeyScopes) Valid() bool {
+	switch e {
+	case NewAPIKeyScopesRead:
+		return true
+	case NewAPIKeyScopesTrade:
 		return true
 	default:
 		return false
@@ -392,6 +446,42 @@ func (e NotificationType) Valid() bool {
 	case NotificationTypeSupportReply:
 		return true
 	case NotificationTypeTradeExecuted:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for OwnTradeAction.
+const (
+	OwnTradeActionBuy  OwnTradeAction = "buy"
+	OwnTradeActionSell OwnTradeAction = "sell"
+)
+
+// Valid indicates whether the value is a known member of the OwnTradeAction enum.
+func (e OwnTradeAction) Valid() bool {
+	switch e {
+	case OwnTradeActionBuy:
+		return true
+	case OwnTradeActionSell:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for OwnTradeSide.
+const (
+	OwnTradeSideNO  OwnTradeSide = "NO"
+	OwnTradeSideYES OwnTradeSide = "YES"
+)
+
+// Valid indicates whether the value is a known member of the OwnTradeSide enum.
+func (e OwnTradeSide) Valid() bool {
+	switch e {
+	case OwnTradeSideNO:
+		return true
+	case OwnTradeSideYES:
 		return true
 	default:
 		return false
@@ -1124,6 +1214,20 @@ func (e MarkAllNotificationsRead200JSONResponseBodyStatus) Valid() bool {
 	}
 }
 
+// APIKey defines model for APIKey.
+type APIKey struct {
+	CreatedAt time.Time `json:"created_at"`
+	ID        int64     `json:"id"`
+
+	// LastUsedAt when the key last authenticated a request, to within a minute; null if never
+	LastUsedAt *time.Time     `json:"last_used_at"`
+	Name       string         `json:"name"`
+	Scopes     []APIKeyScopes `json:"scopes"`
+}
+
+// APIKeyScopes defines model for APIKey.Scopes.
+type APIKeyScopes string
+
 // Accepted defines model for Accepted.
 type Accepted struct {
 	Status AcceptedStatus `json:"status"`
@@ -1428,6 +1532,20 @@ type CommentAuthor struct {
 	ProfileHidden bool   `json:"profile_hidden"`
 }
 
+// CreatedAPIKey defines model for CreatedAPIKey.
+type CreatedAPIKey struct {
+	CreatedAt time.Time `json:"created_at"`
+	ID        int64     `json:"id"`
+
+	// Key the secret, pak_ then 43 URL-safe characters; shown only here
+	Key    string                `json:"key"`
+	Name   string                `json:"name"`
+	Scopes []CreatedAPIKeyScopes `json:"scopes"`
+}
+
+// CreatedAPIKeyScopes defines model for CreatedAPIKey.Scopes.
+type CreatedAPIKeyScopes string
+
 // CreditRequest defines model for CreditRequest.
 type CreditRequest struct {
 	AmountKopecks int64 `json:"amount_kopecks"`
@@ -1531,6 +1649,16 @@ type MarketResolvedBy string
 
 // MarketWinningOutcome how the market resolved; VOID when it was voided; null while unresolved
 type MarketWinningOutcome string
+
+// NewAPIKey defines model for NewAPIKey.
+type NewAPIKey struct {
+	// Name what the key is for (1 to 64 characters, trimmed)
+	Name   string            `json:"name"`
+	Scopes []NewAPIKeyScopes `json:"scopes"`
+}
+
+// NewAPIKeyScopes defines model for NewAPIKey.Scopes.
+type NewAPIKeyScopes string
 
 // NewComment defines model for NewComment.
 type NewComment struct {
@@ -1653,6 +1781,38 @@ type NotificationRelatedType string
 
 // NotificationType defines model for Notification.Type.
 type NotificationType string
+
+// OwnTrade defines model for OwnTrade.
+type OwnTrade struct {
+	Action OwnTradeAction `json:"action"`
+
+	// AmountKopecks what changed hands, the fee included: the cost of a buy, the payout of a sell
+	AmountKopecks int64 `json:"amount_kopecks"`
+
+	// AvgPriceBps amount_kopecks per token, basis points
+	AvgPriceBps int64     `json:"avg_price_bps"`
+	CreatedAt   time.Time `json:"created_at"`
+	FeeKopecks  int64     `json:"fee_kopecks"`
+	MarketID    int64     `json:"market_id"`
+
+	// PriceBefore the market's YES probability before the trade
+	PriceBefore float64      `json:"price_before"`
+	Shares      int64        `json:"shares"`
+	Side        OwnTradeSide `json:"side"`
+	TradeID     int64        `json:"trade_id"`
+
+	// UseBonus the buy was paid from the bonus balance
+	UseBonus bool `json:"use_bonus"`
+
+	// YesProbability the market's YES probability after the trade
+	YesProbability float64 `json:"yes_probability"`
+}
+
+// OwnTradeAction defines model for OwnTrade.Action.
+type OwnTradeAction string
+
+// OwnTradeSide defines model for OwnTrade.Side.
+type OwnTradeSide string
 
 // P2PAd defines model for P2PAd.
 type P2PAd struct {
@@ -2357,14 +2517,20 @@ type ContentEncoding struct {
 	Error  string  `json:"error"`
 }
 
-// Forbidden defines model for Forbidden.
-type Forbidden struct {
+// ForbiddenOrScope defines model for ForbiddenOrScope.
+type ForbiddenOrScope struct {
 	Detail *string `json:"detail,omitempty"`
 	Error  string  `json:"error"`
 }
 
 // IdempotencyConflict defines model for IdempotencyConflict.
 type IdempotencyConflict struct {
+	Detail *string `json:"detail,omitempty"`
+	Error  string  `json:"error"`
+}
+
+// InsufficientScope defines model for InsufficientScope.
+type InsufficientScope struct {
 	Detail *string `json:"detail,omitempty"`
 	Error  string  `json:"error"`
 }
@@ -2607,6 +2773,15 @@ type GetMyClosedPositionsParams struct {
 	Offset *int `form:"offset,omitempty" json:"offset,omitempty"`
 }
 
+// GetMyTradesParams defines parameters for GetMyTrades.
+type GetMyTradesParams struct {
+	// Limit page size (1 to 100; anything else is 400)
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor the next_cursor of the page before (opaque); absent for the first page
+	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
+}
+
 // AdminChatReplyJSONRequestBody defines body for AdminChatReply for application/json ContentType.
 type AdminChatReplyJSONRequestBody = ChatTextRequest
 
@@ -2639,6 +2814,9 @@ type AdminSetRolesJSONRequestBody = RolesPatch
 
 // AdminCreditJSONRequestBody defines body for AdminCredit for application/json ContentType.
 type AdminCreditJSONRequestBody = CreditRequest
+
+// CreateAPIKeyJSONRequestBody defines body for CreateAPIKey for application/json ContentType.
+type CreateAPIKeyJSONRequestBody = NewAPIKey
 
 // LoginJSONRequestBody defines body for Login for application/json ContentType.
 type LoginJSONRequestBody = LoginRequest
@@ -3251,6 +3429,16 @@ type ClientInterface interface {
 	// Corresponds with PATCH /api/v1/admin/users/{id} (the `AdminSetRoles` operationId).
 	AdminSetRoles(ctx context.Context, id int64, body AdminSetRolesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// AdminListAPIKeys A user's personal API keys, newest first, without their secrets.
+	//
+	// Corresponds with GET /api/v1/admin/users/{id}/api-keys (the `AdminListAPIKeys` operationId).
+	AdminListAPIKeys(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AdminRevokeAPIKey Revoke a user's personal API key, at once on every server.
+	//
+	// Corresponds with DELETE /api/v1/admin/users/{id}/api-keys/{key_id} (the `AdminRevokeAPIKey` operationId).
+	AdminRevokeAPIKey(ctx context.Context, id int64, keyID int64, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// AdminCreditWithBody Deposit money to a user's balance (or bonus balance).
 	//
 	// Takes any type of body and a specified content type.
@@ -3275,6 +3463,48 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /api/v1/admin/users/{id}/password-reset (the `AdminPasswordReset` operationId).
 	AdminPasswordReset(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListAPIKeys The caller's personal API keys, newest first, without their secrets.
+	//
+	// Corresponds with GET /api/v1/auth/api-keys (the `ListAPIKeys` operationId).
+	ListAPIKeys(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateAPIKeyWithBody Create a personal API key for a bot; the key is shown once.
+	//
+	// The key (`pak_` then 43 URL-safe characters) authenticates as the
+	// caller wherever an access token does (`Authorization: Bearer
+	// <key>`), within its scopes: `read` opens the GET routes (and stream
+	// tickets), `trade` buys, sells and marking notifications read. Only
+	// its SHA-256 is kept: it cannot be shown again. Keys never manage
+	// keys or passwords: only a session's access token reaches this
+	// route (a key is 403 `insufficient_scope`). At most 20 keys per
+	// user.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/auth/api-keys (the `CreateAPIKey` operationId).
+	CreateAPIKeyWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateAPIKey Create a personal API key for a bot; the key is shown once.
+	//
+	// The key (`pak_` then 43 URL-safe characters) authenticates as the
+	// caller wherever an access token does (`Authorization: Bearer
+	// <key>`), within its scopes: `read` opens the GET routes (and stream
+	// tickets), `trade` buys, sells and marking notifications read. Only
+	// its SHA-256 is kept: it cannot be shown again. Keys never manage
+	// keys or passwords: only a session's access token reaches this
+	// route (a key is 403 `insufficient_scope`). At most 20 keys per
+	// user.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/auth/api-keys (the `CreateAPIKey` operationId).
+	CreateAPIKey(ctx context.Context, body CreateAPIKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RevokeAPIKey Revoke one of the caller's personal API keys, at once on every server.
+	//
+	// Corresponds with DELETE /api/v1/auth/api-keys/{id} (the `RevokeAPIKey` operationId).
+	RevokeAPIKey(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// LoginWithBody Log in with e-mail and password; returns a fresh access token.
 	//
@@ -4216,6 +4446,16 @@ type ClientInterface interface {
 	// Corresponds with GET /api/v1/users/me/positions/closed (the `GetMyClosedPositions` operationId).
 	GetMyClosedPositions(ctx context.Context, params *GetMyClosedPositionsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetMyTrades The caller's own trades, newest first, keyset paged.
+	//
+	// Pass the `next_cursor` of a page as `cursor` to get the next one;
+	// it is `null` on the last page. Trades made after the first page was
+	// read never appear on a later page, nor move a trade from one page
+	// to another.
+	//
+	// Corresponds with GET /api/v1/users/me/trades (the `GetMyTrades` operationId).
+	GetMyTrades(ctx context.Context, params *GetMyTradesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetPnLChart A user's cumulative realized profit and loss.
 	//
 	// Public; a token is optional (an invalid one is ignored). A hidden
@@ -4821,6 +5061,36 @@ func (c *Client) AdminSetRoles(ctx context.Context, id int64, body AdminSetRoles
 	return c.Client.Do(req)
 }
 
+// AdminListAPIKeys A user's personal API keys, newest first, without their secrets.
+//
+// Corresponds with GET /api/v1/admin/users/{id}/api-keys (the `AdminListAPIKeys` operationId).
+func (c *Client) AdminListAPIKeys(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAdminListAPIKeysRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AdminRevokeAPIKey Revoke a user's personal API key, at once on every server.
+//
+// Corresponds with DELETE /api/v1/admin/users/{id}/api-keys/{key_id} (the `AdminRevokeAPIKey` operationId).
+func (c *Client) AdminRevokeAPIKey(ctx context.Context, id int64, keyID int64, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAdminRevokeAPIKeyRequest(c.Server, id, keyID)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // AdminCreditWithBody Deposit money to a user's balance (or bonus balance).
 //
 // Takes any type of body and a specified content type.
@@ -4866,6 +5136,88 @@ func (c *Client) AdminCredit(ctx context.Context, id int64, body AdminCreditJSON
 // Corresponds with POST /api/v1/admin/users/{id}/password-reset (the `AdminPasswordReset` operationId).
 func (c *Client) AdminPasswordReset(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewAdminPasswordResetRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListAPIKeys The caller's personal API keys, newest first, without their secrets.
+//
+// Corresponds with GET /api/v1/auth/api-keys (the `ListAPIKeys` operationId).
+func (c *Client) ListAPIKeys(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListAPIKeysRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateAPIKeyWithBody Create a personal API key for a bot; the key is shown once.
+//
+// The key (`pak_` then 43 URL-safe characters) authenticates as the
+// caller wherever an access token does (`Authorization: Bearer
+// <key>`), within its scopes: `read` opens the GET routes (and stream
+// tickets), `trade` buys, sells and marking notifications read. Only
+// its SHA-256 is kept: it cannot be shown again. Keys never manage
+// keys or passwords: only a session's access token reaches this
+// route (a key is 403 `insufficient_scope`). At most 20 keys per
+// user.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/auth/api-keys (the `CreateAPIKey` operationId).
+func (c *Client) CreateAPIKeyWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateAPIKeyRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateAPIKey Create a personal API key for a bot; the key is shown once.
+//
+// The key (`pak_` then 43 URL-safe characters) authenticates as the
+// caller wherever an access token does (`Authorization: Bearer
+// <key>`), within its scopes: `read` opens the GET routes (and stream
+// tickets), `trade` buys, sells and marking notifications read. Only
+// its SHA-256 is kept: it cannot be shown again. Keys never manage
+// keys or passwords: only a session's access token reaches this
+// route (a key is 403 `insufficient_scope`). At most 20 keys per
+// user.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/auth/api-keys (the `CreateAPIKey` operationId).
+func (c *Client) CreateAPIKey(ctx context.Context, body CreateAPIKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateAPIKeyRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RevokeAPIKey Revoke one of the caller's personal API keys, at once on every server.
+//
+// Corresponds with DELETE /api/v1/auth/api-keys/{id} (the `RevokeAPIKey` operationId).
+func (c *Client) RevokeAPIKey(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRevokeAPIKeyRequest(c.Server, id)
 	if err != nil {
 		return nil, err
 	}
@@ -6436,6 +6788,26 @@ func (c *Client) GetMyClosedPositions(ctx context.Context, params *GetMyClosedPo
 	return c.Client.Do(req)
 }
 
+// GetMyTrades The caller's own trades, newest first, keyset paged.
+//
+// Pass the `next_cursor` of a page as `cursor` to get the next one;
+// it is `null` on the last page. Trades made after the first page was
+// read never appear on a later page, nor move a trade from one page
+// to another.
+//
+// Corresponds with GET /api/v1/users/me/trades (the `GetMyTrades` operationId).
+func (c *Client) GetMyTrades(ctx context.Context, params *GetMyTradesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetMyTradesRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetPnLChart A user's cumulative realized profit and loss.
 //
 // Public; a token is optional (an invalid one is ignored). A hidden
@@ -7295,6 +7667,81 @@ func NewAdminSetRolesRequestWithBody(server string, id int64, contentType string
 	return req, nil
 }
 
+// NewAdminListAPIKeysRequest constructs an http.Request for the AdminListAPIKeys method
+func NewAdminListAPIKeysRequest(server string, id int64) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/admin/users/%s/api-keys", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewAdminRevokeAPIKeyRequest constructs an http.Request for the AdminRevokeAPIKey method
+func NewAdminRevokeAPIKeyRequest(server string, id int64, keyID int64) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "key_id", keyID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/admin/users/%s/api-keys/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewAdminCreditRequest calls the generic AdminCredit builder with application/json body
 func NewAdminCreditRequest(server string, id int64, body AdminCreditJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -7369,6 +7816,107 @@ func NewAdminPasswordResetRequest(server string, id int64) (*http.Request, error
 	}
 
 	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListAPIKeysRequest constructs an http.Request for the ListAPIKeys method
+func NewListAPIKeysRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/auth/api-keys")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCreateAPIKeyRequest calls the generic CreateAPIKey builder with application/json body
+func NewCreateAPIKeyRequest(server string, body CreateAPIKeyJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateAPIKeyRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewCreateAPIKeyRequestWithBody constructs an http.Request for the CreateAPIKey method, with any body, and a specified content type
+func NewCreateAPIKeyRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/auth/api-keys")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewRevokeAPIKeyRequest constructs an http.Request for the RevokeAPIKey method
+func NewRevokeAPIKeyRequest(server string, id int64) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/auth/api-keys/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -9424,6 +9972,72 @@ func NewGetMyClosedPositionsRequest(server string, params *GetMyClosedPositionsP
 	return req, nil
 }
 
+// NewGetMyTradesRequest constructs an http.Request for the GetMyTrades method
+func NewGetMyTradesRequest(server string, params *GetMyTradesParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/users/me/trades")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewGetPnLChartRequest constructs an http.Request for the GetPnLChart method
 func NewGetPnLChartRequest(server string, id int64) (*http.Request, error) {
 	var err error
@@ -9949,6 +10563,20 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with PATCH /api/v1/admin/users/{id} (the `AdminSetRoles` operationId).
 	AdminSetRolesWithResponse(ctx context.Context, id int64, body AdminSetRolesJSONRequestBody, reqEditors ...RequestEditorFn) (*AdminSetRolesResponse, error)
 
+	// AdminListAPIKeysWithResponse A user's personal API keys, newest first, without their secrets.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/admin/users/{id}/api-keys (the `AdminListAPIKeys` operationId).
+	AdminListAPIKeysWithResponse(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*AdminListAPIKeysResponse, error)
+
+	// AdminRevokeAPIKeyWithResponse Revoke a user's personal API key, at once on every server.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /api/v1/admin/users/{id}/api-keys/{key_id} (the `AdminRevokeAPIKey` operationId).
+	AdminRevokeAPIKeyWithResponse(ctx context.Context, id int64, keyID int64, reqEditors ...RequestEditorFn) (*AdminRevokeAPIKeyResponse, error)
+
 	// AdminCreditWithBodyWithResponse Deposit money to a user's balance (or bonus balance).
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -9975,6 +10603,52 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /api/v1/admin/users/{id}/password-reset (the `AdminPasswordReset` operationId).
 	AdminPasswordResetWithResponse(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*AdminPasswordResetResponse, error)
+
+	// ListAPIKeysWithResponse The caller's personal API keys, newest first, without their secrets.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/auth/api-keys (the `ListAPIKeys` operationId).
+	ListAPIKeysWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListAPIKeysResponse, error)
+
+	// CreateAPIKeyWithBodyWithResponse Create a personal API key for a bot; the key is shown once.
+	//
+	// The key (`pak_` then 43 URL-safe characters) authenticates as the
+	// caller wherever an access token does (`Authorization: Bearer
+	// <key>`), within its scopes: `read` opens the GET routes (and stream
+	// tickets), `trade` buys, sells and marking notifications read. Only
+	// its SHA-256 is kept: it cannot be shown again. Keys never manage
+	// keys or passwords: only a session's access token reaches this
+	// route (a key is 403 `insufficient_scope`). At most 20 keys per
+	// user.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/auth/api-keys (the `CreateAPIKey` operationId).
+	CreateAPIKeyWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateAPIKeyResponse, error)
+
+	// CreateAPIKeyWithResponse Create a personal API key for a bot; the key is shown once.
+	//
+	// The key (`pak_` then 43 URL-safe characters) authenticates as the
+	// caller wherever an access token does (`Authorization: Bearer
+	// <key>`), within its scopes: `read` opens the GET routes (and stream
+	// tickets), `trade` buys, sells and marking notifications read. Only
+	// its SHA-256 is kept: it cannot be shown again. Keys never manage
+	// keys or passwords: only a session's access token reaches this
+	// route (a key is 403 `insufficient_scope`). At most 20 keys per
+	// user.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/auth/api-keys (the `CreateAPIKey` operationId).
+	CreateAPIKeyWithResponse(ctx context.Context, body CreateAPIKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateAPIKeyResponse, error)
+
+	// RevokeAPIKeyWithResponse Revoke one of the caller's personal API keys, at once on every server.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /api/v1/auth/api-keys/{id} (the `RevokeAPIKey` operationId).
+	RevokeAPIKeyWithResponse(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*RevokeAPIKeyResponse, error)
 
 	// LoginWithBodyWithResponse Log in with e-mail and password; returns a fresh access token.
 	//
@@ -10967,6 +11641,18 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /api/v1/users/me/positions/closed (the `GetMyClosedPositions` operationId).
 	GetMyClosedPositionsWithResponse(ctx context.Context, params *GetMyClosedPositionsParams, reqEditors ...RequestEditorFn) (*GetMyClosedPositionsResponse, error)
+
+	// GetMyTradesWithResponse The caller's own trades, newest first, keyset paged.
+	//
+	// Pass the `next_cursor` of a page as `cursor` to get the next one;
+	// it is `null` on the last page. Trades made after the first page was
+	// read never appear on a later page, nor move a trade from one page
+	// to another.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/users/me/trades (the `GetMyTrades` operationId).
+	GetMyTradesWithResponse(ctx context.Context, params *GetMyTradesParams, reqEditors ...RequestEditorFn) (*GetMyTradesResponse, error)
 
 	// GetPnLChartWithResponse A user's cumulative realized profit and loss.
 	//
@@ -12436,6 +13122,168 @@ func (r AdminSetRolesResponse) ContentType() string {
 	return ""
 }
 
+type AdminListAPIKeysResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Keys []APIKey `json:"keys"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *InvalidID
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *AdminNotFound
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *ContentEncoding
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r AdminListAPIKeysResponse) GetJSON200() *struct {
+	Keys []APIKey `json:"keys"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r AdminListAPIKeysResponse) GetJSON400() *InvalidID {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r AdminListAPIKeysResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r AdminListAPIKeysResponse) GetJSON404() *AdminNotFound {
+	return r.JSON404
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r AdminListAPIKeysResponse) GetJSON415() *ContentEncoding {
+	return r.JSON415
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r AdminListAPIKeysResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r AdminListAPIKeysResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r AdminListAPIKeysResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r AdminListAPIKeysResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r AdminListAPIKeysResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type AdminRevokeAPIKeyResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *InvalidID
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *struct {
+		Detail *string `json:"detail,omitempty"`
+		Error  string  `json:"error"`
+	}
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *TooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *ContentEncoding
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r AdminRevokeAPIKeyResponse) GetJSON400() *InvalidID {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r AdminRevokeAPIKeyResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r AdminRevokeAPIKeyResponse) GetJSON404() *struct {
+	Detail *string `json:"detail,omitempty"`
+	Error  string  `json:"error"`
+} {
+	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r AdminRevokeAPIKeyResponse) GetJSON413() *TooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r AdminRevokeAPIKeyResponse) GetJSON415() *ContentEncoding {
+	return r.JSON415
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r AdminRevokeAPIKeyResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r AdminRevokeAPIKeyResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r AdminRevokeAPIKeyResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r AdminRevokeAPIKeyResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r AdminRevokeAPIKeyResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type AdminCreditResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -12618,6 +13466,271 @@ func (r AdminPasswordResetResponse) ContentType() string {
 	return ""
 }
 
+type ListAPIKeysResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Keys []APIKey `json:"keys"`
+	}
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *InsufficientScope
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *ContentEncoding
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListAPIKeysResponse) GetJSON200() *struct {
+	Keys []APIKey `json:"keys"`
+} {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListAPIKeysResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListAPIKeysResponse) GetJSON403() *InsufficientScope {
+	return r.JSON403
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r ListAPIKeysResponse) GetJSON415() *ContentEncoding {
+	return r.JSON415
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListAPIKeysResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ListAPIKeysResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListAPIKeysResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListAPIKeysResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListAPIKeysResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CreateAPIKeyResponse201Headers the declared response headers of an HTTP 201 response for CreateAPIKey
+type CreateAPIKeyResponse201Headers struct {
+	CacheControl *string
+}
+
+type CreateAPIKeyResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *CreatedAPIKey
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *InvalidRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *InsufficientScope
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *struct {
+		Detail *string `json:"detail,omitempty"`
+		Error  string  `json:"error"`
+	}
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *TooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *ContentEncoding
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *CreateAPIKeyResponse201Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r CreateAPIKeyResponse) GetJSON201() *CreatedAPIKey {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r CreateAPIKeyResponse) GetJSON400() *InvalidRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CreateAPIKeyResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CreateAPIKeyResponse) GetJSON403() *InsufficientScope {
+	return r.JSON403
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r CreateAPIKeyResponse) GetJSON409() *struct {
+	Detail *string `json:"detail,omitempty"`
+	Error  string  `json:"error"`
+} {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r CreateAPIKeyResponse) GetJSON413() *TooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r CreateAPIKeyResponse) GetJSON415() *ContentEncoding {
+	return r.JSON415
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r CreateAPIKeyResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateAPIKeyResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateAPIKeyResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateAPIKeyResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateAPIKeyResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type RevokeAPIKeyResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *InvalidID
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *InsufficientScope
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *struct {
+		Detail *string `json:"detail,omitempty"`
+		Error  string  `json:"error"`
+	}
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *TooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *ContentEncoding
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r RevokeAPIKeyResponse) GetJSON400() *InvalidID {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r RevokeAPIKeyResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r RevokeAPIKeyResponse) GetJSON403() *InsufficientScope {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r RevokeAPIKeyResponse) GetJSON404() *struct {
+	Detail *string `json:"detail,omitempty"`
+	Error  string  `json:"error"`
+} {
+	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r RevokeAPIKeyResponse) GetJSON413() *TooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r RevokeAPIKeyResponse) GetJSON415() *ContentEncoding {
+	return r.JSON415
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r RevokeAPIKeyResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r RevokeAPIKeyResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RevokeAPIKeyResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RevokeAPIKeyResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RevokeAPIKeyResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // LoginResponse429Headers the declared response headers of an HTTP 429 response for Login
 type LoginResponse429Headers struct {
 	RetryAfter int
@@ -12635,6 +13748,8 @@ type LoginResponse struct {
 		Detail *string `json:"detail,omitempty"`
 		Error  string  `json:"error"`
 	}
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *InsufficientScope
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
@@ -12663,6 +13778,11 @@ func (r LoginResponse) GetJSON401() *struct {
 	Error  string  `json:"error"`
 } {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r LoginResponse) GetJSON403() *InsufficientScope {
+	return r.JSON403
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -12721,6 +13841,8 @@ type LogoutResponse struct {
 	JSON200 *Status
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *InsufficientScope
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
@@ -12737,6 +13859,11 @@ func (r LogoutResponse) GetJSON200() *Status {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r LogoutResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r LogoutResponse) GetJSON403() *InsufficientScope {
+	return r.JSON403
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -12793,6 +13920,8 @@ type GetMeResponse struct {
 		Detail *string `json:"detail,omitempty"`
 		Error  string  `json:"error"`
 	}
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *InsufficientScope
 	// JSON415 the response for an HTTP 415 `application/json` response
 	JSON415 *ContentEncoding
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -12810,6 +13939,11 @@ func (r GetMeResponse) GetJSON401() *struct {
 	Error  string  `json:"error"`
 } {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetMeResponse) GetJSON403() *InsufficientScope {
+	return r.JSON403
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
@@ -12863,6 +13997,8 @@ type UpdateMeResponse struct {
 		Detail *string `json:"detail,omitempty"`
 		Error  string  `json:"error"`
 	}
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *InsufficientScope
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *struct {
 		Detail *string `json:"detail,omitempty"`
@@ -12892,6 +14028,11 @@ func (r UpdateMeResponse) GetJSON401() *struct {
 	Error  string  `json:"error"`
 } {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r UpdateMeResponse) GetJSON403() *InsufficientScope {
+	return r.JSON403
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
@@ -12963,6 +14104,8 @@ type ChangePasswordResponse struct {
 		Detail *string `json:"detail,omitempty"`
 		Error  string  `json:"error"`
 	}
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *InsufficientScope
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
@@ -12991,6 +14134,11 @@ func (r ChangePasswordResponse) GetJSON401() *struct {
 	Error  string  `json:"error"`
 } {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ChangePasswordResponse) GetJSON403() *InsufficientScope {
+	return r.JSON403
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -13057,6 +14205,8 @@ type ResetPasswordResponse struct {
 		Detail *string `json:"detail,omitempty"`
 		Error  string  `json:"error"`
 	}
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *InsufficientScope
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
@@ -13080,6 +14230,11 @@ func (r ResetPasswordResponse) GetJSON400() *struct {
 	Error  string  `json:"error"`
 } {
 	return r.JSON400
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ResetPasswordResponse) GetJSON403() *InsufficientScope {
+	return r.JSON403
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -13148,6 +14303,8 @@ type RequestPasswordResetResponse struct {
 	JSON202 *Accepted
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *InvalidRequest
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *InsufficientScope
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
@@ -13175,6 +14332,11 @@ func (r RequestPasswordResetResponse) GetJSON202() *Accepted {
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
 func (r RequestPasswordResetResponse) GetJSON400() *InvalidRequest {
 	return r.JSON400
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r RequestPasswordResetResponse) GetJSON403() *InsufficientScope {
+	return r.JSON403
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -13246,6 +14408,8 @@ type RegisterResponse struct {
 	JSON201 *AuthResponse
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *InvalidRequest
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *InsufficientScope
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *struct {
 		Detail *string `json:"detail,omitempty"`
@@ -13271,6 +14435,11 @@ func (r RegisterResponse) GetJSON201() *AuthResponse {
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
 func (r RegisterResponse) GetJSON400() *InvalidRequest {
 	return r.JSON400
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r RegisterResponse) GetJSON403() *InsufficientScope {
+	return r.JSON403
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
@@ -13339,6 +14508,8 @@ type ChatHistoryResponse struct {
 	}
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *InsufficientScope
 	// JSON415 the response for an HTTP 415 `application/json` response
 	JSON415 *ContentEncoding
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -13355,6 +14526,11 @@ func (r ChatHistoryResponse) GetJSON200() *struct {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r ChatHistoryResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ChatHistoryResponse) GetJSON403() *InsufficientScope {
+	return r.JSON403
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
@@ -13408,6 +14584,8 @@ type SendChatMessageResponse struct {
 	JSON201 *ChatSent
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *InvalidRequest
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *InsufficientScope
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
 	// JSON413 the response for an HTTP 413 `application/json` response
@@ -13430,6 +14608,11 @@ func (r SendChatMessageResponse) GetJSON201() *ChatSent {
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
 func (r SendChatMessageResponse) GetJSON400() *InvalidRequest {
 	return r.JSON400
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r SendChatMessageResponse) GetJSON403() *InsufficientScope {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -13503,6 +14686,8 @@ type OpenChatSessionResponse struct {
 	JSON200 *ChatSession
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *InvalidRequest
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *InsufficientScope
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
@@ -13525,6 +14710,11 @@ func (r OpenChatSessionResponse) GetJSON200() *ChatSession {
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
 func (r OpenChatSessionResponse) GetJSON400() *InvalidRequest {
 	return r.JSON400
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r OpenChatSessionResponse) GetJSON403() *InsufficientScope {
+	return r.JSON403
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -13590,6 +14780,8 @@ type CallOperatorResponse struct {
 		Message string `json:"message"`
 		Success bool   `json:"success"`
 	}
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *InsufficientScope
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
 	// JSON415 the response for an HTTP 415 `application/json` response
@@ -13609,6 +14801,11 @@ func (r CallOperatorResponse) GetJSON200() *struct {
 	Success bool   `json:"success"`
 } {
 	return r.JSON200
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CallOperatorResponse) GetJSON403() *InsufficientScope {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -13674,6 +14871,8 @@ type SetReactionResponse struct {
 	JSON400 *InvalidRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *InsufficientScope
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
 	// JSON413 the response for an HTTP 413 `application/json` response
@@ -13701,6 +14900,11 @@ func (r SetReactionResponse) GetJSON400() *InvalidRequest {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r SetReactionResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r SetReactionResponse) GetJSON403() *InsufficientScope {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -13764,6 +14968,8 @@ type ListRepliesResponse struct {
 	JSON200 *struct {
 		Comments []Comment `json:"comments"`
 	}
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *InsufficientScope
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
 	// JSON415 the response for an HTTP 415 `application/json` response
@@ -13777,6 +14983,11 @@ func (r ListRepliesResponse) GetJSON200() *struct {
 	Comments []Comment `json:"comments"`
 } {
 	return r.JSON200
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListRepliesResponse) GetJSON403() *InsufficientScope {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -13832,6 +15043,8 @@ type ListEventsResponse struct {
 	}
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *InvalidRequest
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *InsufficientScope
 	// JSON415 the response for an HTTP 415 `application/json` response
 	JSON415 *ContentEncoding
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -13848,6 +15061,11 @@ func (r ListEventsResponse) GetJSON200() *struct {
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
 func (r ListEventsResponse) GetJSON400() *InvalidRequest {
 	return r.JSON400
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListEventsResponse) GetJSON403() *InsufficientScope {
+	return r.JSON403
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
@@ -13899,7 +15117,7 @@ type CreateEventResponse struct {
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenOrScope
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
@@ -13924,7 +15142,7 @@ func (r CreateEventResponse) GetJSON401() *Unauthorized {
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r CreateEventResponse) GetJSON403() *Forbidden {
+func (r CreateEventResponse) GetJSON403() *ForbiddenOrScope {
 	return r.JSON403
 }
 
@@ -13979,6 +15197,8 @@ type ListEventCommentsResponse struct {
 	JSON200 *struct {
 		Comments []Comment `json:"comments"`
 	}
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *InsufficientScope
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
 	// JSON415 the response for an HTTP 415 `application/json` response
@@ -13992,6 +15212,11 @@ func (r ListEventCommentsResponse) GetJSON200() *struct {
 	Comments []Comment `json:"comments"`
 } {
 	return r.JSON200
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListEventCommentsResponse) GetJSON403() *InsufficientScope {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -14052,6 +15277,8 @@ type PostCommentResponse struct {
 	JSON400 *InvalidRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *InsufficientScope
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
 	// JSON413 the response for an HTTP 413 `application/json` response
@@ -14079,6 +15306,11 @@ func (r PostCommentResponse) GetJSON400() *InvalidRequest {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r PostCommentResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostCommentResponse) GetJSON403() *InsufficientScope {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -14142,6 +15374,8 @@ type GetEventResponse struct {
 	JSON200 *Event
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *InvalidID
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *InsufficientScope
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *struct {
 		Detail *string `json:"detail,omitempty"`
@@ -14161,6 +15395,11 @@ func (r GetEventResponse) GetJSON200() *Event {
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
 func (r GetEventResponse) GetJSON400() *InvalidID {
 	return r.JSON400
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetEventResponse) GetJSON403() *InsufficientScope {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -14223,7 +15462,7 @@ type SetEventActiveResponse struct {
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenOrScope
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *struct {
 		Detail *string `json:"detail,omitempty"`
@@ -14256,7 +15495,7 @@ func (r SetEventActiveResponse) GetJSON401() *Unauthorized {
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r SetEventActiveResponse) GetJSON403() *Forbidden {
+func (r SetEventActiveResponse) GetJSON403() *ForbiddenOrScope {
 	return r.JSON403
 }
 
@@ -14325,7 +15564,7 @@ type CloseMarketResponse struct {
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenOrScope
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *struct {
 		Detail *string `json:"detail,omitempty"`
@@ -14363,7 +15602,7 @@ func (r CloseMarketResponse) GetJSON401() *Unauthorized {
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r CloseMarketResponse) GetJSON403() *Forbidden {
+func (r CloseMarketResponse) GetJSON403() *ForbiddenOrScope {
 	return r.JSON403
 }
 
@@ -14432,6 +15671,8 @@ type LatestTradesResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *[]SimpleTrade
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *InsufficientScope
 	// JSON415 the response for an HTTP 415 `application/json` response
 	JSON415 *ContentEncoding
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -14444,6 +15685,11 @@ type LatestTradesResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r LatestTradesResponse) GetJSON200() *[]SimpleTrade {
 	return r.JSON200
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r LatestTradesResponse) GetJSON403() *InsufficientScope {
+	return r.JSON403
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
@@ -14495,6 +15741,8 @@ type GetMarketResponse struct {
 	JSON200 *Market
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *InvalidID
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *InsufficientScope
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *MarketNotFound
 	// JSON415 the response for an HTTP 415 `application/json` response
@@ -14511,6 +15759,11 @@ func (r GetMarketResponse) GetJSON200() *Market {
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
 func (r GetMarketResponse) GetJSON400() *InvalidID {
 	return r.JSON400
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetMarketResponse) GetJSON403() *InsufficientScope {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -14574,6 +15827,8 @@ type BuyResponse struct {
 	}
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *InsufficientScope
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *MarketNotFound
 	// JSON409 the response for an HTTP 409 `application/json` response
@@ -14609,6 +15864,11 @@ func (r BuyResponse) GetJSON400() *struct {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r BuyResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r BuyResponse) GetJSON403() *InsufficientScope {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -14685,6 +15945,8 @@ type MarketCandlesResponse struct {
 		Detail *string `json:"detail,omitempty"`
 		Error  string  `json:"error"`
 	}
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *InsufficientScope
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *MarketNotFound
 	// JSON415 the response for an HTTP 415 `application/json` response
@@ -14706,6 +15968,11 @@ func (r MarketCandlesResponse) GetJSON400() *struct {
 	Error  string  `json:"error"`
 } {
 	return r.JSON400
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r MarketCandlesResponse) GetJSON403() *InsufficientScope {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -14762,6 +16029,8 @@ type MarketHistoryResponse struct {
 	}
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *InvalidID
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *InsufficientScope
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *MarketNotFound
 	// JSON415 the response for an HTTP 415 `application/json` response
@@ -14781,6 +16050,11 @@ func (r MarketHistoryResponse) GetJSON200() *struct {
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
 func (r MarketHistoryResponse) GetJSON400() *InvalidID {
 	return r.JSON400
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r MarketHistoryResponse) GetJSON403() *InsufficientScope {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -14837,6 +16111,8 @@ type QuoteResponse struct {
 		Detail *string `json:"detail,omitempty"`
 		Error  string  `json:"error"`
 	}
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *InsufficientScope
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *MarketNotFound
 	// JSON409 the response for an HTTP 409 `application/json` response
@@ -14861,6 +16137,11 @@ func (r QuoteResponse) GetJSON400() *struct {
 	Error  string  `json:"error"`
 } {
 	return r.JSON400
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r QuoteResponse) GetJSON403() *InsufficientScope {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -14932,6 +16213,8 @@ type SellResponse struct {
 	}
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *InsufficientScope
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *MarketNotFound
 	// JSON409 the response for an HTTP 409 `application/json` response
@@ -14967,6 +16250,11 @@ func (r SellResponse) GetJSON400() *struct {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r SellResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r SellResponse) GetJSON403() *InsufficientScope {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -15040,6 +16328,8 @@ type ListNotificationsResponse struct {
 	}
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *InsufficientScope
 	// JSON415 the response for an HTTP 415 `application/json` response
 	JSON415 *ContentEncoding
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -15056,6 +16346,11 @@ func (r ListNotificationsResponse) GetJSON200() *struct {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r ListNotificationsResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListNotificationsResponse) GetJSON403() *InsufficientScope {
+	return r.JSON403
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
@@ -15107,6 +16402,8 @@ type MarkAllNotificationsReadResponse struct {
 	}
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *InsufficientScope
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
@@ -15126,6 +16423,11 @@ func (r MarkAllNotificationsReadResponse) GetJSON200() *struct {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r MarkAllNotificationsReadResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r MarkAllNotificationsReadResponse) GetJSON403() *InsufficientScope {
+	return r.JSON403
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -15179,6 +16481,8 @@ type ListUnreadNotificationsResponse struct {
 	JSON200 *[]Notification
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *InsufficientScope
 	// JSON415 the response for an HTTP 415 `application/json` response
 	JSON415 *ContentEncoding
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -15193,6 +16497,11 @@ func (r ListUnreadNotificationsResponse) GetJSON200() *[]Notification {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r ListUnreadNotificationsResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListUnreadNotificationsResponse) GetJSON403() *InsufficientScope {
+	return r.JSON403
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
@@ -15241,6 +16550,8 @@ type MarkNotificationReadResponse struct {
 	JSON200 *Status
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *InsufficientScope
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
 	// JSON413 the response for an HTTP 413 `application/json` response
@@ -15259,6 +16570,11 @@ func (r MarkNotificationReadResponse) GetJSON200() *Status {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r MarkNotificationReadResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r MarkNotificationReadResponse) GetJSON403() *InsufficientScope {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -15315,11 +16631,18 @@ type OpenapiResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *map[string]interface{}
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *InsufficientScope
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r OpenapiResponse) GetJSON200() *map[string]interface{} {
 	return r.JSON200
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r OpenapiResponse) GetJSON403() *InsufficientScope {
+	return r.JSON403
 }
 
 // GetBody returns the raw response body bytes
@@ -15363,6 +16686,8 @@ type ListP2PAdsResponse struct {
 		Detail *string `json:"detail,omitempty"`
 		Error  string  `json:"error"`
 	}
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *InsufficientScope
 	// JSON415 the response for an HTTP 415 `application/json` response
 	JSON415 *ContentEncoding
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -15382,6 +16707,11 @@ func (r ListP2PAdsResponse) GetJSON400() *struct {
 	Error  string  `json:"error"`
 } {
 	return r.JSON400
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListP2PAdsResponse) GetJSON403() *InsufficientScope {
+	return r.JSON403
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
@@ -15428,6 +16758,8 @@ type GetP2PAdResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *P2PAd
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *InsufficientScope
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *struct {
 		Detail *string `json:"detail,omitempty"`
@@ -15442,6 +16774,11 @@ type GetP2PAdResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r GetP2PAdResponse) GetJSON200() *P2PAd {
 	return r.JSON200
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetP2PAdResponse) GetJSON403() *InsufficientScope {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -15832,6 +17169,8 @@ type GetPoolResponse struct {
 		Detail *string `json:"detail,omitempty"`
 		Error  string  `json:"error"`
 	}
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *InsufficientScope
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *struct {
 		Detail *string `json:"detail,omitempty"`
@@ -15854,6 +17193,11 @@ func (r GetPoolResponse) GetJSON400() *struct {
 	Error  string  `json:"error"`
 } {
 	return r.JSON400
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetPoolResponse) GetJSON403() *InsufficientScope {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -15916,7 +17260,7 @@ type MovePoolFinishResponse struct {
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *Forbidden
+	JSON403 *ForbiddenOrScope
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *struct {
 		Detail *string `json:"detail,omitempty"`
@@ -15951,7 +17295,7 @@ func (r MovePoolFinishResponse) GetJSON401() *Unauthorized {
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r MovePoolFinishResponse) GetJSON403() *Forbidden {
+func (r MovePoolFinishResponse) GetJSON403() *ForbiddenOrScope {
 	return r.JSON403
 }
 
@@ -16034,6 +17378,8 @@ type StreamResponse struct {
 	JSON400 *InvalidIDOrRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *InsufficientScope
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
 	// JSON415 the response for an HTTP 415 `application/json` response
@@ -16066,6 +17412,11 @@ func (r StreamResponse) GetJSON400() *InvalidIDOrRequest {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r StreamResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r StreamResponse) GetJSON403() *InsufficientScope {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -16140,6 +17491,8 @@ type CreateStreamTicketResponse struct {
 	}
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *InsufficientScope
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
 	// JSON415 the response for an HTTP 415 `application/json` response
@@ -16161,6 +17514,11 @@ func (r CreateStreamTicketResponse) GetJSON201() *struct {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r CreateStreamTicketResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CreateStreamTicketResponse) GetJSON403() *InsufficientScope {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -16214,6 +17572,8 @@ type GetMyPnLChartResponse struct {
 	JSON200 *PnLChart
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *InsufficientScope
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *UserNotFound
 	// JSON415 the response for an HTTP 415 `application/json` response
@@ -16230,6 +17590,11 @@ func (r GetMyPnLChartResponse) GetJSON200() *PnLChart {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r GetMyPnLChartResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetMyPnLChartResponse) GetJSON403() *InsufficientScope {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -16288,6 +17653,8 @@ type GetMyClosedPositionsResponse struct {
 	JSON400 *InvalidRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *InsufficientScope
 	// JSON415 the response for an HTTP 415 `application/json` response
 	JSON415 *ContentEncoding
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -16310,6 +17677,11 @@ func (r GetMyClosedPositionsResponse) GetJSON400() *InvalidRequest {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r GetMyClosedPositionsResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetMyClosedPositionsResponse) GetJSON403() *InsufficientScope {
+	return r.JSON403
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
@@ -16351,6 +17723,88 @@ func (r GetMyClosedPositionsResponse) ContentType() string {
 	return ""
 }
 
+type GetMyTradesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		NextCursor *string    `json:"next_cursor"`
+		Trades     []OwnTrade `json:"trades"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *InvalidRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *InsufficientScope
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *ContentEncoding
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetMyTradesResponse) GetJSON200() *struct {
+	NextCursor *string    `json:"next_cursor"`
+	Trades     []OwnTrade `json:"trades"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetMyTradesResponse) GetJSON400() *InvalidRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetMyTradesResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetMyTradesResponse) GetJSON403() *InsufficientScope {
+	return r.JSON403
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r GetMyTradesResponse) GetJSON415() *ContentEncoding {
+	return r.JSON415
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetMyTradesResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetMyTradesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetMyTradesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetMyTradesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetMyTradesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type GetPnLChartResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -16361,6 +17815,8 @@ type GetPnLChartResponse struct {
 		Detail *string `json:"detail,omitempty"`
 		Error  string  `json:"error"`
 	}
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *InsufficientScope
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *UserNotFound
 	// JSON415 the response for an HTTP 415 `application/json` response
@@ -16380,6 +17836,11 @@ func (r GetPnLChartResponse) GetJSON400() *struct {
 	Error  string  `json:"error"`
 } {
 	return r.JSON400
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetPnLChartResponse) GetJSON403() *InsufficientScope {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -17106,6 +18567,32 @@ func (c *ClientWithResponses) AdminSetRolesWithResponse(ctx context.Context, id 
 	return ParseAdminSetRolesResponse(rsp)
 }
 
+// AdminListAPIKeysWithResponse A user's personal API keys, newest first, without their secrets.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/admin/users/{id}/api-keys (the `AdminListAPIKeys` operationId).
+func (c *ClientWithResponses) AdminListAPIKeysWithResponse(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*AdminListAPIKeysResponse, error) {
+	rsp, err := c.AdminListAPIKeys(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAdminListAPIKeysResponse(rsp)
+}
+
+// AdminRevokeAPIKeyWithResponse Revoke a user's personal API key, at once on every server.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /api/v1/admin/users/{id}/api-keys/{key_id} (the `AdminRevokeAPIKey` operationId).
+func (c *ClientWithResponses) AdminRevokeAPIKeyWithResponse(ctx context.Context, id int64, keyID int64, reqEditors ...RequestEditorFn) (*AdminRevokeAPIKeyResponse, error) {
+	rsp, err := c.AdminRevokeAPIKey(ctx, id, keyID, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAdminRevokeAPIKeyResponse(rsp)
+}
+
 // AdminCreditWithBodyWithResponse Deposit money to a user's balance (or bonus balance).
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -17149,6 +18636,76 @@ func (c *ClientWithResponses) AdminPasswordResetWithResponse(ctx context.Context
 		return nil, err
 	}
 	return ParseAdminPasswordResetResponse(rsp)
+}
+
+// ListAPIKeysWithResponse The caller's personal API keys, newest first, without their secrets.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/auth/api-keys (the `ListAPIKeys` operationId).
+func (c *ClientWithResponses) ListAPIKeysWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListAPIKeysResponse, error) {
+	rsp, err := c.ListAPIKeys(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListAPIKeysResponse(rsp)
+}
+
+// CreateAPIKeyWithBodyWithResponse Create a personal API key for a bot; the key is shown once.
+//
+// The key (`pak_` then 43 URL-safe characters) authenticates as the
+// caller wherever an access token does (`Authorization: Bearer
+// <key>`), within its scopes: `read` opens the GET routes (and stream
+// tickets), `trade` buys, sells and marking notifications read. Only
+// its SHA-256 is kept: it cannot be shown again. Keys never manage
+// keys or passwords: only a session's access token reaches this
+// route (a key is 403 `insufficient_scope`). At most 20 keys per
+// user.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/auth/api-keys (the `CreateAPIKey` operationId).
+func (c *ClientWithResponses) CreateAPIKeyWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateAPIKeyResponse, error) {
+	rsp, err := c.CreateAPIKeyWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateAPIKeyResponse(rsp)
+}
+
+// CreateAPIKeyWithResponse Create a personal API key for a bot; the key is shown once.
+//
+// The key (`pak_` then 43 URL-safe characters) authenticates as the
+// caller wherever an access token does (`Authorization: Bearer
+// <key>`), within its scopes: `read` opens the GET routes (and stream
+// tickets), `trade` buys, sells and marking notifications read. Only
+// its SHA-256 is kept: it cannot be shown again. Keys never manage
+// keys or passwords: only a session's access token reaches this
+// route (a key is 403 `insufficient_scope`). At most 20 keys per
+// user.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/auth/api-keys (the `CreateAPIKey` operationId).
+func (c *ClientWithResponses) CreateAPIKeyWithResponse(ctx context.Context, body CreateAPIKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateAPIKeyResponse, error) {
+	rsp, err := c.CreateAPIKey(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateAPIKeyResponse(rsp)
+}
+
+// RevokeAPIKeyWithResponse Revoke one of the caller's personal API keys, at once on every server.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /api/v1/auth/api-keys/{id} (the `RevokeAPIKey` operationId).
+func (c *ClientWithResponses) RevokeAPIKeyWithResponse(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*RevokeAPIKeyResponse, error) {
+	rsp, err := c.RevokeAPIKey(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRevokeAPIKeyResponse(rsp)
 }
 
 // LoginWithBodyWithResponse Log in with e-mail and password; returns a fresh access token.
@@ -18515,6 +20072,24 @@ func (c *ClientWithResponses) GetMyClosedPositionsWithResponse(ctx context.Conte
 	return ParseGetMyClosedPositionsResponse(rsp)
 }
 
+// GetMyTradesWithResponse The caller's own trades, newest first, keyset paged.
+//
+// Pass the `next_cursor` of a page as `cursor` to get the next one;
+// it is `null` on the last page. Trades made after the first page was
+// read never appear on a later page, nor move a trade from one page
+// to another.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/users/me/trades (the `GetMyTrades` operationId).
+func (c *ClientWithResponses) GetMyTradesWithResponse(ctx context.Context, params *GetMyTradesParams, reqEditors ...RequestEditorFn) (*GetMyTradesResponse, error) {
+	rsp, err := c.GetMyTrades(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetMyTradesResponse(rsp)
+}
+
 // GetPnLChartWithResponse A user's cumulative realized profit and loss.
 //
 // Public; a token is optional (an invalid one is ignored). A hidden
@@ -19738,6 +21313,136 @@ func ParseAdminSetRolesResponse(rsp *http.Response) (*AdminSetRolesResponse, err
 	return response, nil
 }
 
+// ParseAdminListAPIKeysResponse parses an HTTP response from a AdminListAPIKeysWithResponse call
+func ParseAdminListAPIKeysResponse(rsp *http.Response) (*AdminListAPIKeysResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &AdminListAPIKeysResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Keys []APIKey `json:"keys"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest InvalidID
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest AdminNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest ContentEncoding
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseAdminRevokeAPIKeyResponse parses an HTTP response from a AdminRevokeAPIKeyWithResponse call
+func ParseAdminRevokeAPIKeyResponse(rsp *http.Response) (*AdminRevokeAPIKeyResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &AdminRevokeAPIKeyResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest InvalidID
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest struct {
+			Detail *string `json:"detail,omitempty"`
+			Error  string  `json:"error"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest ContentEncoding
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseAdminCreditResponse parses an HTTP response from a AdminCreditWithResponse call
 func ParseAdminCreditResponse(rsp *http.Response) (*AdminCreditResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -19882,6 +21587,227 @@ func ParseAdminPasswordResetResponse(rsp *http.Response) (*AdminPasswordResetRes
 	return response, nil
 }
 
+// ParseListAPIKeysResponse parses an HTTP response from a ListAPIKeysWithResponse call
+func ParseListAPIKeysResponse(rsp *http.Response) (*ListAPIKeysResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListAPIKeysResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Keys []APIKey `json:"keys"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest InsufficientScope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest ContentEncoding
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseCreateAPIKeyResponse parses an HTTP response from a CreateAPIKeyWithResponse call
+func ParseCreateAPIKeyResponse(rsp *http.Response) (*CreateAPIKeyResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateAPIKeyResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest CreatedAPIKey
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest InvalidRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest InsufficientScope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest struct {
+			Detail *string `json:"detail,omitempty"`
+			Error  string  `json:"error"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest ContentEncoding
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers CreateAPIKeyResponse201Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = &value
+		}
+		response.Headers201 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseRevokeAPIKeyResponse parses an HTTP response from a RevokeAPIKeyWithResponse call
+func ParseRevokeAPIKeyResponse(rsp *http.Response) (*RevokeAPIKeyResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RevokeAPIKeyResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest InvalidID
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest InsufficientScope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest struct {
+			Detail *string `json:"detail,omitempty"`
+			Error  string  `json:"error"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest ContentEncoding
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseLoginResponse parses an HTTP response from a LoginWithResponse call
 func ParseLoginResponse(rsp *http.Response) (*LoginResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -19919,6 +21845,13 @@ func ParseLoginResponse(rsp *http.Response) (*LoginResponse, error) {
 			return nil, err
 		}
 		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest InsufficientScope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest TooLarge
@@ -19994,6 +21927,13 @@ func ParseLogoutResponse(rsp *http.Response) (*LogoutResponse, error) {
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest InsufficientScope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest TooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -20051,6 +21991,13 @@ func ParseGetMeResponse(rsp *http.Response) (*GetMeResponse, error) {
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest InsufficientScope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
 		var dest ContentEncoding
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -20107,6 +22054,13 @@ func ParseUpdateMeResponse(rsp *http.Response) (*UpdateMeResponse, error) {
 			return nil, err
 		}
 		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest InsufficientScope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
 		var dest struct {
@@ -20181,6 +22135,13 @@ func ParseChangePasswordResponse(rsp *http.Response) (*ChangePasswordResponse, e
 			return nil, err
 		}
 		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest InsufficientScope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest TooLarge
@@ -20259,6 +22220,13 @@ func ParseResetPasswordResponse(rsp *http.Response) (*ResetPasswordResponse, err
 		}
 		response.JSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest InsufficientScope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest TooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -20332,6 +22300,13 @@ func ParseRequestPasswordResetResponse(rsp *http.Response) (*RequestPasswordRese
 			return nil, err
 		}
 		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest InsufficientScope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest TooLarge
@@ -20427,6 +22402,13 @@ func ParseRegisterResponse(rsp *http.Response) (*RegisterResponse, error) {
 		}
 		response.JSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest InsufficientScope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
 		var dest struct {
 			Detail *string `json:"detail,omitempty"`
@@ -20513,6 +22495,13 @@ func ParseChatHistoryResponse(rsp *http.Response) (*ChatHistoryResponse, error) 
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest InsufficientScope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
 		var dest ContentEncoding
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -20559,6 +22548,13 @@ func ParseSendChatMessageResponse(rsp *http.Response) (*SendChatMessageResponse,
 			return nil, err
 		}
 		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest InsufficientScope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound
@@ -20641,6 +22637,13 @@ func ParseOpenChatSessionResponse(rsp *http.Response) (*OpenChatSessionResponse,
 		}
 		response.JSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest InsufficientScope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest TooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -20721,6 +22724,13 @@ func ParseCallOperatorResponse(rsp *http.Response) (*CallOperatorResponse, error
 			return nil, err
 		}
 		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest InsufficientScope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound
@@ -20803,6 +22813,13 @@ func ParseSetReactionResponse(rsp *http.Response) (*SetReactionResponse, error) 
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest InsufficientScope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -20879,6 +22896,13 @@ func ParseListRepliesResponse(rsp *http.Response) (*ListRepliesResponse, error) 
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest InsufficientScope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -20935,6 +22959,13 @@ func ParseListEventsResponse(rsp *http.Response) (*ListEventsResponse, error) {
 		}
 		response.JSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest InsufficientScope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
 		var dest ContentEncoding
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -20990,7 +23021,7 @@ func ParseCreateEventResponse(rsp *http.Response) (*CreateEventResponse, error) 
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenOrScope
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -21044,6 +23075,13 @@ func ParseListEventCommentsResponse(rsp *http.Response) (*ListEventCommentsRespo
 			return nil, err
 		}
 		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest InsufficientScope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound
@@ -21105,6 +23143,13 @@ func ParsePostCommentResponse(rsp *http.Response) (*PostCommentResponse, error) 
 			return nil, err
 		}
 		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest InsufficientScope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound
@@ -21187,6 +23232,13 @@ func ParseGetEventResponse(rsp *http.Response) (*GetEventResponse, error) {
 		}
 		response.JSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest InsufficientScope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest struct {
 			Detail *string `json:"detail,omitempty"`
@@ -21255,7 +23307,7 @@ func ParseSetEventActiveResponse(rsp *http.Response) (*SetEventActiveResponse, e
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenOrScope
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -21336,7 +23388,7 @@ func ParseCloseMarketResponse(rsp *http.Response) (*CloseMarketResponse, error) 
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenOrScope
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -21409,6 +23461,13 @@ func ParseLatestTradesResponse(rsp *http.Response) (*LatestTradesResponse, error
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest InsufficientScope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
 		var dest ContentEncoding
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -21458,6 +23517,13 @@ func ParseGetMarketResponse(rsp *http.Response) (*GetMarketResponse, error) {
 			return nil, err
 		}
 		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest InsufficientScope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest MarketNotFound
@@ -21522,6 +23588,13 @@ func ParseBuyResponse(rsp *http.Response) (*BuyResponse, error) {
 			return nil, err
 		}
 		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest InsufficientScope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest MarketNotFound
@@ -21619,6 +23692,13 @@ func ParseMarketCandlesResponse(rsp *http.Response) (*MarketCandlesResponse, err
 		}
 		response.JSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest InsufficientScope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest MarketNotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -21676,6 +23756,13 @@ func ParseMarketHistoryResponse(rsp *http.Response) (*MarketHistoryResponse, err
 		}
 		response.JSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest InsufficientScope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest MarketNotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -21732,6 +23819,13 @@ func ParseQuoteResponse(rsp *http.Response) (*QuoteResponse, error) {
 			return nil, err
 		}
 		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest InsufficientScope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest MarketNotFound
@@ -21806,6 +23900,13 @@ func ParseSellResponse(rsp *http.Response) (*SellResponse, error) {
 			return nil, err
 		}
 		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest InsufficientScope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest MarketNotFound
@@ -21900,6 +24001,13 @@ func ParseListNotificationsResponse(rsp *http.Response) (*ListNotificationsRespo
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest InsufficientScope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
 		var dest ContentEncoding
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -21949,6 +24057,13 @@ func ParseMarkAllNotificationsReadResponse(rsp *http.Response) (*MarkAllNotifica
 			return nil, err
 		}
 		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest InsufficientScope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest TooLarge
@@ -22004,6 +24119,13 @@ func ParseListUnreadNotificationsResponse(rsp *http.Response) (*ListUnreadNotifi
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest InsufficientScope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
 		var dest ContentEncoding
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -22050,6 +24172,13 @@ func ParseMarkNotificationReadResponse(rsp *http.Response) (*MarkNotificationRea
 			return nil, err
 		}
 		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest InsufficientScope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound
@@ -22105,6 +24234,13 @@ func ParseOpenapiResponse(rsp *http.Response) (*OpenapiResponse, error) {
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest InsufficientScope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	}
 
 	return response, nil
@@ -22142,6 +24278,13 @@ func ParseListP2PAdsResponse(rsp *http.Response) (*ListP2PAdsResponse, error) {
 			return nil, err
 		}
 		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest InsufficientScope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
 		var dest ContentEncoding
@@ -22182,6 +24325,13 @@ func ParseGetP2PAdResponse(rsp *http.Response) (*GetP2PAdResponse, error) {
 			return nil, err
 		}
 		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest InsufficientScope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest struct {
@@ -22547,6 +24697,13 @@ func ParseGetPoolResponse(rsp *http.Response) (*GetPoolResponse, error) {
 		}
 		response.JSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest InsufficientScope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest struct {
 			Detail *string `json:"detail,omitempty"`
@@ -22615,7 +24772,7 @@ func ParseMovePoolFinishResponse(rsp *http.Response) (*MovePoolFinishResponse, e
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Forbidden
+		var dest ForbiddenOrScope
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -22691,6 +24848,13 @@ func ParseStreamResponse(rsp *http.Response) (*StreamResponse, error) {
 			return nil, err
 		}
 		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest InsufficientScope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound
@@ -22804,6 +24968,13 @@ func ParseCreateStreamTicketResponse(rsp *http.Response) (*CreateStreamTicketRes
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest InsufficientScope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -22857,6 +25028,13 @@ func ParseGetMyPnLChartResponse(rsp *http.Response) (*GetMyPnLChartResponse, err
 			return nil, err
 		}
 		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest InsufficientScope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest UserNotFound
@@ -22922,6 +25100,77 @@ func ParseGetMyClosedPositionsResponse(rsp *http.Response) (*GetMyClosedPosition
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest InsufficientScope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest ContentEncoding
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetMyTradesResponse parses an HTTP response from a GetMyTradesWithResponse call
+func ParseGetMyTradesResponse(rsp *http.Response) (*GetMyTradesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetMyTradesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			NextCursor *string    `json:"next_cursor"`
+			Trades     []OwnTrade `json:"trades"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest InvalidRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest InsufficientScope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
 		var dest ContentEncoding
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -22971,6 +25220,13 @@ func ParseGetPnLChartResponse(rsp *http.Response) (*GetPnLChartResponse, error) 
 			return nil, err
 		}
 		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest InsufficientScope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest UserNotFound

@@ -108,6 +108,11 @@ type Store interface {
 	PriceHistory(ctx context.Context, marketID int64, limit int) ([]PricePoint, error)
 	// Trades returns market id's trade log, oldest first.
 	Trades(ctx context.Context, marketID int64) ([]*Trade, error)
+	// UserTrades returns user userID's trades, newest (highest id) first,
+	// at most limit of them, only those with an id below before when
+	// before is positive. Its cost must not grow with the user's number of
+	// trades (PostgreSQL walks an index on (user_id, id)).
+	UserTrades(ctx context.Context, userID, before int64, limit int) ([]*Trade, error)
 	// Candles returns market id's rolled-up candles of the interval of
 	// width width (that of one of CandleIntervals) that start in
 	// [from, to), newest first, at most limit. The store keeps them as it

@@ -51,7 +51,10 @@ const (
 	// (int64), the partner's id (int64), or true for the operator.
 	localUserID    = "predictkit.user_id"
 	localPartnerID = "predictkit.partner_id"
-	localOperator  = "predictkit.operator"
+	// The personal API key the caller used: its id (int64), for the
+	// access log.
+	localAPIKeyID = "predictkit.api_key_id"
+	localOperator = "predictkit.operator"
 )
 
 // AppParams is what NewApp needs.
@@ -74,6 +77,7 @@ func NewApp(p AppParams) *fiber.App {
 	headers := headerPolicy{hsts: cfg.CookieSecure}
 	trusted, _ := parseProxies(cfg.TrustedProxies) // Validate reports errors
 	limits := newRateLimits(cfg, p.Users, p.Partners, trusted.clientIP)
+	scopes := keyScopes{users: p.Users}
 	// answer writes an error answer; requests logs and counts every
 	// answer: those of the middleware chain (its middleware) and those
 	// Fiber and fasthttp make outside it (the app's ErrorHandler).
@@ -114,7 +118,7 @@ func NewApp(p AppParams) *fiber.App {
 	slices.SortStableFunc(routes, func(a, b Route) int { return comparePaths(a.Path, b.Path) })
 	for _, r := range routes {
 		r := r
-		h := limits.guard(r.Method+" "+r.Path, r.Handler)
+		h := scopes.guard(r.Method, r.Path, limits.guard(r.Method+" "+r.Path, r.Handler))
 		app.Add(r.Method, r.Path, func(c *fiber.Ctx) error {
 			c.Locals(localTable, r.Errors)
 			c.Locals(localRoute, r.Path)
@@ -292,6 +296,9 @@ func (rl requestLog) record(c *fiber.Ctx, method string, d time.Duration) {
 	)
 	if id, ok := c.Locals(localUserID).(int64); ok {
 		attrs = append(attrs, slog.Int64("user_id", id))
+	}
+	if id, ok := c.Locals(localAPIKeyID).(int64); ok {
+		attrs = append(attrs, slog.Int64("api_key_id", id))
 	}
 	if id, ok := c.Locals(localPartnerID).(int64); ok {
 		attrs = append(attrs, slog.Int64("partner_id", id))

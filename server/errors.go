@@ -99,6 +99,8 @@ func table(internal string, rules ...rule) *errorTable {
 var commonRules = []rule{
 	on(errContentEncoding, http.StatusUnsupportedMediaType, "unsupported_content_encoding"),
 	on(errRateLimited, http.StatusTooManyRequests, "rate_limited"),
+	// An API key outside its scopes (scopes.go), whatever the route.
+	on(errInsufficientScope, http.StatusForbidden, "insufficient_scope"),
 	on(errAdminDisabled, http.StatusNotFound, "not_found"),
 	on(errUnavailable, http.StatusServiceUnavailable, "database_unavailable"),
 	// The database could not be reached, or the connection broke before

@@ -18,9 +18,9 @@ import (
 
 // AccountModule provides the account service, the Bearer-token
 // authenticator and the auth routes: register, login, logout, GET and
-// PATCH /auth/me. The profile embeds positions, so it needs MarketModule.
+// PATCH /auth/me, and the personal API keys (module_apikeys.go). The profile embeds positions, so it needs MarketModule.
 var AccountModule = fx.Module("account",
-	fx.Provide(newAccountService, newAuth, newProfiles, accountRoutes, accountCache),
+	fx.Provide(newAccountService, newAuth, newProfiles, accountRoutes, apiKeyRoutes, accountCache),
 	fx.Invoke(cacheAuth),
 )
 
@@ -130,21 +130,35 @@ func bearer(c *fiber.Ctx) string {
 	return strings.TrimSpace(tok)
 }
 
-// User is the authenticated caller, or account.ErrUnauthorized.
+// User is the authenticated caller, or account.ErrUnauthorized. A
+// personal API key authenticates as its user; whether the key's scopes
+// allow the route was checked before the handler ran (scopes.go).
 func (a *Auth) User(c *fiber.Ctx) (*account.User, error) {
+	cr, err := a.Credential(c)
+	return cr.User, err
+}
+
+// Credential is what authenticated the caller: its user, and the
+// personal API key when it was one. It is looked up once per request.
+func (a *Auth) Credential(c *fiber.Ctx) (account.Credential, error) {
 	tok := bearer(c)
 	if tok == "" {
-		return nil, account.ErrUnauthorized
+		return account.Credential{}, account.ErrUnauthorized
 	}
 	if u, ok := c.Locals(localUser).(*account.User); ok {
-		return u, nil // the rate limit looked the caller up first
+		k, _ := c.Locals(localAPIKey).(*account.APIKey)
+		return account.Credential{User: u, Key: k}, nil // looked up already (scopes, rate limit)
 	}
-	u, err := a.accounts.Authenticate(c.UserContext(), tok)
+	cr, err := a.accounts.Credential(c.UserContext(), tok)
 	if err == nil {
-		c.Locals(localUserID, u.ID) // for the access log
-		c.Locals(localUser, u)
+		c.Locals(localUserID, cr.User.ID) // for the access log
+		c.Locals(localUser, cr.User)
+		if cr.Key != nil {
+			c.Locals(localAPIKey, cr.Key)
+			c.Locals(localAPIKeyID, cr.Key.ID) // for the access log
+		}
 	}
-	return u, err
+	return cr, err
 }
 
 // Optional is the caller when a valid token is sent, or nil (anonymous).

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -51,6 +52,7 @@ func marketRoutes(markets *market.Service, auth *Auth, admin *AdminAuth, metrics
 	return RoutesOut{Routes: []Route{
 		{Method: http.MethodGet, Path: "/api/v1/users/:id/pnl/chart", Errors: errsPnLChart, Handler: h.handlePnLChart},
 		{Method: http.MethodGet, Path: "/api/v1/users/me/positions/closed", Errors: errsClosedPosition, Handler: h.handleClosedPositions},
+		{Method: http.MethodGet, Path: "/api/v1/users/me/trades", Errors: errsUserTrades, Handler: h.handleUserTrades},
 		{Method: http.MethodGet, Path: "/api/v1/pools/:id", Errors: errsPool, Handler: h.handlePool},
 		{Method: http.MethodPatch, Path: "/api/v1/pools/:id", Errors: errsMoveFinish, Handler: h.handleMoveFinish},
 		{Method: http.MethodPatch, Path: "/api/v1/admin/pools/:id", Errors: errsAdminMoveFinish, Handler: admin.guard(h.handleAdminMoveFinish)},
@@ -134,6 +136,36 @@ func (h *marketHandlers) handleClosedPositions(c *fiber.Ctx) error {
 		return err
 	}
 	return c.JSON(fiber.Map{"positions": closedViews(p.Positions), "has_more": p.HasMore})
+}
+
+// GET /users/me/trades: the caller's own trades, newest first, a keyset
+// page at a time. Checks run 401, 400 invalid_request (limit not an
+// integer from 1 to 100, a cursor no earlier page gave).
+var errsUserTrades = table("internal_error", unauthorized)
+
+// handleUserTrades answers a page of the caller's trades.
+func (h *marketHandlers) handleUserTrades(c *fiber.Ctx) error {
+	u, err := h.auth.User(c)
+	if err != nil {
+		return err
+	}
+	limit, err := queryInt(c, "limit", market.DefaultTradesLimit)
+	if err != nil || limit < 1 || limit > market.MaxTradesLimit {
+		return badRequest("limit", "must be an integer from 1 to "+strconv.Itoa(market.MaxTradesLimit))
+	}
+	p, err := h.markets.UserTrades(c.UserContext(), u.ID, int(limit), c.Query("cursor"))
+	if err != nil {
+		return err
+	}
+	out := make([]ownTradeJSON, 0, len(p.Trades))
+	for _, t := range p.Trades {
+		out = append(out, ownTradeView(t))
+	}
+	var next *string
+	if p.Next != "" {
+		next = &p.Next
+	}
+	return c.JSON(fiber.Map{"trades": out, "next_cursor": next})
 }
 
 // GET /pools/{id}: one pool with its markets and metadata. Checks run 400

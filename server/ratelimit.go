@@ -29,6 +29,7 @@ var errRateLimited = errors.New("server: rate limited")
 // handler's Auth.User or PartnerAuth.Partner does not look it up again.
 const (
 	localUser    = "predictkit.user"
+	localAPIKey  = "predictkit.api_key"
 	localPartner = "predictkit.partner"
 )
 

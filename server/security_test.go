@@ -422,6 +422,35 @@ func accessMatrix() map[string][]cell {
 			}}},
 		),
 
+		// Personal API keys: each user's own (a key of Alice's is Bob's 404).
+		"POST /api/v1/auth/api-keys": mxUserOnly(mxSend(http.MethodPost, mxPath("/api/v1/auth/api-keys"), func(*secWorld) any {
+			return map[string]any{"name": "Alice's bot", "scopes": []string{"read"}}
+		}), "unauthorized", pAlice, 201, func(t *testing.T, h *harness, w *secWorld, _ *response) {
+			if ks := h.listKeys(t, w.bob.token); len(ks) != 0 {
+				t.Errorf("Alice's new key is listed for Bob: %+v", ks)
+			}
+		}),
+		"GET /api/v1/auth/api-keys": mxUserOnly(mxGet(mxPath("/api/v1/auth/api-keys")), "unauthorized", pBob, 200, func(t *testing.T, _ *harness, _ *secWorld, r *response) {
+			if strings.Contains(string(r.body), "Alice") {
+				t.Errorf("Bob was shown Alice's keys: %s", r.body)
+			}
+		}),
+		"DELETE /api/v1/auth/api-keys/:id": mxCells(
+			mxUserOnly(mxSend(http.MethodDelete, mxPath("/api/v1/auth/api-keys/999999"), nil), "unauthorized", pAlice, 404, nil),
+			[]cell{{as: pBob, req: mxSend(http.MethodDelete, mxPath("/api/v1/auth/api-keys/1"), nil), status: 404, code: "api_key_not_found"}},
+		),
+		"GET /api/v1/users/me/trades": mxUserOnly(mxGet(mxPath("/api/v1/users/me/trades")), "unauthorized", pAlice, 200, func(t *testing.T, _ *harness, w *secWorld, r *response) {
+			var out struct {
+				Trades []struct {
+					MarketID int64 `json:"market_id"`
+				} `json:"trades"`
+			}
+			r.decode(t, &out)
+			if len(out.Trades) == 0 {
+				t.Errorf("Alice's trades are missing: %s", r.body)
+			}
+		}),
+
 		// Trading: one's own money and positions only.
 		"POST /api/v1/markets/:market_id/buy": mxCells(
 			mxUserOnly(trade("buy", func(*secWorld) any { return map[string]any{"side": "NO", "amount_kopecks": 1_000} }), "unauthorized", pBob, 200,

@@ -190,6 +190,9 @@ var bodyTargets = []bodyTarget{
 		return fmt.Sprintf(`{"email":%s,"password":%s,"name":%s,"language":%s}`,
 			text("email", fmt.Sprintf("text%d@x.co", n)), text("password", "password-text"), text("name", "Text"), text("language", "ru"))
 	}},
+	{"POST /api/v1/auth/api-keys", []string{"name", "scopes[0]"}, func(_ *fuzzWorld, _ int, text func(string, string) string) string {
+		return fmt.Sprintf(`{"name":%s,"scopes":[%s]}`, text("name", "bot"), text("scopes[0]", "read"))
+	}},
 	{"POST /api/v1/auth/login", []string{"email", "password"}, func(w *fuzzWorld, _ int, text func(string, string) string) string {
 		return fmt.Sprintf(`{"email":%s,"password":%s}`, text("email", w.alice.email), text("password", "password-alice"))
 	}},
@@ -288,6 +291,8 @@ var noTextBody = []string{
 	"POST /api/v1/chat/session/call-operator",
 	"POST /api/v1/admin/chat/sessions/:session_id/close",
 	"POST /api/v1/stream/tickets",
+	"DELETE /api/v1/auth/api-keys/:id",
+	"DELETE /api/v1/admin/users/:id/api-keys/:key_id",
 }
 
 // queryTargets are the routes that read query parameters, and the
@@ -296,6 +301,7 @@ var queryTargets = map[string][]string{
 	"GET /api/v1/markets/:market_id/quote":  {"side", "amount_kopecks", "shares"},
 	"GET /api/v1/events":                    {"limit", "offset"},
 	"GET /api/v1/users/me/positions/closed": {"limit", "offset"},
+	"GET /api/v1/users/me/trades":           {"limit", "cursor"},
 	"GET /api/v1/events/:event_id/comments": {"limit", "offset"},
 	"GET /api/v1/comments/:id/replies":      {"limit", "offset"},
 	"GET /api/v1/notifications":             {"limit", "offset"},

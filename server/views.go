@@ -324,6 +324,31 @@ func tradeView(r *market.Result) tradeJSON {
 	return v
 }
 
+// ownTradeJSON is one of the caller's own trades (GET /users/me/trades):
+// the fields of a trade receipt and of the stream's trade event, without
+// the balances and market of the moment. amount_kopecks is what changed
+// hands, the fee included: the cost of a buy, the payout of a sell.
+type ownTradeJSON struct {
+	TradeID        int64   `json:"trade_id"`
+	MarketID       int64   `json:"market_id"`
+	Side           string  `json:"side"`
+	Action         string  `json:"action"`
+	Shares         int64   `json:"shares"`
+	AmountKopecks  int64   `json:"amount_kopecks"`
+	FeeKopecks     int64   `json:"fee_kopecks"`
+	AvgPriceBps    int64   `json:"avg_price_bps"`
+	PriceBefore    float64 `json:"price_before"`
+	YesProbability float64 `json:"yes_probability"`
+	UseBonus       bool    `json:"use_bonus"`
+	CreatedAt      string  `json:"created_at"`
+}
+
+func ownTradeView(t *market.Trade) ownTradeJSON {
+	return ownTradeJSON{TradeID: t.ID, MarketID: t.MarketID, Side: t.Side.String(), Action: string(t.Action),
+		Shares: t.Shares, AmountKopecks: t.Amount, FeeKopecks: t.Fee, AvgPriceBps: t.AvgPriceBps(),
+		PriceBefore: t.PriceBefore, YesProbability: t.PriceAfter, UseBonus: t.UseBonus, CreatedAt: ts(t.CreatedAt)}
+}
+
 // quoteJSON is a price quote.
 type quoteJSON struct {
 	MarketID      int64   `json:"market_id"`

@@ -49,6 +49,8 @@ var adminCommands = []adminCommand{
 	{"users", "[-query Q] [-limit N] [-cursor C]", "find users by part of their e-mail, name or nickname, or by id, newest first", adminUsers, ""},
 	{"credit", "-user ID -amount KOPECKS [-bonus]", "deposit to a user's balance (or bonus balance)", adminCredit, ""},
 	{"set-roles", "-user ID [-creator=BOOL] [-stats-viewer=BOOL]", "give or take a user's roles", adminSetRoles, ""},
+	{"api-keys", "-user ID", "list a user's personal API keys, newest first (never their secrets)", adminAPIKeys, ""},
+	{"revoke-api-key", "-user ID -key ID", "revoke a user's personal API key, at once on every server", adminRevokeAPIKey, ""},
 	{"reset-password", "<email or user id>", "issue a one-time password reset token for a user and print it, with its link (for servers without SMTP)", adminResetPassword, "e-mail or user id"},
 	{"create-ad", "-user ID -type buy|sell -currency XXX -rate KOPECKS -min KOPECKS -max KOPECKS -methods A,B -duration MINUTES", "publish a P2P ad (approved and active)", adminCreateAd, ""},
 	{"moderate-ad", "-id ID [-active=BOOL] [-status pending|approved|rejected]", "activate, deactivate, approve or reject a P2P ad", adminModerateAd, ""},
@@ -590,6 +592,61 @@ func adminSetRoles(fs *flag.FlagSet) func(context.Context, *adminClient, *adminO
 		u := r.User
 		return out.table([]string{"USER", "NAME", "EMAIL", "CREATOR", "STATS_VIEWER"},
 			[]string{itoa(u.ID), u.Name, u.Email, yesNo(u.IsCreator), yesNo(u.IsStatsViewer)})
+	}
+}
+
+func adminAPIKeys(fs *flag.FlagSet) func(context.Context, *adminClient, *adminOutput) error {
+	id := fs.Int64("user", 0, "the user's id (required)")
+	return func(ctx context.Context, a *adminClient, out *adminOutput) error {
+		if err := needID("user", *id); err != nil {
+			return err
+		}
+		res, err := a.AdminListAPIKeysWithResponse(ctx, *id)
+		if err := a.check(res, err); err != nil {
+			return err
+		}
+		if out.json {
+			return out.rawJSON(res.Body)
+		}
+		r, err := decoded(res.JSON200)
+		if err != nil {
+			return err
+		}
+		rows := make([][]string, 0, len(r.Keys))
+		for _, k := range r.Keys {
+			scopes := make([]string, len(k.Scopes))
+			for i, s := range k.Scopes {
+				scopes[i] = string(s)
+			}
+			used := "never"
+			if k.LastUsedAt != nil {
+				used = stamp(*k.LastUsedAt)
+			}
+			rows = append(rows, []string{itoa(k.ID), k.Name, strings.Join(scopes, ","), stamp(k.CreatedAt), used})
+		}
+		return out.table([]string{"KEY", "NAME", "SCOPES", "CREATED", "LAST_USED"}, rows...)
+	}
+}
+
+func adminRevokeAPIKey(fs *flag.FlagSet) func(context.Context, *adminClient, *adminOutput) error {
+	id := fs.Int64("user", 0, "the user's id (required)")
+	key := fs.Int64("key", 0, "the key's id, as api-keys lists it (required)")
+	return func(ctx context.Context, a *adminClient, out *adminOutput) error {
+		if err := needID("user", *id); err != nil {
+			return err
+		}
+		if err := needID("key", *key); err != nil {
+			return err
+		}
+		res, err := a.AdminRevokeAPIKeyWithResponse(ctx, *id, *key)
+		if err := a.check(res, err); err != nil {
+			return err
+		}
+		if out.json {
+			return out.rawJSON([]byte(`{"status":"revoked"}`))
+		}
+		_, err = fmt.Fprintf(out.w, "revoked key %d of user %d\n", *key, *id)
+		return err
 	}
 }
 

@@ -410,6 +410,7 @@ func (s *Store) write(eff *market.Effects) error {
 			s.byKey[k] = &t
 		}
 		s.tradesOf[t.MarketID] = append(s.tradesOf[t.MarketID], &t)
+		s.tradesBy[t.UserID] = append(s.tradesBy[t.UserID], &t)
 		for i := range te.Postings {
 			te.Postings[i].TradeID = t.ID
 		}
@@ -659,6 +660,24 @@ func (s *Store) Trades(_ context.Context, marketID int64) ([]*market.Trade, erro
 	out := []*market.Trade{}
 	for _, t := range s.tradesOf[marketID] {
 		c := *t
+		out = append(out, &c)
+	}
+	return out, nil
+}
+
+// UserTrades implements market.Store: a binary search in the user's
+// trades, which are kept in id order, then one step per trade returned.
+func (s *Store) UserTrades(_ context.Context, userID, before int64, limit int) ([]*market.Trade, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ts := s.tradesBy[userID]
+	end := len(ts)
+	if before > 0 {
+		end, _ = slices.BinarySearchFunc(ts, before, func(t *market.Trade, id int64) int { return cmp.Compare(t.ID, id) })
+	}
+	out := []*market.Trade{}
+	for i := end - 1; i >= 0 && len(out) < limit; i-- {
+		c := *ts[i]
 		out = append(out, &c)
 	}
 	return out, nil

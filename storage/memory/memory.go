@@ -45,6 +45,7 @@ type Store struct {
 	byUser    map[int64][]int64 // user → positions
 	trades    []*market.Trade
 	tradesOf  map[int64][]*market.Trade
+	tradesBy  map[int64][]*market.Trade // by user, in id order
 	prices    map[int64][]market.PricePoint
 	pnl       map[int64][]market.PnLEvent
 	byKey     map[market.Key]*market.Trade
@@ -61,6 +62,8 @@ type Store struct {
 	chat *chatState // made on first use (chat.go)
 
 	tickets map[string]ticketRec // stream tickets, made on first use (stream.go)
+
+	apiKeys *apiKeys // personal API keys, made on first use (apikeys.go)
 
 	// changes is the change log (changes.go), appended to under mu.
 	changes *changelog.Memory
@@ -111,6 +114,7 @@ func New() *Store {
 		open:      map[openKey]int64{},
 		byUser:    map[int64][]int64{},
 		tradesOf:  map[int64][]*market.Trade{},
+		tradesBy:  map[int64][]*market.Trade{},
 		prices:    map[int64][]market.PricePoint{},
 		pnl:       map[int64][]market.PnLEvent{},
 		byKey:     map[market.Key]*market.Trade{},

@@ -22,6 +22,7 @@ func TestFeedsWalkIndexes(t *testing.T) {
 		"latest trades":    "trades_pkey",
 		"price history":    "price_points_market_id_idx",
 		"trades":           "trades_market_id_idx",
+		"user trades":      "trades_user_id_id_idx",
 		"active events":    "events_active_created_idx",
 		"candles":          "candles_pkey",
 		"changes":          "change_log_pkey",

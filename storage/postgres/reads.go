@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"math"
 
 	"github.com/jackc/pgx/v5"
 
@@ -104,6 +105,9 @@ var (
 			FROM price_points WHERE market_id = $1 ORDER BY id DESC LIMIT $2
 		) recent ORDER BY id`
 	sqlTrades = `SELECT ` + tradeCols + ` FROM trades t WHERE t.market_id = $1 ORDER BY t.id`
+	// sqlUserTrades walks trades_user_id_id_idx backwards from $2: a
+	// page costs its rows, however long the user's history.
+	sqlUserTrades = `SELECT ` + tradeCols + ` FROM trades t WHERE t.user_id = $1 AND t.id < $2 ORDER BY t.id DESC LIMIT $3`
 )
 
 func scanPositionDetails(rows pgx.Rows) ([]*market.PositionDetail, error) {
@@ -216,6 +220,30 @@ func (s *Store) PriceHistory(ctx context.Context, marketID int64, limit int) ([]
 // Trades returns market id's trade log, oldest first.
 func (s *Store) Trades(ctx context.Context, marketID int64) ([]*market.Trade, error) {
 	rows, err := s.pool.Query(ctx, sqlTrades, marketID)
+	if err != nil {
+		return nil, translate(err, nil)
+	}
+	out := []*market.Trade{}
+	for rows.Next() {
+		t := &market.Trade{}
+		dest, finish := tradeDest(t)
+		if err := rows.Scan(dest...); err != nil {
+			rows.Close()
+			return nil, translate(err, nil)
+		}
+		finish()
+		out = append(out, t)
+	}
+	return out, translate(rows.Err(), nil)
+}
+
+// UserTrades returns user userID's trades, newest first, those with an id
+// below before when it is positive, at most limit.
+func (s *Store) UserTrades(ctx context.Context, userID, before int64, limit int) ([]*market.Trade, error) {
+	if before <= 0 {
+		before = math.MaxInt64
+	}
+	rows, err := s.pool.Query(ctx, sqlUserTrades, userID, before, pageLimit(limit))
 	if err != nil {
 		return nil, translate(err, nil)
 	}

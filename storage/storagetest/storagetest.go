@@ -47,6 +47,8 @@ func Run(t *testing.T, newStores func(t *testing.T) Stores) {
 	t.Run("partner list", func(t *testing.T) { testListPartners(t, newStores) })
 	t.Run("tokens", func(t *testing.T) { testTokens(t, newStores) })
 	t.Run("passwords", func(t *testing.T) { testPasswords(t, newStores) })
+	t.Run("api keys", func(t *testing.T) { testAPIKeys(t, newStores) })
+	t.Run("own trade history", func(t *testing.T) { testUserTrades(t, newStores) })
 	t.Run("ledger", func(t *testing.T) { testLedger(t, newStores) })
 	t.Run("money bounds", func(t *testing.T) { testLimits(t, newStores) })
 	t.Run("events", func(t *testing.T) { testEvents(t, newStores) })

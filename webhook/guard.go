@@ -140,8 +140,6 @@ func (g *Guard) Allowed(a netip.Addr) error {
 	}
 	why := ""
 	switch {
-	case g.own[a]:
-		why = "an address of this server"
 	case a.IsLoopback():
 		why = "a loopback address"
 	case a.IsPrivate():
@@ -160,6 +158,9 @@ func (g *Guard) Allowed(a netip.Addr) error {
 				why = b.why
 				break
 			}
+		}
+		if why == "" && g.own[a] {
+			why = "an address of this server"
 		}
 	}
 	if why == "" {

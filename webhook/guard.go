@@ -144,12 +144,12 @@ func (g *Guard) Allowed(a netip.Addr) error {
 		why = "a loopback address"
 	case a.IsPrivate():
 		why = "a private address"
-	case a.IsLinkLocalUnicast(), a.IsLinkLocalMulticast():
+	case a.IsMulticast():
+		why = "a multicast address"
+	case a.IsLinkLocalUnicast():
 		why = "a link-local address"
 	case a.IsUnspecified():
 		why = "the unspecified address"
-	case a.IsMulticast(), a.IsInterfaceLocalMulticast():
-		why = "a multicast address"
 	case a == netip.AddrFrom4([4]byte{255, 255, 255, 255}):
 		why = "the broadcast address"
 	default:

@@ -190,7 +190,7 @@ func (s *Sender) attempt(ctx context.Context, d *Delivery) {
 	a := Attempt{ID: d.ID, Attempts: d.Attempts, At: start, StatusCode: status, Latency: took, Status: Delivered}
 	if err != nil || status < 200 || status > 299 {
 		a.Error = attemptError(status, err, s.Timeout)
-		a.NextAttemptAt = start.Add(s.backoff(d.Attempts))
+		a.NextAttemptAt = start.Add(s.backoff(d.Attempts)).Truncate(time.Microsecond)
 		a.Status = Pending
 		if a.NextAttemptAt.After(d.ExpiresAt) {
 			a.Status = Failed

@@ -13,6 +13,7 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"time"
 
@@ -27,12 +28,26 @@ var _ webhook.Store = (*Store)(nil)
 // webhookConsumer is the dispatcher's name in change_consumers.
 const webhookConsumer = "webhooks"
 
-// SetWebhook implements webhook.Store.
+// sqlStartWebhookCursor makes the dispatcher's cursor at the change
+// log's end if there is none: nothing before the first webhook is owed.
+const sqlStartWebhookCursor = `INSERT INTO change_consumers (name, after) SELECT $1, last FROM change_log_head
+	ON CONFLICT (name) DO NOTHING`
+
+// SetWebhook implements webhook.Store. The dispatcher's cursor is made
+// in the same transaction if it has none, so that every resolution
+// committed after the webhook is queued, however late the dispatcher
+// first runs.
 func (s *Store) SetWebhook(ctx context.Context, h *webhook.Hook) error {
 	created := now()
-	_, err := s.pool.Exec(ctx, `INSERT INTO partner_webhooks (partner_id, url, secret, created_at) VALUES ($1, $2, $3, $4)
+	err := s.tx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, sqlStartWebhookCursor, webhookConsumer); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, `INSERT INTO partner_webhooks (partner_id, url, secret, created_at) VALUES ($1, $2, $3, $4)
 		ON CONFLICT (partner_id) DO UPDATE SET url = EXCLUDED.url, secret = EXCLUDED.secret, created_at = EXCLUDED.created_at`,
-		h.PartnerID, h.URL, h.Secret, created)
+			h.PartnerID, h.URL, h.Secret, created)
+		return err
+	})
 	if err != nil {
 		return translate(err, nil)
 	}
@@ -98,19 +113,20 @@ FROM queued ORDER BY ord, partner_id, kind, position_id
 ON CONFLICT ON CONSTRAINT webhook_deliveries_once DO NOTHING`
 
 // DispatchWebhooks implements webhook.Store: in one transaction, it
-// locks the dispatcher's cursor, reads at most limit entries after it,
+// locks the dispatcher's cursor (made with the first webhook: without
+// it, nothing is owed and nothing is read), reads at most limit entries
+// after it,
 // queues the deliveries of their market_resolved entries and moves the
 // cursor past them.
 func (s *Store) DispatchWebhooks(ctx context.Context, at time.Time, limit int, window time.Duration) (int, error) {
 	var n int
 	err := s.tx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
 		n = 0
-		if _, err := tx.Exec(ctx, `INSERT INTO change_consumers (name, after) SELECT $1, last FROM change_log_head
-			ON CONFLICT (name) DO NOTHING`, webhookConsumer); err != nil {
-			return err
-		}
 		var after int64
-		if err := tx.QueryRow(ctx, `SELECT after FROM change_consumers WHERE name = $1 FOR UPDATE`, webhookConsumer).Scan(&after); err != nil {
+		err := tx.QueryRow(ctx, `SELECT after FROM change_consumers WHERE name = $1 FOR UPDATE`, webhookConsumer).Scan(&after)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil // no webhook was ever set: nothing is owed
+		} else if err != nil {
 			return err
 		}
 		// The entries are read on another connection: they are committed,

@@ -9,8 +9,9 @@
 -- Deliveries are queued by the webhook dispatcher, a consumer of the
 -- change log (change_consumers, name 'webhooks'): it inserts what a
 -- resolution calls for and moves its cursor in one transaction, so a
--- crash neither loses nor repeats one. Its cursor starts at the log's end
--- as this migration runs: resolutions before webhooks existed owe nothing.
+-- crash neither loses nor repeats one. Its cursor is made, at the log's
+-- end, with the first webhook: until a partner has a webhook nothing is
+-- owed, and pruning is not held back.
 
 -- +goose Up
 
@@ -55,8 +56,6 @@ CREATE TABLE webhook_deliveries (
 -- The delivery log, newest first, and the due deliveries of a partner.
 CREATE INDEX webhook_deliveries_log_idx ON webhook_deliveries (partner_id, id);
 CREATE INDEX webhook_deliveries_due_idx ON webhook_deliveries (partner_id, next_attempt_at) WHERE status = 'pending';
-
-INSERT INTO change_consumers (name, after) SELECT 'webhooks', last FROM change_log_head ON CONFLICT (name) DO NOTHING;
 
 -- +goose Down
 

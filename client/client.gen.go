@@ -1151,6 +1151,60 @@ func (e UserProfileLanguage) Valid() bool {
 	}
 }
 
+// Defines values for WebhookDeliveryStatus.
+const (
+	WebhookDeliveryStatusDelivered WebhookDeliveryStatus = "delivered"
+	WebhookDeliveryStatusFailed    WebhookDeliveryStatus = "failed"
+	WebhookDeliveryStatusPending   WebhookDeliveryStatus = "pending"
+)
+
+// Valid indicates whether the value is a known member of the WebhookDeliveryStatus enum.
+func (e WebhookDeliveryStatus) Valid() bool {
+	switch e {
+	case WebhookDeliveryStatusDelivered:
+		return true
+	case WebhookDeliveryStatusFailed:
+		return true
+	case WebhookDeliveryStatusPending:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookDeliveryType.
+const (
+	WebhookDeliveryTypeBetSettled     WebhookDeliveryType = "bet.settled"
+	WebhookDeliveryTypeMarketResolved WebhookDeliveryType = "market.resolved"
+)
+
+// Valid indicates whether the value is a known member of the WebhookDeliveryType enum.
+func (e WebhookDeliveryType) Valid() bool {
+	switch e {
+	case WebhookDeliveryTypeBetSettled:
+		return true
+	case WebhookDeliveryTypeMarketResolved:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AdminRedeliverPartnerDelivery202JSONResponseBodyStatus.
+const (
+	Queued AdminRedeliverPartnerDelivery202JSONResponseBodyStatus = "queued"
+)
+
+// Valid indicates whether the value is a known member of the AdminRedeliverPartnerDelivery202JSONResponseBodyStatus enum.
+func (e AdminRedeliverPartnerDelivery202JSONResponseBodyStatus) Valid() bool {
+	switch e {
+	case Queued:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for MarketCandlesParamsInterval.
 const (
 	CandleInterval1D MarketCandlesParamsInterval = "1d"
@@ -2235,6 +2289,12 @@ type RolesPatch struct {
 	IsStatsViewer *bool `json:"is_stats_viewer,omitempty"`
 }
 
+// RotateKeyRequest defines model for RotateKeyRequest.
+type RotateKeyRequest struct {
+	// GraceSeconds how long the old key keeps working: 0 to 2592000, default 86400
+	GraceSeconds *int64 `json:"grace_seconds,omitempty"`
+}
+
 // SellRequest defines model for SellRequest.
 type SellRequest struct {
 	// MinPayoutKopecks refuse (price_moved) if the payout would be less; 0 = no guard
@@ -2487,6 +2547,50 @@ type UserProfile struct {
 // UserProfileLanguage defines model for UserProfile.Language.
 type UserProfileLanguage string
 
+// WebhookDelivery defines model for WebhookDelivery.
+type WebhookDelivery struct {
+	Attempts int `json:"attempts"`
+
+	// CreatedAt when the resolution happened
+	CreatedAt   time.Time  `json:"created_at"`
+	DeliveredAt *time.Time `json:"delivered_at"`
+
+	// ExpiresAt retrying stops then; the delivery is marked failed
+	ExpiresAt     time.Time  `json:"expires_at"`
+	ID            int64      `json:"id"`
+	LastAttemptAt *time.Time `json:"last_attempt_at"`
+	LastError     *string    `json:"last_error"`
+	LastLatencyMs *int64     `json:"last_latency_ms"`
+
+	// LastStatusCode the last answer's HTTP status; null when none came
+	LastStatusCode *int `json:"last_status_code"`
+
+	// NextAttemptAt null unless pending
+	NextAttemptAt *time.Time `json:"next_attempt_at"`
+
+	// Payload the body POSTed to the webhook
+	Payload struct {
+		CreatedAt time.Time              `json:"created_at"`
+		Data      map[string]interface{} `json:"data"`
+		ID        int64                  `json:"id"`
+		Type      string                 `json:"type"`
+	} `json:"payload"`
+	Status WebhookDeliveryStatus `json:"status"`
+	Type   WebhookDeliveryType   `json:"type"`
+}
+
+// WebhookDeliveryStatus defines model for WebhookDelivery.Status.
+type WebhookDeliveryStatus string
+
+// WebhookDeliveryType defines model for WebhookDelivery.Type.
+type WebhookDeliveryType string
+
+// WebhookRequest defines model for WebhookRequest.
+type WebhookRequest struct {
+	// URL http or https URL, at most 2048 characters
+	URL string `json:"url"`
+}
+
 // AdminChatSessionNotFound defines model for AdminChatSessionNotFound.
 type AdminChatSessionNotFound struct {
 	Detail *string `json:"detail,omitempty"`
@@ -2507,6 +2611,12 @@ type AdminNotFound struct {
 
 // AdminPartnerNotFound defines model for AdminPartnerNotFound.
 type AdminPartnerNotFound struct {
+	Detail *string `json:"detail,omitempty"`
+	Error  string  `json:"error"`
+}
+
+// AdminWebhookNotFound defines model for AdminWebhookNotFound.
+type AdminWebhookNotFound struct {
 	Detail *string `json:"detail,omitempty"`
 	Error  string  `json:"error"`
 }
@@ -2543,6 +2653,12 @@ type Internal struct {
 
 // InvalidID defines model for InvalidID.
 type InvalidID struct {
+	Detail *string `json:"detail,omitempty"`
+	Error  string  `json:"error"`
+}
+
+// InvalidIDOrDelivery defines model for InvalidIDOrDelivery.
+type InvalidIDOrDelivery struct {
 	Detail *string `json:"detail,omitempty"`
 	Error  string  `json:"error"`
 }
@@ -2639,6 +2755,18 @@ type AdminChatSessionsParams struct {
 	// Offset default 0
 	Offset *string `form:"offset,omitempty" json:"offset,omitempty"`
 }
+
+// AdminListPartnerDeliveriesParams defines parameters for AdminListPartnerDeliveries.
+type AdminListPartnerDeliveriesParams struct {
+	// Limit page size, 1 to 100 (default 50)
+	Limit *string `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor the next_cursor of the previous page
+	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
+}
+
+// AdminRedeliverPartnerDelivery202JSONResponseBodyStatus defines parameters for AdminRedeliverPartnerDelivery.
+type AdminRedeliverPartnerDelivery202JSONResponseBodyStatus string
 
 // AdminSearchUsersParams defines parameters for AdminSearchUsers.
 type AdminSearchUsersParams struct {
@@ -2805,6 +2933,12 @@ type AdminSetPartnerDisabledJSONRequestBody = PartnerPatch
 
 // AdminFundPartnerFloatJSONRequestBody defines body for AdminFundPartnerFloat for application/json ContentType.
 type AdminFundPartnerFloatJSONRequestBody = FloatRequest
+
+// AdminRotatePartnerKeyJSONRequestBody defines body for AdminRotatePartnerKey for application/json ContentType.
+type AdminRotatePartnerKeyJSONRequestBody = RotateKeyRequest
+
+// AdminSetPartnerWebhookJSONRequestBody defines body for AdminSetPartnerWebhook for application/json ContentType.
+type AdminSetPartnerWebhookJSONRequestBody = WebhookRequest
 
 // AdminMovePoolFinishJSONRequestBody defines body for AdminMovePoolFinish for application/json ContentType.
 type AdminMovePoolFinishJSONRequestBody = FinishPatch
@@ -3368,6 +3502,26 @@ type ClientInterface interface {
 	// Corresponds with PATCH /api/v1/admin/partners/{id} (the `AdminSetPartnerDisabled` operationId).
 	AdminSetPartnerDisabled(ctx context.Context, id int64, body AdminSetPartnerDisabledJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// AdminListPartnerDeliveries A partner's webhook delivery log, newest first, keyset paged.
+	//
+	// Each delivery with its status (`pending`, `delivered`, `failed`),
+	// its attempts so far, its next attempt (null unless pending), when
+	// retrying stops (`expires_at`), the last attempt's status code,
+	// error and latency, and the payload sent. `limit` is 1 to 100
+	// (default 50); `cursor` is the `next_cursor` of the page before.
+	//
+	// Corresponds with GET /api/v1/admin/partners/{id}/deliveries (the `AdminListPartnerDeliveries` operationId).
+	AdminListPartnerDeliveries(ctx context.Context, id int64, params *AdminListPartnerDeliveriesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AdminRedeliverPartnerDelivery Send a delivery again now, whatever its status; retried for 24 h from now.
+	//
+	// The delivery keeps its id (receivers drop repeats by
+	// `Predictkit-Delivery`). A delivery id the partner has no delivery
+	// with is 400 unknown_delivery.
+	//
+	// Corresponds with POST /api/v1/admin/partners/{id}/deliveries/{delivery_id}/redeliver (the `AdminRedeliverPartnerDelivery` operationId).
+	AdminRedeliverPartnerDelivery(ctx context.Context, id int64, deliveryID string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// AdminFundPartnerFloatWithBody Deposit money to a partner's float, which pays its users' bets.
 	//
 	// Takes any type of body and a specified content type.
@@ -3381,6 +3535,76 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /api/v1/admin/partners/{id}/float (the `AdminFundPartnerFloat` operationId).
 	AdminFundPartnerFloat(ctx context.Context, id int64, body AdminFundPartnerFloatJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AdminRotatePartnerKeyWithBody Give a partner a new key (shown this once); the old one works for a grace period.
+	//
+	// `grace_seconds` (0 to 2592000, default 86400) is how long the old
+	// key keeps working; 0 ends it at once. Afterwards the old key is
+	// `401 UNAUTHORIZED` on the partner API, on every server. A partner
+	// has at most two keys: rotating again ends the previous old key at
+	// once. The body may be empty.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/admin/partners/{id}/rotate-key (the `AdminRotatePartnerKey` operationId).
+	AdminRotatePartnerKeyWithBody(ctx context.Context, id int64, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AdminRotatePartnerKey Give a partner a new key (shown this once); the old one works for a grace period.
+	//
+	// `grace_seconds` (0 to 2592000, default 86400) is how long the old
+	// key keeps working; 0 ends it at once. Afterwards the old key is
+	// `401 UNAUTHORIZED` on the partner API, on every server. A partner
+	// has at most two keys: rotating again ends the previous old key at
+	// once. The body may be empty.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/admin/partners/{id}/rotate-key (the `AdminRotatePartnerKey` operationId).
+	AdminRotatePartnerKey(ctx context.Context, id int64, body AdminRotatePartnerKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AdminDeletePartnerWebhook Remove a partner's webhook; its pending deliveries are marked failed.
+	//
+	// Corresponds with DELETE /api/v1/admin/partners/{id}/webhook (the `AdminDeletePartnerWebhook` operationId).
+	AdminDeletePartnerWebhook(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AdminGetPartnerWebhook A partner's webhook, without its secret.
+	//
+	// Corresponds with GET /api/v1/admin/partners/{id}/webhook (the `AdminGetPartnerWebhook` operationId).
+	AdminGetPartnerWebhook(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AdminSetPartnerWebhookWithBody Set (or replace) a partner's webhook; answers its signing secret, shown this once.
+	//
+	// The URL must be http or https, name a host, carry no user name,
+	// password or fragment, and reach only allowed destinations: public
+	// addresses, plus the host names, addresses and ranges of
+	// `PREDICTKIT_WEBHOOK_ALLOWED_HOSTS`. Loopback, private, link-local,
+	// unspecified, multicast and the server's own addresses are refused
+	// (400 invalid_request, the detail says why) unless listed; the check
+	// is made again on the address dialled at every delivery. Replacing a
+	// webhook replaces its secret. The secret is stored as is (the server
+	// signs with it) and never shown again.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PUT /api/v1/admin/partners/{id}/webhook (the `AdminSetPartnerWebhook` operationId).
+	AdminSetPartnerWebhookWithBody(ctx context.Context, id int64, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AdminSetPartnerWebhook Set (or replace) a partner's webhook; answers its signing secret, shown this once.
+	//
+	// The URL must be http or https, name a host, carry no user name,
+	// password or fragment, and reach only allowed destinations: public
+	// addresses, plus the host names, addresses and ranges of
+	// `PREDICTKIT_WEBHOOK_ALLOWED_HOSTS`. Loopback, private, link-local,
+	// unspecified, multicast and the server's own addresses are refused
+	// (400 invalid_request, the detail says why) unless listed; the check
+	// is made again on the address dialled at every delivery. Replacing a
+	// webhook replaces its secret. The secret is stored as is (the server
+	// signs with it) and never shown again.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PUT /api/v1/admin/partners/{id}/webhook (the `AdminSetPartnerWebhook` operationId).
+	AdminSetPartnerWebhook(ctx context.Context, id int64, body AdminSetPartnerWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// AdminMovePoolFinishWithBody Move the end of any pool's trading window (finish_at).
 	//
@@ -4930,6 +5154,46 @@ func (c *Client) AdminSetPartnerDisabled(ctx context.Context, id int64, body Adm
 	return c.Client.Do(req)
 }
 
+// AdminListPartnerDeliveries A partner's webhook delivery log, newest first, keyset paged.
+//
+// Each delivery with its status (`pending`, `delivered`, `failed`),
+// its attempts so far, its next attempt (null unless pending), when
+// retrying stops (`expires_at`), the last attempt's status code,
+// error and latency, and the payload sent. `limit` is 1 to 100
+// (default 50); `cursor` is the `next_cursor` of the page before.
+//
+// Corresponds with GET /api/v1/admin/partners/{id}/deliveries (the `AdminListPartnerDeliveries` operationId).
+func (c *Client) AdminListPartnerDeliveries(ctx context.Context, id int64, params *AdminListPartnerDeliveriesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAdminListPartnerDeliveriesRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AdminRedeliverPartnerDelivery Send a delivery again now, whatever its status; retried for 24 h from now.
+//
+// The delivery keeps its id (receivers drop repeats by
+// `Predictkit-Delivery`). A delivery id the partner has no delivery
+// with is 400 unknown_delivery.
+//
+// Corresponds with POST /api/v1/admin/partners/{id}/deliveries/{delivery_id}/redeliver (the `AdminRedeliverPartnerDelivery` operationId).
+func (c *Client) AdminRedeliverPartnerDelivery(ctx context.Context, id int64, deliveryID string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAdminRedeliverPartnerDeliveryRequest(c.Server, id, deliveryID)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // AdminFundPartnerFloatWithBody Deposit money to a partner's float, which pays its users' bets.
 //
 // Takes any type of body and a specified content type.
@@ -4954,6 +5218,136 @@ func (c *Client) AdminFundPartnerFloatWithBody(ctx context.Context, id int64, co
 // Corresponds with POST /api/v1/admin/partners/{id}/float (the `AdminFundPartnerFloat` operationId).
 func (c *Client) AdminFundPartnerFloat(ctx context.Context, id int64, body AdminFundPartnerFloatJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewAdminFundPartnerFloatRequest(c.Server, id, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AdminRotatePartnerKeyWithBody Give a partner a new key (shown this once); the old one works for a grace period.
+//
+// `grace_seconds` (0 to 2592000, default 86400) is how long the old
+// key keeps working; 0 ends it at once. Afterwards the old key is
+// `401 UNAUTHORIZED` on the partner API, on every server. A partner
+// has at most two keys: rotating again ends the previous old key at
+// once. The body may be empty.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/admin/partners/{id}/rotate-key (the `AdminRotatePartnerKey` operationId).
+func (c *Client) AdminRotatePartnerKeyWithBody(ctx context.Context, id int64, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAdminRotatePartnerKeyRequestWithBody(c.Server, id, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AdminRotatePartnerKey Give a partner a new key (shown this once); the old one works for a grace period.
+//
+// `grace_seconds` (0 to 2592000, default 86400) is how long the old
+// key keeps working; 0 ends it at once. Afterwards the old key is
+// `401 UNAUTHORIZED` on the partner API, on every server. A partner
+// has at most two keys: rotating again ends the previous old key at
+// once. The body may be empty.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/admin/partners/{id}/rotate-key (the `AdminRotatePartnerKey` operationId).
+func (c *Client) AdminRotatePartnerKey(ctx context.Context, id int64, body AdminRotatePartnerKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAdminRotatePartnerKeyRequest(c.Server, id, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AdminDeletePartnerWebhook Remove a partner's webhook; its pending deliveries are marked failed.
+//
+// Corresponds with DELETE /api/v1/admin/partners/{id}/webhook (the `AdminDeletePartnerWebhook` operationId).
+func (c *Client) AdminDeletePartnerWebhook(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAdminDeletePartnerWebhookRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AdminGetPartnerWebhook A partner's webhook, without its secret.
+//
+// Corresponds with GET /api/v1/admin/partners/{id}/webhook (the `AdminGetPartnerWebhook` operationId).
+func (c *Client) AdminGetPartnerWebhook(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAdminGetPartnerWebhookRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AdminSetPartnerWebhookWithBody Set (or replace) a partner's webhook; answers its signing secret, shown this once.
+//
+// The URL must be http or https, name a host, carry no user name,
+// password or fragment, and reach only allowed destinations: public
+// addresses, plus the host names, addresses and ranges of
+// `PREDICTKIT_WEBHOOK_ALLOWED_HOSTS`. Loopback, private, link-local,
+// unspecified, multicast and the server's own addresses are refused
+// (400 invalid_request, the detail says why) unless listed; the check
+// is made again on the address dialled at every delivery. Replacing a
+// webhook replaces its secret. The secret is stored as is (the server
+// signs with it) and never shown again.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PUT /api/v1/admin/partners/{id}/webhook (the `AdminSetPartnerWebhook` operationId).
+func (c *Client) AdminSetPartnerWebhookWithBody(ctx context.Context, id int64, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAdminSetPartnerWebhookRequestWithBody(c.Server, id, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AdminSetPartnerWebhook Set (or replace) a partner's webhook; answers its signing secret, shown this once.
+//
+// The URL must be http or https, name a host, carry no user name,
+// password or fragment, and reach only allowed destinations: public
+// addresses, plus the host names, addresses and ranges of
+// `PREDICTKIT_WEBHOOK_ALLOWED_HOSTS`. Loopback, private, link-local,
+// unspecified, multicast and the server's own addresses are refused
+// (400 invalid_request, the detail says why) unless listed; the check
+// is made again on the address dialled at every delivery. Replacing a
+// webhook replaces its secret. The secret is stored as is (the server
+// signs with it) and never shown again.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PUT /api/v1/admin/partners/{id}/webhook (the `AdminSetPartnerWebhook` operationId).
+func (c *Client) AdminSetPartnerWebhook(ctx context.Context, id int64, body AdminSetPartnerWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAdminSetPartnerWebhookRequest(c.Server, id, body)
 	if err != nil {
 		return nil, err
 	}
@@ -7448,6 +7842,120 @@ func NewAdminSetPartnerDisabledRequestWithBody(server string, id int64, contentT
 	return req, nil
 }
 
+// NewAdminListPartnerDeliveriesRequest constructs an http.Request for the AdminListPartnerDeliveries method
+func NewAdminListPartnerDeliveriesRequest(server string, id int64, params *AdminListPartnerDeliveriesParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/admin/partners/%s/deliveries", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewAdminRedeliverPartnerDeliveryRequest constructs an http.Request for the AdminRedeliverPartnerDelivery method
+func NewAdminRedeliverPartnerDeliveryRequest(server string, id int64, deliveryID string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "delivery_id", deliveryID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/admin/partners/%s/deliveries/%s/redeliver", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewAdminFundPartnerFloatRequest calls the generic AdminFundPartnerFloat builder with application/json body
 func NewAdminFundPartnerFloatRequest(server string, id int64, body AdminFundPartnerFloatJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -7486,6 +7994,168 @@ func NewAdminFundPartnerFloatRequestWithBody(server string, id int64, contentTyp
 	}
 
 	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewAdminRotatePartnerKeyRequest calls the generic AdminRotatePartnerKey builder with application/json body
+func NewAdminRotatePartnerKeyRequest(server string, id int64, body AdminRotatePartnerKeyJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewAdminRotatePartnerKeyRequestWithBody(server, id, "application/json", bodyReader)
+}
+
+// NewAdminRotatePartnerKeyRequestWithBody constructs an http.Request for the AdminRotatePartnerKey method, with any body, and a specified content type
+func NewAdminRotatePartnerKeyRequestWithBody(server string, id int64, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/admin/partners/%s/rotate-key", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewAdminDeletePartnerWebhookRequest constructs an http.Request for the AdminDeletePartnerWebhook method
+func NewAdminDeletePartnerWebhookRequest(server string, id int64) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/admin/partners/%s/webhook", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewAdminGetPartnerWebhookRequest constructs an http.Request for the AdminGetPartnerWebhook method
+func NewAdminGetPartnerWebhookRequest(server string, id int64) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/admin/partners/%s/webhook", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewAdminSetPartnerWebhookRequest calls the generic AdminSetPartnerWebhook builder with application/json body
+func NewAdminSetPartnerWebhookRequest(server string, id int64, body AdminSetPartnerWebhookJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewAdminSetPartnerWebhookRequestWithBody(server, id, "application/json", bodyReader)
+}
+
+// NewAdminSetPartnerWebhookRequestWithBody constructs an http.Request for the AdminSetPartnerWebhook method, with any body, and a specified content type
+func NewAdminSetPartnerWebhookRequestWithBody(server string, id int64, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/admin/partners/%s/webhook", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), body)
 	if err != nil {
 		return nil, err
 	}
@@ -10500,6 +11170,30 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with PATCH /api/v1/admin/partners/{id} (the `AdminSetPartnerDisabled` operationId).
 	AdminSetPartnerDisabledWithResponse(ctx context.Context, id int64, body AdminSetPartnerDisabledJSONRequestBody, reqEditors ...RequestEditorFn) (*AdminSetPartnerDisabledResponse, error)
 
+	// AdminListPartnerDeliveriesWithResponse A partner's webhook delivery log, newest first, keyset paged.
+	//
+	// Each delivery with its status (`pending`, `delivered`, `failed`),
+	// its attempts so far, its next attempt (null unless pending), when
+	// retrying stops (`expires_at`), the last attempt's status code,
+	// error and latency, and the payload sent. `limit` is 1 to 100
+	// (default 50); `cursor` is the `next_cursor` of the page before.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/admin/partners/{id}/deliveries (the `AdminListPartnerDeliveries` operationId).
+	AdminListPartnerDeliveriesWithResponse(ctx context.Context, id int64, params *AdminListPartnerDeliveriesParams, reqEditors ...RequestEditorFn) (*AdminListPartnerDeliveriesResponse, error)
+
+	// AdminRedeliverPartnerDeliveryWithResponse Send a delivery again now, whatever its status; retried for 24 h from now.
+	//
+	// The delivery keeps its id (receivers drop repeats by
+	// `Predictkit-Delivery`). A delivery id the partner has no delivery
+	// with is 400 unknown_delivery.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/admin/partners/{id}/deliveries/{delivery_id}/redeliver (the `AdminRedeliverPartnerDelivery` operationId).
+	AdminRedeliverPartnerDeliveryWithResponse(ctx context.Context, id int64, deliveryID string, reqEditors ...RequestEditorFn) (*AdminRedeliverPartnerDeliveryResponse, error)
+
 	// AdminFundPartnerFloatWithBodyWithResponse Deposit money to a partner's float, which pays its users' bets.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -10513,6 +11207,80 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /api/v1/admin/partners/{id}/float (the `AdminFundPartnerFloat` operationId).
 	AdminFundPartnerFloatWithResponse(ctx context.Context, id int64, body AdminFundPartnerFloatJSONRequestBody, reqEditors ...RequestEditorFn) (*AdminFundPartnerFloatResponse, error)
+
+	// AdminRotatePartnerKeyWithBodyWithResponse Give a partner a new key (shown this once); the old one works for a grace period.
+	//
+	// `grace_seconds` (0 to 2592000, default 86400) is how long the old
+	// key keeps working; 0 ends it at once. Afterwards the old key is
+	// `401 UNAUTHORIZED` on the partner API, on every server. A partner
+	// has at most two keys: rotating again ends the previous old key at
+	// once. The body may be empty.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/admin/partners/{id}/rotate-key (the `AdminRotatePartnerKey` operationId).
+	AdminRotatePartnerKeyWithBodyWithResponse(ctx context.Context, id int64, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AdminRotatePartnerKeyResponse, error)
+
+	// AdminRotatePartnerKeyWithResponse Give a partner a new key (shown this once); the old one works for a grace period.
+	//
+	// `grace_seconds` (0 to 2592000, default 86400) is how long the old
+	// key keeps working; 0 ends it at once. Afterwards the old key is
+	// `401 UNAUTHORIZED` on the partner API, on every server. A partner
+	// has at most two keys: rotating again ends the previous old key at
+	// once. The body may be empty.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/admin/partners/{id}/rotate-key (the `AdminRotatePartnerKey` operationId).
+	AdminRotatePartnerKeyWithResponse(ctx context.Context, id int64, body AdminRotatePartnerKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*AdminRotatePartnerKeyResponse, error)
+
+	// AdminDeletePartnerWebhookWithResponse Remove a partner's webhook; its pending deliveries are marked failed.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /api/v1/admin/partners/{id}/webhook (the `AdminDeletePartnerWebhook` operationId).
+	AdminDeletePartnerWebhookWithResponse(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*AdminDeletePartnerWebhookResponse, error)
+
+	// AdminGetPartnerWebhookWithResponse A partner's webhook, without its secret.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/admin/partners/{id}/webhook (the `AdminGetPartnerWebhook` operationId).
+	AdminGetPartnerWebhookWithResponse(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*AdminGetPartnerWebhookResponse, error)
+
+	// AdminSetPartnerWebhookWithBodyWithResponse Set (or replace) a partner's webhook; answers its signing secret, shown this once.
+	//
+	// The URL must be http or https, name a host, carry no user name,
+	// password or fragment, and reach only allowed destinations: public
+	// addresses, plus the host names, addresses and ranges of
+	// `PREDICTKIT_WEBHOOK_ALLOWED_HOSTS`. Loopback, private, link-local,
+	// unspecified, multicast and the server's own addresses are refused
+	// (400 invalid_request, the detail says why) unless listed; the check
+	// is made again on the address dialled at every delivery. Replacing a
+	// webhook replaces its secret. The secret is stored as is (the server
+	// signs with it) and never shown again.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /api/v1/admin/partners/{id}/webhook (the `AdminSetPartnerWebhook` operationId).
+	AdminSetPartnerWebhookWithBodyWithResponse(ctx context.Context, id int64, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AdminSetPartnerWebhookResponse, error)
+
+	// AdminSetPartnerWebhookWithResponse Set (or replace) a partner's webhook; answers its signing secret, shown this once.
+	//
+	// The URL must be http or https, name a host, carry no user name,
+	// password or fragment, and reach only allowed destinations: public
+	// addresses, plus the host names, addresses and ranges of
+	// `PREDICTKIT_WEBHOOK_ALLOWED_HOSTS`. Loopback, private, link-local,
+	// unspecified, multicast and the server's own addresses are refused
+	// (400 invalid_request, the detail says why) unless listed; the check
+	// is made again on the address dialled at every delivery. Replacing a
+	// webhook replaces its secret. The secret is stored as is (the server
+	// signs with it) and never shown again.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /api/v1/admin/partners/{id}/webhook (the `AdminSetPartnerWebhook` operationId).
+	AdminSetPartnerWebhookWithResponse(ctx context.Context, id int64, body AdminSetPartnerWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*AdminSetPartnerWebhookResponse, error)
 
 	// AdminMovePoolFinishWithBodyWithResponse Move the end of any pool's trading window (finish_at).
 	//
@@ -12778,6 +13546,156 @@ func (r AdminSetPartnerDisabledResponse) ContentType() string {
 	return ""
 }
 
+type AdminListPartnerDeliveriesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Deliveries []WebhookDelivery `json:"deliveries"`
+		NextCursor *string           `json:"next_cursor"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *InvalidIDOrRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *AdminPartnerNotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r AdminListPartnerDeliveriesResponse) GetJSON200() *struct {
+	Deliveries []WebhookDelivery `json:"deliveries"`
+	NextCursor *string           `json:"next_cursor"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r AdminListPartnerDeliveriesResponse) GetJSON400() *InvalidIDOrRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r AdminListPartnerDeliveriesResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r AdminListPartnerDeliveriesResponse) GetJSON404() *AdminPartnerNotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r AdminListPartnerDeliveriesResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r AdminListPartnerDeliveriesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r AdminListPartnerDeliveriesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r AdminListPartnerDeliveriesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r AdminListPartnerDeliveriesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type AdminRedeliverPartnerDeliveryResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON202 the response for an HTTP 202 `application/json` response
+	JSON202 *struct {
+		DeliveryID int64                                                  `json:"delivery_id"`
+		Status     AdminRedeliverPartnerDelivery202JSONResponseBodyStatus `json:"status"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *InvalidIDOrDelivery
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *AdminPartnerNotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+}
+
+// GetJSON202 returns the response for an HTTP 202 `application/json` response
+func (r AdminRedeliverPartnerDeliveryResponse) GetJSON202() *struct {
+	DeliveryID int64                                                  `json:"delivery_id"`
+	Status     AdminRedeliverPartnerDelivery202JSONResponseBodyStatus `json:"status"`
+} {
+	return r.JSON202
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r AdminRedeliverPartnerDeliveryResponse) GetJSON400() *InvalidIDOrDelivery {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r AdminRedeliverPartnerDeliveryResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r AdminRedeliverPartnerDeliveryResponse) GetJSON404() *AdminPartnerNotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r AdminRedeliverPartnerDeliveryResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r AdminRedeliverPartnerDeliveryResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r AdminRedeliverPartnerDeliveryResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r AdminRedeliverPartnerDeliveryResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r AdminRedeliverPartnerDeliveryResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type AdminFundPartnerFloatResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -12861,6 +13779,323 @@ func (r AdminFundPartnerFloatResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r AdminFundPartnerFloatResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type AdminRotatePartnerKeyResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Key string `json:"key"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *InvalidIDOrRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *AdminPartnerNotFound
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *TooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *ContentEncoding
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r AdminRotatePartnerKeyResponse) GetJSON200() *struct {
+	Key string `json:"key"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r AdminRotatePartnerKeyResponse) GetJSON400() *InvalidIDOrRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r AdminRotatePartnerKeyResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r AdminRotatePartnerKeyResponse) GetJSON404() *AdminPartnerNotFound {
+	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r AdminRotatePartnerKeyResponse) GetJSON413() *TooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r AdminRotatePartnerKeyResponse) GetJSON415() *ContentEncoding {
+	return r.JSON415
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r AdminRotatePartnerKeyResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r AdminRotatePartnerKeyResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r AdminRotatePartnerKeyResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r AdminRotatePartnerKeyResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r AdminRotatePartnerKeyResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type AdminDeletePartnerWebhookResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *InvalidID
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *AdminWebhookNotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r AdminDeletePartnerWebhookResponse) GetJSON400() *InvalidID {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r AdminDeletePartnerWebhookResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r AdminDeletePartnerWebhookResponse) GetJSON404() *AdminWebhookNotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r AdminDeletePartnerWebhookResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r AdminDeletePartnerWebhookResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r AdminDeletePartnerWebhookResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r AdminDeletePartnerWebhookResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r AdminDeletePartnerWebhookResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type AdminGetPartnerWebhookResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// CreatedAt when it was set
+		CreatedAt time.Time `json:"created_at"`
+		URL       string    `json:"url"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *InvalidID
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *AdminWebhookNotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r AdminGetPartnerWebhookResponse) GetJSON200() *struct {
+	// CreatedAt when it was set
+	CreatedAt time.Time `json:"created_at"`
+	URL       string    `json:"url"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r AdminGetPartnerWebhookResponse) GetJSON400() *InvalidID {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r AdminGetPartnerWebhookResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r AdminGetPartnerWebhookResponse) GetJSON404() *AdminWebhookNotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r AdminGetPartnerWebhookResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r AdminGetPartnerWebhookResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r AdminGetPartnerWebhookResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r AdminGetPartnerWebhookResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r AdminGetPartnerWebhookResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type AdminSetPartnerWebhookResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Secret whsec_…: the HMAC-SHA256 key of Predictkit-Signature
+		Secret string `json:"secret"`
+		URL    string `json:"url"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *InvalidIDOrRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *AdminPartnerNotFound
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *TooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *ContentEncoding
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r AdminSetPartnerWebhookResponse) GetJSON200() *struct {
+	// Secret whsec_…: the HMAC-SHA256 key of Predictkit-Signature
+	Secret string `json:"secret"`
+	URL    string `json:"url"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r AdminSetPartnerWebhookResponse) GetJSON400() *InvalidIDOrRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r AdminSetPartnerWebhookResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r AdminSetPartnerWebhookResponse) GetJSON404() *AdminPartnerNotFound {
+	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r AdminSetPartnerWebhookResponse) GetJSON413() *TooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r AdminSetPartnerWebhookResponse) GetJSON415() *ContentEncoding {
+	return r.JSON415
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r AdminSetPartnerWebhookResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r AdminSetPartnerWebhookResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r AdminSetPartnerWebhookResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r AdminSetPartnerWebhookResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r AdminSetPartnerWebhookResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -18462,6 +19697,42 @@ func (c *ClientWithResponses) AdminSetPartnerDisabledWithResponse(ctx context.Co
 	return ParseAdminSetPartnerDisabledResponse(rsp)
 }
 
+// AdminListPartnerDeliveriesWithResponse A partner's webhook delivery log, newest first, keyset paged.
+//
+// Each delivery with its status (`pending`, `delivered`, `failed`),
+// its attempts so far, its next attempt (null unless pending), when
+// retrying stops (`expires_at`), the last attempt's status code,
+// error and latency, and the payload sent. `limit` is 1 to 100
+// (default 50); `cursor` is the `next_cursor` of the page before.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/admin/partners/{id}/deliveries (the `AdminListPartnerDeliveries` operationId).
+func (c *ClientWithResponses) AdminListPartnerDeliveriesWithResponse(ctx context.Context, id int64, params *AdminListPartnerDeliveriesParams, reqEditors ...RequestEditorFn) (*AdminListPartnerDeliveriesResponse, error) {
+	rsp, err := c.AdminListPartnerDeliveries(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAdminListPartnerDeliveriesResponse(rsp)
+}
+
+// AdminRedeliverPartnerDeliveryWithResponse Send a delivery again now, whatever its status; retried for 24 h from now.
+//
+// The delivery keeps its id (receivers drop repeats by
+// `Predictkit-Delivery`). A delivery id the partner has no delivery
+// with is 400 unknown_delivery.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/admin/partners/{id}/deliveries/{delivery_id}/redeliver (the `AdminRedeliverPartnerDelivery` operationId).
+func (c *ClientWithResponses) AdminRedeliverPartnerDeliveryWithResponse(ctx context.Context, id int64, deliveryID string, reqEditors ...RequestEditorFn) (*AdminRedeliverPartnerDeliveryResponse, error) {
+	rsp, err := c.AdminRedeliverPartnerDelivery(ctx, id, deliveryID, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAdminRedeliverPartnerDeliveryResponse(rsp)
+}
+
 // AdminFundPartnerFloatWithBodyWithResponse Deposit money to a partner's float, which pays its users' bets.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -18486,6 +19757,116 @@ func (c *ClientWithResponses) AdminFundPartnerFloatWithResponse(ctx context.Cont
 		return nil, err
 	}
 	return ParseAdminFundPartnerFloatResponse(rsp)
+}
+
+// AdminRotatePartnerKeyWithBodyWithResponse Give a partner a new key (shown this once); the old one works for a grace period.
+//
+// `grace_seconds` (0 to 2592000, default 86400) is how long the old
+// key keeps working; 0 ends it at once. Afterwards the old key is
+// `401 UNAUTHORIZED` on the partner API, on every server. A partner
+// has at most two keys: rotating again ends the previous old key at
+// once. The body may be empty.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/admin/partners/{id}/rotate-key (the `AdminRotatePartnerKey` operationId).
+func (c *ClientWithResponses) AdminRotatePartnerKeyWithBodyWithResponse(ctx context.Context, id int64, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AdminRotatePartnerKeyResponse, error) {
+	rsp, err := c.AdminRotatePartnerKeyWithBody(ctx, id, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAdminRotatePartnerKeyResponse(rsp)
+}
+
+// AdminRotatePartnerKeyWithResponse Give a partner a new key (shown this once); the old one works for a grace period.
+//
+// `grace_seconds` (0 to 2592000, default 86400) is how long the old
+// key keeps working; 0 ends it at once. Afterwards the old key is
+// `401 UNAUTHORIZED` on the partner API, on every server. A partner
+// has at most two keys: rotating again ends the previous old key at
+// once. The body may be empty.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/admin/partners/{id}/rotate-key (the `AdminRotatePartnerKey` operationId).
+func (c *ClientWithResponses) AdminRotatePartnerKeyWithResponse(ctx context.Context, id int64, body AdminRotatePartnerKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*AdminRotatePartnerKeyResponse, error) {
+	rsp, err := c.AdminRotatePartnerKey(ctx, id, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAdminRotatePartnerKeyResponse(rsp)
+}
+
+// AdminDeletePartnerWebhookWithResponse Remove a partner's webhook; its pending deliveries are marked failed.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /api/v1/admin/partners/{id}/webhook (the `AdminDeletePartnerWebhook` operationId).
+func (c *ClientWithResponses) AdminDeletePartnerWebhookWithResponse(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*AdminDeletePartnerWebhookResponse, error) {
+	rsp, err := c.AdminDeletePartnerWebhook(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAdminDeletePartnerWebhookResponse(rsp)
+}
+
+// AdminGetPartnerWebhookWithResponse A partner's webhook, without its secret.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/admin/partners/{id}/webhook (the `AdminGetPartnerWebhook` operationId).
+func (c *ClientWithResponses) AdminGetPartnerWebhookWithResponse(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*AdminGetPartnerWebhookResponse, error) {
+	rsp, err := c.AdminGetPartnerWebhook(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAdminGetPartnerWebhookResponse(rsp)
+}
+
+// AdminSetPartnerWebhookWithBodyWithResponse Set (or replace) a partner's webhook; answers its signing secret, shown this once.
+//
+// The URL must be http or https, name a host, carry no user name,
+// password or fragment, and reach only allowed destinations: public
+// addresses, plus the host names, addresses and ranges of
+// `PREDICTKIT_WEBHOOK_ALLOWED_HOSTS`. Loopback, private, link-local,
+// unspecified, multicast and the server's own addresses are refused
+// (400 invalid_request, the detail says why) unless listed; the check
+// is made again on the address dialled at every delivery. Replacing a
+// webhook replaces its secret. The secret is stored as is (the server
+// signs with it) and never shown again.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /api/v1/admin/partners/{id}/webhook (the `AdminSetPartnerWebhook` operationId).
+func (c *ClientWithResponses) AdminSetPartnerWebhookWithBodyWithResponse(ctx context.Context, id int64, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AdminSetPartnerWebhookResponse, error) {
+	rsp, err := c.AdminSetPartnerWebhookWithBody(ctx, id, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAdminSetPartnerWebhookResponse(rsp)
+}
+
+// AdminSetPartnerWebhookWithResponse Set (or replace) a partner's webhook; answers its signing secret, shown this once.
+//
+// The URL must be http or https, name a host, carry no user name,
+// password or fragment, and reach only allowed destinations: public
+// addresses, plus the host names, addresses and ranges of
+// `PREDICTKIT_WEBHOOK_ALLOWED_HOSTS`. Loopback, private, link-local,
+// unspecified, multicast and the server's own addresses are refused
+// (400 invalid_request, the detail says why) unless listed; the check
+// is made again on the address dialled at every delivery. Replacing a
+// webhook replaces its secret. The secret is stored as is (the server
+// signs with it) and never shown again.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /api/v1/admin/partners/{id}/webhook (the `AdminSetPartnerWebhook` operationId).
+func (c *ClientWithResponses) AdminSetPartnerWebhookWithResponse(ctx context.Context, id int64, body AdminSetPartnerWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*AdminSetPartnerWebhookResponse, error) {
+	rsp, err := c.AdminSetPartnerWebhook(ctx, id, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAdminSetPartnerWebhookResponse(rsp)
 }
 
 // AdminMovePoolFinishWithBodyWithResponse Move the end of any pool's trading window (finish_at).
@@ -21035,6 +22416,120 @@ func ParseAdminSetPartnerDisabledResponse(rsp *http.Response) (*AdminSetPartnerD
 	return response, nil
 }
 
+// ParseAdminListPartnerDeliveriesResponse parses an HTTP response from a AdminListPartnerDeliveriesWithResponse call
+func ParseAdminListPartnerDeliveriesResponse(rsp *http.Response) (*AdminListPartnerDeliveriesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &AdminListPartnerDeliveriesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Deliveries []WebhookDelivery `json:"deliveries"`
+			NextCursor *string           `json:"next_cursor"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest InvalidIDOrRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest AdminPartnerNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseAdminRedeliverPartnerDeliveryResponse parses an HTTP response from a AdminRedeliverPartnerDeliveryWithResponse call
+func ParseAdminRedeliverPartnerDeliveryResponse(rsp *http.Response) (*AdminRedeliverPartnerDeliveryResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &AdminRedeliverPartnerDeliveryResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
+		var dest struct {
+			DeliveryID int64                                                  `json:"delivery_id"`
+			Status     AdminRedeliverPartnerDelivery202JSONResponseBodyStatus `json:"status"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON202 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest InvalidIDOrDelivery
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest AdminPartnerNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseAdminFundPartnerFloatResponse parses an HTTP response from a AdminFundPartnerFloatWithResponse call
 func ParseAdminFundPartnerFloatResponse(rsp *http.Response) (*AdminFundPartnerFloatResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -21053,6 +22548,256 @@ func ParseAdminFundPartnerFloatResponse(rsp *http.Response) (*AdminFundPartnerFl
 		var dest struct {
 			FloatKopecks int64 `json:"float_kopecks"`
 			PartnerID    int64 `json:"partner_id"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest InvalidIDOrRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest AdminPartnerNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest ContentEncoding
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseAdminRotatePartnerKeyResponse parses an HTTP response from a AdminRotatePartnerKeyWithResponse call
+func ParseAdminRotatePartnerKeyResponse(rsp *http.Response) (*AdminRotatePartnerKeyResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &AdminRotatePartnerKeyResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Key string `json:"key"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest InvalidIDOrRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest AdminPartnerNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest ContentEncoding
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseAdminDeletePartnerWebhookResponse parses an HTTP response from a AdminDeletePartnerWebhookWithResponse call
+func ParseAdminDeletePartnerWebhookResponse(rsp *http.Response) (*AdminDeletePartnerWebhookResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &AdminDeletePartnerWebhookResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest InvalidID
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest AdminWebhookNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseAdminGetPartnerWebhookResponse parses an HTTP response from a AdminGetPartnerWebhookWithResponse call
+func ParseAdminGetPartnerWebhookResponse(rsp *http.Response) (*AdminGetPartnerWebhookResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &AdminGetPartnerWebhookResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// CreatedAt when it was set
+			CreatedAt time.Time `json:"created_at"`
+			URL       string    `json:"url"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest InvalidID
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest AdminWebhookNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseAdminSetPartnerWebhookResponse parses an HTTP response from a AdminSetPartnerWebhookWithResponse call
+func ParseAdminSetPartnerWebhookResponse(rsp *http.Response) (*AdminSetPartnerWebhookResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &AdminSetPartnerWebhookResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Secret whsec_…: the HMAC-SHA256 key of Predictkit-Signature
+			Secret string `json:"secret"`
+			URL    string `json:"url"`
 		}
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err

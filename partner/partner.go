@@ -32,6 +32,10 @@ type Partner struct {
 	Name      string
 	Disabled  bool
 	CreatedAt time.Time
+	// KeyExpiresAt is set by PartnerByKey when the key that found the
+	// partner is one a rotation replaced: it works until then (see
+	// Service.RotateKey).
+	KeyExpiresAt *time.Time
 }
 
 // Bet asks to buy shares of one side of a market for a partner's user,

@@ -78,6 +78,9 @@ func (s *Service) Authenticate(ctx context.Context, key string) (*Partner, error
 		}
 		s.keys.put(hash, p, s.Now(), epoch)
 	}
+	if p.KeyExpiresAt != nil && !s.Now().Before(*p.KeyExpiresAt) {
+		return nil, ErrUnauthorized
+	}
 	if p.Disabled {
 		return nil, ErrDisabled
 	}
@@ -103,6 +106,34 @@ func (s *Service) Invalidate(id int64) { s.keys.invalidate(id) }
 // Partner returns partner id. ErrNotFound.
 func (s *Service) Partner(ctx context.Context, id int64) (*Partner, error) {
 	return s.store.Partner(ctx, id)
+}
+
+// Bounds of a rotation's grace period.
+const (
+	DefaultKeyGrace = 24 * time.Hour
+	MaxKeyGrace     = 30 * 24 * time.Hour
+)
+
+// RotateKey gives partner id a new key and returns it (shown this once).
+// The old key keeps working for grace (0 ends it at once; at most
+// MaxKeyGrace), so that the partner can deploy the new one without a
+// gap. A key replaced by an earlier rotation stops working at once: a
+// partner has at most two keys. ErrNotFound, *input.Error.
+func (s *Service) RotateKey(ctx context.Context, id int64, grace time.Duration) (string, error) {
+	if grace < 0 || grace > MaxKeyGrace {
+		return "", input.Invalid("grace_seconds", fmt.Sprintf("must be 0 to %d", int64(MaxKeyGrace/time.Second)))
+	}
+	key := KeyPrefix + account.NewSecret()
+	var until time.Time
+	if grace > 0 {
+		until = s.Now().Add(grace)
+	}
+	err := s.store.RotatePartnerKey(ctx, id, account.HashToken(key), until)
+	s.keys.invalidate(id)
+	if err != nil {
+		return "", err
+	}
+	return key, nil
 }
 
 // SetDisabled disables or re-enables partner id. ErrNotFound.

@@ -2,6 +2,7 @@ package partner
 
 import (
 	"context"
+	"time"
 
 	"github.com/predictkit/predictkit/account"
 	"github.com/predictkit/predictkit/market"
@@ -13,13 +14,20 @@ type Store interface {
 	// CreatePartner stores p with the hash of its key and sets p.ID and
 	// p.CreatedAt.
 	CreatePartner(ctx context.Context, p *Partner, keyHash []byte) error
-	// PartnerByKey returns the partner whose key has hash, or
-	// ErrUnauthorized.
+	// PartnerByKey returns the partner whose key, or whose previous key
+	// (RotatePartnerKey), has hash, or ErrUnauthorized. Found by its
+	// previous key, the partner comes with KeyExpiresAt set, even when
+	// that time has passed: the caller decides against its clock.
 	PartnerByKey(ctx context.Context, keyHash []byte) (*Partner, error)
 	// Partner returns partner id, or ErrNotFound.
 	Partner(ctx context.Context, id int64) (*Partner, error)
 	// Partners returns every partner, by id ascending.
 	Partners(ctx context.Context) ([]*Partner, error)
+	// RotatePartnerKey gives partner id the key of hash newHash; its
+	// current key becomes its previous key, accepted until oldUntil, or
+	// dropped when oldUntil is zero. A previous key from an earlier
+	// rotation stops working at once. ErrNotFound.
+	RotatePartnerKey(ctx context.Context, id int64, newHash []byte, oldUntil time.Time) error
 	// SetPartnerDisabled disables or re-enables partner id. ErrNotFound.
 	SetPartnerDisabled(ctx context.Context, id int64, disabled bool) error
 	// SubAccount returns the sub-account of partnerID's externalID, or

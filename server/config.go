@@ -18,6 +18,7 @@ import (
 	"github.com/predictkit/predictkit/chat"
 	"github.com/predictkit/predictkit/mailer"
 	"github.com/predictkit/predictkit/market"
+	"github.com/predictkit/predictkit/webhook"
 )
 
 // BodyLimit is the largest request body the server reads: 1 MiB. A larger
@@ -130,6 +131,15 @@ type Config struct {
 	// how far back a live stream can resume: older ones are pruned every
 	// minute.
 	StreamRetention time.Duration
+	// WebhookAllowedHosts lists, comma-separated, the host names, IP
+	// addresses and CIDR ranges partner webhooks may reach besides public
+	// addresses: loopback, private, link-local and the like are refused
+	// unless listed here (see webhook.Guard).
+	WebhookAllowedHosts string
+	// WebhookTimeout bounds one delivery attempt; WebhookConcurrency is
+	// how many deliveries of one partner this server sends at once.
+	WebhookTimeout     time.Duration
+	WebhookConcurrency int
 	// StreamNATSURL, when set, carries the change log over NATS
 	// JetStream: every server runs a relay (one publishes at a time, the
 	// others wait) and follows the JetStream stream instead of polling
@@ -208,6 +218,8 @@ func DefaultConfig() Config {
 
 		ChatWebhookTimeout: chat.DefaultWebhookTimeout,
 		StreamRetention:    DefaultStreamRetention,
+		WebhookTimeout:     webhook.DefaultTimeout,
+		WebhookConcurrency: webhook.DefaultPerPartner,
 
 		StreamMaxConnections: DefaultStreamMaxConnections,
 		StreamMaxPerAddress:  DefaultStreamMaxPerAddress,
@@ -356,6 +368,12 @@ func (c Config) withDefaults() Config {
 	if c.StreamRetention <= 0 {
 		c.StreamRetention = d.StreamRetention
 	}
+	if c.WebhookTimeout <= 0 {
+		c.WebhookTimeout = d.WebhookTimeout
+	}
+	if c.WebhookConcurrency <= 0 {
+		c.WebhookConcurrency = d.WebhookConcurrency
+	}
 	return c
 }
 
@@ -412,6 +430,15 @@ func (c Config) Validate() error {
 	if c.StreamPing < 0 || c.StreamPing > DefaultStreamPing {
 		errs = append(errs, fmt.Errorf("Config.StreamPing %s: must be a duration up to 15s", c.StreamPing))
 
+	}
+	if _, err := webhook.NewGuard(c.WebhookAllowedHosts); err != nil {
+		bad("PREDICTKIT_WEBHOOK_ALLOWED_HOSTS", "%s", strings.TrimPrefix(err.Error(), "webhook allowed hosts: "))
+	}
+	if c.WebhookTimeout < 0 || c.WebhookTimeout > 5*time.Minute {
+		bad("PREDICTKIT_WEBHOOK_TIMEOUT", "%s: must be a duration of at most 5m, such as 10s", c.WebhookTimeout)
+	}
+	if c.WebhookConcurrency < 0 || c.WebhookConcurrency > 64 {
+		bad("PREDICTKIT_WEBHOOK_CONCURRENCY", "%d: must be 1 to 64", c.WebhookConcurrency)
 	}
 	if c.StreamRetention < 0 || c.StreamRetention > 0 && c.StreamRetention < minStreamRetention {
 		bad("PREDICTKIT_STREAM_RETENTION", "%s: must be a duration of at least 1m, such as 24h", c.StreamRetention)
@@ -598,6 +625,10 @@ func settings() []setting {
 				c.StreamRetention = d
 				return nil
 			}},
+		stringSetting("webhook-allowed-hosts", "PREDICTKIT_WEBHOOK_ALLOWED_HOSTS", "comma-separated host names, IP addresses and CIDR ranges partner webhooks may reach besides public addresses (loopback, private and link-local ones are refused unless listed)", func(c *Config) *string { return &c.WebhookAllowedHosts }),
+		durationSetting("webhook-timeout", "PREDICTKIT_WEBHOOK_TIMEOUT", "time limit of one partner webhook delivery attempt", func(c *Config) *time.Duration { return &c.WebhookTimeout }),
+		intSetting("webhook-concurrency", "PREDICTKIT_WEBHOOK_CONCURRENCY", "partner webhook deliveries of one partner this server sends at the same time",
+			1, 64, func(c *Config) *int { return &c.WebhookConcurrency }),
 		secret(stringSetting("stream-nats-url", "PREDICTKIT_STREAM_NATS_URL", "NATS server with JetStream to carry the change log between servers (nats://host:4222); empty: PostgreSQL LISTEN/NOTIFY", func(c *Config) *string { return &c.StreamNATSURL })),
 		{flag: "stream-nats-name", env: "PREDICTKIT_STREAM_NATS_NAME", help: "name of this deployment's JetStream stream, for deployments sharing a NATS server (letters, digits, _ and -)",
 			get: func(c *Config) string { return c.StreamNATSName },

@@ -51,6 +51,7 @@ func Options(cfg Config, opts ...fx.Option) fx.Option {
 		MarketModule,
 		AdminModule,
 		PartnerModule,
+		WebhookModule,
 		SocialModule,
 		P2PModule,
 		ChatModule,

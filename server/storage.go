@@ -17,6 +17,7 @@ import (
 	"github.com/predictkit/predictkit/social"
 	"github.com/predictkit/predictkit/storage/memory"
 	"github.com/predictkit/predictkit/storage/postgres"
+	"github.com/predictkit/predictkit/webhook"
 )
 
 // Store is every domain store the server composes. storage/memory and
@@ -29,6 +30,7 @@ type Store interface {
 	social.NotificationStore
 	p2p.Store
 	chat.Store
+	webhook.Store
 }
 
 // Health reports whether the store answers; /readyz calls it.

@@ -244,6 +244,9 @@ var bodyTargets = []bodyTarget{
 	{"POST /api/v1/admin/partners", []string{"name"}, func(_ *fuzzWorld, _ int, text func(string, string) string) string {
 		return fmt.Sprintf(`{"name":%s}`, text("name", "Text partner"))
 	}},
+	{"PUT /api/v1/admin/partners/:id/webhook", []string{"url"}, func(_ *fuzzWorld, _ int, text func(string, string) string) string {
+		return fmt.Sprintf(`{"url":%s}`, text("url", "https://93.184.216.34/hook"))
+	}},
 	{"POST /api/v1/events/:event_id/comments", []string{"content"}, func(_ *fuzzWorld, _ int, text func(string, string) string) string {
 		return fmt.Sprintf(`{"content":%s}`, text("content", "a comment"))
 	}},
@@ -285,6 +288,9 @@ var noTextBody = []string{
 	"PATCH /api/v1/admin/users/:id",
 	"PATCH /api/v1/admin/partners/:id",
 	"POST /api/v1/admin/partners/:id/float",
+	"POST /api/v1/admin/partners/:id/rotate-key",
+	"DELETE /api/v1/admin/partners/:id/webhook",
+	"POST /api/v1/admin/partners/:id/deliveries/:delivery_id/redeliver",
 	"PUT /api/v1/admin/p2p/users/:id/stats",
 	"POST /api/v1/notifications/read-all",
 	"POST /api/v1/notifications/:id/read",

@@ -485,6 +485,7 @@ func (s *Store) Settle(_ context.Context, marketID int64, st market.Settlement) 
 		return err
 	}
 	s.logChanges(market.ResolvedChange(eff.Market))
+	s.queueWebhooks([]*market.State{state}, []*market.Effects{eff})
 	return nil
 }
 
@@ -539,6 +540,7 @@ func (s *Store) SettlePool(_ context.Context, poolID int64, ps market.PoolSettle
 	for _, eff := range effs {
 		s.logChanges(market.ResolvedChange(eff.Market))
 	}
+	s.queueWebhooks(sts, effs)
 	return nil
 }
 

@@ -3,6 +3,7 @@ package memory
 import (
 	"context"
 	"strings"
+	"time"
 
 	"github.com/predictkit/predictkit/account"
 	"github.com/predictkit/predictkit/market"
@@ -14,6 +15,10 @@ var _ partner.Store = (*Store)(nil)
 type partnerRec struct {
 	p   partner.Partner
 	key string
+	// old is the key a rotation replaced, accepted until oldUntil; "" for
+	// none.
+	old      string
+	oldUntil time.Time
 }
 
 // CreatePartner implements partner.Store.
@@ -37,8 +42,35 @@ func (s *Store) PartnerByKey(_ context.Context, keyHash []byte) (*partner.Partne
 	if !ok {
 		return nil, partner.ErrUnauthorized
 	}
-	p := s.partners[id].p
+	rec := s.partners[id]
+	p := rec.p
+	if rec.key != string(keyHash) {
+		until := rec.oldUntil
+		p.KeyExpiresAt = &until
+	}
 	return &p, nil
+}
+
+// RotatePartnerKey implements partner.Store.
+func (s *Store) RotatePartnerKey(_ context.Context, id int64, newHash []byte, oldUntil time.Time) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rec, ok := s.partners[id]
+	if !ok {
+		return partner.ErrNotFound
+	}
+	if rec.old != "" {
+		delete(s.partnerKeys, rec.old)
+	}
+	rec.old, rec.oldUntil = "", time.Time{}
+	if oldUntil.IsZero() {
+		delete(s.partnerKeys, rec.key)
+	} else {
+		rec.old, rec.oldUntil = rec.key, oldUntil
+	}
+	rec.key = string(newHash)
+	s.partnerKeys[rec.key] = id
+	return nil
 }
 
 // Partner implements partner.Store.

@@ -17,6 +17,7 @@ import (
 	"github.com/predictkit/predictkit/account"
 	"github.com/predictkit/predictkit/input"
 	"github.com/predictkit/predictkit/market"
+	"github.com/predictkit/predictkit/partner"
 	"github.com/predictkit/predictkit/storage"
 )
 
@@ -174,6 +175,8 @@ func translate(err error, notFound error) error {
 			switch pe.ConstraintName {
 			case "access_tokens_user_id_fkey", "password_reset_tokens_user_id_fkey":
 				return account.ErrUserNotFound
+			case "partner_webhooks_partner_id_fkey":
+				return partner.ErrNotFound
 			}
 		case codeCharacterNotInRepertoire, codeUntranslatableCharacter:
 			return unstorableText(err)

@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -39,8 +40,38 @@ func (s *Store) CreatePartner(ctx context.Context, p *partner.Partner, keyHash [
 // PartnerByKey returns the partner whose key has hash, or
 // partner.ErrUnauthorized.
 func (s *Store) PartnerByKey(ctx context.Context, keyHash []byte) (*partner.Partner, error) {
-	p, err := scanPartner(s.pool.QueryRow(ctx, `SELECT `+partnerCols+` FROM partners WHERE key_hash = $1`, keyHash))
-	return p, translate(err, partner.ErrUnauthorized)
+	p := &partner.Partner{}
+	var until *time.Time
+	err := s.pool.QueryRow(ctx, `SELECT `+partnerCols+`, CASE WHEN key_hash = $1 THEN NULL ELSE old_key_until END
+		FROM partners WHERE key_hash = $1 OR old_key_hash = $1`, keyHash).Scan(&p.ID, &p.Name, &p.Disabled, &p.CreatedAt, &until)
+	if err != nil {
+		return nil, translate(err, partner.ErrUnauthorized)
+	}
+	p.KeyExpiresAt = until
+	return p, nil
+}
+
+// RotatePartnerKey gives partner id the key of hash newHash, keeping its
+// current key until oldUntil (dropped when zero); an earlier previous key
+// is dropped. The row's trigger (migration 00010) tells every server to
+// forget the partner's cached keys. partner.ErrNotFound.
+func (s *Store) RotatePartnerKey(ctx context.Context, id int64, newHash []byte, oldUntil time.Time) error {
+	var until *time.Time
+	if !oldUntil.IsZero() {
+		t := dbTime(oldUntil)
+		until = &t
+	}
+	tag, err := s.pool.Exec(ctx, `UPDATE partners SET
+		old_key_hash = CASE WHEN $3::timestamptz IS NULL THEN NULL ELSE key_hash END,
+		old_key_until = $3::timestamptz, key_hash = $2
+		WHERE id = $1`, id, newHash, until)
+	if err != nil {
+		return translate(err, nil)
+	}
+	if tag.RowsAffected() == 0 {
+		return partner.ErrNotFound
+	}
+	return nil
 }
 
 // Partner returns partner id, or partner.ErrNotFound.

@@ -22,6 +22,7 @@ import (
 	"github.com/predictkit/predictkit/market"
 	"github.com/predictkit/predictkit/p2p"
 	"github.com/predictkit/predictkit/partner"
+	"github.com/predictkit/predictkit/webhook"
 	"golang.org/x/crypto/bcrypt"
 )
 
@@ -37,6 +38,9 @@ type Stores struct {
 	// Changes, when set, runs the change-log suite. It must be the change
 	// log of Accounts and Markets.
 	Changes ChangeLog
+	// Webhooks, when set, runs the webhook suite. It must be the webhook
+	// store of Accounts, Markets and Partners.
+	Webhooks webhook.Store
 }
 
 // Run runs the whole suite; newStores returns fresh, empty stores for each
@@ -68,6 +72,8 @@ func Run(t *testing.T, newStores func(t *testing.T) Stores) {
 	t.Run("p2p", func(t *testing.T) { testP2P(t, newStores) })
 	t.Run("chat", func(t *testing.T) { testChat(t, newStores) })
 	t.Run("change log", func(t *testing.T) { testChanges(t, newStores) })
+	t.Run("webhooks", func(t *testing.T) { testWebhooks(t, newStores) })
+	t.Run("partner key rotation", func(t *testing.T) { testKeyRotation(t, newStores) })
 }
 
 // env is a fresh pair of services on fresh stores.

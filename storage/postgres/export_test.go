@@ -94,3 +94,9 @@ func WokenChangeFeed(s *Store) changelog.Feed {
 const Placeholder = placeholder
 
 var CutPlaceholder = cutPlaceholder
+
+// SettlementChecksPostings says whether s's settlements check their
+// holders' postings' accounts themselves (settlechecks.go).
+func (s *Store) SettlementChecksPostings(ctx context.Context) bool {
+	return s.settlementChecksPostings(ctx)
+}

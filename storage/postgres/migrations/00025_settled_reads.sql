@@ -16,9 +16,11 @@ DROP INDEX positions_open_key;
 ALTER INDEX positions_open_id_key RENAME TO positions_open_key;
 
 CREATE INDEX markets_resolved_idx ON markets (resolved_at DESC, id DESC) WHERE resolved;
+CREATE INDEX markets_open_idx ON markets (id) WHERE NOT resolved;
 
 -- +goose Down
 
+DROP INDEX markets_open_idx;
 DROP INDEX markets_resolved_idx;
 
 CREATE UNIQUE INDEX positions_open_plain_key ON positions (user_id, market_id, side) WHERE closed_at IS NULL;

@@ -46,15 +46,16 @@ import (
 // Locks. The markets' locks keep the set of open positions still. The
 // escrow and the fee accounts are locked first: only operations holding a
 // market's lock touch them. The holders' accounts are not locked while the
-// postings are written: a posting's foreign key takes a KEY SHARE lock,
-// which trades (FOR NO KEY UPDATE) neither wait for nor block. Their
+// postings are written (checked row by row, a posting's foreign key takes
+// a KEY SHARE lock, which trades, FOR NO KEY UPDATE, neither wait for nor
+// block; checked once, see settlechecks.go, it takes none). Their
 // balances change in one statement near the end, which locks them in
 // ascending id order, as every money operation locks accounts; so a holder
 // trading on another market waits for the end of a settlement at most. The
 // treasury is locked last, when every other account is locked already, so
 // a settlement holds it only for its last round trip; a void's refunds
-// that the treasury pays are posted before (a KEY SHARE lock again) and
-// its balance moves at the end.
+// that the treasury pays are posted before and its balance moves at the
+// end.
 
 // sqlCreatePay makes the table of a settlement's paid holders: market,
 // holder, the holder's user account, and what the holder is paid.

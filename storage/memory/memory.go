@@ -63,8 +63,8 @@ type Store struct {
 
 	tickets map[string]ticketRec // stream tickets, made on first use (stream.go)
 
-	apiKeys *apiKeys // personal API keys, made on first use (apikeys.go)
-	wh *webhookState // partners' webhooks and deliveries, made on first use (webhooks.go)
+	apiKeys *apiKeys      // personal API keys, made on first use (apikeys.go)
+	wh      *webhookState // partners' webhooks and deliveries, made on first use (webhooks.go)
 
 	// changes is the change log (changes.go), appended to under mu.
 	changes *changelog.Memory

@@ -93,3 +93,9 @@ func WokenChangeFeed(s *Store) changelog.Feed {
 // SetUnloggedTrades makes s write trades without their change-log
 // entries, to measure what the log costs.
 func SetUnloggedTrades(s *Store, unlogged bool) { s.unloggedTrades = unlogged }
+
+// SettlementChecksPostings says whether s's settlements check their
+// holders' postings' accounts themselves (settlechecks.go).
+func (s *Store) SettlementChecksPostings(ctx context.Context) bool {
+	return s.settlementChecksPostings(ctx)
+}

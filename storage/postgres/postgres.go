@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"io/fs"
 	"regexp"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -61,6 +62,10 @@ type Store struct {
 	// unloggedTrades leaves the change log out of trades: only benchmarks
 	// set it (export_test.go), to measure what the log costs a trade.
 	unloggedTrades bool
+	// postingChecks is how a settlement checks the accounts of its
+	// holders' postings (settlechecks.go): postingChecksUnknown until the
+	// first settlement asks the server.
+	postingChecks atomic.Int32
 }
 
 // Option configures a Store.
@@ -70,6 +75,8 @@ type config struct {
 	schema   string
 	retries  int
 	maxConns int32
+	// rowChecks makes settlements leave every posting to the foreign keys.
+	rowChecks bool
 }
 
 // DefaultRetries is how many times a money operation runs before a
@@ -110,6 +117,18 @@ func WithMaxConns(n int32) Option {
 			return errors.New("postgres: max conns must be at least 1")
 		}
 		c.maxConns = n
+		return nil
+	}
+}
+
+// WithRowByRowPostingChecks makes settlements leave the accounts of every
+// posting they write to the postings table's foreign keys, row by row, as
+// any other statement does, even when the database role may switch them
+// off for the settlement's postings (see Store.Settle): the slower way,
+// for comparison and for servers that would rather not.
+func WithRowByRowPostingChecks() Option {
+	return func(c *config) error {
+		c.rowChecks = true
 		return nil
 	}
 }
@@ -156,7 +175,11 @@ func New(ctx context.Context, databaseURL string, opts ...Option) (*Store, error
 		pool.Close()
 		return nil, fmt.Errorf("postgres: ping: %w", err)
 	}
-	return &Store{pool: pool, schema: c.schema, retries: c.retries, changeChannel: changeChannel(c.schema)}, nil
+	s := &Store{pool: pool, schema: c.schema, retries: c.retries, changeChannel: changeChannel(c.schema)}
+	if c.rowChecks {
+		s.postingChecks.Store(postingChecksPerRow)
+	}
+	return s, nil
 }
 
 // Close closes every connection of the pool.

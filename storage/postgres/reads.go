@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"math"
+	"strconv"
 
 	"github.com/jackc/pgx/v5"
 
@@ -44,6 +45,46 @@ JOIN pools p ON p.id = m.pool_id
 JOIN events e ON e.id = m.event_id
 WHERE x.user_id = $1 `
 
+// settledWalk is how many of the most recently resolved markets the
+// closed feed walks for a page of positions their settlements closed
+// before it reads all of the user's positions instead.
+const settledWalk = 1000
+
+// settledPageCTEs find the first $2 + $3 of user $1's positions closed by
+// their markets' settlements, most recently resolved first (ties by id,
+// descending), as settled: id and resolved_at.
+//
+// Such a position is open in its row, so no index holds it in that order:
+// resolved_at is its market's. The page walks the markets most recently
+// resolved first (markets_resolved_idx), each with the user's positions on
+// it (positions_open_key, which includes the id: no heap row is read),
+// and stops once the page is full: a user who bet on many markets pays
+// for the page, not for the 10,000 positions behind it. Only the
+// settledWalk most recent markets are walked so: walk holds the user's
+// positions on every market resolved after the first market left out
+// (cut; none when fewer markets resolved), so a full page from it is
+// exact. A user with fewer positions there (the markets it bet on are
+// older, or few) reads every one of its positions open in their rows
+// instead (all), through the same index, and joins their markets.
+var settledPageCTEs = `cut AS (
+	SELECT m.resolved_at FROM markets m WHERE m.resolved
+	ORDER BY m.resolved_at DESC, m.id DESC OFFSET ` + strconv.Itoa(settledWalk) + ` LIMIT 1),
+walk AS (
+	SELECT x.id, m.resolved_at FROM markets m
+	JOIN positions x ON x.user_id = $1 AND x.market_id = m.id AND x.closed_at IS NULL
+	WHERE m.resolved AND ((SELECT resolved_at FROM cut) IS NULL OR m.resolved_at IS NULL OR m.resolved_at > (SELECT resolved_at FROM cut))
+	ORDER BY m.resolved_at DESC, x.id DESC LIMIT $2::bigint + $3::bigint),
+walked AS (
+	SELECT NOT EXISTS (SELECT 1 FROM cut) OR (SELECT count(*) FROM walk) = $2::bigint + $3::bigint AS enough),
+settled AS (
+	SELECT id, resolved_at FROM walk WHERE (SELECT enough FROM walked)
+	UNION ALL
+	(SELECT x.id, m.resolved_at
+	FROM (SELECT x.id, x.market_id FROM positions x WHERE x.user_id = $1 AND x.closed_at IS NULL OFFSET 0) x
+	JOIN markets m ON m.id = x.market_id
+	WHERE NOT (SELECT enough FROM walked) AND m.resolved
+	ORDER BY m.resolved_at DESC, x.id DESC LIMIT $2::bigint + $3::bigint))`
+
 // The feeds, each walking an index in the order it returns rows (see the
 // migrations), so that a page costs what it holds, not what the table does.
 // The positions a settlement closed are still in the open index: the open
@@ -52,15 +93,14 @@ WHERE x.user_id = $1 `
 var (
 	sqlOpenPositions = positionDetailSQL + `AND x.closed_at IS NULL AND NOT m.resolved
 		ORDER BY x.created_at DESC, x.id DESC`
-	sqlClosedPositions = `SELECT ` + settledCols + `, e.id, e.name, p.id, p.name, ` + marketCols + `
+	sqlClosedPositions = `WITH ` + settledPageCTEs + `
+		SELECT ` + settledCols + `, e.id, e.name, p.id, p.name, ` + marketCols + `
 		FROM (
 			(SELECT x.id, x.closed_at AS closed FROM positions x
 			WHERE x.user_id = $1 AND x.closed_at IS NOT NULL
 			ORDER BY x.closed_at DESC, x.id DESC LIMIT $2::bigint + $3::bigint)
 			UNION ALL
-			(SELECT x.id, m.resolved_at FROM positions x JOIN markets m ON m.id = x.market_id
-			WHERE x.user_id = $1 AND ` + settledSQL + `
-			ORDER BY m.resolved_at DESC, x.id DESC LIMIT $2::bigint + $3::bigint)
+			SELECT id, resolved_at FROM settled
 		) c
 		JOIN positions x ON x.id = c.id
 		JOIN markets m ON m.id = x.market_id

@@ -61,6 +61,8 @@ type Store struct {
 
 	tickets map[string]ticketRec // stream tickets, made on first use (stream.go)
 
+	board boardState // the leaderboard's buckets (leaderboard.go)
+
 	// changes is the change log (changes.go), appended to under mu.
 	changes *changelog.Memory
 }

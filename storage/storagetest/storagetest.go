@@ -37,6 +37,9 @@ type Stores struct {
 	// Changes, when set, runs the change-log suite. It must be the change
 	// log of Accounts and Markets.
 	Changes ChangeLog
+	// Board, when set, runs the leaderboard suite. It must be the board of
+	// Accounts and Markets.
+	Board Board
 }
 
 // Run runs the whole suite; newStores returns fresh, empty stores for each
@@ -65,6 +68,7 @@ func Run(t *testing.T, newStores func(t *testing.T) Stores) {
 	t.Run("p2p", func(t *testing.T) { testP2P(t, newStores) })
 	t.Run("chat", func(t *testing.T) { testChat(t, newStores) })
 	t.Run("change log", func(t *testing.T) { testChanges(t, newStores) })
+	t.Run("leaderboard", func(t *testing.T) { testLeaderboard(t, newStores) })
 }
 
 // env is a fresh pair of services on fresh stores.

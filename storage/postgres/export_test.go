@@ -94,3 +94,10 @@ func WokenChangeFeed(s *Store) changelog.Feed {
 const Placeholder = placeholder
 
 var CutPlaceholder = cutPlaceholder
+
+// SetLeaderboardBeforeCommit sets the hook the leaderboard's consumer
+// runs before it commits, and returns a function that removes it.
+func SetLeaderboardBeforeCommit(f func() error) func() {
+	leaderboardBeforeCommit = f
+	return func() { leaderboardBeforeCommit = nil }
+}

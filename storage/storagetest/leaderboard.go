@@ -213,7 +213,9 @@ func testLeaderboard(t *testing.T, newStores func(*testing.T) Stores) {
 		m := ms[0]
 		a, b := e.user("Ann", 1_000_000, 0), e.user("Bob", 1_000_000, 0)
 		today := time.Date(2026, 3, 20, 0, 0, 0, 0, time.UTC)
-		at := func(daysAgo int, h int) time.Time { return today.AddDate(0, 0, -daysAgo).Add(time.Duration(h) * time.Hour) }
+		at := func(daysAgo int, h int) time.Time {
+			return today.AddDate(0, 0, -daysAgo).Add(time.Duration(h) * time.Hour)
+		}
 		// Ann: a buy 40 days ago, a sale 10 days ago, a buy 3 days ago;
 		// Bob: a buy and a sale today, a buy 6 days ago (in the week) and
 		// one 7 days ago (not).

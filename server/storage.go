@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/predictkit/predictkit/account"
 	"github.com/predictkit/predictkit/chat"
+	"github.com/predictkit/predictkit/leaderboard"
 	"github.com/predictkit/predictkit/market"
 	"github.com/predictkit/predictkit/p2p"
 	"github.com/predictkit/predictkit/partner"
@@ -29,6 +30,7 @@ type Store interface {
 	social.NotificationStore
 	p2p.Store
 	chat.Store
+	leaderboard.Store
 }
 
 // Health reports whether the store answers; /readyz calls it.

@@ -299,3 +299,7 @@ func (s *Store) Leaderboard(ctx context.Context, q leaderboard.Query) ([]leaderb
 	})
 	return out, translate(err, nil)
 }
+
+// ChangesCommitted returns a channel closed when WatchChanges next hears
+// that entries were committed (here or on another server).
+func (s *Store) ChangesCommitted() <-chan struct{} { return s.changed.Wait() }

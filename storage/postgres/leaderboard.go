@@ -22,6 +22,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -73,7 +74,29 @@ totals AS (
 	ON CONFLICT (user_id) DO UPDATE SET pnl = l.pnl + EXCLUDED.pnl,
 		volume = LEAST(l.volume::numeric + EXCLUDED.volume, ` + maxBigint + `)::bigint,
 		trades = l.trades + EXCLUDED.trades
+),
+periods AS (
+	INSERT INTO leaderboard_periods AS p (days, user_id, pnl, volume, trades)
+	SELECT w.days, d.user_id, sum(d.pnl)::bigint, LEAST(sum(d.volume), ` + maxBigint + `)::bigint, sum(d.trades)::bigint
+	FROM delta d CROSS JOIN (VALUES (7), (30)) w(days) CROSS JOIN leaderboard_state s
+	WHERE d.day BETWEEN s.as_of - (w.days - 1) AND s.as_of
+	GROUP BY w.days, d.user_id
+	ON CONFLICT (days, user_id) DO UPDATE SET pnl = p.pnl + EXCLUDED.pnl,
+		volume = LEAST(p.volume::numeric + EXCLUDED.volume, ` + maxBigint + `)::bigint,
+		trades = p.trades + EXCLUDED.trades
 )`
+
+// sqlBoardRoll sums the periods' totals again from the buckets, for the
+// periods ending with day $1.
+// (The caller deletes the old totals first: the statements of one WITH
+// see one snapshot, in which a DELETE's rows are still there.)
+const sqlBoardRoll = `WITH summed AS (
+	INSERT INTO leaderboard_periods (days, user_id, pnl, volume, trades)
+	SELECT w.days, d.user_id, sum(d.pnl)::bigint, LEAST(sum(d.volume), ` + maxBigint + `)::bigint, sum(d.trades)::bigint
+	FROM leaderboard_days d JOIN (VALUES (7), (30)) w(days) ON d.day BETWEEN $1::date - (w.days - 1) AND $1::date
+	GROUP BY w.days, d.user_id
+)
+UPDATE leaderboard_state SET as_of = $1`
 
 // sqlBoardApply applies trades $1 and resolved markets $2 and moves the
 // cursor to $3. Partner sub-accounts are not ranked.
@@ -144,6 +167,9 @@ func (s *Store) ApplyLeaderboard(ctx context.Context, limit int) (int, error) {
 			if err != nil {
 				return err
 			}
+			if err := rollBoard(ctx, tx); err != nil {
+				return err
+			}
 			es, err := s.boardEntries(ctx, tx, after, limit)
 			if err != nil || len(es) == 0 {
 				return err
@@ -184,6 +210,29 @@ func (s *Store) ApplyLeaderboard(ctx context.Context, limit int) (int, error) {
 			return 0, err
 		}
 	}
+}
+
+// boardToday is the day the periods' totals end with: the UTC day of
+// the server's clock. A board asked for another day (a server whose
+// clock is a little off at midnight) is summed from the buckets.
+var boardToday = func() time.Time { return leaderboard.Day(time.Now()) }
+
+// rollBoard sums the periods' totals again when the day has changed
+// since they were last summed. The caller holds the cursor's lock.
+func rollBoard(ctx context.Context, tx pgx.Tx) error {
+	today := boardToday()
+	var asOf *time.Time
+	if err := tx.QueryRow(ctx, `SELECT as_of FROM leaderboard_state`).Scan(&asOf); err != nil {
+		return err
+	}
+	if asOf != nil && asOf.Equal(today) {
+		return nil
+	}
+	if _, err := tx.Exec(ctx, `DELETE FROM leaderboard_periods`); err != nil {
+		return err
+	}
+	_, err := tx.Exec(ctx, sqlBoardRoll, today)
+	return err
 }
 
 // boardEntries reads the entries of whole change-log rows after after.
@@ -237,6 +286,13 @@ func (s *Store) backfillBoard(ctx context.Context) error {
 		if _, err := tx.Exec(ctx, `DELETE FROM leaderboard_totals`); err != nil {
 			return err
 		}
+		// The consumer sums the periods again at its first apply.
+		if _, err := tx.Exec(ctx, `DELETE FROM leaderboard_periods`); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `UPDATE leaderboard_state SET as_of = NULL`); err != nil {
+			return err
+		}
 		_, err = tx.Exec(ctx, sqlBoardBackfill)
 		return err
 	})
@@ -249,8 +305,9 @@ func (s *Store) LeaderboardCursor(ctx context.Context) (int64, error) {
 	return s.ChangeCursor(ctx, LeaderboardConsumer)
 }
 
-// The boards: all time from the totals, along their indexes; a period
-// sums the buckets of its days.
+// The boards: all time from the totals, and a period from its totals,
+// each along an index from the top; a period that does not end with the
+// day the totals were summed for sums the buckets of its days instead.
 var (
 	sqlBoardAll = func(by string) string {
 		return `SELECT l.user_id, u.name, u.avatar_url, u.profile_hidden, l.pnl, l.volume, l.trades
@@ -260,6 +317,12 @@ var (
 	}
 	sqlBoardPeriod = func(by string) string {
 		return `SELECT l.user_id, u.name, u.avatar_url, u.profile_hidden, l.pnl, l.volume, l.trades
+		FROM (SELECT * FROM leaderboard_periods WHERE days = $2 ORDER BY ` + by + ` DESC, user_id LIMIT $1) l
+		JOIN users u ON u.id = l.user_id
+		ORDER BY l.` + by + ` DESC, l.user_id`
+	}
+	sqlBoardBuckets = func(by string) string {
+		return `SELECT l.user_id, u.name, u.avatar_url, u.profile_hidden, l.pnl, l.volume, l.trades
 		FROM (
 			SELECT user_id, sum(pnl)::bigint AS pnl, LEAST(sum(volume), ` + maxBigint + `)::bigint AS volume, sum(trades)::bigint AS trades
 			FROM leaderboard_days WHERE day BETWEEN $2 AND $3
@@ -268,24 +331,40 @@ var (
 		JOIN users u ON u.id = l.user_id
 		ORDER BY l.` + by + ` DESC, l.user_id`
 	}
-	sqlBoards = map[leaderboard.By][2]string{
-		leaderboard.ByPnL:    {sqlBoardAll("pnl"), sqlBoardPeriod("pnl")},
-		leaderboard.ByVolume: {sqlBoardAll("volume"), sqlBoardPeriod("volume")},
+	sqlBoards = map[leaderboard.By][3]string{
+		leaderboard.ByPnL:    {sqlBoardAll("pnl"), sqlBoardPeriod("pnl"), sqlBoardBuckets("pnl")},
+		leaderboard.ByVolume: {sqlBoardAll("volume"), sqlBoardPeriod("volume"), sqlBoardBuckets("volume")},
 	}
 )
 
 // Leaderboard implements leaderboard.Store.
 func (s *Store) Leaderboard(ctx context.Context, q leaderboard.Query) ([]leaderboard.Row, error) {
+	return s.leaderboard(ctx, q, false)
+}
+
+func (s *Store) leaderboard(ctx context.Context, q leaderboard.Query, buckets bool) ([]leaderboard.Row, error) {
 	qs, ok := sqlBoards[q.By]
 	if !ok {
 		return nil, fmt.Errorf("postgres: leaderboard: no ranking by %q", q.By)
 	}
 	var rows pgx.Rows
 	var err error
-	if since, period := q.Since(); period {
-		rows, err = s.pool.Query(ctx, qs[1], int64(q.Limit), since, q.Today)
-	} else {
+	since, period := q.Since()
+	switch {
+	case !period:
 		rows, err = s.pool.Query(ctx, qs[0], int64(q.Limit))
+	default:
+		var asOf *time.Time
+		if !buckets {
+			if err := s.pool.QueryRow(ctx, `SELECT as_of FROM leaderboard_state`).Scan(&asOf); err != nil {
+				return nil, translate(err, nil)
+			}
+		}
+		if asOf != nil && asOf.Equal(q.Today) {
+			rows, err = s.pool.Query(ctx, qs[1], int64(q.Limit), int16(q.Period.Days()))
+		} else {
+			rows, err = s.pool.Query(ctx, qs[2], int64(q.Limit), since, q.Today)
+		}
 	}
 	if err != nil {
 		return nil, translate(err, nil)

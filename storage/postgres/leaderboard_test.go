@@ -19,9 +19,18 @@ func (e *env) boardRows() map[string][]leaderboard.Row {
 	out := map[string][]leaderboard.Row{}
 	for _, p := range []leaderboard.Period{leaderboard.AllTime, leaderboard.Month, leaderboard.Week} {
 		for _, by := range []leaderboard.By{leaderboard.ByPnL, leaderboard.ByVolume} {
-			rows, err := e.store.Leaderboard(e.ctx, leaderboard.Query{Period: p, By: by, Limit: leaderboard.MaxLimit, Today: leaderboard.Day(time.Now())})
+			q := leaderboard.Query{Period: p, By: by, Limit: leaderboard.MaxLimit, Today: e.today()}
+			rows, err := e.store.Leaderboard(e.ctx, q)
 			if err != nil {
 				e.t.Fatal(err)
+			}
+			// The periods' totals and the buckets they sum agree.
+			summed, err := e.store.LeaderboardFromBuckets(e.ctx, q)
+			if err != nil {
+				e.t.Fatal(err)
+			}
+			if !slices.EqualFunc(rows, summed, sameRow) {
+				e.t.Fatalf("%s by %s: the totals say\n%+v\nthe buckets\n%+v", p, by, rows, summed)
 			}
 			out[string(p)+"/"+string(by)] = rows
 		}
@@ -140,6 +149,45 @@ func TestLeaderboardConsumer(t *testing.T) {
 		}
 	})
 
+	t.Run("the periods' totals follow the days: a day later the week's first day has left them", func(t *testing.T) {
+		e := newEnv(t)
+		users := []*account.User{e.user("a", 1_000_000), e.user("b", 1_000_000)}
+		now := leaderboard.Day(time.Now())
+		for i, day := range []time.Time{now.AddDate(0, 0, -29), now.AddDate(0, 0, -6), now} {
+			defer postgres.SetBoardToday(day)()
+			e.history(users...)
+			// Every trade of history is made now: move them to day.
+			if _, err := e.store.DB().Exec(e.ctx, `UPDATE trades SET created_at = $1 WHERE created_at > now() - interval '1 minute'`, day.Add(time.Hour)); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := e.store.DB().Exec(e.ctx, `UPDATE pnl_events SET at = $1 WHERE at > now() - interval '1 minute'`, day.Add(time.Hour)); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := e.store.DB().Exec(e.ctx, `UPDATE markets SET resolved_at = $1 WHERE resolved_at > now() - interval '1 minute'`, day.Add(time.Hour)); err != nil {
+				t.Fatal(err)
+			}
+			e.drain(7)
+			if got := e.today(); !got.Equal(day) {
+				t.Fatalf("history %d: the totals end %s, want %s", i, got, day)
+			}
+			e.boardRows() // the totals and the buckets agree
+		}
+		for _, day := range []time.Time{now.AddDate(0, 0, 1), now.AddDate(0, 0, 7), now.AddDate(0, 0, 40)} {
+			defer postgres.SetBoardToday(day)()
+			if n := e.drain(7); n != 0 {
+				t.Fatalf("nothing was left to apply, yet %d entries were", n)
+			}
+			if got := e.today(); !got.Equal(day) {
+				t.Fatalf("with no entries the totals still end %s, want %s", got, day)
+			}
+			e.boardRows()
+		}
+		rows, err := e.store.Leaderboard(e.ctx, leaderboard.Query{Period: leaderboard.Month, By: leaderboard.ByPnL, Limit: 10, Today: now.AddDate(0, 0, 40)})
+		if err != nil || len(rows) != 0 {
+			t.Fatalf("forty days on the month is empty: %+v, %v", rows, err)
+		}
+	})
+
 	t.Run("several servers applying at once count every entry once", func(t *testing.T) {
 		e := newEnv(t)
 		users := []*account.User{e.user("a", 1_000_000), e.user("b", 1_000_000), e.user("c", 1_000_000)}
@@ -183,14 +231,29 @@ func (e *env) rebuilt() map[string][]leaderboard.Row {
 	return e.boardRows()
 }
 
+// today is the day the boards end with: the consumer's.
+func (e *env) today() time.Time {
+	e.t.Helper()
+	var d *time.Time
+	if err := e.store.DB().QueryRow(e.ctx, `SELECT as_of FROM leaderboard_state`).Scan(&d); err != nil {
+		e.t.Fatal(err)
+	}
+	if d == nil {
+		return leaderboard.Day(time.Now())
+	}
+	return *d
+}
+
+func sameRow(x, y leaderboard.Row) bool {
+	return x.UserID == y.UserID && x.PnL == y.PnL && x.Volume == y.Volume && x.Trades == y.Trades
+}
+
 func equalBoards(a, b map[string][]leaderboard.Row) bool {
 	if len(a) != len(b) {
 		return false
 	}
 	for k, rows := range a {
-		if !slices.EqualFunc(rows, b[k], func(x, y leaderboard.Row) bool {
-			return x.UserID == y.UserID && x.PnL == y.PnL && x.Volume == y.Volume && x.Trades == y.Trades
-		}) {
+		if !slices.EqualFunc(rows, b[k], sameRow) {
 			return false
 		}
 	}

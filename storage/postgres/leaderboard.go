@@ -78,8 +78,8 @@ totals AS (
 periods AS (
 	INSERT INTO leaderboard_periods AS p (days, user_id, pnl, volume, trades)
 	SELECT w.days, d.user_id, sum(d.pnl)::bigint, LEAST(sum(d.volume), ` + maxBigint + `)::bigint, sum(d.trades)::bigint
-	FROM delta d CROSS JOIN (VALUES (7), (30)) w(days) CROSS JOIN leaderboard_state s
-	WHERE d.day BETWEEN s.as_of - (w.days - 1) AND s.as_of
+	FROM delta d CROSS JOIN (VALUES (7), (30)) w(days)
+	WHERE d.day BETWEEN $4::date - (w.days - 1) AND $4::date
 	GROUP BY w.days, d.user_id
 	ON CONFLICT (days, user_id) DO UPDATE SET pnl = p.pnl + EXCLUDED.pnl,
 		volume = LEAST(p.volume::numeric + EXCLUDED.volume, ` + maxBigint + `)::bigint,
@@ -99,11 +99,14 @@ const sqlBoardRoll = `WITH summed AS (
 UPDATE leaderboard_state SET as_of = $1`
 
 // sqlBoardApply applies trades $1 and resolved markets $2 and moves the
-// cursor to $3. Partner sub-accounts are not ranked.
-var sqlBoardApply = `WITH t AS (
+// cursor to $3; the periods' totals end with day $4 (NULL: not summed
+// yet). Partner sub-accounts are not ranked: only they trade, and hold
+// positions, with a partner_id.
+var sqlBoardApply = `WITH t AS MATERIALIZED (
 	SELECT t.user_id, t.created_at, t.cost, t.action, t.xmin::text::bigint AS tx
-	FROM trades t JOIN users u ON u.id = t.user_id
-	WHERE t.id = ANY($1::bigint[]) AND u.partner_id IS NULL
+	FROM unnest($1::bigint[]) AS i(id)
+	JOIN trades t ON t.id = i.id
+	WHERE t.partner_id IS NULL
 ),
 delta AS (
 	SELECT user_id, day, sum(pnl) AS pnl, sum(volume) AS volume, sum(trades) AS trades FROM (
@@ -114,16 +117,19 @@ delta AS (
 		JOIN pnl_events e ON e.user_id = k.user_id AND e.at = k.created_at AND e.xmin::text::bigint = k.tx
 		UNION ALL
 		SELECT x.user_id, ` + dayOf("m.resolved_at") + `, ` + settledRealization + `, 0, 0
-		FROM positions x JOIN markets m ON m.id = x.market_id JOIN users u ON u.id = x.user_id
-		WHERE x.market_id = ANY($2::bigint[]) AND ` + settledSQL + ` AND u.partner_id IS NULL
+		FROM unnest($2::bigint[]) AS r(id)
+		JOIN markets m ON m.id = r.id
+		JOIN positions x ON x.market_id = m.id
+		WHERE ` + settledSQL + ` AND x.partner_id IS NULL
 	) r GROUP BY user_id, day
 ),` + boardUpsert + `
 UPDATE change_consumers SET after = $3, updated_at = now() WHERE name = '` + LeaderboardConsumer + `'`
 
-// sqlBoardBackfill fills the empty buckets from everything the tables
-// hold: the trades, the realizations of the PnL chart (reads.go:
-// sqlPnLEvents) and the settlements of positions left open.
-var sqlBoardBackfill = `WITH delta AS (
+// sqlBoardBackfill fills the empty buckets and totals from everything
+// the tables hold: the trades, the realizations of the PnL chart
+// (reads.go: sqlPnLEvents) and the settlements of positions left open.
+// The periods' totals are summed by the next apply (rollBoard).
+var sqlBoardBackfill = `WITH delta AS MATERIALIZED (
 	SELECT r.user_id, r.day, sum(r.pnl) AS pnl, sum(r.volume) AS volume, sum(r.trades) AS trades FROM (
 		SELECT user_id, ` + dayOf("created_at") + ` AS day, 0::numeric AS pnl, cost::numeric AS volume, 1 AS trades FROM trades
 		UNION ALL
@@ -136,8 +142,13 @@ var sqlBoardBackfill = `WITH delta AS (
 	) r JOIN users u ON u.id = r.user_id
 	WHERE u.partner_id IS NULL
 	GROUP BY r.user_id, r.day
-),` + boardUpsert + `
-SELECT count(*) FROM delta`
+),
+days AS (
+	INSERT INTO leaderboard_days (user_id, day, pnl, volume, trades)
+	SELECT user_id, day, pnl::bigint, LEAST(volume, ` + maxBigint + `)::bigint, trades::bigint FROM delta
+)
+INSERT INTO leaderboard_totals (user_id, pnl, volume, trades)
+SELECT user_id, sum(pnl)::bigint, LEAST(sum(volume), ` + maxBigint + `)::bigint, sum(trades)::bigint FROM delta GROUP BY user_id`
 
 // sqlBoardRows reads the change log's rows after the cursor $1, whole,
 // up to the one that brings the entries to $2 or more.
@@ -167,7 +178,13 @@ func (s *Store) ApplyLeaderboard(ctx context.Context, limit int) (int, error) {
 			if err != nil {
 				return err
 			}
-			if err := rollBoard(ctx, tx); err != nil {
+			// The statements below are planned for the ids they get: a
+			// generic plan of "id = ANY($1)" may scan whole tables.
+			if _, err := tx.Exec(ctx, `SET LOCAL plan_cache_mode = force_custom_plan`); err != nil {
+				return err
+			}
+			asOf, err := rollBoard(ctx, tx)
+			if err != nil {
 				return err
 			}
 			es, err := s.boardEntries(ctx, tx, after, limit)
@@ -189,7 +206,7 @@ func (s *Store) ApplyLeaderboard(ctx context.Context, limit int) (int, error) {
 					resolved = append(resolved, e.MarketID)
 				}
 			}
-			if _, err := tx.Exec(ctx, sqlBoardApply, trades, resolved, es[len(es)-1].Seq); err != nil {
+			if _, err := tx.Exec(ctx, sqlBoardApply, trades, resolved, es[len(es)-1].Seq, asOf); err != nil {
 				return err
 			}
 			if leaderboardBeforeCommit != nil {
@@ -219,20 +236,21 @@ var boardToday = func() time.Time { return leaderboard.Day(time.Now()) }
 
 // rollBoard sums the periods' totals again when the day has changed
 // since they were last summed. The caller holds the cursor's lock.
-func rollBoard(ctx context.Context, tx pgx.Tx) error {
+// It returns the day they end with.
+func rollBoard(ctx context.Context, tx pgx.Tx) (time.Time, error) {
 	today := boardToday()
 	var asOf *time.Time
 	if err := tx.QueryRow(ctx, `SELECT as_of FROM leaderboard_state`).Scan(&asOf); err != nil {
-		return err
+		return today, err
 	}
 	if asOf != nil && asOf.Equal(today) {
-		return nil
+		return today, nil
 	}
 	if _, err := tx.Exec(ctx, `DELETE FROM leaderboard_periods`); err != nil {
-		return err
+		return today, err
 	}
 	_, err := tx.Exec(ctx, sqlBoardRoll, today)
-	return err
+	return today, err
 }
 
 // boardEntries reads the entries of whole change-log rows after after.

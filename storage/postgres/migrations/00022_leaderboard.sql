@@ -18,9 +18,9 @@ CREATE TABLE leaderboard_days (
     PRIMARY KEY (user_id, day)
 );
 
--- A period's board sums the buckets of its days, read in day order with
--- their figures in the index.
-CREATE INDEX leaderboard_days_day_idx ON leaderboard_days (day) INCLUDE (user_id, pnl, volume, trades);
+-- Summing a period's totals (once a day) reads the buckets of its days.
+-- No figure is in the index, so that adding to a bucket is a HOT update.
+CREATE INDEX leaderboard_days_day_idx ON leaderboard_days (day);
 
 CREATE TABLE leaderboard_totals (
     user_id bigint PRIMARY KEY,

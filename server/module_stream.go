@@ -133,6 +133,13 @@ type streamOut struct {
 // streamPing is how often a silent stream is pinged: the setting, or
 // more often when the write timeout is short, since every write moves the
 // connection's write deadline (see chunkWriter).
+// streamCoalesce is the least time between two writes to one stream: a
+// busy market's messages go out a few at a time rather than one write and
+// flush each, which is what lets one server feed a thousand subscribers of
+// a market trading a hundred times a second; a message after a quiet
+// spell goes out at once.
+const streamCoalesce = 20 * time.Millisecond
+
 func streamPing(cfg Config) time.Duration {
 	return min(cfg.StreamPing, cfg.WriteTimeout/2)
 }
@@ -154,6 +161,7 @@ func newStreamHub(lc fx.Lifecycle, cfg Config, store Store, feed StreamFeed, met
 		Events:      eventStatus{store},
 		Settlements: settlementSource{markets: store, store: st},
 		Ping:        streamPing(cfg),
+		Coalesce:    streamCoalesce,
 		Logger:      log,
 	})
 	metrics.reg.MustRegister(

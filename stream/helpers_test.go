@@ -36,6 +36,8 @@ type recorder struct {
 	mu      sync.Mutex
 	pending bytes.Buffer
 	msgs    []msg
+	// batches are the messages of each flush that had any.
+	batches [][]msg
 	changed chan struct{} // closed and replaced at every flush
 	// gate, when set, is received from before every Flush: a client that
 	// reads only when told to.
@@ -56,14 +58,19 @@ func (r *recorder) Flush() error {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	var batch []msg
 	for {
 		b := r.pending.Bytes()
 		i := bytes.Index(b, []byte("\n\n"))
 		if i < 0 {
 			break
 		}
-		r.msgs = append(r.msgs, parseMsg(string(b[:i])))
+		batch = append(batch, parseMsg(string(b[:i])))
 		r.pending.Next(i + 2)
+	}
+	r.msgs = append(r.msgs, batch...)
+	if len(batch) > 0 {
+		r.batches = append(r.batches, batch)
 	}
 	close(r.changed)
 	r.changed = make(chan struct{})

@@ -201,6 +201,31 @@ func TestSlowSubscriber(t *testing.T) {
 	})
 }
 
+func TestCoalesce(t *testing.T) {
+	t.Run("a message after a quiet spell goes out at once, and those right after it go out together", func(t *testing.T) {
+		log := changelog.NewMemory()
+		h := newHub(t, log, stream.Options{Coalesce: time.Second})
+		c := subscribe(t, h, stream.Request{Topics: topics(t, "market:1")})
+		log.Append(trade(1, 1, 1))
+		c.until(t, 1)
+		for range 3 {
+			log.Append(trade(1, 1, 1))
+		}
+		c.until(t, 4)
+		c.rec.mu.Lock()
+		defer c.rec.mu.Unlock()
+		var got [][]int64
+		for _, b := range c.rec.batches {
+			if b[0].comment == "" {
+				got = append(got, ids(b))
+			}
+		}
+		if len(got) != 2 || !slices.Equal(got[0], []int64{1}) || !slices.Equal(got[1], []int64{2, 3, 4}) {
+			t.Fatalf("writes %v, want [[1] [2 3 4]]", got)
+		}
+	})
+}
+
 func TestPing(t *testing.T) {
 	t.Run("an idle subscriber gets a ping comment", func(t *testing.T) {
 		log := changelog.NewMemory()

@@ -230,6 +230,18 @@ func (s *Subscription) live() ([][]byte, error) {
 			s.ended = ErrClosed
 			return append(s.out, closingBytes), nil
 		}
+		if wait := h.o.Coalesce - time.Since(s.sent); h.o.Coalesce > 0 && wait > 0 {
+			// Messages came right after the last write: let those that
+			// follow within Coalesce join them.
+			t := time.NewTimer(wait)
+			select {
+			case <-t.C:
+			case <-h.done:
+				t.Stop()
+				s.ended = ErrClosed
+				return append(s.out, closingBytes), nil
+			}
+		}
 		s.mu.Lock()
 		batch := s.queue
 		s.queue = s.batch[:0]
@@ -264,6 +276,7 @@ func (s *Subscription) live() ([][]byte, error) {
 		}
 		if len(s.out) > 0 {
 			s.timer.Reset(h.o.Ping)
+			s.sent = time.Now()
 			return s.out, nil
 		}
 	}

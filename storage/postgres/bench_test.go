@@ -9,6 +9,7 @@ import (
 
 	"github.com/predictkit/predictkit/account"
 	"github.com/predictkit/predictkit/market"
+	"github.com/predictkit/predictkit/storage/postgres"
 )
 
 // BenchmarkExec measures single-trade Execs from parallel traders, on one
@@ -63,10 +64,20 @@ func BenchmarkExec(b *testing.B) {
 // accounts, or 64 of each.
 func BenchmarkBatch(b *testing.B) {
 	const size = 64
-	for _, c := range []struct{ markets, parallel int }{{1, 1}, {size, 1}, {size, 2}} {
+	for _, c := range []struct {
+		markets, parallel int
+		unlogged          bool
+	}{{1, 1, false}, {1, 1, true}, {size, 1, false}, {size, 2, false}} {
 		markets := c.markets
-		b.Run(fmt.Sprintf("%d trades on %d markets, %d at once", size, markets, c.parallel), func(b *testing.B) {
+		name := fmt.Sprintf("%d trades on %d markets, %d at once", size, markets, c.parallel)
+		if c.unlogged {
+			// What the change log costs a hot market: compare with the
+			// case before, in the same run.
+			name += ", without the change log"
+		}
+		b.Run(name, func(b *testing.B) {
 			e := newEnv(b)
+			postgres.SetUnloggedTrades(e.store, c.unlogged)
 			// A pool holds at most 32 markets here: events of up to 32.
 			var ms []*market.Market
 			for len(ms) < markets {
@@ -298,4 +309,50 @@ func BenchmarkProfile10kSettled(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkChangeLogCost measures what the change log costs a hot
+// market's batch: each iteration writes one batch of 64 buys on one
+// market with its change-log entries and one without, alternately, and
+// reports the rate of each and their ratio. Alternating in one run makes
+// the ratio hold on a busy machine, where two runs apart would differ by
+// more than the log costs.
+func BenchmarkChangeLogCost(b *testing.B) {
+	const size = 64
+	e := newEnv(b)
+	ev, _ := e.event(0.02, 1_000_000_000, 0.5)
+	m := ev.Pools[0].Markets[0]
+	reqs := make([]market.Request, size)
+	for i := range reqs {
+		u := e.user("bench", 1_000_000_000_000)
+		reqs[i] = market.Request{UserID: u.ID, Side: market.Side(i % 2), Action: market.ActionBuy, Amount: 1000}
+	}
+	locks := []market.Lock{market.LockFor(m.ID, reqs)}
+	batch := func() {
+		if _, err := e.store.ExecMarkets(e.ctx, locks, func(sts []*market.State) ([]*market.Effects, error) {
+			return market.DecideMarkets(sts, [][]market.Request{reqs})
+		}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var logged, unlogged time.Duration
+	b.ResetTimer()
+	for i := range b.N {
+		// Which goes first alternates too.
+		for j := range 2 {
+			off := (i+j)%2 == 1
+			postgres.SetUnloggedTrades(e.store, off)
+			start := time.Now()
+			batch()
+			if off {
+				unlogged += time.Since(start)
+			} else {
+				logged += time.Since(start)
+			}
+		}
+	}
+	postgres.SetUnloggedTrades(e.store, false)
+	b.ReportMetric(float64(b.N*size)/logged.Seconds(), "logged-trades/s")
+	b.ReportMetric(float64(b.N*size)/unlogged.Seconds(), "unlogged-trades/s")
+	b.ReportMetric(unlogged.Seconds()/logged.Seconds(), "ratio")
 }

@@ -12,84 +12,63 @@ package postgres
 // PostgreSQL delivers at COMMIT (WatchChanges wakes the readers).
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"math"
-	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/predictkit/predictkit/account"
 	"github.com/predictkit/predictkit/changelog"
 	"github.com/predictkit/predictkit/market"
 )
 
 var _ changelog.Reader = (*Store)(nil)
 
-// changeParams are the arrays of new entries that changeLogCTEs take. An
-// entry's data is head || id || tail, where id is that of the trade
-// (trade_ord) or notification (note_ord) of the same statement with that
-// number, or nothing when both are 0: the money path writes entries whose
-// trade and notification ids are only known once the statement runs.
-var changeParams = []column{
-	{name: "type", typ: "text"},
-	{name: "event_id", typ: "bigint"},
-	{name: "pool_id", typ: "bigint"},
-	{name: "market_id", typ: "bigint"},
-	{name: "user_id", typ: "bigint"},
-	{name: "at", typ: "timestamptz"},
-	{name: "head", typ: "text"},
-	{name: "trade_ord", typ: "bigint"},
-	{name: "note_ord", typ: "bigint"},
-	{name: "tail", typ: "text"},
-}
+// sqlAppendChanges appends the entries of appendArgs's arguments to the
+// change log, as one row: the last statement before COMMIT of every
+// transaction that writes entries, because it takes their numbers from
+// change_log_head. The row is found by its key: a trade's transaction
+// turns sequential scans off (sqlTradePlans), and the cost that puts on
+// one would make PostgreSQL compile the statement (JIT) every time. The
+// row is built whole in Go, ids included: a statement that spread the
+// entries over rows and gathered them again cost a hot market's batch a
+// fifth of its time.
+const sqlAppendChanges = `WITH head AS (
+	UPDATE change_log_head SET last = last + cardinality($1::text[])
+	WHERE only_row = true
+	RETURNING last - cardinality($1::text[]) AS base
+)
+INSERT INTO change_log (first_seq, n, at, types, event_ids, pool_ids, market_ids, user_ids, ats, lens, data)
+SELECT base + 1, cardinality($1::text[]), $2, $1, $3, $4, $5, $6, $7, $8, $9 FROM head`
 
-// changeLogCTEs are the CTEs that append the entries of the arrays of
-// changeParams at parameters $first on: head takes their numbers (none
-// when there are no entries, so that a transaction without entries never
-// waits on the row) and new_changes inserts them as one row. With ids,
-// the statement has CTEs t_ids and n_ids (sqlInsertEffects) for entries
-// to name.
-func changeLogCTEs(first int, ids bool) string {
-	n := "cardinality($" + strconv.Itoa(first) + "::text[])"
-	data := "u.head || u.tail"
-	joins := ""
-	if ids {
-		data = "u.head || COALESCE(ti.id::text, ni.id::text, '') || u.tail"
-		joins = `
-		LEFT JOIN t_ids ti ON ti.ord = u.trade_ord
-		LEFT JOIN n_ids ni ON ni.ord = u.note_ord`
+// appendArgs returns the arguments of sqlAppendChanges for es (at least
+// one): the entries column by column, and their data one after another.
+func appendArgs(es []changelog.Entry) []any {
+	n := len(es)
+	types := make([]string, n)
+	events, pools, mkts, users := make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n)
+	ats := make([]time.Time, n)
+	lens := make([]int32, n)
+	size := 0
+	for _, en := range es {
+		size += len(en.Data)
 	}
-	agg := func(col string) string { return "array_agg(e." + col + " ORDER BY e.ord)" }
-	// The row is found by its key: a trade's transaction turns sequential
-	// scans off (sqlTradePlans), and the cost that puts on one would
-	// make PostgreSQL compile the statement (JIT) every time.
-	return `head AS (
-	UPDATE change_log_head SET last = last + ` + n + `
-	WHERE only_row = true AND ` + n + ` > 0
-	RETURNING last - ` + n + ` AS base
-),
-new_changes AS (
-	INSERT INTO change_log (first_seq, n, at, types, event_ids, pool_ids, market_ids, user_ids, ats, lens, data)
-	SELECT (SELECT base FROM head) + 1, count(*), max(e.at), ` + agg("type") + `, ` + agg("event_id") + `,
-		` + agg("pool_id") + `, ` + agg("market_id") + `, ` + agg("user_id") + `, ` + agg("at") + `,
-		array_agg(octet_length(e.data) ORDER BY e.ord), string_agg(e.data, '' ORDER BY e.ord)
-	FROM (
-		SELECT u.*, ` + data + ` AS data
-		FROM ` + unnest(first, changeParams) + `
-			WITH ORDINALITY AS u(` + nameList(changeParams) + `, ord)` + joins + `
-	) e
-	HAVING count(*) > 0
-)`
+	data := make([]byte, 0, size)
+	var last time.Time
+	for i, en := range es {
+		types[i] = string(en.Type)
+		events[i], pools[i], mkts[i], users[i] = en.EventID, en.PoolID, en.MarketID, en.UserID
+		ats[i] = dbTime(en.At)
+		if ats[i].After(last) {
+			last = ats[i]
+		}
+		lens[i] = int32(len(en.Data))
+		data = append(data, en.Data...)
+	}
+	return []any{types, last, events, pools, mkts, users, ats, lens, string(data)}
 }
-
-// sqlAppendChanges appends entries whose data is whole: the last
-// statement before COMMIT of a transaction that is not a trade.
-var sqlAppendChanges = `WITH ` + changeLogCTEs(1, false) + `
-SELECT count(*) FROM head`
 
 // sqlNotifyChanges announces new entries on channel $1, at COMMIT.
 const sqlNotifyChanges = `SELECT pg_notify($1, '')`
@@ -108,102 +87,6 @@ func changeChannel(schema string) string {
 	return ch
 }
 
-// changeArrays are entries as the arrays of changeParams.
-type changeArrays struct {
-	types                      []string
-	events, pools, mkts, users []int64
-	at                         []time.Time
-	heads, tails               []string
-	tradeOrds, noteOrds        []int64
-}
-
-func (c *changeArrays) len() int { return len(c.types) }
-
-// add appends en, its data cut around the id of trade tradeOrd or
-// notification noteOrd of the statement (see changeParams).
-func (c *changeArrays) add(en changelog.Entry, head, tail string, tradeOrd, noteOrd int64) {
-	c.types = append(c.types, string(en.Type))
-	c.events, c.pools, c.mkts, c.users = append(c.events, en.EventID), append(c.pools, en.PoolID), append(c.mkts, en.MarketID), append(c.users, en.UserID)
-	c.at = append(c.at, dbTime(en.At))
-	c.heads, c.tails = append(c.heads, head), append(c.tails, tail)
-	c.tradeOrds, c.noteOrds = append(c.tradeOrds, tradeOrd), append(c.noteOrds, noteOrd)
-}
-
-func (c *changeArrays) args() []any {
-	// pgx writes a nil slice as NULL; cardinality(NULL) is NULL, not 0.
-	if c.len() == 0 {
-		return []any{[]string{}, []int64{}, []int64{}, []int64{}, []int64{}, []time.Time{}, []string{}, []int64{}, []int64{}, []string{}}
-	}
-	return []any{c.types, c.events, c.pools, c.mkts, c.users, c.at, c.heads, c.tradeOrds, c.noteOrds, c.tails}
-}
-
-// placeholder is the first of the ids that stand for the trades and
-// notifications of a statement while their entries are built: the one
-// numbered n is placeholder + n. No real id comes near it.
-const placeholder = 1 << 62
-
-// changes returns the change log's entries of a trade's writes, built
-// with market.ExecChanges as every store builds them. The ids of the
-// trades and notifications are not known until the statement runs, so
-// the entries are built with placeholders, which the statement replaces
-// (changeParams); they are put back to 0 after.
-func (w *writes) changes(parts []part, before map[account.Ref]int64, at time.Time) changeArrays {
-	for i, te := range w.trades {
-		te.Trade.ID = placeholder + int64(i+1)
-	}
-	for i, n := range w.notes {
-		n.ID = placeholder + int64(i+1)
-	}
-	effs := make([]*market.Effects, len(parts))
-	for i, pt := range parts {
-		effs[i] = pt.eff
-	}
-	es := market.ExecChanges(effs, before, at)
-	for _, te := range w.trades {
-		te.Trade.ID = 0
-	}
-	for _, n := range w.notes {
-		n.ID = 0
-	}
-	var c changeArrays
-	for _, en := range es {
-		switch en.Type {
-		case changelog.Trade, changelog.Price:
-			head, tail, ord := cutPlaceholder(en.Data, `"trade_id":`)
-			c.add(en, head, tail, ord, 0)
-		case changelog.Notification:
-			head, tail, ord := cutPlaceholder(en.Data, `"id":`)
-			c.add(en, head, tail, 0, ord)
-		default:
-			c.add(en, string(en.Data), "", 0, 0)
-		}
-	}
-	return c
-}
-
-// cutPlaceholder finds the placeholder id that key (a JSON object key
-// with its colon) holds in data and returns the data before and after it
-// and its number. A key inside a string of data cannot match: its quotes
-// would be escaped. Data with no such key comes back whole.
-func cutPlaceholder(data []byte, key string) (head, tail string, ord int64) {
-	rest := data
-	for {
-		i := bytes.Index(rest, []byte(key))
-		if i < 0 {
-			return string(data), "", 0
-		}
-		start := len(data) - len(rest) + i + len(key)
-		end := start
-		for end < len(data) && data[end] >= '0' && data[end] <= '9' {
-			end++
-		}
-		if v, err := strconv.ParseInt(string(data[start:end]), 10, 64); err == nil && v > placeholder {
-			return string(data[:start]), string(data[end:]), v - placeholder
-		}
-		rest = data[end:]
-	}
-}
-
 // queueChanges queues what appends es to the change log and announces
 // them on channel: the last statements of a transaction before its
 // COMMIT.
@@ -211,12 +94,8 @@ func queueChanges(b *pgx.Batch, channel string, es []changelog.Entry) {
 	if len(es) == 0 {
 		return
 	}
-	var c changeArrays
-	for _, en := range es {
-		c.add(en, string(en.Data), "", 0, 0)
-	}
 	b.Queue(sqlNotifyChanges, channel)
-	b.Queue(sqlAppendChanges, c.args()...)
+	b.Queue(sqlAppendChanges, appendArgs(es)...)
 }
 
 // resolvedChanges are the entries of a settlement: one market_resolved

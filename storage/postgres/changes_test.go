@@ -3,7 +3,6 @@ package postgres_test
 import (
 	"context"
 	"errors"
-	"strconv"
 	"testing"
 	"time"
 
@@ -15,29 +14,6 @@ import (
 	"github.com/predictkit/predictkit/storage/postgres"
 	"github.com/predictkit/predictkit/storage/postgres/pgtest"
 )
-
-func TestCutPlaceholder(t *testing.T) {
-	ph := strconv.FormatInt(postgres.Placeholder+3, 10)
-	cases := []struct {
-		name, data, key, head, tail string
-		ord                         int64
-	}{
-		{"the id first", `{"trade_id":` + ph + `,"x":1}`, `"trade_id":`, `{"trade_id":`, `,"x":1}`, 3},
-		{"the id last", `{"x":1,"trade_id":` + ph + `}`, `"trade_id":`, `{"x":1,"trade_id":`, `}`, 3},
-		{"a real id is not a placeholder", `{"trade_id":12}`, `"trade_id":`, `{"trade_id":12}`, ``, 0},
-		{"a key that ends like it is another key", `{"user_id":5,"id":` + ph + `}`, `"id":`, `{"user_id":5,"id":`, `}`, 3},
-		{"the key inside a string does not count", `{"m":"\"id\":` + ph + `","id":` + ph + `}`, `"id":`, `{"m":"\"id\":` + ph + `","id":`, `}`, 3},
-		{"no key leaves the data whole", `{"x":1}`, `"id":`, `{"x":1}`, ``, 0},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			head, tail, ord := postgres.CutPlaceholder([]byte(c.data), c.key)
-			if head != c.head || tail != c.tail || ord != c.ord {
-				t.Fatalf("CutPlaceholder(%s) = %q, %q, %d; want %q, %q, %d", c.data, head, tail, ord, c.head, c.tail, c.ord)
-			}
-		})
-	}
-}
 
 func TestChangeLog(t *testing.T) {
 	t.Run("pruning works in batches and stops at the first transaction too young", func(t *testing.T) {

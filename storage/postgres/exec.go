@@ -219,15 +219,15 @@ func (s *Store) exec(ctx context.Context, locks []market.Lock, decide func([]*ma
 	if len(parts) == 0 {
 		return effs, nil
 	}
-	w, err := s.plan(l, parts, at, true)
+	w, err := s.plan(l, parts, at, !s.unloggedTrades)
 	if err != nil {
 		return nil, err
 	}
-	w.batch.Queue(`COMMIT`)
-	if err := w.send(ctx, conn); err != nil {
-		// The writes and COMMIT went in one round trip: unless the server
-		// refused a statement, the trade may have committed.
-		return nil, commitFailed(err)
+	if mayHaveCommitted, err := w.send(ctx, conn); err != nil {
+		if mayHaveCommitted {
+			return nil, commitFailed(err)
+		}
+		return nil, err
 	}
 	s.accountIDs.remember(l.accounts.id, w.dropped)
 	return effs, nil

@@ -90,11 +90,9 @@ func WokenChangeFeed(s *Store) changelog.Feed {
 	return &changelog.Poller{Log: s, Woken: s.changed.Wait, Interval: time.Hour}
 }
 
-// Placeholder and CutPlaceholder are how the money path's entries name
-// ids it does not know yet.
-const Placeholder = placeholder
-
-var CutPlaceholder = cutPlaceholder
+// SetUnloggedTrades makes s write trades without their change-log
+// entries, to measure what the log costs.
+func SetUnloggedTrades(s *Store, unlogged bool) { s.unloggedTrades = unlogged }
 
 // SetLeaderboardBeforeCommit sets the hook the leaderboard's consumer
 // runs before it commits, and returns a function that removes it.

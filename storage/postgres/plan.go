@@ -22,8 +22,9 @@ import (
 //
 // $1, $2 and $3 are the numbers of new positions, trades and
 // notifications; the arrays of each table follow in turn, in the order
-// plan appends them. It is the last statement before COMMIT, because it
-// takes the change log's numbers (changeLogCTEs).
+// plan appends them. It is the last statement of the writes' first round
+// trip: the change log's entries name the ids it returns, so they follow
+// in a second one, with COMMIT (writes.send).
 var sqlInsertEffects = func() string {
 	positionsAt := 4
 	tradesAt := positionsAt + len(newPositionColumns)
@@ -31,7 +32,6 @@ var sqlInsertEffects = func() string {
 	pricesAt := postingsAt + len(postingParams)
 	pnlAt := pricesAt + len(priceParams)
 	notesAt := pnlAt + len(pnlParams)
-	changesAt := notesAt + len(notificationParams)
 	return `WITH
 p_ids AS MATERIALIZED (
 	SELECT row_number() OVER (ORDER BY s.id) AS ord, s.id
@@ -82,8 +82,7 @@ new_notifications AS (
 		WITH ORDINALITY AS u(` + nameList(notificationParams) + `, ord)
 	JOIN n_ids i ON i.ord = u.ord
 	ORDER BY u.ord
-),
-` + changeLogCTEs(changesAt, true) + `
+)
 SELECT
 	COALESCE((SELECT array_agg(id ORDER BY ord) FROM p_ids), '{}'),
 	COALESCE((SELECT array_agg(id ORDER BY ord) FROM t_ids), '{}'),
@@ -145,17 +144,30 @@ type writes struct {
 	batch *pgx.Batch
 	// insertAt is the place of sqlInsertEffects in the batch, -1 if none.
 	insertAt int
+	// log is what the change log's entries are made of, nil when the
+	// writes log nothing.
+	log *tradeLog
+	// channel is where the store announces new entries.
+	channel string
+}
+
+// tradeLog is what a trade's change-log entries are built from once its
+// ids are known (market.ExecChanges): the Effects, the balances the
+// decision saw, and the trade's time.
+type tradeLog struct {
+	parts  []part
+	before map[account.Ref]int64
+	at     time.Time
 }
 
 // plan checks the parts' Effects against what the transaction locked and
 // builds the batch that writes them all; the caller queues COMMIT after
 // it. Everything that could refuse them is checked here, because once the
 // batch is sent nothing stops the commit but an error of the database.
-// With logged (a trade, not a settlement), the batch writes the change
-// log's entries of the trades too (market.ExecChanges), and its last
-// statement takes their numbers, so nothing may follow it but COMMIT.
+// With logged (a trade, not a settlement), send writes the change log's
+// entries of the trades too (market.ExecChanges) before it commits.
 func (s *Store) plan(l *load, parts []part, at time.Time, logged bool) (*writes, error) {
-	w := &writes{batch: &pgx.Batch{}, insertAt: -1}
+	w := &writes{batch: &pgx.Batch{}, insertAt: -1, channel: s.changeChannel}
 	a, loaded := l.accounts, l.positions
 
 	// Positions: new ones by pointer (a trade, a PnL entry and Positions
@@ -261,9 +273,8 @@ func (s *Store) plan(l *load, parts []part, at time.Time, logged bool) (*writes,
 		return nil, err
 	}
 
-	var changes changeArrays
 	if logged {
-		changes = w.changes(parts, l.accounts.balance, at)
+		w.log = &tradeLog{parts: parts, before: l.accounts.balance, at: at}
 	}
 
 	if len(changedOrder) > 0 {
@@ -294,11 +305,7 @@ func (s *Store) plan(l *load, parts []part, at time.Time, logged bool) (*writes,
 	// Before the effects' insert, which takes the change log's counter
 	// last.
 	queueCandles(w.batch, w.trades, tradeMarket, at)
-	if changes.len() > 0 {
-		// Delivered at COMMIT, to whoever listens (WatchChanges).
-		w.batch.Queue(sqlNotifyChanges, s.changeChannel)
-	}
-	if len(w.newPos) > 0 || len(w.trades) > 0 || len(postings) > 0 || len(pnl) > 0 || len(w.notes) > 0 || changes.len() > 0 {
+	if len(w.newPos) > 0 || len(w.trades) > 0 || len(postings) > 0 || len(pnl) > 0 || len(w.notes) > 0 {
 		args := []any{int32(len(w.newPos)), int32(len(w.trades)), int32(len(w.notes))}
 		args = append(args, newPositionArgs(w.newPos)...)
 		args = append(args, tradeArgs(w.trades)...)
@@ -320,17 +327,40 @@ func (s *Store) plan(l *load, parts []part, at time.Time, logged bool) (*writes,
 			return nil, err
 		}
 		args = append(args, notes...)
-		args = append(args, changes.args()...)
 		w.insertAt = w.batch.Len()
 		w.batch.Queue(sqlInsertEffects, args...)
 	}
 	return w, nil
 }
 
-// send writes the batch (and commits, if it ends with COMMIT); on
-// success it sets the ids of new positions and trades, and the trade ids
-// of their postings and price points, in the Effects.
-func (w *writes) send(ctx context.Context, conn batchSender) error {
+// send writes the batch, then the change log's entries, which name the
+// ids the batch returned, and COMMIT, in a second round trip (with
+// nothing to log, COMMIT ends the batch). On success
+// it sets the ids of new positions and trades, and the trade ids of their
+// postings and price points, in the Effects. mayHaveCommitted says that
+// an error came from the second round trip, with COMMIT.
+func (w *writes) send(ctx context.Context, conn batchSender) (mayHaveCommitted bool, err error) {
+	if w.log == nil {
+		// Nothing to log: the writes and COMMIT go in one round trip.
+		w.batch.Queue(`COMMIT`)
+		return true, w.write(ctx, conn)
+	}
+	if err := w.write(ctx, conn); err != nil {
+		return false, err
+	}
+	effs := make([]*market.Effects, len(w.log.parts))
+	for i, pt := range w.log.parts {
+		effs[i] = pt.eff
+	}
+	b := &pgx.Batch{}
+	// Delivered at COMMIT, to whoever listens (WatchChanges).
+	queueChanges(b, w.channel, market.ExecChanges(effs, w.log.before, w.log.at))
+	b.Queue(`COMMIT`)
+	return true, sendAll(ctx, conn, b)
+}
+
+// write sends the batch and sets the ids it returns.
+func (w *writes) write(ctx context.Context, conn batchSender) error {
 	br := conn.SendBatch(ctx, w.batch)
 	defer br.Close()
 	n := w.batch.Len()
@@ -350,7 +380,6 @@ func (w *writes) send(ctx context.Context, conn batchSender) error {
 		return err
 	}
 	if len(posIDs) != len(w.newPos) || len(tradeIDs) != len(w.trades) || len(noteIDs) != len(w.notes) {
-		// Committed already; the ids cannot be matched, so say so loudly.
 		return fmt.Errorf("postgres: wrote %d positions, %d trades and %d notifications but got %d, %d and %d ids back",
 			len(w.newPos), len(w.trades), len(w.notes), len(posIDs), len(tradeIDs), len(noteIDs))
 	}

@@ -58,6 +58,9 @@ type Store struct {
 	// changed wakes the pollers of ChangeFeed (changes.go).
 	changeChannel string
 	changed       changelog.Signal
+	// unloggedTrades leaves the change log out of trades: only benchmarks
+	// set it (export_test.go), to measure what the log costs a trade.
+	unloggedTrades bool
 }
 
 // Option configures a Store.

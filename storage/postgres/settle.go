@@ -552,7 +552,7 @@ const sqlTreasury = `SELECT id FROM ledger_accounts WHERE kind = 'platform_treas
 
 // sendAll sends b in transaction tx and reads every answer, saying which
 // statement failed.
-func sendAll(ctx context.Context, tx pgx.Tx, b *pgx.Batch) error {
+func sendAll(ctx context.Context, tx batchSender, b *pgx.Batch) error {
 	br := tx.SendBatch(ctx, b)
 	defer br.Close()
 	n := b.Len()

@@ -1205,6 +1205,45 @@ func (e AdminRedeliverPartnerDelivery202JSONResponseBodyStatus) Valid() bool {
 	}
 }
 
+// Defines values for LeaderboardParamsPeriod.
+const (
+	All  LeaderboardParamsPeriod = "all"
+	N30D LeaderboardParamsPeriod = "30d"
+	N7D  LeaderboardParamsPeriod = "7d"
+)
+
+// Valid indicates whether the value is a known member of the LeaderboardParamsPeriod enum.
+func (e LeaderboardParamsPeriod) Valid() bool {
+	switch e {
+	case All:
+		return true
+	case N30D:
+		return true
+	case N7D:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for LeaderboardParamsBy.
+const (
+	Pnl    LeaderboardParamsBy = "pnl"
+	Volume LeaderboardParamsBy = "volume"
+)
+
+// Valid indicates whether the value is a known member of the LeaderboardParamsBy enum.
+func (e LeaderboardParamsBy) Valid() bool {
+	switch e {
+	case Pnl:
+		return true
+	case Volume:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for MarketCandlesParamsInterval.
 const (
 	CandleInterval1D MarketCandlesParamsInterval = "1d"
@@ -1645,6 +1684,30 @@ type HistoryPoint struct {
 	QYes           int64     `json:"q_yes"`
 	Timestamp      time.Time `json:"timestamp"`
 	YesProbability float64   `json:"yes_probability"`
+}
+
+// LeaderboardEntry defines model for LeaderboardEntry.
+type LeaderboardEntry struct {
+	// AvatarURL null when the profile is hidden or has no avatar
+	AvatarURL *string `json:"avatar_url"`
+
+	// Name "Anonymous" when the profile is hidden
+	Name string `json:"name"`
+
+	// Pnl realized profit and loss in the period, kopecks
+	Pnl int64 `json:"pnl"`
+
+	// Rank the place on the board, 1 first
+	Rank int `json:"rank"`
+
+	// Trades buys and sales in the period
+	Trades int64 `json:"trades"`
+
+	// UserID absent when the trader's profile is hidden
+	UserID *int64 `json:"user_id,omitempty"`
+
+	// Volume LMSR cost of buys plus refund of sales in the period, fees not included, kopecks
+	Volume int64 `json:"volume"`
 }
 
 // LoginRequest defines model for LoginRequest.
@@ -2804,6 +2867,24 @@ type ListEventCommentsParams struct {
 	// Offset comments to skip: default 0; anything but a non-negative integer is the default
 	Offset *string `form:"offset,omitempty" json:"offset,omitempty"`
 }
+
+// LeaderboardParams defines parameters for Leaderboard.
+type LeaderboardParams struct {
+	// Period the span ranked
+	Period *LeaderboardParamsPeriod `form:"period,omitempty" json:"period,omitempty"`
+
+	// By what the traders are ranked by
+	By *LeaderboardParamsBy `form:"by,omitempty" json:"by,omitempty"`
+
+	// Limit how many traders
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+}
+
+// LeaderboardParamsPeriod defines parameters for Leaderboard.
+type LeaderboardParamsPeriod string
+
+// LeaderboardParamsBy defines parameters for Leaderboard.
+type LeaderboardParamsBy string
 
 // MarketCandlesParams defines parameters for MarketCandles.
 type MarketCandlesParams struct {
@@ -4210,6 +4291,31 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /api/v1/events/{id}/pools/{pool_id}/markets/{market_id}/close (the `CloseMarket` operationId).
 	CloseMarket(ctx context.Context, id int64, poolID int64, marketID int64, body CloseMarketJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// Leaderboard The traders ranked by realized profit and loss or by volume, over all time, 30 or 7 days.
+	//
+	// `pnl` is the realized profit and loss, kopecks: the sum of the
+	// trader's realizations as the PnL chart adds them (a sale realizes
+	// its payout less the cost basis it removed, a settlement its payout,
+	// or a void its refund, less the basis left), so the all-time `pnl`
+	// is where the trader's PnL chart ends. `volume` is the LMSR cost of
+	// the trader's buys plus the LMSR refund of their sales, fees not
+	// included (as a market's `volume` counts), kopecks; `trades` the
+	// number of buys and sales.
+	//
+	// A period counts what happened on its UTC days: `7d` is today and
+	// the six days before, `30d` today and the 29 before; `all` counts
+	// everything. Only traders with a trade or a realization in the
+	// period appear. Ties go to the lower user id. A trader whose
+	// profile is hidden appears as "Anonymous" with no `user_id` and a
+	// null avatar. Partner sub-accounts are not ranked.
+	//
+	// The board is kept up to date from the change log after the
+	// trades commit: a trade appears on it once the server has applied
+	// it, usually within milliseconds.
+	//
+	// Corresponds with GET /api/v1/leaderboard (the `Leaderboard` operationId).
+	Leaderboard(ctx context.Context, params *LeaderboardParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// LatestTrades The 50 most recent trades of active events, newest first.
 	//
@@ -6433,6 +6539,41 @@ func (c *Client) CloseMarketWithBody(ctx context.Context, id int64, poolID int64
 // Corresponds with POST /api/v1/events/{id}/pools/{pool_id}/markets/{market_id}/close (the `CloseMarket` operationId).
 func (c *Client) CloseMarket(ctx context.Context, id int64, poolID int64, marketID int64, body CloseMarketJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewCloseMarketRequest(c.Server, id, poolID, marketID, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// Leaderboard The traders ranked by realized profit and loss or by volume, over all time, 30 or 7 days.
+//
+// `pnl` is the realized profit and loss, kopecks: the sum of the
+// trader's realizations as the PnL chart adds them (a sale realizes
+// its payout less the cost basis it removed, a settlement its payout,
+// or a void its refund, less the basis left), so the all-time `pnl`
+// is where the trader's PnL chart ends. `volume` is the LMSR cost of
+// the trader's buys plus the LMSR refund of their sales, fees not
+// included (as a market's `volume` counts), kopecks; `trades` the
+// number of buys and sales.
+//
+// A period counts what happened on its UTC days: `7d` is today and
+// the six days before, `30d` today and the 29 before; `all` counts
+// everything. Only traders with a trade or a realization in the
+// period appear. Ties go to the lower user id. A trader whose
+// profile is hidden appears as "Anonymous" with no `user_id` and a
+// null avatar. Partner sub-accounts are not ranked.
+//
+// The board is kept up to date from the change log after the
+// trades commit: a trade appears on it once the server has applied
+// it, usually within milliseconds.
+//
+// Corresponds with GET /api/v1/leaderboard (the `Leaderboard` operationId).
+func (c *Client) Leaderboard(ctx context.Context, params *LeaderboardParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewLeaderboardRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -9510,6 +9651,84 @@ func NewCloseMarketRequestWithBody(server string, id int64, poolID int64, market
 	return req, nil
 }
 
+// NewLeaderboardRequest constructs an http.Request for the Leaderboard method
+func NewLeaderboardRequest(server string, params *LeaderboardParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/leaderboard")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Period != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "period", *params.Period, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.By != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "by", *params.By, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewLatestTradesRequest constructs an http.Request for the LatestTrades method
 func NewLatestTradesRequest(server string) (*http.Request, error) {
 	var err error
@@ -11914,6 +12133,33 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /api/v1/events/{id}/pools/{pool_id}/markets/{market_id}/close (the `CloseMarket` operationId).
 	CloseMarketWithResponse(ctx context.Context, id int64, poolID int64, marketID int64, body CloseMarketJSONRequestBody, reqEditors ...RequestEditorFn) (*CloseMarketResponse, error)
+
+	// LeaderboardWithResponse The traders ranked by realized profit and loss or by volume, over all time, 30 or 7 days.
+	//
+	// `pnl` is the realized profit and loss, kopecks: the sum of the
+	// trader's realizations as the PnL chart adds them (a sale realizes
+	// its payout less the cost basis it removed, a settlement its payout,
+	// or a void its refund, less the basis left), so the all-time `pnl`
+	// is where the trader's PnL chart ends. `volume` is the LMSR cost of
+	// the trader's buys plus the LMSR refund of their sales, fees not
+	// included (as a market's `volume` counts), kopecks; `trades` the
+	// number of buys and sales.
+	//
+	// A period counts what happened on its UTC days: `7d` is today and
+	// the six days before, `30d` today and the 29 before; `all` counts
+	// everything. Only traders with a trade or a realization in the
+	// period appear. Ties go to the lower user id. A trader whose
+	// profile is hidden appears as "Anonymous" with no `user_id` and a
+	// null avatar. Partner sub-accounts are not ranked.
+	//
+	// The board is kept up to date from the change log after the
+	// trades commit: a trade appears on it once the server has applied
+	// it, usually within milliseconds.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/leaderboard (the `Leaderboard` operationId).
+	LeaderboardWithResponse(ctx context.Context, params *LeaderboardParams, reqEditors ...RequestEditorFn) (*LeaderboardResponse, error)
 
 	// LatestTradesWithResponse The 50 most recent trades of active events, newest first.
 	//
@@ -16901,6 +17147,78 @@ func (r CloseMarketResponse) ContentType() string {
 	return ""
 }
 
+type LeaderboardResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Entries []LeaderboardEntry `json:"entries"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *struct {
+		Detail *string `json:"detail,omitempty"`
+		Error  string  `json:"error"`
+	}
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *ContentEncoding
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r LeaderboardResponse) GetJSON200() *struct {
+	Entries []LeaderboardEntry `json:"entries"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r LeaderboardResponse) GetJSON400() *struct {
+	Detail *string `json:"detail,omitempty"`
+	Error  string  `json:"error"`
+} {
+	return r.JSON400
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r LeaderboardResponse) GetJSON415() *ContentEncoding {
+	return r.JSON415
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r LeaderboardResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r LeaderboardResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r LeaderboardResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r LeaderboardResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r LeaderboardResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type LatestTradesResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -20788,6 +21106,39 @@ func (c *ClientWithResponses) CloseMarketWithResponse(ctx context.Context, id in
 		return nil, err
 	}
 	return ParseCloseMarketResponse(rsp)
+}
+
+// LeaderboardWithResponse The traders ranked by realized profit and loss or by volume, over all time, 30 or 7 days.
+//
+// `pnl` is the realized profit and loss, kopecks: the sum of the
+// trader's realizations as the PnL chart adds them (a sale realizes
+// its payout less the cost basis it removed, a settlement its payout,
+// or a void its refund, less the basis left), so the all-time `pnl`
+// is where the trader's PnL chart ends. `volume` is the LMSR cost of
+// the trader's buys plus the LMSR refund of their sales, fees not
+// included (as a market's `volume` counts), kopecks; `trades` the
+// number of buys and sales.
+//
+// A period counts what happened on its UTC days: `7d` is today and
+// the six days before, `30d` today and the 29 before; `all` counts
+// everything. Only traders with a trade or a realization in the
+// period appear. Ties go to the lower user id. A trader whose
+// profile is hidden appears as "Anonymous" with no `user_id` and a
+// null avatar. Partner sub-accounts are not ranked.
+//
+// The board is kept up to date from the change log after the
+// trades commit: a trade appears on it once the server has applied
+// it, usually within milliseconds.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/leaderboard (the `Leaderboard` operationId).
+func (c *ClientWithResponses) LeaderboardWithResponse(ctx context.Context, params *LeaderboardParams, reqEditors ...RequestEditorFn) (*LeaderboardResponse, error) {
+	rsp, err := c.Leaderboard(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseLeaderboardResponse(rsp)
 }
 
 // LatestTradesWithResponse The 50 most recent trades of active events, newest first.
@@ -25165,6 +25516,58 @@ func ParseCloseMarketResponse(rsp *http.Response) (*CloseMarketResponse, error) 
 			return nil, err
 		}
 		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest ContentEncoding
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseLeaderboardResponse parses an HTTP response from a LeaderboardWithResponse call
+func ParseLeaderboardResponse(rsp *http.Response) (*LeaderboardResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &LeaderboardResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Entries []LeaderboardEntry `json:"entries"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest struct {
+			Detail *string `json:"detail,omitempty"`
+			Error  string  `json:"error"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
 		var dest ContentEncoding

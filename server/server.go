@@ -58,6 +58,7 @@ func Options(cfg Config, opts ...fx.Option) fx.Option {
 		StreamModule,
 		MetricsModule,
 		ChangesModule,
+		LeaderboardModule,
 		HTTPModule,
 		// Start order: the store (migrations) comes up as a dependency,
 		// then the demo data, then the listener.

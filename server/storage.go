@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/predictkit/predictkit/account"
 	"github.com/predictkit/predictkit/chat"
+	"github.com/predictkit/predictkit/leaderboard"
 	"github.com/predictkit/predictkit/market"
 	"github.com/predictkit/predictkit/p2p"
 	"github.com/predictkit/predictkit/partner"
@@ -31,6 +32,7 @@ type Store interface {
 	p2p.Store
 	chat.Store
 	webhook.Store
+	leaderboard.Store
 }
 
 // Health reports whether the store answers; /readyz calls it.

@@ -430,6 +430,7 @@ func (s *Store) write(eff *market.Effects) error {
 	for _, e := range eff.PnL {
 		s.pnl[e.Position.UserID] = append(s.pnl[e.Position.UserID], market.PnLEvent{UserID: e.Position.UserID, PositionID: e.Position.ID, At: e.At, Delta: e.Delta})
 	}
+	s.countBoard(eff)
 	for i := range eff.Notifications {
 		eff.Notifications[i].ID = s.addNotification(eff.Notifications[i]).ID
 	}

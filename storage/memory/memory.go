@@ -65,6 +65,7 @@ type Store struct {
 
 	apiKeys *apiKeys      // personal API keys, made on first use (apikeys.go)
 	wh      *webhookState // partners' webhooks and deliveries, made on first use (webhooks.go)
+	board   boardState    // the leaderboard's buckets (leaderboard.go)
 
 	// changes is the change log (changes.go), appended to under mu.
 	changes *changelog.Memory

@@ -6,6 +6,7 @@ import (
 
 	"github.com/predictkit/predictkit/account"
 	"github.com/predictkit/predictkit/changelog"
+	"github.com/predictkit/predictkit/leaderboard"
 )
 
 // Internals the external tests reach.
@@ -98,4 +99,25 @@ func SetUnloggedTrades(s *Store, unlogged bool) { s.unloggedTrades = unlogged }
 // holders' postings' accounts themselves (settlechecks.go).
 func (s *Store) SettlementChecksPostings(ctx context.Context) bool {
 	return s.settlementChecksPostings(ctx)
+}
+
+// SetLeaderboardBeforeCommit sets the hook the leaderboard's consumer
+// runs before it commits, and returns a function that removes it.
+func SetLeaderboardBeforeCommit(f func() error) func() {
+	leaderboardBeforeCommit = f
+	return func() { leaderboardBeforeCommit = nil }
+}
+
+// LeaderboardFromBuckets reads a board summed from the day buckets,
+// whatever the periods' totals hold.
+func (s *Store) LeaderboardFromBuckets(ctx context.Context, q leaderboard.Query) ([]leaderboard.Row, error) {
+	return s.leaderboard(ctx, q, true)
+}
+
+// SetBoardToday sets the day the consumer sums the periods' totals for,
+// and returns a function that puts the clock back.
+func SetBoardToday(day time.Time) func() {
+	old := boardToday
+	boardToday = func() time.Time { return day }
+	return func() { boardToday = old }
 }

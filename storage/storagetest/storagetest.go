@@ -41,6 +41,9 @@ type Stores struct {
 	// Webhooks, when set, runs the webhook suite. It must be the webhook
 	// store of Accounts, Markets and Partners.
 	Webhooks webhook.Store
+	// Board, when set, runs the leaderboard suite. It must be the board of
+	// Accounts and Markets.
+	Board Board
 }
 
 // Run runs the whole suite; newStores returns fresh, empty stores for each
@@ -74,6 +77,7 @@ func Run(t *testing.T, newStores func(t *testing.T) Stores) {
 	t.Run("change log", func(t *testing.T) { testChanges(t, newStores) })
 	t.Run("webhooks", func(t *testing.T) { testWebhooks(t, newStores) })
 	t.Run("partner key rotation", func(t *testing.T) { testKeyRotation(t, newStores) })
+	t.Run("leaderboard", func(t *testing.T) { testLeaderboard(t, newStores) })
 }
 
 // env is a fresh pair of services on fresh stores.

@@ -1,0 +1,79 @@
+package leaderboard
+
+import (
+	"context"
+	"log/slog"
+	"time"
+)
+
+// Applier is a store whose buckets follow the change log
+// (storage/postgres): each call applies the entries after its cursor, up
+// to about limit of them, and moves the cursor in the same transaction.
+type Applier interface {
+	// ApplyLeaderboard applies what follows the cursor and returns how
+	// many entries it applied (0 when it was caught up).
+	ApplyLeaderboard(ctx context.Context, limit int) (int, error)
+}
+
+// Consumer keeps an Applier's board caught up with the change log.
+type Consumer struct {
+	Store Applier
+	// Woken, when set, returns a channel closed when new entries may have
+	// been committed; the consumer also looks every Interval.
+	Woken func() <-chan struct{}
+	// Interval is how often the consumer looks for entries when nothing
+	// wakes it, and how long it waits after a failure (default 1 s).
+	Interval time.Duration
+	// Batch is about how many entries one transaction applies (default
+	// 1000): a transaction's entries are never split, so one of more
+	// entries is applied whole.
+	Batch int
+	Log   *slog.Logger
+}
+
+// Run applies entries until ctx is done. A failure is logged and tried
+// again after Interval: the board only trails further meanwhile, and
+// nothing is lost, since the cursor moves only with what was applied.
+func (c *Consumer) Run(ctx context.Context) {
+	interval, batch := c.Interval, c.Batch
+	if interval <= 0 {
+		interval = time.Second
+	}
+	if batch <= 0 {
+		batch = 1000
+	}
+	t := time.NewTimer(interval)
+	defer t.Stop()
+	failing := false
+	for {
+		var woken <-chan struct{}
+		if c.Woken != nil {
+			woken = c.Woken()
+		}
+		n, err := c.Store.ApplyLeaderboard(ctx, batch)
+		switch {
+		case ctx.Err() != nil:
+			return
+		case err != nil:
+			if !failing && c.Log != nil {
+				c.Log.Warn("leaderboard: applying the change log failed; retrying", "err", err)
+			}
+			failing = true
+		default:
+			if failing && c.Log != nil {
+				c.Log.Info("leaderboard: applying the change log again")
+			}
+			failing = false
+			if n > 0 {
+				continue // more may be waiting
+			}
+		}
+		t.Reset(interval)
+		select {
+		case <-ctx.Done():
+			return
+		case <-woken:
+		case <-t.C:
+		}
+	}
+}

@@ -1,0 +1,107 @@
+package server
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"sync"
+
+	"github.com/gofiber/fiber/v2"
+	"go.uber.org/fx"
+
+	"github.com/predictkit/predictkit/leaderboard"
+)
+
+// LeaderboardModule provides GET /api/v1/leaderboard and, on a store
+// whose board follows the change log (storage/postgres), runs the
+// consumer that applies it while the server runs.
+var LeaderboardModule = fx.Module("leaderboard",
+	fx.Provide(newLeaderboardService, leaderboardRoutes),
+	fx.Invoke(runLeaderboard),
+)
+
+// changeWaker is a store that says when entries may have been committed,
+// so that the board's consumer need not wait for its next look.
+type changeWaker interface {
+	ChangesCommitted() <-chan struct{}
+}
+
+func newLeaderboardService(store Store) *leaderboard.Service {
+	return leaderboard.NewService(store)
+}
+
+// runLeaderboard runs the board's consumer from start to stop. Several
+// servers on one database may all run it: each apply locks the cursor,
+// so they take turns and count every entry once.
+func runLeaderboard(lc fx.Lifecycle, store Store, log *slog.Logger) {
+	ap, ok := store.(leaderboard.Applier)
+	if !ok {
+		return
+	}
+	c := &leaderboard.Consumer{Store: ap, Log: log}
+	if w, ok := store.(changeWaker); ok {
+		c.Woken = w.ChangesCommitted
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	lc.Append(fx.Hook{
+		OnStart: func(context.Context) error {
+			wg.Go(func() { c.Run(ctx) })
+			return nil
+		},
+		OnStop: func(context.Context) error {
+			cancel()
+			wg.Wait()
+			return nil
+		},
+	})
+}
+
+type leaderboardHandlers struct {
+	board *leaderboard.Service
+}
+
+func leaderboardRoutes(board *leaderboard.Service) RoutesOut {
+	h := &leaderboardHandlers{board: board}
+	return RoutesOut{Routes: []Route{
+		{Method: http.MethodGet, Path: "/api/v1/leaderboard", Errors: errsLeaderboard, Handler: h.handleLeaderboard},
+	}}
+}
+
+// GET /leaderboard: public. A bad period, by or limit is 400
+// invalid_request (the shared rule for invalid input) with the field in
+// the detail.
+var errsLeaderboard = table("internal_error")
+
+// leaderboardEntryJSON is a line of the board; a hidden trader has no
+// user_id and a null avatar.
+type leaderboardEntryJSON struct {
+	Rank      int     `json:"rank"`
+	UserID    *int64  `json:"user_id,omitempty"`
+	Name      string  `json:"name"`
+	AvatarURL *string `json:"avatar_url"`
+	PnL       int64   `json:"pnl"`
+	Volume    int64   `json:"volume"`
+	Trades    int64   `json:"trades"`
+}
+
+func (h *leaderboardHandlers) handleLeaderboard(c *fiber.Ctx) error {
+	q, err := leaderboard.Parse(c.Query("period"), c.Query("by"), c.Query("limit"))
+	if err != nil {
+		return err
+	}
+	es, err := h.board.Top(c.UserContext(), q)
+	if err != nil {
+		return err
+	}
+	out := make([]leaderboardEntryJSON, len(es))
+	for i, e := range es {
+		j := leaderboardEntryJSON{Rank: e.Rank, Name: e.Name, AvatarURL: e.AvatarURL, PnL: e.PnL, Volume: e.Volume, Trades: e.Trades}
+		if e.UserID != 0 {
+			id := e.UserID
+			j.UserID = &id
+		}
+		out[i] = j
+	}
+	return c.JSON(fiber.Map{"entries": out})
+}

@@ -1,0 +1,402 @@
+package postgres
+
+// The leaderboard (migration 00022). Its buckets are not written by the
+// trade's transaction, whose throughput is what the money path is
+// measured by: a consumer of the change log applies the entries after
+// its cursor ("leaderboard" in change_consumers) and moves the cursor in
+// the same transaction, so a crash neither loses nor repeats anything.
+//
+// A trade entry names its trade, whose row gives the trader, the day and
+// the volume. A sale's realization is its PnL event, written by the same
+// transaction at the same time: the consumer finds the sales' events by
+// trader, time and the transaction that wrote them (xmin), and always
+// applies a transaction's entries together, so that the events of a
+// trader's several sales in one group commit are counted once. A
+// market_resolved entry names its market, whose positions the settlement
+// left open (settle.go): each realizes its payout less its basis, summed
+// per holder in one statement.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/predictkit/predictkit/changelog"
+	"github.com/predictkit/predictkit/leaderboard"
+)
+
+var (
+	_ leaderboard.Store   = (*Store)(nil)
+	_ leaderboard.Applier = (*Store)(nil)
+)
+
+// LeaderboardConsumer is the name of the leaderboard's cursor in
+// change_consumers.
+const LeaderboardConsumer = "leaderboard"
+
+// errBoardGap: entries after the board's cursor were pruned, which the
+// cursor should have prevented (someone moved or dropped it by hand).
+var errBoardGap = errors.New("postgres: leaderboard: change-log entries after its cursor are gone; delete its cursor (change_consumers) to rebuild the board")
+
+// leaderboardBeforeCommit, when set (tests), runs just before the
+// consumer's transaction commits; an error rolls it back, as a crash
+// would.
+var leaderboardBeforeCommit func() error
+
+// maxBigint is the largest bigint, where volumes stop.
+const maxBigint = "9223372036854775807"
+
+// dayOf is the UTC day of a timestamptz expression.
+func dayOf(ts string) string { return `(` + ts + ` AT TIME ZONE 'UTC')::date` }
+
+// The realizations a settlement left in positions it did not write,
+// settled (reads.go): payout less basis, at the market's resolution.
+var settledRealization = payoutSQL("x", "m.winning_outcome") + ` - x.cost_basis`
+
+// boardUpsert adds the rows of delta (user_id, day, pnl, volume, trades)
+// to the buckets and the totals.
+const boardUpsert = `
+days AS (
+	INSERT INTO leaderboard_days AS d (user_id, day, pnl, volume, trades)
+	SELECT user_id, day, pnl::bigint, LEAST(volume, ` + maxBigint + `)::bigint, trades::bigint FROM delta
+	ON CONFLICT (user_id, day) DO UPDATE SET pnl = d.pnl + EXCLUDED.pnl,
+		volume = LEAST(d.volume::numeric + EXCLUDED.volume, ` + maxBigint + `)::bigint,
+		trades = d.trades + EXCLUDED.trades
+),
+totals AS (
+	INSERT INTO leaderboard_totals AS l (user_id, pnl, volume, trades)
+	SELECT user_id, sum(pnl)::bigint, LEAST(sum(volume), ` + maxBigint + `)::bigint, sum(trades)::bigint FROM delta GROUP BY user_id
+	ON CONFLICT (user_id) DO UPDATE SET pnl = l.pnl + EXCLUDED.pnl,
+		volume = LEAST(l.volume::numeric + EXCLUDED.volume, ` + maxBigint + `)::bigint,
+		trades = l.trades + EXCLUDED.trades
+),
+periods AS (
+	INSERT INTO leaderboard_periods AS p (days, user_id, pnl, volume, trades)
+	SELECT w.days, d.user_id, sum(d.pnl)::bigint, LEAST(sum(d.volume), ` + maxBigint + `)::bigint, sum(d.trades)::bigint
+	FROM delta d CROSS JOIN (VALUES (7), (30)) w(days)
+	WHERE d.day BETWEEN $4::date - (w.days - 1) AND $4::date
+	GROUP BY w.days, d.user_id
+	ON CONFLICT (days, user_id) DO UPDATE SET pnl = p.pnl + EXCLUDED.pnl,
+		volume = LEAST(p.volume::numeric + EXCLUDED.volume, ` + maxBigint + `)::bigint,
+		trades = p.trades + EXCLUDED.trades
+)`
+
+// sqlBoardRoll sums the periods' totals again from the buckets, for the
+// periods ending with day $1.
+// (The caller deletes the old totals first: the statements of one WITH
+// see one snapshot, in which a DELETE's rows are still there.)
+const sqlBoardRoll = `WITH summed AS (
+	INSERT INTO leaderboard_periods (days, user_id, pnl, volume, trades)
+	SELECT w.days, d.user_id, sum(d.pnl)::bigint, LEAST(sum(d.volume), ` + maxBigint + `)::bigint, sum(d.trades)::bigint
+	FROM leaderboard_days d JOIN (VALUES (7), (30)) w(days) ON d.day BETWEEN $1::date - (w.days - 1) AND $1::date
+	GROUP BY w.days, d.user_id
+)
+UPDATE leaderboard_state SET as_of = $1`
+
+// sqlBoardApply applies trades $1 and resolved markets $2 and moves the
+// cursor to $3; the periods' totals end with day $4 (NULL: not summed
+// yet). Partner sub-accounts are not ranked: only they trade, and hold
+// positions, with a partner_id.
+var sqlBoardApply = `WITH t AS MATERIALIZED (
+	SELECT t.user_id, t.created_at, t.cost, t.action, t.xmin::text::bigint AS tx
+	FROM unnest($1::bigint[]) AS i(id)
+	JOIN trades t ON t.id = i.id
+	WHERE t.partner_id IS NULL
+),
+delta AS (
+	SELECT user_id, day, sum(pnl) AS pnl, sum(volume) AS volume, sum(trades) AS trades FROM (
+		SELECT user_id, ` + dayOf("created_at") + ` AS day, 0::numeric AS pnl, cost::numeric AS volume, 1 AS trades FROM t
+		UNION ALL
+		SELECT e.user_id, ` + dayOf("e.at") + `, e.delta, 0, 0
+		FROM (SELECT DISTINCT user_id, created_at, tx FROM t WHERE action = 'sell') k
+		JOIN pnl_events e ON e.user_id = k.user_id AND e.at = k.created_at AND e.xmin::text::bigint = k.tx
+		UNION ALL
+		SELECT x.user_id, ` + dayOf("m.resolved_at") + `, ` + settledRealization + `, 0, 0
+		FROM unnest($2::bigint[]) AS r(id)
+		JOIN markets m ON m.id = r.id
+		JOIN positions x ON x.market_id = m.id
+		WHERE ` + settledSQL + ` AND x.partner_id IS NULL
+	) r GROUP BY user_id, day
+),` + boardUpsert + `
+UPDATE change_consumers SET after = $3, updated_at = now() WHERE name = '` + LeaderboardConsumer + `'`
+
+// sqlBoardBackfill fills the empty buckets and totals from everything
+// the tables hold: the trades, the realizations of the PnL chart
+// (reads.go: sqlPnLEvents) and the settlements of positions left open.
+// The periods' totals are summed by the next apply (rollBoard).
+var sqlBoardBackfill = `WITH delta AS MATERIALIZED (
+	SELECT r.user_id, r.day, sum(r.pnl) AS pnl, sum(r.volume) AS volume, sum(r.trades) AS trades FROM (
+		SELECT user_id, ` + dayOf("created_at") + ` AS day, 0::numeric AS pnl, cost::numeric AS volume, 1 AS trades FROM trades
+		UNION ALL
+		SELECT user_id, ` + dayOf("at") + `, delta, 0, 0 FROM pnl_events
+		UNION ALL
+		SELECT user_id, ` + dayOf("closed_at") + `, settle_pnl, 0, 0 FROM positions WHERE closed_at IS NOT NULL AND settle_pnl IS NOT NULL
+		UNION ALL
+		SELECT x.user_id, ` + dayOf("m.resolved_at") + `, ` + settledRealization + `, 0, 0
+		FROM positions x JOIN markets m ON m.id = x.market_id WHERE ` + settledSQL + `
+	) r JOIN users u ON u.id = r.user_id
+	WHERE u.partner_id IS NULL
+	GROUP BY r.user_id, r.day
+),
+days AS (
+	INSERT INTO leaderboard_days (user_id, day, pnl, volume, trades)
+	SELECT user_id, day, pnl::bigint, LEAST(volume, ` + maxBigint + `)::bigint, trades::bigint FROM delta
+)
+INSERT INTO leaderboard_totals (user_id, pnl, volume, trades)
+SELECT user_id, sum(pnl)::bigint, LEAST(sum(volume), ` + maxBigint + `)::bigint, sum(trades)::bigint FROM delta GROUP BY user_id`
+
+// sqlBoardRows reads the change log's rows after the cursor $1, whole,
+// up to the one that brings the entries to $2 or more.
+const sqlBoardRows = `SELECT first_seq, types, event_ids, pool_ids, market_ids, user_ids, ats, lens, data FROM (
+	SELECT c.*, sum(c.n) OVER (ORDER BY c.first_seq) - c.n AS before
+	FROM (SELECT * FROM change_log WHERE first_seq > $1 ORDER BY first_seq LIMIT $2) c
+) r WHERE before < $2 ORDER BY first_seq`
+
+// ApplyLeaderboard implements leaderboard.Applier: it applies the change
+// log's entries after the board's cursor, whole transactions of them up
+// to about limit entries, and moves the cursor, in one transaction. The
+// cursor's row is locked first, so that of several servers one applies
+// at a time and the others then find the cursor moved. The first call on
+// a database fills the board from its tables (backfillBoard).
+func (s *Store) ApplyLeaderboard(ctx context.Context, limit int) (int, error) {
+	limit = max(limit, 1)
+	for {
+		applied, fresh := 0, false
+		err := s.tx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
+			applied, fresh = 0, false
+			var after int64
+			err := tx.QueryRow(ctx, `SELECT after FROM change_consumers WHERE name = $1 FOR UPDATE`, LeaderboardConsumer).Scan(&after)
+			if errors.Is(err, pgx.ErrNoRows) {
+				fresh = true
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			// The statements below are planned for the ids they get: a
+			// generic plan of "id = ANY($1)" may scan whole tables.
+			if _, err := tx.Exec(ctx, `SET LOCAL plan_cache_mode = force_custom_plan`); err != nil {
+				return err
+			}
+			asOf, err := rollBoard(ctx, tx)
+			if err != nil {
+				return err
+			}
+			es, err := s.boardEntries(ctx, tx, after, limit)
+			if err != nil || len(es) == 0 {
+				return err
+			}
+			var trades, resolved []int64
+			for _, e := range es {
+				switch e.Type {
+				case changelog.Trade:
+					var d struct {
+						TradeID int64 `json:"trade_id"`
+					}
+					if err := json.Unmarshal(e.Data, &d); err != nil || d.TradeID == 0 {
+						return fmt.Errorf("postgres: leaderboard: trade entry %d names no trade", e.Seq)
+					}
+					trades = append(trades, d.TradeID)
+				case changelog.MarketResolved:
+					resolved = append(resolved, e.MarketID)
+				}
+			}
+			if _, err := tx.Exec(ctx, sqlBoardApply, trades, resolved, es[len(es)-1].Seq, asOf); err != nil {
+				return err
+			}
+			if leaderboardBeforeCommit != nil {
+				if err := leaderboardBeforeCommit(); err != nil {
+					return err
+				}
+			}
+			applied = len(es)
+			return nil
+		})
+		if err != nil {
+			return 0, translate(err, nil)
+		}
+		if !fresh {
+			return applied, nil
+		}
+		if err := s.backfillBoard(ctx); err != nil {
+			return 0, err
+		}
+	}
+}
+
+// boardToday is the day the periods' totals end with: the UTC day of
+// the server's clock. A board asked for another day (a server whose
+// clock is a little off at midnight) is summed from the buckets.
+var boardToday = func() time.Time { return leaderboard.Day(time.Now()) }
+
+// rollBoard sums the periods' totals again when the day has changed
+// since they were last summed. The caller holds the cursor's lock.
+// It returns the day they end with.
+func rollBoard(ctx context.Context, tx pgx.Tx) (time.Time, error) {
+	today := boardToday()
+	var asOf *time.Time
+	if err := tx.QueryRow(ctx, `SELECT as_of FROM leaderboard_state`).Scan(&asOf); err != nil {
+		return today, err
+	}
+	if asOf != nil && asOf.Equal(today) {
+		return today, nil
+	}
+	if _, err := tx.Exec(ctx, `DELETE FROM leaderboard_periods`); err != nil {
+		return today, err
+	}
+	_, err := tx.Exec(ctx, sqlBoardRoll, today)
+	return today, err
+}
+
+// boardEntries reads the entries of whole change-log rows after after.
+func (s *Store) boardEntries(ctx context.Context, tx pgx.Tx, after int64, limit int) ([]changelog.Entry, error) {
+	rows, err := tx.Query(ctx, sqlBoardRows, after, int64(limit))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []changelog.Entry
+	for rows.Next() {
+		var r changeRow
+		if err := rows.Scan(&r.first, &r.types, &r.events, &r.pools, &r.markets, &r.users, &r.ats, &r.lens, &r.data); err != nil {
+			return nil, err
+		}
+		if len(out) == 0 && r.first != after+1 {
+			return nil, errBoardGap
+		}
+		if out, err = r.entries(out, after, math.MaxInt); err != nil {
+			return nil, err
+		}
+	}
+	return out, rows.Err()
+}
+
+// backfillBoard fills the board from the tables and sets its cursor to
+// the change log's head, in one repeatable-read transaction: its one
+// snapshot holds exactly the transactions whose entries are at or before
+// that head, so the consumer goes on from there with nothing counted
+// twice or missed. When another server got there first, inserting the
+// cursor fails to serialize and the retry finds it: nothing is done.
+func (s *Store) backfillBoard(ctx context.Context) error {
+	err := s.tx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead}, func(tx pgx.Tx) error {
+		var head int64
+		if err := tx.QueryRow(ctx, `SELECT last FROM change_log_head`).Scan(&head); err != nil {
+			return err
+		}
+		var set int64
+		err := tx.QueryRow(ctx, `INSERT INTO change_consumers (name, after) VALUES ($1, $2)
+			ON CONFLICT (name) DO NOTHING RETURNING after`, LeaderboardConsumer, head).Scan(&set)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		// A board whose cursor was deleted is rebuilt from nothing.
+		if _, err := tx.Exec(ctx, `DELETE FROM leaderboard_days`); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM leaderboard_totals`); err != nil {
+			return err
+		}
+		// The consumer sums the periods again at its first apply.
+		if _, err := tx.Exec(ctx, `DELETE FROM leaderboard_periods`); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `UPDATE leaderboard_state SET as_of = NULL`); err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, sqlBoardBackfill)
+		return err
+	})
+	return translate(err, nil)
+}
+
+// LeaderboardCursor is the last change-log entry the board counts (0
+// before the board was first filled).
+func (s *Store) LeaderboardCursor(ctx context.Context) (int64, error) {
+	return s.ChangeCursor(ctx, LeaderboardConsumer)
+}
+
+// The boards: all time from the totals, and a period from its totals,
+// each along an index from the top; a period that does not end with the
+// day the totals were summed for sums the buckets of its days instead.
+var (
+	sqlBoardAll = func(by string) string {
+		return `SELECT l.user_id, u.name, u.avatar_url, u.profile_hidden, l.pnl, l.volume, l.trades
+		FROM (SELECT * FROM leaderboard_totals ORDER BY ` + by + ` DESC, user_id LIMIT $1) l
+		JOIN users u ON u.id = l.user_id
+		ORDER BY l.` + by + ` DESC, l.user_id`
+	}
+	sqlBoardPeriod = func(by string) string {
+		return `SELECT l.user_id, u.name, u.avatar_url, u.profile_hidden, l.pnl, l.volume, l.trades
+		FROM (SELECT * FROM leaderboard_periods WHERE days = $2 ORDER BY ` + by + ` DESC, user_id LIMIT $1) l
+		JOIN users u ON u.id = l.user_id
+		ORDER BY l.` + by + ` DESC, l.user_id`
+	}
+	sqlBoardBuckets = func(by string) string {
+		return `SELECT l.user_id, u.name, u.avatar_url, u.profile_hidden, l.pnl, l.volume, l.trades
+		FROM (
+			SELECT user_id, sum(pnl)::bigint AS pnl, LEAST(sum(volume), ` + maxBigint + `)::bigint AS volume, sum(trades)::bigint AS trades
+			FROM leaderboard_days WHERE day BETWEEN $2 AND $3
+			GROUP BY user_id ORDER BY ` + by + ` DESC, user_id LIMIT $1
+		) l
+		JOIN users u ON u.id = l.user_id
+		ORDER BY l.` + by + ` DESC, l.user_id`
+	}
+	sqlBoards = map[leaderboard.By][3]string{
+		leaderboard.ByPnL:    {sqlBoardAll("pnl"), sqlBoardPeriod("pnl"), sqlBoardBuckets("pnl")},
+		leaderboard.ByVolume: {sqlBoardAll("volume"), sqlBoardPeriod("volume"), sqlBoardBuckets("volume")},
+	}
+)
+
+// Leaderboard implements leaderboard.Store.
+func (s *Store) Leaderboard(ctx context.Context, q leaderboard.Query) ([]leaderboard.Row, error) {
+	return s.leaderboard(ctx, q, false)
+}
+
+func (s *Store) leaderboard(ctx context.Context, q leaderboard.Query, buckets bool) ([]leaderboard.Row, error) {
+	qs, ok := sqlBoards[q.By]
+	if !ok {
+		return nil, fmt.Errorf("postgres: leaderboard: no ranking by %q", q.By)
+	}
+	var rows pgx.Rows
+	var err error
+	since, period := q.Since()
+	switch {
+	case !period:
+		rows, err = s.pool.Query(ctx, qs[0], int64(q.Limit))
+	default:
+		var asOf *time.Time
+		if !buckets {
+			if err := s.pool.QueryRow(ctx, `SELECT as_of FROM leaderboard_state`).Scan(&asOf); err != nil {
+				return nil, translate(err, nil)
+			}
+		}
+		if asOf != nil && asOf.Equal(q.Today) {
+			rows, err = s.pool.Query(ctx, qs[1], int64(q.Limit), int16(q.Period.Days()))
+		} else {
+			rows, err = s.pool.Query(ctx, qs[2], int64(q.Limit), since, q.Today)
+		}
+	}
+	if err != nil {
+		return nil, translate(err, nil)
+	}
+	out := []leaderboard.Row{}
+	var r leaderboard.Row
+	_, err = pgx.ForEachRow(rows, []any{&r.UserID, &r.Name, &r.AvatarURL, &r.Hidden, &r.PnL, &r.Volume, &r.Trades}, func() error {
+		out = append(out, r)
+		r.AvatarURL = nil
+		return nil
+	})
+	return out, translate(err, nil)
+}
+
+// ChangesCommitted returns a channel closed when WatchChanges next hears
+// that entries were committed (here or on another server).
+func (s *Store) ChangesCommitted() <-chan struct{} { return s.changed.Wait() }

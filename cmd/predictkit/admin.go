@@ -47,7 +47,7 @@ var adminCommands = []adminCommand{
 	{"partner", "-id ID", "show a partner and its float", adminShowPartner, ""},
 	{"fund-float", "-partner ID -amount KOPECKS", "add to a partner's float", adminFundFloat, ""},
 	{"rotate-key", "-partner ID [-grace DURATION]", "give a partner a new key (printed once); the old one works for -grace (default 24h)", adminRotateKey, ""},
-	{"set-webhook", "-partner ID -url URL", "set a partner's webhook and print its signing secret (shown this once)", adminSetWebhook, ""},
+	{"set-webhook", "-partner ID -webhook-url URL", "set a partner's webhook and print its signing secret (shown this once)", adminSetWebhook, ""},
 	{"webhook", "-partner ID", "show a partner's webhook (never its secret)", adminShowWebhook, ""},
 	{"delete-webhook", "-partner ID", "remove a partner's webhook; its pending deliveries are marked failed", adminDeleteWebhook, ""},
 	{"deliveries", "-partner ID [-limit N] [-cursor C]", "list a partner's webhook deliveries, newest first, with status and attempts", adminDeliveries, ""},

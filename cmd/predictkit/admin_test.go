@@ -422,3 +422,45 @@ func TestAdminResolve(t *testing.T) {
 		}
 	})
 }
+
+func TestEveryAdminCommandPrintsItsHelp(t *testing.T) {
+	// A command whose own flag clashes with the admin's (-url, -token,
+	// -json) panics when its flags are defined, whatever it is asked.
+	for _, c := range adminCommands {
+		t.Run(c.name+" -h prints its usage and exits 0", func(t *testing.T) {
+			var out, errb bytes.Buffer
+			code := run(context.Background(), []string{"admin", c.name, "-h"}, &out, &errb)
+			if code != 0 || !strings.Contains(out.String()+errb.String(), c.name) {
+				t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out.String(), errb.String())
+			}
+		})
+	}
+}
+
+func TestAdminWebhookCommands(t *testing.T) {
+	base := adminServer(t)
+	var created struct {
+		ID int64 `json:"id"`
+	}
+	if err := json.Unmarshal([]byte(mustAdmin(t, base, "-json", "create-partner", "-name", "Hook Bets")), &created); err != nil || created.ID == 0 {
+		t.Fatalf("create-partner -json: %+v, %v", created, err)
+	}
+	id := fmt.Sprint(created.ID)
+	t.Run("set-webhook refuses a loopback address the operator did not allow", func(t *testing.T) {
+		code, out, errOut := admin(t, base, "set-webhook", "-partner", id, "-webhook-url", "http://127.0.0.1:9/hook")
+		if code == 0 || !strings.Contains(out+errOut, "400") {
+			t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+		}
+	})
+	t.Run("set-webhook without -webhook-url is a usage error", func(t *testing.T) {
+		if code, _, errOut := admin(t, base, "set-webhook", "-partner", id); code != 2 || !strings.Contains(errOut, "-webhook-url") {
+			t.Fatalf("exit %d\nstderr:\n%s", code, errOut)
+		}
+	})
+	t.Run("rotate-key prints the new key once", func(t *testing.T) {
+		contains(t, "rotate-key", mustAdmin(t, base, "rotate-key", "-partner", id), "pk_")
+	})
+	t.Run("deliveries lists none for a partner without a webhook", func(t *testing.T) {
+		mustAdmin(t, base, "deliveries", "-partner", id)
+	})
+}

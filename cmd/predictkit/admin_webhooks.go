@@ -14,13 +14,13 @@ import (
 
 func adminSetWebhook(fs *flag.FlagSet) func(context.Context, *adminClient, *adminOutput) error {
 	id := fs.Int64("partner", 0, "the partner's id (required)")
-	u := fs.String("url", "", "the http or https URL deliveries are POSTed to (required)")
+	u := fs.String("webhook-url", "", "the http or https URL deliveries are POSTed to (required)")
 	return func(ctx context.Context, a *adminClient, out *adminOutput) error {
 		if err := needID("partner", *id); err != nil {
 			return err
 		}
 		if *u == "" {
-			return usagef("-url is required")
+			return usagef("-webhook-url is required")
 		}
 		res, err := a.AdminSetPartnerWebhookWithResponse(ctx, *id, client.WebhookRequest{URL: *u})
 		if err := a.check(res, err); err != nil {

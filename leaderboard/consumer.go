@@ -28,7 +28,14 @@ type Consumer struct {
 	// 1000): a transaction's entries are never split, so one of more
 	// entries is applied whole.
 	Batch int
-	Log   *slog.Logger
+	// Gap is the least time between two applies when the first found
+	// fewer than Batch entries (default 0: none). On a busy market,
+	// applying after every commit makes the database do the board's
+	// work once per batch of trades, beside the trades themselves;
+	// waiting lets one apply take many commits' entries at the price of
+	// a board up to Gap late.
+	Gap time.Duration
+	Log *slog.Logger
 }
 
 // Run applies entries until ctx is done. A failure is logged and tried
@@ -64,8 +71,21 @@ func (c *Consumer) Run(ctx context.Context) {
 				c.Log.Info("leaderboard: applying the change log again")
 			}
 			failing = false
-			if n > 0 {
+			if n >= batch {
 				continue // more may be waiting
+			}
+			if n > 0 && c.Gap > 0 {
+				// Let the entries of the next commits gather.
+				t.Reset(c.Gap)
+				select {
+				case <-ctx.Done():
+					return
+				case <-t.C:
+				}
+				continue
+			}
+			if n > 0 {
+				continue
 			}
 		}
 		t.Reset(interval)

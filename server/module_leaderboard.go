@@ -36,7 +36,14 @@ func newLeaderboardService(store Store) *leaderboard.Service {
 // database does the board's work for many commits at a time rather than
 // beside every one (a hot market lost a third of its trades to the
 // board's applies without it).
-const leaderboardGap = 500 * time.Millisecond
+const leaderboardGap = time.Second
+
+// leaderboardBatch is the most entries one apply takes. A hot market
+// writes about ten thousand entries a second; a batch smaller than a gap's
+// worth would make the consumer apply back to back, never waiting, and
+// each apply costs the database a fixed few milliseconds besides its
+// entries.
+const leaderboardBatch = 20000
 
 // runLeaderboard runs the board's consumer from start to stop. Several
 // servers on one database may all run it: each apply locks the cursor,
@@ -46,7 +53,7 @@ func runLeaderboard(lc fx.Lifecycle, store Store, log *slog.Logger) {
 	if !ok {
 		return
 	}
-	c := &leaderboard.Consumer{Store: ap, Log: log, Gap: leaderboardGap}
+	c := &leaderboard.Consumer{Store: ap, Log: log, Gap: leaderboardGap, Batch: leaderboardBatch}
 	if w, ok := store.(changeWaker); ok {
 		c.Woken = w.ChangesCommitted
 	}

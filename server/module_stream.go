@@ -140,6 +140,12 @@ type streamOut struct {
 // spell goes out at once.
 const streamCoalesce = 20 * time.Millisecond
 
+// streamIdle is how long the hub goes on reading the change log after the
+// last stream closed. A server that streams to no one then stops reading
+// back every commit's entries (a hot market trades about a twentieth
+// faster); a browser that reconnects within it finds the hub running.
+const streamIdle = 30 * time.Second
+
 func streamPing(cfg Config) time.Duration {
 	return min(cfg.StreamPing, cfg.WriteTimeout/2)
 }
@@ -162,6 +168,7 @@ func newStreamHub(lc fx.Lifecycle, cfg Config, store Store, feed StreamFeed, met
 		Settlements: settlementSource{markets: store, store: st},
 		Ping:        streamPing(cfg),
 		Coalesce:    streamCoalesce,
+		Idle:        streamIdle,
 		Logger:      log,
 	})
 	metrics.reg.MustRegister(

@@ -90,6 +90,14 @@ type Options struct {
 	// lets a server keep up with a thousand of them, for at most
 	// Coalesce of delay.
 	Coalesce time.Duration
+	// Idle is how long the hub goes on following the feed after its
+	// last subscriber left (0, the default: it follows it always). A hub
+	// with no subscriber has nothing to hand out, yet following the feed
+	// reads every commit's entries back from the log: on a server that
+	// streams to nobody (an API-only instance, a quiet hour) that is a
+	// read beside every trade for nothing. A paused hub reads nothing;
+	// the next subscriber resumes it at the log's end.
+	Idle time.Duration
 	// Logger receives the hub's warnings; nil discards them.
 	Logger *slog.Logger
 }
@@ -156,6 +164,14 @@ type Hub struct {
 	pos  int64
 	subs int // open subscriptions, registered or catching up
 	idx  index
+	// paused: the hub does not follow the feed (Options.Idle); resume
+	// wakes the feed's goroutine when a subscriber comes. stopFollow ends
+	// the feed's current Follow; idle pauses the hub once Idle has passed
+	// with no subscriber.
+	paused     bool
+	resume     chan struct{}
+	stopFollow context.CancelFunc
+	idle       *time.Timer
 
 	// Counters, for metrics and tests.
 	slow, dropped atomic.Int64
@@ -174,7 +190,7 @@ type index struct {
 func New(o Options) *Hub {
 	o = o.withDefaults()
 	ctx, cancel := context.WithCancel(context.Background())
-	h := &Hub{o: o, ctx: ctx, cancel: cancel, done: make(chan struct{}), run: make(chan struct{})}
+	h := &Hub{o: o, ctx: ctx, cancel: cancel, done: make(chan struct{}), run: make(chan struct{}), resume: make(chan struct{}, 1)}
 	h.active = activeCache{src: o.Events, ttl: o.ActiveTTL, log: o.Logger, ctx: ctx, m: map[int64]*activeFlag{}}
 	h.idx = index{
 		trades: map[*Subscription]struct{}{},
@@ -199,6 +215,8 @@ func (h *Hub) Start(ctx context.Context) error {
 		return errors.New("stream: the hub was started already")
 	}
 	h.started, h.pos = true, b.Last
+	// With no subscriber yet, a hub that may pause starts paused.
+	h.paused = h.o.Idle > 0
 	h.mu.Unlock()
 	go h.follow()
 	return nil
@@ -252,19 +270,36 @@ func (h *Hub) Slow() int64    { return h.slow.Load() }
 func (h *Hub) Dropped() int64 { return h.dropped.Load() }
 
 // follow runs the feed until Close, starting again (after a pause) when
-// it fails.
+// it fails, and resting while the hub is paused.
 func (h *Hub) follow() {
 	defer close(h.run)
 	delay := h.o.Retry
 	for {
-		from := h.Position()
-		err := h.o.Feed.Follow(h.ctx, from, func(es []changelog.Entry) error {
+		if !h.awaitSubscriber() {
+			return
+		}
+		fctx, stop := context.WithCancel(h.ctx)
+		h.mu.Lock()
+		if h.paused {
+			h.mu.Unlock()
+			stop()
+			continue
+		}
+		h.stopFollow = stop
+		from := h.pos
+		h.mu.Unlock()
+		err := h.o.Feed.Follow(fctx, from, func(es []changelog.Entry) error {
 			delay = h.o.Retry
 			h.deliver(es)
 			return nil
 		})
+		paused := fctx.Err() != nil // stopped by pauseIfIdle, or Close
+		stop()
 		if h.ctx.Err() != nil {
 			return
+		}
+		if paused {
+			continue // no one to hand entries to
 		}
 		if errors.Is(err, changelog.ErrPruned) {
 			// The hub itself fell behind the log's retention: its
@@ -286,6 +321,44 @@ func (h *Hub) follow() {
 		}
 		delay = min(2*delay, 30*time.Second)
 	}
+}
+
+// awaitSubscriber waits while the hub is paused; false means it closed.
+func (h *Hub) awaitSubscriber() bool {
+	for {
+		h.mu.Lock()
+		paused := h.paused
+		h.mu.Unlock()
+		if !paused {
+			return true
+		}
+		select {
+		case <-h.ctx.Done():
+			return false
+		case <-h.resume:
+		}
+	}
+}
+
+// pauseIfIdle pauses the hub if it still has no subscriber.
+func (h *Hub) pauseIfIdle() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.subs > 0 || h.paused || h.closed {
+		return
+	}
+	h.paused = true
+	if h.stopFollow != nil {
+		h.stopFollow()
+	}
+}
+
+// Paused reports whether the hub has stopped following the feed for want
+// of subscribers (Options.Idle).
+func (h *Hub) Paused() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.paused
 }
 
 // dropAll disconnects every registered subscriber and moves the hub to
@@ -404,6 +477,22 @@ func (h *Hub) Open(ctx context.Context, r Request) (*Subscription, error) {
 	if !h.started || h.closed {
 		return nil, ErrClosed
 	}
+	if h.subs == 0 {
+		// No one is subscribed, so no one misses what the fan-out has
+		// not handed out: it may start at the log's end. A paused hub
+		// must, having read nothing meanwhile.
+		h.pos = max(h.pos, b.Last)
+		if h.idle != nil {
+			h.idle.Stop()
+		}
+		if h.paused {
+			h.paused = false
+			select {
+			case h.resume <- struct{}{}:
+			default:
+			}
+		}
+	}
 	h.subs++
 	h.serves.Add(1)
 	return s, nil
@@ -508,6 +597,13 @@ func (h *Hub) remove(s *Subscription) {
 	s.removed = true
 	h.unindexLocked(s)
 	h.subs--
+	if h.subs == 0 && h.o.Idle > 0 {
+		if h.idle == nil {
+			h.idle = time.AfterFunc(h.o.Idle, h.pauseIfIdle)
+		} else {
+			h.idle.Reset(h.o.Idle)
+		}
+	}
 	h.serves.Done()
 	s.mu.Lock()
 	s.queue = nil

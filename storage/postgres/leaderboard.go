@@ -17,11 +17,11 @@ package postgres
 // per holder in one statement.
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -150,13 +150,6 @@ days AS (
 INSERT INTO leaderboard_totals (user_id, pnl, volume, trades)
 SELECT user_id, sum(pnl)::bigint, LEAST(sum(volume), ` + maxBigint + `)::bigint, sum(trades)::bigint FROM delta GROUP BY user_id`
 
-// sqlBoardRows reads the change log's rows after the cursor $1, whole,
-// up to the one that brings the entries to $2 or more.
-const sqlBoardRows = `SELECT first_seq, types, event_ids, pool_ids, market_ids, user_ids, ats, lens, data FROM (
-	SELECT c.*, sum(c.n) OVER (ORDER BY c.first_seq) - c.n AS before
-	FROM (SELECT * FROM change_log WHERE first_seq > $1 ORDER BY first_seq LIMIT $2) c
-) r WHERE before < $2 ORDER BY first_seq`
-
 // ApplyLeaderboard implements leaderboard.Applier: it applies the change
 // log's entries after the board's cursor, whole transactions of them up
 // to about limit entries, and moves the cursor, in one transaction. The
@@ -187,26 +180,12 @@ func (s *Store) ApplyLeaderboard(ctx context.Context, limit int) (int, error) {
 			if err != nil {
 				return err
 			}
-			es, err := s.boardEntries(ctx, tx, after, limit)
-			if err != nil || len(es) == 0 {
+			refs, err := boardRefsAfter(ctx, tx, after, limit)
+			if err != nil || refs.n == 0 {
 				return err
 			}
-			var trades, resolved []int64
-			for _, e := range es {
-				switch e.Type {
-				case changelog.Trade:
-					var d struct {
-						TradeID int64 `json:"trade_id"`
-					}
-					if err := json.Unmarshal(e.Data, &d); err != nil || d.TradeID == 0 {
-						return fmt.Errorf("postgres: leaderboard: trade entry %d names no trade", e.Seq)
-					}
-					trades = append(trades, d.TradeID)
-				case changelog.MarketResolved:
-					resolved = append(resolved, e.MarketID)
-				}
-			}
-			if _, err := tx.Exec(ctx, sqlBoardApply, trades, resolved, es[len(es)-1].Seq, asOf); err != nil {
+			trades, resolved := refs.trades, refs.resolved
+			if _, err := tx.Exec(ctx, sqlBoardApply, trades, resolved, refs.last, asOf); err != nil {
 				return err
 			}
 			if leaderboardBeforeCommit != nil {
@@ -214,7 +193,7 @@ func (s *Store) ApplyLeaderboard(ctx context.Context, limit int) (int, error) {
 					return err
 				}
 			}
-			applied = len(es)
+			applied = refs.n
 			return nil
 		})
 		if err != nil {
@@ -253,27 +232,96 @@ func rollBoard(ctx context.Context, tx pgx.Tx) (time.Time, error) {
 	return today, err
 }
 
-// boardEntries reads the entries of whole change-log rows after after.
-func (s *Store) boardEntries(ctx context.Context, tx pgx.Tx, after int64, limit int) ([]changelog.Entry, error) {
-	rows, err := tx.Query(ctx, sqlBoardRows, after, int64(limit))
+// boardRefs is what the board needs of a run of change-log entries: the
+// trades they record and the markets they resolve.
+type boardRefs struct {
+	trades, resolved []int64
+	n                int   // entries
+	last             int64 // the last entry's seq
+}
+
+// sqlBoardRefs reads what boardRefsAfter needs of the change log's rows
+// after the cursor $1, whole, up to the one that brings the entries to $2
+// or more: of each entry, its type, market and data, no more.
+const sqlBoardRefs = `SELECT first_seq, types, market_ids, lens, data FROM (
+	SELECT c.first_seq, c.types, c.market_ids, c.lens, c.data, sum(c.n) OVER (ORDER BY c.first_seq) - c.n AS before
+	FROM (SELECT * FROM change_log WHERE first_seq > $1 ORDER BY first_seq LIMIT $2) c
+) r WHERE before < $2 ORDER BY first_seq`
+
+// boardRefsAfter reads the trades and resolutions of whole change-log rows
+// after after. It decodes no entry beyond a trade's id: on a hot market
+// the board reads ten thousand entries a second, and building each one
+// cost the server more than applying them cost the database.
+func boardRefsAfter(ctx context.Context, tx pgx.Tx, after int64, limit int) (boardRefs, error) {
+	var out boardRefs
+	rows, err := tx.Query(ctx, sqlBoardRefs, after, int64(limit))
 	if err != nil {
-		return nil, err
+		return out, err
 	}
 	defer rows.Close()
-	var out []changelog.Entry
+	var (
+		first   int64
+		types   []string
+		markets []int64
+		lens    []int32
+		data    []byte
+	)
 	for rows.Next() {
-		var r changeRow
-		if err := rows.Scan(&r.first, &r.types, &r.events, &r.pools, &r.markets, &r.users, &r.ats, &r.lens, &r.data); err != nil {
-			return nil, err
+		if err := rows.Scan(&first, &types, &markets, &lens, &data); err != nil {
+			return out, err
 		}
-		if len(out) == 0 && r.first != after+1 {
-			return nil, errBoardGap
+		if out.n == 0 && first != after+1 {
+			return out, errBoardGap
 		}
-		if out, err = r.entries(out, after, math.MaxInt); err != nil {
-			return nil, err
+		if len(markets) != len(types) || len(lens) != len(types) {
+			return out, fmt.Errorf("postgres: change log row %d is malformed", first)
 		}
+		off := 0
+		for i, t := range types {
+			end := off + int(lens[i])
+			if lens[i] < 0 || end > len(data) {
+				return out, fmt.Errorf("postgres: change log row %d is malformed", first)
+			}
+			switch changelog.Type(t) {
+			case changelog.Trade:
+				id := tradeIDOf(data[off:end])
+				if id == 0 {
+					return out, fmt.Errorf("postgres: leaderboard: trade entry %d names no trade", first+int64(i))
+				}
+				out.trades = append(out.trades, id)
+			case changelog.MarketResolved:
+				out.resolved = append(out.resolved, markets[i])
+			}
+			off = end
+		}
+		out.n += len(types)
+		out.last = first + int64(len(types)) - 1
 	}
 	return out, rows.Err()
+}
+
+// tradeIDOf is the trade_id of a trade entry's data, 0 when it names none.
+// The data is written by TradeChanges with trade_id first; anything else
+// is decoded in full.
+func tradeIDOf(data []byte) int64 {
+	const prefix = `{"trade_id":`
+	if rest, ok := bytes.CutPrefix(data, []byte(prefix)); ok {
+		var id int64
+		i := 0
+		for ; i < len(rest) && i < 18 && rest[i] >= '0' && rest[i] <= '9'; i++ {
+			id = id*10 + int64(rest[i]-'0')
+		}
+		if i > 0 && i < len(rest) && (rest[i] == ',' || rest[i] == '}') {
+			return id
+		}
+	}
+	var d struct {
+		TradeID int64 `json:"trade_id"`
+	}
+	if json.Unmarshal(data, &d) != nil {
+		return 0
+	}
+	return d.TradeID
 }
 
 // backfillBoard fills the board from the tables and sets its cursor to

@@ -268,6 +268,16 @@ func (a *adminClient) check(res client.Response, err error) error {
 
 // decoded returns the body the client decoded from a 2xx answer; nil
 // means the answer was not the documented one (another server, say).
+// shown is the decoded answer v for a command to print as a table, or,
+// with -json, nil once body was printed as the server wrote it (and nil
+// with an error when v is missing or the printing failed).
+func shown[T any](out *adminOutput, body []byte, v *T) (*T, error) {
+	if out.json {
+		return nil, out.rawJSON(body)
+	}
+	return decoded(v)
+}
+
 func decoded[T any](v *T) (*T, error) {
 	if v == nil {
 		return nil, errors.New("the server's answer is not what this command expects")
@@ -387,11 +397,8 @@ func adminCreatePartner(fs *flag.FlagSet) func(context.Context, *adminClient, *a
 		if err := a.check(res, err); err != nil {
 			return err
 		}
-		if out.json {
-			return out.rawJSON(res.Body)
-		}
-		p, err := decoded(res.JSON201)
-		if err != nil {
+		p, err := shown(out, res.Body, res.JSON201)
+		if p == nil {
 			return err
 		}
 		if err := out.table([]string{"ID", "NAME", "KEY"}, []string{itoa(p.ID), p.Name, p.Key}); err != nil {
@@ -412,11 +419,8 @@ func adminShowPartner(fs *flag.FlagSet) func(context.Context, *adminClient, *adm
 		if err := a.check(res, err); err != nil {
 			return err
 		}
-		if out.json {
-			return out.rawJSON(res.Body)
-		}
-		p, err := decoded(res.JSON200)
-		if err != nil {
+		p, err := shown(out, res.Body, res.JSON200)
+		if p == nil {
 			return err
 		}
 		return out.table([]string{"ID", "NAME", "DISABLED", "FLOAT_KOPECKS", "FLOAT_RUB", "CREATED_AT"},
@@ -430,11 +434,8 @@ func adminPartners(fs *flag.FlagSet) func(context.Context, *adminClient, *adminO
 		if err := a.check(res, err); err != nil {
 			return err
 		}
-		if out.json {
-			return out.rawJSON(res.Body)
-		}
-		r, err := decoded(res.JSON200)
-		if err != nil {
+		r, err := shown(out, res.Body, res.JSON200)
+		if r == nil {
 			return err
 		}
 		if len(r.Partners) == 0 {
@@ -463,11 +464,8 @@ func adminFundFloat(fs *flag.FlagSet) func(context.Context, *adminClient, *admin
 		if err := a.check(res, err); err != nil {
 			return err
 		}
-		if out.json {
-			return out.rawJSON(res.Body)
-		}
-		r, err := decoded(res.JSON200)
-		if err != nil {
+		r, err := shown(out, res.Body, res.JSON200)
+		if r == nil {
 			return err
 		}
 		return out.table([]string{"PARTNER", "ADDED_KOPECKS", "FLOAT_KOPECKS", "FLOAT_RUB"},
@@ -490,11 +488,8 @@ func adminCredit(fs *flag.FlagSet) func(context.Context, *adminClient, *adminOut
 		if err := a.check(res, err); err != nil {
 			return err
 		}
-		if out.json {
-			return out.rawJSON(res.Body)
-		}
-		r, err := decoded(res.JSON200)
-		if err != nil {
+		r, err := shown(out, res.Body, res.JSON200)
+		if r == nil {
 			return err
 		}
 		return out.table([]string{"USER", "BALANCE_KOPECKS", "BONUS_KOPECKS", "TOTAL_KOPECKS", "TOTAL_RUB"},
@@ -524,11 +519,8 @@ func adminUsers(fs *flag.FlagSet) func(context.Context, *adminClient, *adminOutp
 		if err := a.check(res, err); err != nil {
 			return err
 		}
-		if out.json {
-			return out.rawJSON(res.Body)
-		}
-		r, err := decoded(res.JSON200)
-		if err != nil {
+		r, err := shown(out, res.Body, res.JSON200)
+		if r == nil {
 			return err
 		}
 		if len(r.Users) == 0 {
@@ -588,11 +580,8 @@ func adminSetRoles(fs *flag.FlagSet) func(context.Context, *adminClient, *adminO
 		if err := a.check(res, err); err != nil {
 			return err
 		}
-		if out.json {
-			return out.rawJSON(res.Body)
-		}
-		r, err := decoded(res.JSON200)
-		if err != nil {
+		r, err := shown(out, res.Body, res.JSON200)
+		if r == nil {
 			return err
 		}
 		u := r.User
@@ -611,11 +600,8 @@ func adminAPIKeys(fs *flag.FlagSet) func(context.Context, *adminClient, *adminOu
 		if err := a.check(res, err); err != nil {
 			return err
 		}
-		if out.json {
-			return out.rawJSON(res.Body)
-		}
-		r, err := decoded(res.JSON200)
-		if err != nil {
+		r, err := shown(out, res.Body, res.JSON200)
+		if r == nil {
 			return err
 		}
 		rows := make([][]string, 0, len(r.Keys))
@@ -923,11 +909,8 @@ func adminResetPassword(fs *flag.FlagSet) func(context.Context, *adminClient, *a
 		if err := a.check(res, err); err != nil {
 			return err
 		}
-		if out.json {
-			return out.rawJSON(res.Body)
-		}
-		r, err := decoded(res.JSON201)
-		if err != nil {
+		r, err := shown(out, res.Body, res.JSON201)
+		if r == nil {
 			return err
 		}
 		if err := out.table([]string{"USER", "EMAIL", "EXPIRES_AT"}, []string{itoa(r.UserID), r.Email, stamp(r.ExpiresAt)}); err != nil {

@@ -26,11 +26,8 @@ func adminSetWebhook(fs *flag.FlagSet) func(context.Context, *adminClient, *admi
 		if err := a.check(res, err); err != nil {
 			return err
 		}
-		if out.json {
-			return out.rawJSON(res.Body)
-		}
-		r, err := decoded(res.JSON200)
-		if err != nil {
+		r, err := shown(out, res.Body, res.JSON200)
+		if r == nil {
 			return err
 		}
 		if err := out.table([]string{"PARTNER", "URL", "SECRET"}, []string{itoa(*id), r.URL, r.Secret}); err != nil {
@@ -51,11 +48,8 @@ func adminShowWebhook(fs *flag.FlagSet) func(context.Context, *adminClient, *adm
 		if err := a.check(res, err); err != nil {
 			return err
 		}
-		if out.json {
-			return out.rawJSON(res.Body)
-		}
-		r, err := decoded(res.JSON200)
-		if err != nil {
+		r, err := shown(out, res.Body, res.JSON200)
+		if r == nil {
 			return err
 		}
 		return out.table([]string{"PARTNER", "URL", "SET_AT"}, []string{itoa(*id), r.URL, stamp(r.CreatedAt)})
@@ -104,11 +98,8 @@ func adminDeliveries(fs *flag.FlagSet) func(context.Context, *adminClient, *admi
 		if err := a.check(res, err); err != nil {
 			return err
 		}
-		if out.json {
-			return out.rawJSON(res.Body)
-		}
-		r, err := decoded(res.JSON200)
-		if err != nil {
+		r, err := shown(out, res.Body, res.JSON200)
+		if r == nil {
 			return err
 		}
 		if len(r.Deliveries) == 0 {
@@ -180,11 +171,8 @@ func adminRotateKey(fs *flag.FlagSet) func(context.Context, *adminClient, *admin
 		if err := a.check(res, err); err != nil {
 			return err
 		}
-		if out.json {
-			return out.rawJSON(res.Body)
-		}
-		r, err := decoded(res.JSON200)
-		if err != nil {
+		r, err := shown(out, res.Body, res.JSON200)
+		if r == nil {
 			return err
 		}
 		if err := out.table([]string{"PARTNER", "KEY", "OLD_KEY_WORKS_FOR"}, []string{itoa(*id), r.Key, grace.String()}); err != nil {

@@ -2,6 +2,8 @@ package market
 
 import (
 	"encoding/json"
+	"math"
+	"strconv"
 	"time"
 
 	"github.com/predictkit/predictkit/account"
@@ -55,6 +57,98 @@ type resolvedData struct {
 	ResolvedBy     Resolver `json:"resolved_by"`
 }
 
+// The trade and price entries, two of every trade's four, write their
+// JSON by appending: encoding/json's reflection was most of the cost of
+// building a hot market's log. The bytes are encoding/json's
+// (TestAppendedEntriesAreEncodingJSONs checks it on random values); a
+// string that would need escaping, or a float JSON has no number for,
+// goes through encoding/json instead.
+
+// plainJSON reports whether s is written between quotes as it is.
+func plainJSON(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x80 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			return false
+		}
+	}
+	return true
+}
+
+// appendJSONFloat appends f as encoding/json does; false for NaN and
+// the infinities.
+func appendJSONFloat(b []byte, f float64) ([]byte, bool) {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return b, false
+	}
+	format := byte('f')
+	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	b = strconv.AppendFloat(b, f, format, -1, 64)
+	if format == 'e' {
+		// e-09 to e-9, as encoding/json writes it.
+		if n := len(b); n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+			b[n-2] = b[n-1]
+			b = b[:n-1]
+		}
+	}
+	return b, true
+}
+
+func appendField(b []byte, name string, v int64) []byte {
+	b = append(b, name...)
+	return strconv.AppendInt(b, v, 10)
+}
+
+func appendStringField(b []byte, name, v string) []byte {
+	b = append(b, name...)
+	b = append(b, '"')
+	b = append(b, v...)
+	return append(b, '"')
+}
+
+func (d *tradeData) json() json.RawMessage {
+	if !plainJSON(d.Side) || !plainJSON(d.Action) || !plainJSON(d.CreatedAt) {
+		return marshal(d)
+	}
+	b := make([]byte, 0, 224)
+	b = appendField(b, `{"trade_id":`, d.TradeID)
+	b = appendField(b, `,"market_id":`, d.MarketID)
+	b = appendField(b, `,"pool_id":`, d.PoolID)
+	b = appendField(b, `,"event_id":`, d.EventID)
+	b = appendStringField(b, `,"side":`, d.Side)
+	b = appendStringField(b, `,"action":`, d.Action)
+	b = appendField(b, `,"shares":`, d.Shares)
+	b = appendField(b, `,"amount_kopecks":`, d.AmountKopecks)
+	b = append(b, `,"yes_probability":`...)
+	b, ok := appendJSONFloat(b, d.YesProbability)
+	if !ok {
+		return marshal(d)
+	}
+	b = appendStringField(b, `,"created_at":`, d.CreatedAt)
+	return append(b, '}')
+}
+
+func (d *priceData) json() json.RawMessage {
+	if !plainJSON(d.At) {
+		return marshal(d)
+	}
+	b := make([]byte, 0, 176)
+	b = appendField(b, `{"market_id":`, d.MarketID)
+	b = appendField(b, `,"pool_id":`, d.PoolID)
+	b = appendField(b, `,"event_id":`, d.EventID)
+	b = append(b, `,"yes_probability":`...)
+	b, ok := appendJSONFloat(b, d.YesProbability)
+	if !ok {
+		return marshal(d)
+	}
+	b = appendField(b, `,"q_yes":`, d.QYes)
+	b = appendField(b, `,"q_no":`, d.QNo)
+	b = appendField(b, `,"trade_id":`, d.TradeID)
+	b = appendStringField(b, `,"at":`, d.At)
+	return append(b, '}')
+}
+
 func marshal(v any) json.RawMessage {
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -71,9 +165,9 @@ func TradeChanges(m *Market, te *TradeEffect) []changelog.Entry {
 	t := te.Trade
 	out := make([]changelog.Entry, 0, 2+len(te.PoolPrices))
 	out = append(out, changelog.Entry{Type: changelog.Trade, EventID: m.EventID, PoolID: m.PoolID, MarketID: t.MarketID, At: t.CreatedAt,
-		Data: marshal(tradeData{TradeID: t.ID, MarketID: t.MarketID, PoolID: m.PoolID, EventID: m.EventID,
+		Data: (&tradeData{TradeID: t.ID, MarketID: t.MarketID, PoolID: m.PoolID, EventID: m.EventID,
 			Side: t.Side.String(), Action: string(t.Action), Shares: t.Shares, AmountKopecks: t.Amount,
-			YesProbability: t.PriceAfter, CreatedAt: changeTime(t.CreatedAt)})})
+			YesProbability: t.PriceAfter, CreatedAt: changeTime(t.CreatedAt)}).json()})
 	price := func(p *PricePoint) {
 		id := p.MarketID
 		if id == 0 {
@@ -84,8 +178,8 @@ func TradeChanges(m *Market, te *TradeEffect) []changelog.Entry {
 			at = t.CreatedAt
 		}
 		out = append(out, changelog.Entry{Type: changelog.Price, EventID: m.EventID, PoolID: m.PoolID, MarketID: id, At: at,
-			Data: marshal(priceData{MarketID: id, PoolID: m.PoolID, EventID: m.EventID, YesProbability: p.YesProbability,
-				QYes: p.QYes, QNo: p.QNo, TradeID: t.ID, At: changeTime(at)})})
+			Data: (&priceData{MarketID: id, PoolID: m.PoolID, EventID: m.EventID, YesProbability: p.YesProbability,
+				QYes: p.QYes, QNo: p.QNo, TradeID: t.ID, At: changeTime(at)}).json()})
 	}
 	price(&te.Price)
 	for i := range te.PoolPrices {

@@ -1,0 +1,90 @@
+package market
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"math/rand/v2"
+	"testing"
+	"time"
+)
+
+// TestAppendedEntriesAreEncodingJSONs: the trade and price entries'
+// hand-written JSON is encoding/json's, byte for byte.
+func TestAppendedEntriesAreEncodingJSONs(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	floats := []float64{0, 1, 0.5, 1e-6, 9.99e-7, 1e-7, 1e-300, 5e-324, 1e21, 1e20, 123456.789, -0.25, math.SmallestNonzeroFloat64, math.MaxFloat64}
+	strs := []string{"YES", "NO", "buy", "sell", "", `quo"te`, `back\slash`, "<b>&", "tab\t", "кириллица", "\u2028", string([]byte{0xff})}
+	ints := []int64{0, 1, -1, math.MaxInt64, math.MinInt64, 42}
+	pick := func() float64 {
+		if r.IntN(3) == 0 {
+			return floats[r.IntN(len(floats))]
+		}
+		return r.Float64() * math.Pow(10, float64(r.IntN(40)-20))
+	}
+	pickInt := func() int64 {
+		if r.IntN(3) == 0 {
+			return ints[r.IntN(len(ints))]
+		}
+		return r.Int64N(1 << 40)
+	}
+	pickStr := func() string {
+		if r.IntN(2) == 0 {
+			return time.Unix(r.Int64N(1<<33), r.Int64N(1e9)).UTC().Format(time.RFC3339Nano)
+		}
+		return strs[r.IntN(len(strs))]
+	}
+	same := func(t *testing.T, got json.RawMessage, v any) {
+		t.Helper()
+		want, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Fatalf("appended %s\nencoding/json %s", got, want)
+		}
+	}
+	t.Run("a trade's data reads as encoding/json writes it", func(t *testing.T) {
+		for range 20000 {
+			d := tradeData{TradeID: pickInt(), MarketID: pickInt(), PoolID: pickInt(), EventID: pickInt(), Side: pickStr(), Action: pickStr(),
+				Shares: pickInt(), AmountKopecks: pickInt(), YesProbability: pick(), CreatedAt: pickStr()}
+			same(t, d.json(), d)
+		}
+	})
+	t.Run("a price's data reads as encoding/json writes it", func(t *testing.T) {
+		for range 20000 {
+			d := priceData{MarketID: pickInt(), PoolID: pickInt(), EventID: pickInt(), YesProbability: pick(), QYes: pickInt(), QNo: pickInt(),
+				TradeID: pickInt(), At: pickStr()}
+			same(t, d.json(), d)
+		}
+	})
+	t.Run("a float JSON has no number for is left to encoding/json", func(t *testing.T) {
+		for _, f := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
+			if _, ok := appendJSONFloat(nil, f); ok {
+				t.Errorf("appendJSONFloat(%v) ok", f)
+			}
+		}
+	})
+}
+
+// BenchmarkTradeEntryData: a trade's and a price's data, appended and
+// through encoding/json, in one run.
+func BenchmarkTradeEntryData(b *testing.B) {
+	at := time.Date(2026, 11, 24, 6, 22, 39, 761486000, time.UTC).Format(time.RFC3339Nano)
+	td := tradeData{TradeID: 28627, MarketID: 1, PoolID: 1, EventID: 1, Side: "NO", Action: "sell", Shares: 394, AmountKopecks: 192, YesProbability: 0.5007280244855096, CreatedAt: at}
+	pd := priceData{MarketID: 1, PoolID: 1, EventID: 1, YesProbability: 0.5007280244855096, QYes: 148655, QNo: 119534, TradeID: 28627, At: at}
+	b.Run("appended", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			_ = td.json()
+			_ = pd.json()
+		}
+	})
+	b.Run("encoding/json", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			_ = marshal(td)
+			_ = marshal(pd)
+		}
+	})
+}

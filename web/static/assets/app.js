@@ -57,9 +57,9 @@ export async function setPreferences({ lang, theme }) {
   } else {
     storePrefs(lang, theme);
   }
-  const langChanged = lang && lang !== language();
-  applyPrefs();
-  if (langChanged) rerender();
+  if (applyPrefs()) rerender();
+  // A new language redraws the page: let the caller find its controls again.
+  await currentRender;
 }
 
 let appliedLang = '';
@@ -242,11 +242,11 @@ export function navigate(path, { replace = false } = {}) {
   if (replace) history.replaceState(null, '', path);
   else history.pushState(null, '', path);
   window.scrollTo(0, 0);
-  render(true);
+  return render(true);
 }
 
 export function rerender() {
-  render(false);
+  return render(false);
 }
 
 async function renderAdmin(main, path, seq) {
@@ -261,7 +261,14 @@ async function renderAdmin(main, path, seq) {
   }
 }
 
-async function render(moveFocus) {
+let currentRender = Promise.resolve();
+
+function render(moveFocus) {
+  currentRender = renderPage(moveFocus);
+  return currentRender;
+}
+
+async function renderPage(moveFocus) {
   renderSeq += 1;
   const seq = renderSeq;
   runCleanups();

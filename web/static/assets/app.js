@@ -249,15 +249,26 @@ export function rerender() {
   return render(false);
 }
 
+// The operator console is its own module, loaded only under /admin. Until
+// it exists (or when it cannot load) the route still answers, with its
+// heading.
 async function renderAdmin(main, path, seq) {
+  let mod;
   try {
-    const mod = await import('./admin/admin.js');
-    if (seq !== renderSeq) return;
-    await mod.render(main, path);
-  } catch (e) {
-    if (seq !== renderSeq) return;
+    mod = await import('./admin/admin.js');
+  } catch {
+    mod = null;
+  }
+  if (seq !== renderSeq) return;
+  if (!mod || typeof mod.render !== 'function') {
     document.title = t('admin.title') + ' · predictkit';
     clear(main, h('h1', { tabindex: '-1', id: 'page-title' }, t('admin.title')), h('p', { class: 'muted' }, t('admin.unavailable')));
+    return;
+  }
+  try {
+    await mod.render(main, path);
+  } catch (e) {
+    if (seq === renderSeq) showError(e);
   }
 }
 
@@ -316,7 +327,8 @@ async function renderPage(moveFocus) {
     variant,
     query: new URLSearchParams(location.search),
     signal: controller.signal,
-    onCleanup: (fn) => cleanups.push(fn),
+    // A page that is no longer shown cleans up at once.
+    onCleanup: (fn) => (seq === renderSeq ? cleanups.push(fn) : fn()),
     isCurrent: () => seq === renderSeq,
   };
   try {

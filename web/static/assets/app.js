@@ -188,7 +188,9 @@ function openMeStream() {
       if (data.balances) patchMe(data.balances);
       setUnread(getUnread() + 1);
       scheduleUnread();
-      announce(t('notifications.new', { title: data.title || '' }));
+      // The stream words notifications in English; the list page shows
+      // them in the profile's language.
+      announce(language() === 'en' && data.title ? t('notifications.new', { title: data.title }) : t('notifications.new_any'));
     }
     if (type === 'reset') scheduleUnread();
     for (const fn of meListeners) fn(type, data);
@@ -389,6 +391,14 @@ async function start() {
   loadMe();
   await render(false);
   await ready();
+  // A first page redrawn meanwhile (the profile's language) counts once
+  // its last drawing is done.
+  for (let r = null; r !== currentRender;) {
+    r = currentRender;
+    await r;
+  }
+  // The app has drawn its first page: tests and measurements wait for this.
+  document.documentElement.dataset.ready = '1';
 }
 
 start();

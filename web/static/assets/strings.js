@@ -229,6 +229,7 @@ export const en = {
   'notifications.open_event': 'Open the event',
   'notifications.open_chat': 'Open the chat',
   'notifications.new': 'New notification: {title}',
+  'notifications.new_any': 'New notification',
   'notifications.login': 'Log in to see your notifications.',
 
   'chat.title': 'Support chat',
@@ -520,6 +521,7 @@ export const ru = {
   'notifications.open_event': 'Открыть событие',
   'notifications.open_chat': 'Открыть чат',
   'notifications.new': 'Новое уведомление: {title}',
+  'notifications.new_any': 'Новое уведомление',
   'notifications.login': 'Войдите, чтобы увидеть уведомления.',
 
   'chat.title': 'Чат поддержки',

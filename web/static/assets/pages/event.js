@@ -42,7 +42,7 @@ export async function render(main, ctx) {
 
   const markets = new Map(); // id → {m, pool, view}
   const poolsBox = h('div');
-  const tradesList = h('ul', { class: 'trades', 'aria-live': 'polite', 'aria-relevant': 'additions', 'aria-labelledby': 'trades-title' });
+  const tradesList = h('ul', { class: 'trades', 'aria-live': 'polite', 'aria-relevant': 'additions', 'aria-labelledby': 'trades-title', tabindex: '0' });
   const chartBox = h('div');
   let openForm = null; // the market id whose trade form is open
 

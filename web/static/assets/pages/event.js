@@ -46,9 +46,9 @@ export async function render(main, ctx) {
   const chartBox = h('div');
   let openForm = null; // the market id whose trade form is open
 
+  if (!ev.is_active) main.append(h('p', { class: 'notice' }, t('event.hidden')));
   main.append(
     h('p', { class: 'meta' }, t('event.created', { t: dateTime(ev.created_at) })),
-    ev.is_active ? null : h('p', { class: 'notice' }, t('event.hidden')),
     h('div', { class: 'two-col' },
       h('div', null,
         poolsBox,
@@ -106,7 +106,9 @@ export async function render(main, ctx) {
     const { m, pool, view } = entry;
     paintPrice(id);
     clear(view.article.querySelector('[data-status]'), statusTag(m));
-    const names = m.yes_name || m.no_name ? ` · ${t('side.yes')}: ${m.yes_name} · ${t('side.no')}: ${m.no_name}` : '';
+    // The sides' own names ("Wins" / "Does not win"), when the creator gave some.
+    const named = (m.yes_name && m.yes_name !== 'Yes') || (m.no_name && m.no_name !== 'No');
+    const names = named ? ` · ${t('side.yes')}: ${m.yes_name} · ${t('side.no')}: ${m.no_name}` : '';
     view.article.querySelector('[data-volume]').textContent = t('market.volume', { v: money(m.volume) }) + names
       + (m.resolved && m.resolved_by ? ` · ${t('market.resolved_by', { who: t(m.resolved_by === 'operator' ? 'market.by_operator' : 'market.by_creator') })}` : '');
     paintHoldings(id);
@@ -261,7 +263,7 @@ export async function render(main, ctx) {
 
   // ---- chart ----
 
-  const chart = candleChart(chartBox, allMarkets(), ctx.signal);
+  const chart = candleChart(chartBox, allMarkets(), ctx.signal, ev.created_at);
 
   // ---- trades ----
 

@@ -14,7 +14,7 @@ function signed(k) {
 }
 
 function table(caption, head, rows, numeric) {
-  return h('div', { class: 'table-wrap' },
+  return h('div', { class: 'table-wrap', tabindex: '0' },
     h('table', null,
       h('caption', { class: 'sr-only' }, caption),
       h('thead', null, h('tr', null, head.map((x, i) => h('th', { scope: 'col', class: numeric.includes(i) ? 'num' : null }, x)))),

@@ -83,6 +83,8 @@ export const en = {
   'market.login_to_trade': 'Log in to trade',
 
   'pool.exclusive': 'One answer wins: the probabilities add up to 100%.',
+  'pool.answers': 'Answers',
+  'pool.chance': '{p} chance',
   'pool.trading_until': 'Trading until {t}',
   'pool.trading_from': 'Trading opens {t}',
   'pool.fee': 'Fee {p}',
@@ -375,6 +377,8 @@ export const ru = {
   'market.login_to_trade': 'Войдите, чтобы торговать',
 
   'pool.exclusive': 'Побеждает один ответ: вероятности в сумме дают 100%.',
+  'pool.answers': 'Ответы',
+  'pool.chance': 'вероятность {p}',
   'pool.trading_until': 'Торги до {t}',
   'pool.trading_from': 'Торги откроются {t}',
   'pool.fee': 'Комиссия {p}',

@@ -94,9 +94,15 @@ export async function render(main, ctx) {
   // paintPrice updates the numbers only: a live price must not rebuild
   // the buttons under the user's keyboard focus.
   function paintPrice(id) {
-    const { m, view } = markets.get(id);
-    view.price.textContent = `${t('side.yes')} ${pct(m.yes_probability)}`;
-    view.noPrice.textContent = `${t('side.no')} ${pct(1 - m.yes_probability)}`;
+    const { m, pool, view } = markets.get(id);
+    if (pool.exclusive) {
+      // An answer of one question: its chance to be the one that wins.
+      view.price.textContent = t('pool.chance', { p: pct(m.yes_probability) });
+      view.noPrice.textContent = '';
+    } else {
+      view.price.textContent = `${t('side.yes')} ${pct(m.yes_probability)}`;
+      view.noPrice.textContent = `${t('side.no')} ${pct(1 - m.yes_probability)}`;
+    }
     view.bar.style.width = `${Math.round(m.yes_probability * 1000) / 10}%`;
   }
 
@@ -241,7 +247,7 @@ export async function render(main, ctx) {
           h('p', { class: 'meta' }, windowText, ' · ', t('pool.fee', { p: pct(pool.margin) }))),
         pool.exclusive ? h('p', { class: 'notice' }, t('pool.exclusive')) : null,
         rules ? h('details', null, h('summary', null, t('pool.rules')), h('p', { class: 'rules' }, rules)) : null,
-        h(pool.exclusive ? 'ol' : 'div', { class: 'markets plain-list' },
+        h(pool.exclusive ? 'ol' : 'div', pool.exclusive ? { class: 'markets plain-list answers', 'aria-label': t('pool.answers') } : { class: 'markets plain-list' },
           (pool.markets || []).map((m) => (pool.exclusive ? h('li', null, marketView(m, pool)) : marketView(m, pool)))));
     }));
   }

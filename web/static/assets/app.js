@@ -152,6 +152,13 @@ export async function logout() {
     return;
   }
   setMe(null);
+  // The server forgot this user's chat sessions: the chat page opens a
+  // new one when the visitor next writes.
+  try {
+    window.localStorage.removeItem('predictkit-chat');
+  } catch {
+    // nothing remembered
+  }
   navigate('/');
 }
 

@@ -2,7 +2,7 @@
 // (HttpOnly, set by POST /api/v1/chat/session). The live stream does not
 // carry chat messages, so while this page is open it reads the history
 // every few seconds (and at once when a support_reply notification comes).
-import { h, clear, field } from '../dom.js';
+import { h, field } from '../dom.js';
 import { t, language, time } from '../i18n.js';
 import { api } from '../api.js';
 import { ready } from '../state.js';

@@ -2,9 +2,9 @@
 // event:{id}), buy and sell with a quote first, a price chart from the
 // candles, the live trades, the comments, and for the event's creator
 // the resolution of its markets.
-import { h, clear, field, select } from '../dom.js';
+import { h, clear } from '../dom.js';
 import { t, loc, money, pct, num, dateTime, time, side as sideName } from '../i18n.js';
-import { api, query } from '../api.js';
+import { api } from '../api.js';
 import { getMe, ready, onChange, loadMe } from '../state.js';
 import { pageHeading, loading, showError, announce, statusBox, empty } from '../ui.js';
 import { tradeForm } from './trade.js';

@@ -291,7 +291,8 @@ export const en = {
   'lb.volume': 'Volume',
   'lb.trades': 'Trades',
   'lb.empty': 'Nobody traded in this period.',
-  'lb.caption': 'Traders by {by}, {period}',
+  'lb.caption.pnl': 'Traders by profit · {period}',
+  'lb.caption.volume': 'Traders by volume · {period}',
 };
 
 export const ru = {
@@ -585,5 +586,6 @@ export const ru = {
   'lb.volume': 'Объём',
   'lb.trades': 'Сделки',
   'lb.empty': 'За этот период сделок не было.',
-  'lb.caption': 'Трейдеры по {by}, {period}',
+  'lb.caption.pnl': 'Трейдеры по прибыли · {period}',
+  'lb.caption.volume': 'Трейдеры по объёму · {period}',
 };

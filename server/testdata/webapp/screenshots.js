@@ -1,0 +1,35 @@
+// PNGs of the main pages (feed, event, profile, the operator console) in
+// the light and the dark theme, into the directory p.dir.
+const path = require('path');
+const { open, adminSignIn, until } = require('./lib.js');
+const { login } = require('./steps.js');
+
+async function settle(page) {
+  await until('the page to load', async () => !(await page.evaluate(() => (document.querySelector('main') || document.body).innerText.includes('Loading…'))));
+}
+
+module.exports = async (s, p) => {
+  const files = [];
+  for (const theme of ['light', 'dark']) {
+    const shot = async (page, name) => {
+      await settle(page);
+      const f = path.join(p.dir, `${name}-${theme}.png`);
+      await page.screenshot({ path: f, fullPage: false, animations: 'disabled' });
+      files.push(f);
+    };
+    const anon = await s.page({ name: `anonymous ${theme}`, colorScheme: theme, viewport: { width: 1200, height: 800 } });
+    await open(anon, '/');
+    await shot(anon, 'feed');
+    await open(anon, `/events/${p.event}`);
+    await shot(anon, 'event');
+    const user = await s.page({ name: `user ${theme}`, colorScheme: theme, viewport: { width: 1200, height: 800 } });
+    await login(user, p.user, '/profile');
+    await user.evaluate((th) => { document.documentElement.dataset.theme = th; }, theme);
+    await shot(user, 'profile');
+    const op = await s.page({ name: `operator ${theme}`, colorScheme: theme, viewport: { width: 1200, height: 800 } });
+    await adminSignIn(op, 'users');
+    await op.evaluate((th) => { document.documentElement.dataset.theme = th; }, theme);
+    await shot(op, 'admin');
+  }
+  return files;
+};

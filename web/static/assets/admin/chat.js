@@ -48,7 +48,7 @@ export async function chatPage(root, ctx, rest) {
 async function sessionPage(root, ctx, sid) {
   const path = `/api/v1/admin/chat/sessions/${encodeURIComponent(sid)}`;
   const info = h('p');
-  const log = h('ol', { class: 'adm-transcript', role: 'log', 'aria-live': 'polite', 'aria-label': ta('chat.transcript', { id: sid }) });
+  const log = h('div', { class: 'adm-transcript', role: 'log', tabindex: '0', 'aria-live': 'polite', 'aria-label': ta('chat.transcript', { id: sid }) });
   const seen = new Set();
   let session = null;
   const reply = field(ta('chat.reply'), { tag: 'textarea', name: 'reply', rows: '3', maxlength: '4000', required: true });
@@ -61,6 +61,7 @@ async function sessionPage(root, ctx, sid) {
         session = await api('POST', `${path}/close`, undefined, admin);
         ctx.announce(ta('chat.closedNow'));
         drawInfo();
+        reply.input.focus();
       } catch (err) { ctx.fail(err); }
     },
   }, ta('chat.close'));
@@ -72,9 +73,10 @@ async function sessionPage(root, ctx, sid) {
   const add = (m) => {
     if (seen.has(m.id)) return;
     seen.add(m.id);
-    log.append(h('li', { class: m.sender === 'support' ? 'adm-msg adm-msg-support' : 'adm-msg adm-msg-user' },
+    log.append(h('div', { class: m.sender === 'support' ? 'adm-msg adm-msg-support' : 'adm-msg adm-msg-user' },
       h('p', { class: 'adm-msg-meta' }, h('strong', null, m.sender === 'support' ? ta('chat.fromSupport') : ta('chat.fromUser')), ' · ', timeEl(m.created_at)),
       h('p', { class: 'adm-msg-text' }, m.text)));
+    log.scrollTop = log.scrollHeight;
   };
   const load = async () => {
     const r = await api('GET', `${path}/messages`, undefined, admin);

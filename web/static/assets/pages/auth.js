@@ -1,0 +1,64 @@
+// Log in and register. Logging in is POST /api/v1/auth/session with the
+// e-mail and password: the server answers the profile and sets the
+// HttpOnly session cookie. Registering is POST /api/v1/auth/register,
+// whose answer holds an access token: the app hands it straight to
+// POST /api/v1/auth/session (as a Bearer token) to put it into the cookie,
+// and keeps no copy of it.
+import { h, field } from '../dom.js';
+import { t, language } from '../i18n.js';
+import { api } from '../api.js';
+import { getMe, setMe, ready } from '../state.js';
+import { pageHeading, inlineAlert } from '../ui.js';
+import { navigate } from '../app.js';
+
+// next is where to go after signing in: a path of this app only.
+function nextPath(ctx) {
+  const n = ctx.query.get('next') || '/';
+  return n.startsWith('/') && !n.startsWith('//') ? n : '/';
+}
+
+export async function render(main, ctx) {
+  const register = ctx.variant === 'register';
+  main.append(pageHeading(register ? t('auth.register_title') : t('auth.login_title')));
+  await ready();
+  if (!ctx.isCurrent()) return;
+  const me = getMe();
+  if (me) {
+    main.append(h('p', null, t('auth.already', { name: me.name })), h('p', null, h('a', { href: '/profile' }, t('nav.profile'))));
+    return;
+  }
+  const alert = inlineAlert();
+  const name = h('input', { type: 'text', name: 'name', autocomplete: 'name', required: true, maxlength: '100' });
+  const email = h('input', { type: 'email', name: 'email', autocomplete: 'email', required: true, maxlength: '254' });
+  const password = h('input', { type: 'password', name: 'password', autocomplete: register ? 'new-password' : 'current-password', required: true, minlength: register ? '8' : null, maxlength: '72' });
+  const submit = h('button', { type: 'submit', class: 'btn btn-primary' }, register ? t('auth.register') : t('auth.login'));
+  const form = h('form', { class: 'form-narrow', novalidate: true },
+    alert,
+    register ? field(t('auth.name'), name) : null,
+    field(t('auth.email'), email),
+    field(t('auth.password'), password, register ? t('auth.password_hint') : null),
+    h('div', { class: 'actions' }, submit));
+  form.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    alert.textContent = '';
+    submit.disabled = true;
+    try {
+      let r;
+      if (register) {
+        const reg = await api('POST', '/auth/register', { email: email.value.trim(), password: password.value, name: name.value.trim(), language: language() });
+        r = await api('POST', '/auth/session', null, { bearer: reg.access_token });
+      } else {
+        r = await api('POST', '/auth/session', { email: email.value.trim(), password: password.value }, { quiet401: true });
+      }
+      password.value = '';
+      setMe(r.user);
+      navigate(nextPath(ctx), { replace: true });
+    } catch (err) {
+      alert.textContent = err.message;
+      submit.disabled = false;
+    }
+  });
+  main.append(form,
+    h('p', null, register ? t('auth.have_account') : t('auth.no_account'), ' ',
+      h('a', { href: register ? '/login' : '/register' }, register ? t('nav.login') : t('nav.register'))));
+}

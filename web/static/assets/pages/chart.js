@@ -1,0 +1,172 @@
+// SVG charts, drawn by hand: the price candles of a market (GET
+// /api/v1/markets/{id}/candles) and a line chart (the PnL chart). Each
+// chart is role="img" with a text summary, so it is not only visual.
+import { h, s, clear, field, select, id as uid } from '../dom.js';
+import { t, loc, pct, dateTime, time } from '../i18n.js';
+import { api, query } from '../api.js';
+import { empty, showError } from '../ui.js';
+
+const W = 640;
+const H = 240;
+const PAD = { l: 48, r: 12, t: 12, b: 28 };
+const WIDTH = { '1m': 60e3, '5m': 300e3, '1h': 3600e3, '1d': 86400e3 };
+
+function niceRange(lo, hi, unit, floorZero) {
+  if (lo === hi) {
+    lo -= unit;
+    hi += unit;
+  }
+  const pad = (hi - lo) * 0.08;
+  lo -= pad;
+  hi += pad;
+  if (floorZero) {
+    lo = Math.max(0, lo);
+    hi = Math.min(1, hi);
+  }
+  return [lo, hi];
+}
+
+function frame(titleText, descText) {
+  const tid = uid('chart-title');
+  const did = uid('chart-desc');
+  const svg = s('svg', { class: 'chart', viewBox: `0 0 ${W} ${H}`, role: 'img', 'aria-labelledby': `${tid} ${did}`, preserveAspectRatio: 'xMidYMid meet' },
+    s('title', { id: tid }, titleText),
+    s('desc', { id: did }, descText));
+  return svg;
+}
+
+function yAxis(svg, lo, hi, fmt) {
+  const steps = 4;
+  for (let i = 0; i <= steps; i += 1) {
+    const v = lo + ((hi - lo) * i) / steps;
+    const y = H - PAD.b - ((H - PAD.t - PAD.b) * i) / steps;
+    svg.append(s('line', { class: 'grid', x1: PAD.l, x2: W - PAD.r, y1: y, y2: y }));
+    svg.append(s('text', { x: PAD.l - 6, y: y + 4, 'text-anchor': 'end' }, fmt(v)));
+  }
+}
+
+function xLabels(svg, t0, t1, fmt) {
+  svg.append(s('text', { x: PAD.l, y: H - 8, 'text-anchor': 'start' }, fmt(t0)));
+  svg.append(s('text', { x: W - PAD.r, y: H - 8, 'text-anchor': 'end' }, fmt(t1)));
+}
+
+// drawCandles draws candles (oldest first) up to now: a wick from low to
+// high, a body from open to close, and a step line of the closes that
+// carries the last price on to now (no candle means no change).
+export function drawCandles(candles, interval, name) {
+  const width = WIDTH[interval];
+  const t0 = Date.parse(candles[0].t);
+  const t1 = Math.max(Date.now(), Date.parse(candles[candles.length - 1].t) + width);
+  let lo = Infinity;
+  let hi = -Infinity;
+  for (const c of candles) {
+    lo = Math.min(lo, c.low);
+    hi = Math.max(hi, c.high);
+  }
+  const first = candles[0];
+  const last = candles[candles.length - 1];
+  const desc = t('event.chart_desc', { name, from: dateTime(first.t), to: dateTime(t1), open: pct(first.open), close: pct(last.close), low: pct(lo), high: pct(hi) });
+  const svg = frame(t('event.chart') + ': ' + name, desc);
+  const [ylo, yhi] = niceRange(lo, hi, 0.02, true);
+  const x = (ms) => PAD.l + ((W - PAD.l - PAD.r) * (ms - t0)) / Math.max(1, t1 - t0);
+  const y = (v) => H - PAD.b - ((H - PAD.t - PAD.b) * (v - ylo)) / Math.max(1e-9, yhi - ylo);
+  yAxis(svg, ylo, yhi, (v) => pct(v));
+  const span = t1 - t0;
+  xLabels(svg, t0, t1, (ms) => (span < 86400e3 ? time(ms) : dateTime(ms)));
+  let d = '';
+  candles.forEach((c, i) => {
+    const cx = x(Date.parse(c.t));
+    d += (i === 0 ? `M${cx},${y(c.open)} ` : `H${cx} V${y(c.open)} `) + `V${y(c.close)} `;
+  });
+  d += `H${x(t1)}`;
+  const bodyW = Math.max(2, Math.min(14, ((W - PAD.l - PAD.r) * width) / Math.max(1, span) * 0.7));
+  for (const c of candles) {
+    const cx = x(Date.parse(c.t) + width / 2);
+    svg.append(s('line', { class: 'wick', x1: cx, x2: cx, y1: y(c.high), y2: y(c.low) }));
+    const top = y(Math.max(c.open, c.close));
+    const bottom = y(Math.min(c.open, c.close));
+    svg.append(s('rect', { class: c.close >= c.open ? 'up' : 'down', x: cx - bodyW / 2, y: top, width: bodyW, height: Math.max(1, bottom - top) }));
+  }
+  svg.append(s('path', { class: 'line', d }));
+  return svg;
+}
+
+// lineChart draws points [{x: ms, y: number}] with an area under them.
+export function lineChart(points, title, desc, fmtY) {
+  const svg = frame(title, desc);
+  const xs = points.map((p) => p.x);
+  const ys = points.map((p) => p.y);
+  const t0 = Math.min(...xs);
+  const t1 = Math.max(Math.max(...xs), t0 + 1);
+  const [ylo, yhi] = niceRange(Math.min(0, ...ys), Math.max(0, ...ys), 1, false);
+  const x = (ms) => PAD.l + ((W - PAD.l - PAD.r) * (ms - t0)) / Math.max(1, t1 - t0);
+  const y = (v) => H - PAD.b - ((H - PAD.t - PAD.b) * (v - ylo)) / Math.max(1e-9, yhi - ylo);
+  yAxis(svg, ylo, yhi, fmtY);
+  xLabels(svg, t0, t1, (ms) => dateTime(ms));
+  let d = '';
+  points.forEach((p, i) => {
+    d += (i === 0 ? `M${x(p.x)},${y(p.y)} ` : `H${x(p.x)} V${y(p.y)} `);
+  });
+  const area = `${d} V${y(Math.max(ylo, 0))} H${x(points[0].x)} Z`;
+  svg.append(s('path', { class: 'area', d: area }), s('path', { class: 'line', d }));
+  return svg;
+}
+
+// candleChart is the event page's chart: a market and an interval to
+// choose, redrawn (at most every two seconds) when the market's price moves.
+export function candleChart(box, markets, signal) {
+  let list = markets;
+  let marketId = list.length ? list[0].id : null;
+  let interval = '1h';
+  const marketSel = select([], null);
+  const intervalSel = select(['1m', '5m', '1h', '1d'].map((i) => [i, t('event.interval.' + i)]), interval);
+  const area = h('div');
+  const fill = () => {
+    clear(marketSel, list.map((m) => h('option', { value: m.id }, loc(m, 'name'))));
+    if (marketId !== null) marketSel.value = String(marketId);
+  };
+  fill();
+  marketSel.addEventListener('change', () => {
+    marketId = Number(marketSel.value);
+    load();
+  });
+  intervalSel.addEventListener('change', () => {
+    interval = intervalSel.value;
+    load();
+  });
+  clear(box, h('div', { class: 'chart-controls' }, field(t('event.chart_market'), marketSel), field(t('event.chart_interval'), intervalSel)), area);
+
+  let seq = 0;
+  async function load() {
+    if (marketId === null) return;
+    seq += 1;
+    const mine = seq;
+    let r;
+    try {
+      r = await api('GET', `/markets/${marketId}/candles` + query({ interval }), null, { signal });
+    } catch (e) {
+      if (mine === seq) showError(e);
+      return;
+    }
+    if (mine !== seq) return;
+    const m = list.find((x) => x.id === marketId);
+    const candles = r.candles || [];
+    clear(area, candles.length ? drawCandles(candles, interval, m ? loc(m, 'name') : '') : empty(t('event.chart_empty')));
+  }
+  load();
+
+  let timer = 0;
+  return {
+    setMarkets(next) {
+      list = next;
+      fill();
+    },
+    priceMoved(id) {
+      if (id !== marketId || timer) return;
+      timer = window.setTimeout(() => {
+        timer = 0;
+        load();
+      }, 2000);
+    },
+  };
+}

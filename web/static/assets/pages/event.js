@@ -1,0 +1,346 @@
+// An event: its pools and markets with live prices (stream topic
+// event:{id}), buy and sell with a quote first, a price chart from the
+// candles, the live trades, the comments, and for the event's creator
+// the resolution of its markets.
+import { h, clear, field, select } from '../dom.js';
+import { t, loc, money, pct, num, dateTime, time, side as sideName } from '../i18n.js';
+import { api, query } from '../api.js';
+import { getMe, ready, onChange, loadMe } from '../state.js';
+import { pageHeading, loading, showError, announce, statusBox, empty } from '../ui.js';
+import { tradeForm } from './trade.js';
+import { candleChart } from './chart.js';
+import { comments } from './comments.js';
+
+function statusTag(m) {
+  if (m.resolved) {
+    if (m.winning_outcome === 'VOID') return h('span', { class: 'tag tag-muted' }, t('market.voided'));
+    const yes = m.winning_outcome !== 'NO';
+    return h('span', { class: `tag ${yes ? 'tag-yes' : 'tag-no'}` }, t('market.resolved_as', { side: sideName(m.winning_outcome) }));
+  }
+  if (m.paused) return h('span', { class: 'tag tag-muted' }, t('market.paused'));
+  if (!m.trading_open) return h('span', { class: 'tag tag-muted' }, t('market.closed'));
+  return h('span', { class: 'tag tag-yes' }, t('market.open'));
+}
+
+export async function render(main, ctx) {
+  const eventId = ctx.params[0];
+  const heading = pageHeading(t('event.title'));
+  const state = h('div', null, loading());
+  main.append(heading, state);
+  let ev;
+  try {
+    [ev] = await Promise.all([api('GET', `/events/${eventId}`, null, { signal: ctx.signal }), ready()]);
+  } catch (e) {
+    clear(state);
+    showError(e);
+    return;
+  }
+  if (!ctx.isCurrent()) return;
+  clear(state);
+  heading.textContent = loc(ev, 'name');
+  document.title = loc(ev, 'name') + ' · predictkit';
+
+  const markets = new Map(); // id → {m, pool, view}
+  const poolsBox = h('div');
+  const tradesList = h('ul', { class: 'trades', 'aria-live': 'polite', 'aria-relevant': 'additions', 'aria-labelledby': 'trades-title' });
+  const chartBox = h('div');
+  let openForm = null; // the market id whose trade form is open
+
+  main.append(
+    h('p', { class: 'meta' }, t('event.created', { t: dateTime(ev.created_at) })),
+    ev.is_active ? null : h('p', { class: 'notice' }, t('event.hidden')),
+    h('div', { class: 'two-col' },
+      h('div', null,
+        h('section', { 'aria-labelledby': 'markets-title' }, h('h2', { id: 'markets-title', class: 'sr-only' }, t('event.markets')), poolsBox),
+        h('section', { 'aria-labelledby': 'chart-title' }, h('h2', { id: 'chart-title' }, t('event.chart')), chartBox)),
+      h('section', { 'aria-labelledby': 'trades-title' }, h('h2', { id: 'trades-title' }, t('event.trades')), tradesList)));
+
+  const isCreator = () => {
+    const me = getMe();
+    return Boolean(me && me.id === ev.creator_id);
+  };
+  const positionsOf = (marketId) => {
+    const me = getMe();
+    return me && me.positions ? me.positions.filter((p) => p.market_id === marketId && p.amount > 0) : [];
+  };
+
+  // ---- markets ----
+
+  function marketView(m, pool) {
+    const nameId = `market-${m.id}-name`;
+    const price = h('span', { class: 'price price-yes' });
+    const noPrice = h('span', { class: 'muted' });
+    const bar = h('span');
+    const priceLine = h('p', { class: 'market-prices', 'aria-live': 'polite', 'aria-atomic': 'true' },
+      h('span', { class: 'sr-only' }, t('market.yes_price') + ' '), price, ' ', noPrice);
+    const hold = h('div');
+    const actions = h('div', { class: 'actions' });
+    const slot = h('div');
+    const result = statusBox();
+    const tools = h('div');
+    const article = h('article', { class: 'market', 'aria-labelledby': nameId },
+      h('div', { class: 'market-head' },
+        h('h3', { class: 'market-name', id: nameId, tabindex: '-1' }, loc(m, 'name')),
+        h('span', { 'data-status': '' })),
+      priceLine,
+      h('div', { class: 'prob-bar', 'aria-hidden': 'true' }, bar),
+      h('p', { class: 'meta', 'data-volume': '' }),
+      hold, actions, slot, result, tools);
+    const view = { article, price, noPrice, bar, hold, actions, slot, result, tools };
+    markets.set(m.id, { m, pool, view });
+    paintMarket(m.id);
+    return article;
+  }
+
+  // paintPrice updates the numbers only: a live price must not rebuild
+  // the buttons under the user's keyboard focus.
+  function paintPrice(id) {
+    const { m, view } = markets.get(id);
+    view.price.textContent = `${t('side.yes')} ${pct(m.yes_probability)}`;
+    view.noPrice.textContent = `${t('side.no')} ${pct(1 - m.yes_probability)}`;
+    view.bar.style.width = `${Math.round(m.yes_probability * 1000) / 10}%`;
+  }
+
+  function paintMarket(id) {
+    const entry = markets.get(id);
+    if (!entry) return;
+    const { m, pool, view } = entry;
+    paintPrice(id);
+    clear(view.article.querySelector('[data-status]'), statusTag(m));
+    const names = m.yes_name || m.no_name ? ` · ${t('side.yes')}: ${m.yes_name} · ${t('side.no')}: ${m.no_name}` : '';
+    view.article.querySelector('[data-volume]').textContent = t('market.volume', { v: money(m.volume) }) + names
+      + (m.resolved && m.resolved_by ? ` · ${t('market.resolved_by', { who: t(m.resolved_by === 'operator' ? 'market.by_operator' : 'market.by_creator') })}` : '');
+    paintHoldings(id);
+    paintActions(id);
+    paintTools(id, pool);
+  }
+
+  function paintHoldings(id) {
+    const { view } = markets.get(id);
+    clear(view.hold, positionsOf(id).map((p) => h('p', { class: 'meta' },
+      t('market.you_hold', { shares: num(p.amount), side: sideName(p.token_type), value: money(p.value_kopecks) }))));
+  }
+
+  function paintActions(id) {
+    const { m, view } = markets.get(id);
+    clear(view.actions);
+    if (m.resolved || !m.trading_open) {
+      if (openForm === id) closeForm();
+      return;
+    }
+    if (!getMe()) {
+      view.actions.append(h('a', { class: 'btn', href: `/login?next=${encodeURIComponent(location.pathname)}` }, t('market.login_to_trade')));
+      return;
+    }
+    view.actions.append(
+      h('button', { type: 'button', class: 'btn btn-yes', onClick: () => openTrade(id, 'buy', 'YES') }, t('market.buy_yes')),
+      h('button', { type: 'button', class: 'btn btn-no', onClick: () => openTrade(id, 'buy', 'NO') }, t('market.buy_no')));
+    const held = positionsOf(id);
+    if (held.length) {
+      view.actions.append(h('button', { type: 'button', class: 'btn', onClick: () => openTrade(id, 'sell', held[0].token_type) }, t('market.sell')));
+    }
+  }
+
+  function closeForm() {
+    if (openForm === null) return;
+    const entry = markets.get(openForm);
+    openForm = null;
+    if (entry) clear(entry.view.slot);
+  }
+
+  function openTrade(id, action, sideWanted) {
+    closeForm();
+    const { m, view } = markets.get(id);
+    clear(view.result);
+    const form = tradeForm({
+      market: m,
+      action,
+      side: sideWanted,
+      positions: positionsOf(id),
+      me: getMe(),
+      onCancel: () => {
+        closeForm();
+        const first = view.actions.querySelector('button, a');
+        if (first) first.focus();
+      },
+      onDone: async (r, text) => {
+        closeForm();
+        view.result.textContent = text;
+        if (r.market) {
+          const entry = markets.get(id);
+          entry.m = { ...entry.m, ...r.market };
+        }
+        await loadMe();
+        for (const key of markets.keys()) paintMarket(key);
+        const first = view.actions.querySelector('button, a');
+        if (first) first.focus();
+      },
+    });
+    openForm = id;
+    view.slot.append(form);
+    form.focusFirst();
+  }
+
+  // ---- creator tools ----
+
+  function paintTools(id, pool) {
+    const { m, view } = markets.get(id);
+    clear(view.tools);
+    if (!isCreator() || m.resolved) return;
+    const confirmBox = h('div');
+    const ask = (won) => {
+      let key = 'resolve.confirm_' + won.toLowerCase();
+      if (pool.exclusive && won !== 'NO') key += '_exclusive';
+      clear(confirmBox,
+        h('p', { class: 'notice' }, t(key, { market: loc(m, 'name') })),
+        h('div', { class: 'actions' },
+          h('button', { type: 'button', class: 'btn btn-primary', onClick: () => resolve(id, pool, won) }, t('action.confirm')),
+          h('button', { type: 'button', class: 'btn', onClick: () => clear(confirmBox) }, t('action.cancel'))));
+      confirmBox.querySelector('button').focus();
+    };
+    view.tools.append(h('div', { class: 'creator-tools', role: 'group', 'aria-label': t('resolve.title') + ': ' + loc(m, 'name') },
+      h('h4', null, t('resolve.title')),
+      h('div', { class: 'actions' },
+        h('button', { type: 'button', class: 'btn', onClick: () => ask('YES') }, t('resolve.yes')),
+        pool.exclusive ? null : h('button', { type: 'button', class: 'btn', onClick: () => ask('NO') }, t('resolve.no')),
+        h('button', { type: 'button', class: 'btn', onClick: () => ask('VOID') }, t('resolve.void'))),
+      confirmBox));
+  }
+
+  async function resolve(id, pool, won) {
+    try {
+      await api('POST', `/events/${ev.id}/pools/${pool.id}/markets/${id}/close`, { won_side: won });
+    } catch (e) {
+      showError(e);
+      return;
+    }
+    announce(t('resolve.done'));
+    await reloadEvent();
+    const entry = markets.get(id);
+    if (entry) {
+      entry.view.result.textContent = t('resolve.done');
+      entry.view.article.querySelector('h3').focus();
+    }
+  }
+
+  // ---- pools ----
+
+  function paintPools() {
+    markets.clear();
+    openForm = null;
+    clear(poolsBox, (ev.pools || []).map((pool) => {
+      const poolTitle = `pool-${pool.id}-title`;
+      const now = Date.now();
+      const live = Date.parse(pool.live_at);
+      const windowText = live > now ? t('pool.trading_from', { t: dateTime(pool.live_at) }) : t('pool.trading_until', { t: dateTime(pool.finish_at) });
+      const rules = loc(pool, 'rules');
+      return h('section', { class: 'pool card', 'aria-labelledby': poolTitle },
+        h('div', { class: 'pool-head' },
+          h('h2', { id: poolTitle }, loc(pool, 'name')),
+          h('p', { class: 'meta' }, windowText, ' · ', t('pool.fee', { p: pct(pool.margin) }))),
+        pool.exclusive ? h('p', { class: 'notice' }, t('pool.exclusive')) : null,
+        rules ? h('details', null, h('summary', null, t('pool.rules')), h('p', { class: 'rules' }, rules)) : null,
+        h(pool.exclusive ? 'ol' : 'div', { class: 'markets plain-list' },
+          (pool.markets || []).map((m) => (pool.exclusive ? h('li', null, marketView(m, pool)) : marketView(m, pool)))));
+    }));
+  }
+
+  async function reloadEvent() {
+    try {
+      ev = await api('GET', `/events/${eventId}`, null, { signal: ctx.signal });
+    } catch (e) {
+      showError(e);
+      return;
+    }
+    paintPools();
+    chart.setMarkets(allMarkets());
+  }
+
+  const allMarkets = () => (ev.pools || []).flatMap((p) => p.markets || []);
+
+  paintPools();
+
+  // ---- chart ----
+
+  const chart = candleChart(chartBox, allMarkets(), ctx.signal);
+
+  // ---- trades ----
+
+  const marketName = (id) => {
+    const e = markets.get(id);
+    return e ? loc(e.m, 'name') : t('profile.market_n', { id });
+  };
+  function tradeItem(at, action, sideValue, market, amount) {
+    return h('li', null, h('span', { class: 'muted' }, time(at)), ' ',
+      t('event.trade_line', { action: t(action === 'sell' ? 'profile.action.sell' : 'profile.action.buy'), side: sideName(sideValue), market, amount: money(amount) }));
+  }
+  const tradesEmpty = empty(t('event.trades_empty'));
+  async function loadTrades() {
+    try {
+      const list = await api('GET', '/market/trades/latest', null, { signal: ctx.signal });
+      const names = new Set([ev.name]);
+      const mine = (list || []).filter((x) => names.has(x.event));
+      clear(tradesList, mine.map((x) => tradeItem(x.created_at, x.action, x.token, x.market, x.amount)));
+      if (!mine.length) tradesList.append(tradesEmpty);
+    } catch (e) {
+      showError(e);
+    }
+  }
+  loadTrades();
+
+  // ---- live ----
+
+  if (typeof EventSource !== 'undefined') {
+    const es = new EventSource(`/api/v1/stream?topics=event:${ev.id}`);
+    ctx.onCleanup(() => es.close());
+    const on = (type, fn) => es.addEventListener(type, (e) => {
+      let data;
+      try {
+        data = JSON.parse(e.data);
+      } catch {
+        return;
+      }
+      fn(data);
+    });
+    on('price', (p) => {
+      const entry = markets.get(p.market_id);
+      if (!entry) return;
+      entry.m = { ...entry.m, yes_probability: p.yes_probability, q_yes: p.q_yes, q_no: p.q_no };
+      paintPrice(p.market_id);
+      chart.priceMoved(p.market_id);
+    });
+    on('trade', (tr) => {
+      if (tradesEmpty.parentNode) tradesEmpty.remove();
+      tradesList.prepend(tradeItem(tr.created_at, tr.action, tr.side, marketName(tr.market_id), tr.amount_kopecks));
+      while (tradesList.children.length > 50) tradesList.lastChild.remove();
+    });
+    on('market_resolved', () => {
+      reloadEvent();
+      loadMe();
+    });
+    on('reset', () => {
+      reloadEvent();
+      loadTrades();
+      commentsView.reload();
+    });
+    on('comment', (c) => commentsView.live(c));
+  }
+
+  // ---- comments ----
+
+  const commentsBox = h('section', { 'aria-labelledby': 'comments-title' });
+  main.append(commentsBox);
+  const commentsView = comments(commentsBox, ev, ctx.signal);
+
+  // Signing in or out elsewhere (another tab's logout answers 401 here)
+  // changes the buttons.
+  let lastMe = getMe() ? getMe().id : null;
+  ctx.onCleanup(onChange(({ me }) => {
+    const id = me ? me.id : null;
+    if (id !== lastMe) {
+      lastMe = id;
+      for (const key of markets.keys()) paintMarket(key);
+      commentsView.reload();
+    }
+  }));
+}

@@ -1,0 +1,53 @@
+// The feed: active events, newest first (GET /api/v1/events), each a link
+// to its page, with its markets' current YES probabilities.
+import { h, clear } from '../dom.js';
+import { t, loc, pct } from '../i18n.js';
+import { api, query } from '../api.js';
+import { pageHeading, loading, empty, showError } from '../ui.js';
+
+const PAGE = 20;
+
+function eventCard(ev) {
+  const markets = [];
+  for (const p of ev.pools || []) for (const m of p.markets || []) markets.push(m);
+  const shown = markets.slice(0, 4);
+  return h('li', null,
+    h('article', { class: 'card', 'aria-labelledby': `ev-${ev.id}` },
+      h('h2', { class: 'event-link', id: `ev-${ev.id}` }, h('a', { href: `/events/${ev.id}` }, loc(ev, 'name'))),
+      h('p', { class: 'meta' }, t('feed.pools', { n: (ev.pools || []).length }), ' · ', t('feed.markets', { n: markets.length })),
+      h('ul', { class: 'plain-list' }, shown.map((m) => h('li', null,
+        loc(m, 'name'), ': ',
+        m.resolved ? h('span', { class: 'tag tag-muted' }, m.winning_outcome === 'VOID' ? t('market.voided') : t('market.resolved_as', { side: m.winning_outcome === 'NO' ? t('side.no') : t('side.yes') }))
+          : h('strong', null, pct(m.yes_probability))))),
+      markets.length > shown.length ? h('p', { class: 'meta' }, t('feed.more_markets', { n: markets.length - shown.length })) : null));
+}
+
+export async function render(main, ctx) {
+  main.append(pageHeading(t('feed.title')));
+  const list = h('ul', { class: 'cards' });
+  const more = h('div', { class: 'actions' });
+  const state = h('div', null, loading());
+  main.append(state, list, more);
+  let offset = 0;
+
+  async function load() {
+    let r;
+    try {
+      r = await api('GET', '/events' + query({ limit: PAGE, offset }), null, { signal: ctx.signal });
+    } catch (e) {
+      clear(state);
+      showError(e);
+      return;
+    }
+    clear(state);
+    const events = r.events || [];
+    if (offset === 0 && events.length === 0) state.append(empty(t('feed.empty')));
+    for (const ev of events) list.append(eventCard(ev));
+    offset += events.length;
+    clear(more);
+    if (events.length === PAGE) {
+      more.append(h('button', { type: 'button', class: 'btn', onClick: load }, t('action.load_more')));
+    }
+  }
+  await load();
+}

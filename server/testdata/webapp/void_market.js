@@ -21,7 +21,7 @@ module.exports = async (s, p) => {
   await row.getByRole('button', { name: 'Void' }).click();
   await confirm(op, 'Void');
   await op.getByRole('status').filter({ hasText: 'voided' }).waitFor();
-  await row.getByText('voided by operator').waitFor();
+  await row.getByText('voided by the operator').waitFor();
 
   await card.getByText('Voided').first().waitFor();
   const after = await until('the refund in the header', async () => {

@@ -1,6 +1,6 @@
 // The operator console's strings, English and Russian, registered with the
-// app's i18n under the "admin." prefix: ta('users.heading') is
-// t('admin.users.heading'), in the language the app shows.
+// app's i18n under the "admin." prefix: ta('signOut') is
+// t('admin.signOut'), in the language the app shows.
 import { addStrings, t } from '../i18n.js';
 
 const en = {
@@ -39,7 +39,6 @@ const en = {
   'secret.copied': 'Copied to the clipboard.',
   'secret.done': 'I have saved it',
 
-  'users.heading': 'Users',
   'users.search': 'Search users',
   'users.searchHint': 'Part of an e-mail, name or nickname, or an id. Empty lists the newest users.',
   'users.searchButton': 'Search',
@@ -62,7 +61,6 @@ const en = {
   'users.revokeConfirm': 'Revoke the creator role of {name}? They can no longer create events.',
   'users.partner': 'partner {id}',
 
-  'partners.heading': 'Partners',
   'partners.new': 'New partner',
   'partners.name': 'Partner name',
   'partners.create': 'Create partner',
@@ -115,7 +113,6 @@ const en = {
   'partners.redeliver': 'Send again',
   'partners.redelivered': 'Delivery {id} queued again.',
 
-  'chat.heading': 'Support chat',
   'chat.queue': 'Sessions, escalated first',
   'chat.autoRefresh': 'The queue refreshes every few seconds.',
   'chat.col.session': 'Session',
@@ -142,7 +139,6 @@ const en = {
   'chat.closeConfirm': 'Close this session? The user keeps reading it but can send nothing more.',
   'chat.closedNow': 'Session closed.',
 
-  'markets.heading': 'Resolve or void markets',
   'markets.byId': 'Event ID',
   'markets.load': 'Open event',
   'markets.active': 'Active events',
@@ -158,6 +154,8 @@ const en = {
   'markets.open': 'open',
   'markets.resolvedAs': 'resolved {side} by {by}',
   'markets.voided': 'voided by {by}',
+  'markets.by.creator': 'the creator',
+  'markets.by.operator': 'the operator',
   'markets.yes': 'YES',
   'markets.no': 'NO',
   'markets.void': 'Void',
@@ -230,7 +228,6 @@ const ru = {
   'secret.copied': 'Скопировано в буфер обмена.',
   'secret.done': 'Я сохранил',
 
-  'users.heading': 'Пользователи',
   'users.search': 'Поиск пользователей',
   'users.searchHint': 'Часть e-mail, имени или ника либо id. Пустой запрос показывает новых пользователей.',
   'users.searchButton': 'Найти',
@@ -253,7 +250,6 @@ const ru = {
   'users.revokeConfirm': 'Снять роль создателя с {name}? Создавать события будет нельзя.',
   'users.partner': 'партнёр {id}',
 
-  'partners.heading': 'Партнёры',
   'partners.new': 'Новый партнёр',
   'partners.name': 'Название партнёра',
   'partners.create': 'Создать партнёра',
@@ -306,7 +302,6 @@ const ru = {
   'partners.redeliver': 'Отправить снова',
   'partners.redelivered': 'Доставка {id} снова в очереди.',
 
-  'chat.heading': 'Чат поддержки',
   'chat.queue': 'Сессии, сначала ожидающие оператора',
   'chat.autoRefresh': 'Очередь обновляется каждые несколько секунд.',
   'chat.col.session': 'Сессия',
@@ -333,7 +328,6 @@ const ru = {
   'chat.closeConfirm': 'Закрыть эту сессию? Пользователь сможет читать её, но не писать.',
   'chat.closedNow': 'Сессия закрыта.',
 
-  'markets.heading': 'Разрешение и аннулирование рынков',
   'markets.byId': 'ID события',
   'markets.load': 'Открыть событие',
   'markets.active': 'Активные события',
@@ -349,6 +343,8 @@ const ru = {
   'markets.open': 'открыт',
   'markets.resolvedAs': 'разрешён: {side} ({by})',
   'markets.voided': 'аннулирован ({by})',
+  'markets.by.creator': 'автор',
+  'markets.by.operator': 'оператор',
   'markets.yes': 'ДА',
   'markets.no': 'НЕТ',
   'markets.void': 'Аннулировать',

@@ -57,7 +57,7 @@ async function eventPage(root, ctx, eventID) {
 
   const stateText = (m) => {
     if (!m.resolved) return ta('markets.open');
-    const by = m.resolved_by || '—';
+    const by = m.resolved_by === 'operator' ? ta('markets.by.operator') : m.resolved_by === 'creator' ? ta('markets.by.creator') : '—';
     return m.winning_outcome === 'VOID' ? ta('markets.voided', { by }) : ta('markets.resolvedAs', { side: sideName(m.winning_outcome), by });
   };
 

@@ -96,6 +96,7 @@ async function partnerPage(root, ctx, id) {
               p.float_kopecks = r.float_kopecks;
               ctx.announce(ta('partners.funded', { name: p.name, amount: money(r.float_kopecks) }));
               drawInfo();
+              info.querySelector('form input').focus();
             } catch (err) { ctx.fail(err); }
           },
         }, amount.node, h('button', { type: 'submit', class: 'btn btn-primary' }, ta('partners.fund')))));

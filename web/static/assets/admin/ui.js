@@ -62,6 +62,13 @@ export function timeEl(v) {
   return h('time', { datetime: d.toISOString() }, dateTime(d.toISOString()));
 }
 
+// hostOf is where dialogs go: inside the page's main landmark, in the
+// part the router clears when the operator leaves the page (so a dialog
+// never outlives its page).
+function hostOf() {
+  return document.getElementById('page') || document.querySelector('main') || document.body;
+}
+
 // confirmDialog asks a yes/no question in a modal <dialog> and resolves
 // to true only when the operator confirms. Cancel has the focus first,
 // Escape cancels, and the focus returns to where it was.
@@ -88,7 +95,7 @@ export function confirmDialog(message, confirmLabel) {
       h('div', { class: 'actions' }, cancel, ok));
     dlg.addEventListener('cancel', (e) => { e.preventDefault(); finish(false); });
     dlg.addEventListener('close', () => finish(false));
-    document.body.append(dlg);
+    hostOf().append(dlg);
     dlg.showModal();
     cancel.focus();
   });
@@ -124,7 +131,7 @@ export function formDialog(title, fields, submitLabel, onSubmit) {
   h('div', { class: 'actions' }, h('button', { type: 'button', class: 'btn', onclick: close }, ta('cancel')), submit));
   dlg.append(form);
   dlg.addEventListener('close', close);
-  document.body.append(dlg);
+  hostOf().append(dlg);
   dlg.showModal();
   if (fields[0]) fields[0].input.focus();
   return { close, error };

@@ -90,7 +90,7 @@ export function confirmDialog(message, confirmLabel) {
     const cancel = h('button', { type: 'button', class: 'btn', onclick: () => finish(false) }, ta('cancel'));
     const ok = h('button', { type: 'button', class: 'btn adm-danger', onclick: () => finish(true) }, confirmLabel || ta('confirm'));
     clear(dlg,
-      h('h2', { id: titleID }, ta('confirm')),
+      h('h2', { id: titleID }, confirmLabel || ta('confirm')),
       h('p', { id: msgID }, message),
       h('div', { class: 'actions' }, cancel, ok));
     dlg.addEventListener('cancel', (e) => { e.preventDefault(); finish(false); });
@@ -143,7 +143,7 @@ export function secretPanel(title, secret, announce) {
   const headID = uid('adm-secret');
   const f = field(title, { readonly: true, value: secret, class: 'adm-secret', spellcheck: 'false', autocomplete: 'off' }, ta('secret.once'));
   const panel = h('section', { class: 'card adm-once', 'aria-labelledby': headID },
-    h('h3', { id: headID }, title),
+    h('h2', { id: headID }, title),
     f.node,
     h('div', { class: 'actions' },
       navigator.clipboard ? h('button', {

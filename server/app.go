@@ -68,6 +68,9 @@ type AppParams struct {
 	// composition without them limits only by client IP).
 	Users    *Auth        `optional:"true"`
 	Partners *PartnerAuth `optional:"true"`
+	// Fallback, when set, runs after every route for what none matched
+	// (the web app's client routes: see WebModule).
+	Fallback Fallback `optional:"true"`
 }
 
 // NewApp builds the Fiber application with every route, without
@@ -124,6 +127,9 @@ func NewApp(p AppParams) *fiber.App {
 			c.Locals(localRoute, r.Path)
 			return h(c)
 		})
+	}
+	if p.Fallback != nil {
+		app.Use(fiber.Handler(p.Fallback))
 	}
 	return app
 }

@@ -64,6 +64,9 @@ type Config struct {
 	LogFormat string
 	// CookieSecure marks the cookies the server sets as Secure (HTTPS only).
 	CookieSecure bool
+	// Web serves the web app (package web) at / and its files under
+	// /assets/; off, those paths answer 404 like any path outside the API.
+	Web bool
 	// TradeBatchSize bounds a group commit: how many concurrent trades
 	// share a transaction; 1 commits every trade alone. TradeBatchWait is
 	// how long a batch that is not full lingers for more (0: none; batches
@@ -189,6 +192,7 @@ func DefaultConfig() Config {
 	return Config{
 		Addr:               ":8080",
 		Demo:               true,
+		Web:                true,
 		MigrateOnStart:     true,
 		ReadTimeout:        10 * time.Second,
 		WriteTimeout:       30 * time.Second,
@@ -604,6 +608,7 @@ func settings() []setting {
 		intSetting("trade-batch-inflight", "PREDICTKIT_TRADE_BATCH_INFLIGHT", "group commit: most batches committing at once, each on markets of its own",
 			1, maxTradeBatchInFlight, func(c *Config) *int { return &c.TradeBatchInFlight }),
 		boolSetting("cookie-secure", "PREDICTKIT_COOKIE_SECURE", "mark cookies Secure (serve over HTTPS)", func(c *Config) *bool { return &c.CookieSecure }),
+		boolSetting("web", "PREDICTKIT_WEB", "serve the web app at / (false: only the API, the probes and /docs)", func(c *Config) *bool { return &c.Web }),
 		stringSetting("chat-faq", "PREDICTKIT_CHAT_FAQ", "FAQ file (JSON) of the support chat's automatic answers; empty uses the built-in FAQ", func(c *Config) *string { return &c.ChatFAQ }),
 		secret(stringSetting("chat-webhook-url", "PREDICTKIT_CHAT_WEBHOOK_URL", "URL that receives a POST for every chat escalation; empty logs escalations instead", func(c *Config) *string { return &c.ChatWebhookURL })),
 		durationSetting("chat-webhook-timeout", "PREDICTKIT_CHAT_WEBHOOK_TIMEOUT", "time limit of one chat webhook call", func(c *Config) *time.Duration { return &c.ChatWebhookTimeout }),

@@ -101,6 +101,9 @@ var commonRules = []rule{
 	on(errRateLimited, http.StatusTooManyRequests, "rate_limited"),
 	// An API key outside its scopes (scopes.go), whatever the route.
 	on(errInsufficientScope, http.StatusForbidden, "insufficient_scope"),
+	// The session cookie on a request with an unsafe method from another
+	// origin (module_session.go), whatever the route.
+	on(errCrossOrigin, http.StatusForbidden, "cross_origin_request"),
 	on(errAdminDisabled, http.StatusNotFound, "not_found"),
 	on(errUnavailable, http.StatusServiceUnavailable, "database_unavailable"),
 	// The database could not be reached, or the connection broke before

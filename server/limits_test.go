@@ -36,7 +36,7 @@ func TestRequestLimits(t *testing.T) {
 			body: `{"email":"a@b.co","password":"password1"}`, header: map[string]string{"Content-Encoding": "identity"}}, 415, "unsupported_content_encoding"},
 		{"a Content-Encoding on a GET is 415", req{method: "GET", path: "/api/v1/market/trades/latest", header: map[string]string{"Content-Encoding": "br"}}, 415, "unsupported_content_encoding"},
 		{"an unknown path is 404 not_found", req{method: "GET", path: "/api/v1/nothing/here"}, 404, "not_found"},
-		{"a path outside the API is 404 not_found", req{method: "GET", path: "/"}, 404, "not_found"},
+		{"a file outside the API is 404 not_found", req{method: "GET", path: "/favicon.ico"}, 404, "not_found"},
 		{"a path in another case is 404 not_found", req{method: "GET", path: "/API/V1/EVENTS"}, 404, "not_found"},
 		{"a known path with another method is 405 method_not_allowed", req{method: "DELETE", path: "/api/v1/auth/me", token: w.alice.token}, 405, "method_not_allowed"},
 		{"a GET on a POST-only path is 405 method_not_allowed", req{method: "GET", path: buyPath}, 405, "method_not_allowed"},

@@ -142,7 +142,7 @@ func TestMetricsMoveWithTheDomain(t *testing.T) {
 		})
 		t.Run("requests are labelled by route template, never by raw path", func(t *testing.T) {
 			expect(t, h.do(t, req{method: http.MethodGet, path: "/api/v1/pools/987654"}), http.StatusNotFound, "pool_not_found")
-			expect(t, h.do(t, req{method: http.MethodGet, path: "/no/such/path/123456"}), http.StatusNotFound, "not_found")
+			expect(t, h.do(t, req{method: http.MethodGet, path: "/api/no/such/path/123456"}), http.StatusNotFound, "not_found")
 			m := h.scrape(t)
 			if got := mustMetric(t, m, "predictkit_http_requests_total", map[string]string{"method": "GET", "route": "/api/v1/pools/:id", "status": "404"}); got != 1 {
 				t.Errorf("requests{/api/v1/pools/:id, 404} = %v, want 1", got)

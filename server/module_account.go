@@ -18,9 +18,11 @@ import (
 
 // AccountModule provides the account service, the Bearer-token
 // authenticator and the auth routes: register, login, logout, GET and
-// PATCH /auth/me, and the personal API keys (module_apikeys.go). The profile embeds positions, so it needs MarketModule.
+// PATCH /auth/me, the web app's cookie session (module_session.go) and
+// the personal API keys (module_apikeys.go). The profile embeds
+// positions, so it needs MarketModule.
 var AccountModule = fx.Module("account",
-	fx.Provide(newAccountService, newAuth, newProfiles, accountRoutes, apiKeyRoutes, accountCache),
+	fx.Provide(newAccountService, newAuth, newProfiles, accountRoutes, sessionRoutes, apiKeyRoutes, accountCache),
 	fx.Invoke(cacheAuth),
 )
 
@@ -115,10 +117,17 @@ func cacheAuth(lc fx.Lifecycle, cfg Config, caps Capabilities, in authCachesIn, 
 	})
 }
 
-// Auth reads the caller from the Authorization header.
-type Auth struct{ accounts *account.Service }
+// Auth reads the caller from the Authorization header or, without one,
+// from the web app's session cookie (see credentialToken).
+type Auth struct {
+	accounts *account.Service
+	// origins checks where a request the cookie authenticates comes from.
+	origins originPolicy
+}
 
-func newAuth(a *account.Service) *Auth { return &Auth{accounts: a} }
+func newAuth(a *account.Service, cfg Config) *Auth {
+	return &Auth{accounts: a, origins: newOriginPolicy(cfg)}
+}
 
 // bearer is the token of "Authorization: Bearer <token>", or "".
 func bearer(c *fiber.Ctx) string {
@@ -140,16 +149,27 @@ func (a *Auth) User(c *fiber.Ctx) (*account.User, error) {
 
 // Credential is what authenticated the caller: its user, and the
 // personal API key when it was one. It is looked up once per request.
+//
+// The session cookie authenticates a request with an unsafe method only
+// when it comes from a page of this server's origin (errCrossOrigin
+// otherwise), and only as a session: a personal API key in the cookie
+// is no credential (ErrUnauthorized), so a key's scopes always apply.
 func (a *Auth) Credential(c *fiber.Ctx) (account.Credential, error) {
-	tok := bearer(c)
+	tok, fromCookie := credentialToken(c)
 	if tok == "" {
 		return account.Credential{}, account.ErrUnauthorized
+	}
+	if fromCookie && unsafeMethod(c.Method()) && !a.origins.sameOrigin(c) {
+		return account.Credential{}, errCrossOrigin
 	}
 	if u, ok := c.Locals(localUser).(*account.User); ok {
 		k, _ := c.Locals(localAPIKey).(*account.APIKey)
 		return account.Credential{User: u, Key: k}, nil // looked up already (scopes, rate limit)
 	}
 	cr, err := a.accounts.Credential(c.UserContext(), tok)
+	if err == nil && fromCookie && cr.Key != nil {
+		return account.Credential{}, account.ErrUnauthorized
+	}
 	if err == nil {
 		c.Locals(localUserID, cr.User.ID) // for the access log
 		c.Locals(localUser, cr.User)
@@ -162,12 +182,15 @@ func (a *Auth) Credential(c *fiber.Ctx) (account.Credential, error) {
 }
 
 // Optional is the caller when a valid token is sent, or nil (anonymous).
+// A session cookie that may not authenticate the request (an unsafe
+// method from another origin) reads anonymously too: where signing in is
+// optional, nothing is done in the cookie's user's name.
 func (a *Auth) Optional(c *fiber.Ctx) (*account.User, error) {
-	if bearer(c) == "" {
+	if tok, _ := credentialToken(c); tok == "" {
 		return nil, nil
 	}
 	u, err := a.User(c)
-	if errors.Is(err, account.ErrUnauthorized) {
+	if errors.Is(err, account.ErrUnauthorized) || errors.Is(err, errCrossOrigin) {
 		return nil, nil
 	}
 	return u, err
@@ -225,16 +248,17 @@ type accountRoutesIn struct {
 // accountHandlers serves the auth routes: register, login, logout, and
 // the caller's profile.
 type accountHandlers struct {
-	accounts *account.Service
-	auth     *Auth
-	profiles *profiles
-	onLogout []logoutHook
+	accounts     *account.Service
+	auth         *Auth
+	profiles     *profiles
+	onLogout     []logoutHook
+	cookieSecure bool
 }
 
 // accountRoutes lists the auth routes. Each handler below follows its
 // error table, which says what the route answers and in which order.
-func accountRoutes(in accountRoutesIn) RoutesOut {
-	h := &accountHandlers{accounts: in.Accounts, auth: in.Auth, profiles: in.Profiles, onLogout: in.OnLogout}
+func accountRoutes(in accountRoutesIn, cfg Config) RoutesOut {
+	h := &accountHandlers{accounts: in.Accounts, auth: in.Auth, profiles: in.Profiles, onLogout: in.OnLogout, cookieSecure: cfg.CookieSecure}
 	return RoutesOut{Routes: []Route{
 		{Method: http.MethodPost, Path: "/api/v1/auth/register", Errors: errsRegister, Handler: h.handleRegister},
 		{Method: http.MethodPost, Path: "/api/v1/auth/login", Errors: errsLogin, Handler: h.handleLogin},
@@ -311,7 +335,8 @@ func (h *accountHandlers) handleLogin(c *fiber.Ctx) error {
 var errsLogout = table("internal_error", unauthorized)
 
 // handleLogout revokes the caller's token, after the logout hooks (the
-// chat's ends the cookies of the user's chat sessions).
+// chat's ends the cookies of the user's chat sessions); a token that came
+// in the session cookie clears the cookie too.
 func (h *accountHandlers) handleLogout(c *fiber.Ctx) error {
 	u, err := h.auth.User(c)
 	if err != nil {
@@ -322,8 +347,12 @@ func (h *accountHandlers) handleLogout(c *fiber.Ctx) error {
 			return err
 		}
 	}
-	if err := h.accounts.Logout(c.UserContext(), bearer(c)); err != nil {
+	tok, fromCookie := credentialToken(c)
+	if err := h.accounts.Logout(c.UserContext(), tok); err != nil {
 		return err
+	}
+	if fromCookie {
+		clearSessionCookie(c, h.cookieSecure)
 	}
 	return c.JSON(fiber.Map{"status": "ok"})
 }

@@ -205,7 +205,8 @@ func (h *passwordHandlers) handleChange(c *fiber.Ctx) error {
 	if err := decodeStrict(c.Body(), &b); err != nil {
 		return err
 	}
-	if err := h.accounts.ChangePassword(c.UserContext(), u.ID, bearer(c), b.CurrentPassword, b.NewPassword); err != nil {
+	keep, _ := credentialToken(c)
+	if err := h.accounts.ChangePassword(c.UserContext(), u.ID, keep, b.CurrentPassword, b.NewPassword); err != nil {
 		return err
 	}
 	return c.JSON(fiber.Map{"status": "ok"})

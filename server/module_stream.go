@@ -448,7 +448,8 @@ func (h *streamHandlers) handleStream(c *fiber.Ctx) error {
 }
 
 // caller is the user of the me topic: a ticket's (used up here), or the
-// Bearer token's.
+// Bearer token's, or the web app's session cookie's (an EventSource
+// sends the page's cookies to its own origin).
 func (h *streamHandlers) caller(c *fiber.Ctx) (int64, error) {
 	if t := c.Query("ticket"); t != "" {
 		id, ok, err := h.store.UseStreamTicket(c.UserContext(), account.HashToken(t), time.Now())
@@ -467,7 +468,7 @@ func (h *streamHandlers) caller(c *fiber.Ctx) (int64, error) {
 		c.Locals(localUserID, id)
 		return id, nil
 	}
-	if bearer(c) == "" {
+	if tok, _ := credentialToken(c); tok == "" {
 		return 0, errMeAnonymous
 	}
 	u, err := h.auth.User(c)

@@ -216,6 +216,7 @@ const (
 // cannot silently drop its limit.
 var limitedRoutes = map[string]rateClass{
 	"POST /api/v1/auth/login":                     rateLogin,
+	"POST /api/v1/auth/session":                   rateLogin,
 	"POST /api/v1/auth/register":                  rateLogin,
 	"POST /api/v1/auth/password":                  rateLogin,
 	"POST /api/v1/auth/password/reset":            rateLogin,

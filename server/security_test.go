@@ -331,6 +331,11 @@ func accessMatrix() map[string][]cell {
 		"GET /api/v1/comments/:id/replies": mxPublic(mxGet(func(w *secWorld) string {
 			return fmt.Sprintf("/api/v1/comments/%d/replies", w.aliceComment.ID)
 		}), 200),
+		// The web app: its page, and an asset (one that is not there: the
+		// files are the app's, which this matrix does not know).
+		"GET /":         mxPublic(mxGet(mxPath("/")), 200),
+		"GET /assets/*": mxPublic(mxGet(mxPath("/assets/no-such-file.js")), 404),
+
 		"POST /api/v1/auth/register": {{as: pAnonymous, status: 201, req: mxSend(http.MethodPost, mxPath("/api/v1/auth/register"), func(*secWorld) any {
 			return map[string]any{"email": "matrix-new@test.predictkit", "password": "password-matrix", "name": "New"}
 		})}},
@@ -373,6 +378,37 @@ func accessMatrix() map[string][]cell {
 					t.Errorf("Alice is named %q", got)
 				}
 			}),
+		// The web app's cookie session: opened with a password or a
+		// session token (never a key: see the scopes' tests); ended by
+		// the cookie, from the app's own origin only.
+		"POST /api/v1/auth/session": mxCells(
+			[]cell{
+				{as: pAnonymous, status: 200, req: mxSend(http.MethodPost, mxPath("/api/v1/auth/session"), func(w *secWorld) any {
+					return map[string]any{"email": w.bob.email, "password": "password-bob"}
+				}), check: sessionOf(func(w *secWorld) int64 { return w.bob.id })},
+				{as: pAnonymous, status: 401, code: "invalid_credentials", req: mxSend(http.MethodPost, mxPath("/api/v1/auth/session"), func(w *secWorld) any {
+					return map[string]any{"email": w.bob.email, "password": "password-alice"}
+				})},
+			},
+			[]cell{
+				{as: pGarbageToken, req: mxSend(http.MethodPost, mxPath("/api/v1/auth/session"), nil), status: 401, code: "unauthorized"},
+				{as: pRevokedToken, req: mxSend(http.MethodPost, mxPath("/api/v1/auth/session"), nil), status: 401, code: "unauthorized"},
+				{as: pAdminAsUser, req: mxSend(http.MethodPost, mxPath("/api/v1/auth/session"), nil), status: 401, code: "unauthorized"},
+				{as: pAlice, req: mxSend(http.MethodPost, mxPath("/api/v1/auth/session"), nil), status: 200, check: sessionOf(func(w *secWorld) int64 { return w.alice.id })},
+			},
+		),
+		"DELETE /api/v1/auth/session": {
+			{as: pAnonymous, req: mxSend(http.MethodDelete, mxPath("/api/v1/auth/session"), nil), status: 204},
+			{as: sessionCookieOf("Alice's session cookie from another site", "cross-site", func(w *secWorld) string { return w.alice.token }),
+				req: mxSend(http.MethodDelete, mxPath("/api/v1/auth/session"), nil), status: 403, code: "cross_origin_request",
+				check: func(t *testing.T, h *harness, w *secWorld, _ *response) { h.me(t, w.alice.token) }},
+			{as: sessionCookieOf("a session cookie of the hidden user's, from the app", "same-origin", func(w *secWorld) string { return w.freshToken(w.hidden) }),
+				req: mxSend(http.MethodDelete, mxPath("/api/v1/auth/session"), nil), status: 204,
+				check: func(t *testing.T, h *harness, w *secWorld, _ *response) {
+					expect(t, h.do(t, req{method: http.MethodGet, path: "/api/v1/auth/me", token: w.freshToken(w.hidden)}), http.StatusUnauthorized, "UNAUTHORIZED")
+					h.me(t, w.hidden.token) // the user's other tokens still work
+				}},
+		},
 		"POST /api/v1/auth/logout": mxUserOnly(mxSend(http.MethodPost, mxPath("/api/v1/auth/logout"), nil), "unauthorized",
 			bearerOf("a fresh token of Bob's", func(w *secWorld) string {
 				return w.freshToken(w.bob)
@@ -639,6 +675,10 @@ func TestAccessMatrix(t *testing.T) {
 		}
 		r.decode(t, &login)
 		w.fresh[w.bob.id] = login.AccessToken
+		r = h.do(t, req{method: http.MethodPost, path: "/api/v1/auth/login", body: map[string]any{"email": w.hidden.email, "password": "password-hidden"}})
+		expect(t, r, http.StatusOK, "")
+		r.decode(t, &login)
+		w.fresh[w.hidden.id] = login.AccessToken
 
 		matrix := accessMatrix()
 		off := newHarness(t, memoryStore(), withConfig(func(c *server.Config) { c.AdminToken = "" }))
@@ -1148,7 +1188,7 @@ func TestSecurityHeaders(t *testing.T) {
 		{"an authenticated trade", req{method: http.MethodPost, path: fmt.Sprintf("/api/v1/markets/%d/buy", w.a1.ID), token: w.alice.token, body: map[string]any{"side": "YES", "amount_kopecks": 1000}}, true},
 		{"a partner call", partnerReq(http.MethodGet, statePath("x"), "pk_unknown", nil), true},
 		{"an error", req{method: http.MethodGet, path: "/api/v1/pools/987654"}, true},
-		{"an unknown route", req{method: http.MethodGet, path: "/nothing"}, true},
+		{"an unknown route", req{method: http.MethodGet, path: "/api/v1/nothing"}, true},
 		{"a wrong method", req{method: http.MethodDelete, path: "/api/v1/events"}, true},
 		{"a refused encoding", req{method: http.MethodGet, path: "/api/v1/events", header: map[string]string{"Content-Encoding": "gzip"}}, true},
 	}
@@ -1182,7 +1222,7 @@ func TestSecurityHeaders(t *testing.T) {
 	})
 	t.Run("with cookie-secure every answer carries Strict-Transport-Security", func(t *testing.T) {
 		hs := newHarness(t, memoryStore(), withConfig(func(c *server.Config) { c.CookieSecure = true }))
-		for _, r := range []req{{method: http.MethodGet, path: "/healthz"}, {method: http.MethodGet, path: "/nothing"}} {
+		for _, r := range []req{{method: http.MethodGet, path: "/healthz"}, {method: http.MethodGet, path: "/api/v1/nothing"}} {
 			if got := hs.do(t, r).header.Get("Strict-Transport-Security"); !strings.HasPrefix(got, "max-age=") {
 				t.Errorf("%s: HSTS %q", r.path, got)
 			}

@@ -188,7 +188,9 @@ function openMeStream() {
       if (data.balances) patchMe(data.balances);
       setUnread(getUnread() + 1);
       scheduleUnread();
-      announce(t('notifications.new', { title: data.title || '' }));
+      // The stream words notifications in English; the list page shows
+      // them in the profile's language.
+      announce(language() === 'en' && data.title ? t('notifications.new', { title: data.title }) : t('notifications.new_any'));
     }
     if (type === 'reset') scheduleUnread();
     for (const fn of meListeners) fn(type, data);
@@ -249,15 +251,26 @@ export function rerender() {
   return render(false);
 }
 
+// The operator console is its own module, loaded only under /admin. Until
+// it exists (or when it cannot load) the route still answers, with its
+// heading.
 async function renderAdmin(main, path, seq) {
+  let mod;
   try {
-    const mod = await import('./admin/admin.js');
-    if (seq !== renderSeq) return;
-    await mod.render(main, path);
-  } catch (e) {
-    if (seq !== renderSeq) return;
+    mod = await import('./admin/admin.js');
+  } catch {
+    mod = null;
+  }
+  if (seq !== renderSeq) return;
+  if (!mod || typeof mod.render !== 'function') {
     document.title = t('admin.title') + ' · predictkit';
     clear(main, h('h1', { tabindex: '-1', id: 'page-title' }, t('admin.title')), h('p', { class: 'muted' }, t('admin.unavailable')));
+    return;
+  }
+  try {
+    await mod.render(main, path);
+  } catch (e) {
+    if (seq === renderSeq) showError(e);
   }
 }
 
@@ -316,7 +329,8 @@ async function renderPage(moveFocus) {
     variant,
     query: new URLSearchParams(location.search),
     signal: controller.signal,
-    onCleanup: (fn) => cleanups.push(fn),
+    // A page that is no longer shown cleans up at once.
+    onCleanup: (fn) => (seq === renderSeq ? cleanups.push(fn) : fn()),
     isCurrent: () => seq === renderSeq,
   };
   try {
@@ -377,6 +391,14 @@ async function start() {
   loadMe();
   await render(false);
   await ready();
+  // A first page redrawn meanwhile (the profile's language) counts once
+  // its last drawing is done.
+  for (let r = null; r !== currentRender;) {
+    r = currentRender;
+    await r;
+  }
+  // The app has drawn its first page: tests and measurements wait for this.
+  document.documentElement.dataset.ready = '1';
 }
 
 start();

@@ -58,12 +58,12 @@ function nf(key, opts) {
 // Money arrives as integer kopecks; dividing by 100 is for display only.
 export function money(kopecks) {
   if (kopecks === null || kopecks === undefined) return '—';
-  return nf('money', { style: 'currency', currency: 'RUB', minimumFractionDigits: 2, maximumFractionDigits: 2 }).format(Number(kopecks) / 100);
+  return nf('money', { style: 'currency', currency: 'RUB', currencyDisplay: 'narrowSymbol', minimumFractionDigits: 2, maximumFractionDigits: 2 }).format(Number(kopecks) / 100);
 }
 
 // rub(x) formats an amount already in roubles (the PnL chart's unit).
 export function rub(x) {
-  return nf('money', { style: 'currency', currency: 'RUB', minimumFractionDigits: 2, maximumFractionDigits: 2 }).format(Number(x));
+  return nf('money', { style: 'currency', currency: 'RUB', currencyDisplay: 'narrowSymbol', minimumFractionDigits: 2, maximumFractionDigits: 2 }).format(Number(x));
 }
 
 export function num(n) {

@@ -42,7 +42,7 @@ export async function render(main, ctx) {
 
   const markets = new Map(); // id → {m, pool, view}
   const poolsBox = h('div');
-  const tradesList = h('ul', { class: 'trades', 'aria-live': 'polite', 'aria-relevant': 'additions', 'aria-labelledby': 'trades-title' });
+  const tradesList = h('ul', { class: 'trades', 'aria-live': 'polite', 'aria-relevant': 'additions', 'aria-labelledby': 'trades-title', tabindex: '0' });
   const chartBox = h('div');
   let openForm = null; // the market id whose trade form is open
 
@@ -51,7 +51,7 @@ export async function render(main, ctx) {
     ev.is_active ? null : h('p', { class: 'notice' }, t('event.hidden')),
     h('div', { class: 'two-col' },
       h('div', null,
-        h('section', { 'aria-labelledby': 'markets-title' }, h('h2', { id: 'markets-title', class: 'sr-only' }, t('event.markets')), poolsBox),
+        poolsBox,
         h('section', { 'aria-labelledby': 'chart-title' }, h('h2', { id: 'chart-title' }, t('event.chart')), chartBox)),
       h('section', { 'aria-labelledby': 'trades-title' }, h('h2', { id: 'trades-title' }, t('event.trades')), tradesList)));
 
@@ -71,8 +71,7 @@ export async function render(main, ctx) {
     const price = h('span', { class: 'price price-yes' });
     const noPrice = h('span', { class: 'muted' });
     const bar = h('span');
-    const priceLine = h('p', { class: 'market-prices', 'aria-live': 'polite', 'aria-atomic': 'true' },
-      h('span', { class: 'sr-only' }, t('market.yes_price') + ' '), price, ' ', noPrice);
+    const priceLine = h('p', { class: 'market-prices', 'aria-live': 'polite', 'aria-atomic': 'true' }, price, ' ', noPrice);
     const hold = h('div');
     const actions = h('div', { class: 'actions' });
     const slot = h('div');

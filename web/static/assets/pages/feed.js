@@ -18,7 +18,7 @@ function eventCard(ev) {
       h('ul', { class: 'plain-list' }, shown.map((m) => h('li', null,
         loc(m, 'name'), ': ',
         m.resolved ? h('span', { class: 'tag tag-muted' }, m.winning_outcome === 'VOID' ? t('market.voided') : t('market.resolved_as', { side: m.winning_outcome === 'NO' ? t('side.no') : t('side.yes') }))
-          : h('strong', null, pct(m.yes_probability))))),
+          : h('strong', { 'data-market': String(m.id) }, pct(m.yes_probability))))),
       markets.length > shown.length ? h('p', { class: 'meta' }, t('feed.more_markets', { n: markets.length - shown.length })) : null));
 }
 
@@ -50,4 +50,25 @@ export async function render(main, ctx) {
     }
   }
   await load();
+  follow(list, ctx);
+}
+
+// follow keeps the shown prices live: one stream for the events on the
+// page (a stream takes at most 32 topics).
+function follow(list, ctx) {
+  if (typeof EventSource === 'undefined' || !ctx.isCurrent()) return;
+  const ids = [...list.querySelectorAll('article[aria-labelledby]')].map((a) => a.getAttribute('aria-labelledby').slice(3)).slice(0, 32);
+  if (!ids.length) return;
+  const es = new EventSource('/api/v1/stream?topics=' + ids.map((id) => 'event:' + id).join(','));
+  ctx.onCleanup(() => es.close());
+  es.addEventListener('price', (e) => {
+    let p;
+    try {
+      p = JSON.parse(e.data);
+    } catch {
+      return;
+    }
+    const el = list.querySelector(`[data-market="${Number(p.market_id)}"]`);
+    if (el) el.textContent = pct(p.yes_probability);
+  });
 }

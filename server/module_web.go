@@ -1,0 +1,176 @@
+package server
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+	"go.uber.org/fx"
+
+	"github.com/predictkit/predictkit/web"
+)
+
+// WebModule serves the web app (package web) from the binary: its page
+// at / and at every client route of the app, its files under /assets/.
+// With Config.Web off it serves nothing, and / is 404 as any path outside
+// the API.
+//
+// The page and the files carry the app's own Content-Security-Policy
+// (web.ContentSecurityPolicy) instead of the API's, revalidate by ETag
+// (Cache-Control: no-cache: the files keep their names from one release
+// to the next, as there is no build step to give them hashed names), and
+// go out Brotli- or gzip-compressed, compressed once when the app loads.
+// The API's answers are never compressed.
+var WebModule = fx.Module("web",
+	fx.Provide(newWebSite, webRoutes, webFallback),
+)
+
+// newWebSite is the app the server serves: the embedded one, or nil when
+// Config.Web is off. Tests replace it (fx.Decorate) with an app of their
+// own.
+func newWebSite(cfg Config) (*web.Site, error) {
+	if !cfg.Web {
+		return nil, nil
+	}
+	return web.Embedded()
+}
+
+// webApp serves the app's files.
+type webApp struct{ site *web.Site }
+
+// The app's paths: the page's route, and where the assets are.
+const (
+	webPagePath   = "/"
+	webAssetsPath = "/" + web.AssetsDir + "/"
+	// webFallbackRoute is the route template of the page answered at a
+	// client route of the app (the access log's and the metrics' label).
+	webFallbackRoute = "/{app route}"
+)
+
+// errsWeb: the app's routes map nothing of their own; an unknown asset
+// is 404 not_found, in the API's error shape.
+var errsWeb = table("internal_error")
+
+// webRoutes lists GET / and GET /assets/*, or nothing when the app is
+// off. The client routes of the app (/events/42, /profile...) are
+// webFallback's.
+func webRoutes(site *web.Site) RoutesOut {
+	if site == nil {
+		return RoutesOut{}
+	}
+	a := webApp{site}
+	return RoutesOut{Routes: []Route{
+		{Method: http.MethodGet, Path: webPagePath, Errors: errsWeb, Handler: a.handlePage},
+		{Method: http.MethodGet, Path: webAssetsPath + "*", Errors: errsWeb, Handler: a.handleAsset},
+	}}
+}
+
+// Fallback answers what no route matched. NewApp runs it after every
+// route; it calls c.Next() for what it does not answer, which is then 404
+// not_found or 405 method_not_allowed as without it.
+type Fallback fiber.Handler
+
+// webFallback answers the page for a GET or HEAD of a client route of
+// the app, and HEAD of / and of the assets (the routes are GET only); nil
+// when the app is off.
+func webFallback(site *web.Site) Fallback {
+	if site == nil {
+		return nil
+	}
+	a := webApp{site}
+	return func(c *fiber.Ctx) error {
+		m := c.Method()
+		if m != http.MethodGet && m != http.MethodHead {
+			return c.Next()
+		}
+		p := c.Path()
+		switch {
+		case p == webPagePath:
+			c.Locals(localRoute, webPagePath)
+			return a.handlePage(c)
+		case strings.HasPrefix(p, webAssetsPath):
+			c.Locals(localRoute, webAssetsPath+"*")
+			return a.handleAsset(c)
+		case !appRoute(p):
+			return c.Next()
+		}
+		c.Locals(localRoute, webFallbackRoute)
+		return a.handlePage(c)
+	}
+}
+
+// notAppPrefixes are the paths that are never the app's, whatever their
+// case: the API, the reference, the probes and the metrics.
+var notAppPrefixes = []string{"/api", "/docs", "/healthz", "/readyz", "/metrics"}
+
+// appRoute reports whether path p may be a client route of the app,
+// which the page answers: not under a prefix of notAppPrefixes (compared
+// without regard to case, so that /API/v1/nope stays the API's 404), and
+// not a file name (a last segment with a dot, such as /favicon.ico or
+// /robots.txt: a missing file is 404, not the page).
+func appRoute(p string) bool {
+	lower := strings.ToLower(p)
+	for _, prefix := range notAppPrefixes {
+		if lower == prefix || strings.HasPrefix(lower, prefix+"/") {
+			return false
+		}
+	}
+	last := p[strings.LastIndexByte(p, '/')+1:]
+	return !strings.Contains(last, ".")
+}
+
+// handlePage answers the app's page.
+func (a webApp) handlePage(c *fiber.Ctx) error {
+	return serveWebFile(c, a.site.File(web.Index))
+}
+
+// handleAsset answers one file under /assets/, or 404 not_found.
+func (a webApp) handleAsset(c *fiber.Ctx) error {
+	name := strings.TrimPrefix(c.Path(), "/")
+	f := a.site.File(name)
+	if f == nil || !strings.HasPrefix(name, web.AssetsDir+"/") {
+		return fiber.ErrNotFound
+	}
+	return serveWebFile(c, f)
+}
+
+// serveWebFile answers f with the app's headers: its
+// Content-Security-Policy instead of the API's; no-cache (whatever the
+// request's cookies: the files are the same for everyone), so that the
+// browser asks again each time and gets 304 while f is unchanged; and
+// the best encoding the client accepts.
+func serveWebFile(c *fiber.Ctx, f *web.File) error {
+	h := &c.Response().Header
+	h.Set(fiber.HeaderContentSecurityPolicy, web.ContentSecurityPolicy)
+	h.Set(fiber.HeaderCacheControl, "no-cache")
+	h.Set(fiber.HeaderETag, f.ETag)
+	h.Set(fiber.HeaderVary, fiber.HeaderAcceptEncoding)
+	if etagMatch(c.Get(fiber.HeaderIfNoneMatch), f.ETag) {
+		return c.SendStatus(http.StatusNotModified)
+	}
+	h.Set(fiber.HeaderContentType, f.ContentType)
+	body, enc := f.Encoding(c.Get(fiber.HeaderAcceptEncoding))
+	if enc != "" {
+		h.Set(fiber.HeaderContentEncoding, enc)
+	}
+	return c.Send(body)
+}
+
+// etagMatch reports whether an If-None-Match header names etag, compared
+// weakly (W/ aside), as If-None-Match is: "*", or one of a list.
+func etagMatch(header, etag string) bool {
+	header = strings.TrimSpace(header)
+	if header == "" {
+		return false
+	}
+	if header == "*" {
+		return true
+	}
+	want := strings.TrimPrefix(etag, "W/")
+	for t := range strings.SplitSeq(header, ",") {
+		if strings.TrimPrefix(strings.TrimSpace(t), "W/") == want {
+			return true
+		}
+	}
+	return false
+}

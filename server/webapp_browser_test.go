@@ -19,7 +19,7 @@ import (
 
 // axeVersion is the axe-core .ci/run installs next to playwright-core, for
 // the web app's accessibility check.
-const axeVersion = "4.11.0"
+const axeVersion = "4.14.1"
 
 // webBudget is the most the first load of a page of the web app may
 // transfer (index.html and everything it loads, compressed).
@@ -107,8 +107,8 @@ func startWebDriver(t *testing.T, base string, env ...string) *webDriver {
 			<-done
 		}
 		cancel()
-		if t.Failed() {
-			t.Logf("the driver's log (end):\n%s", tail(d.stderr.String(), 4000))
+		if t.Failed() || os.Getenv("WEBAPP_DEBUG") != "" {
+			t.Logf("the driver's log (end):\n%s", tail(d.stderr.String(), 8000))
 		}
 	})
 	return d

@@ -13,13 +13,15 @@
 const path = require('path');
 const readline = require('readline');
 const { chromium } = require(process.env.PLAYWRIGHT_CORE);
-const { Session } = require('./lib.js');
+const { Session, mark } = require('./lib.js');
 
 (async () => {
+  mark('driver started');
   const browser = await chromium.launch({
     executablePath: process.env.CHROMIUM,
     args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-dev-shm-usage'],
   });
+  mark('browser launched');
   const rl = readline.createInterface({ input: process.stdin });
   for await (const line of rl) {
     if (line.trim() === '' || line.trim() === 'quit') break;
@@ -30,6 +32,7 @@ const { Session } = require('./lib.js');
       if (!/^[a-z_]+$/.test(flow)) throw new Error(`no flow ${flow}`);
       const run = require(path.join(__dirname, flow + '.js'));
       session = new Session(browser);
+      mark(`flow ${flow}`);
       const result = await run(session, params || {});
       session.checkClean();
       out = { result };

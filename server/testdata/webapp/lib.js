@@ -66,6 +66,12 @@ class Session {
   }
 }
 
+// mark logs, with WEBAPP_DEBUG set, how long after the process started
+// a step ended (to see where a flow spends its time).
+function mark(what) {
+  if (process.env.WEBAPP_DEBUG) console.error(`${(performance.now() / 1000).toFixed(2)} s: ${what}`);
+}
+
 // ready waits until the app has drawn its first page (app.js sets
 // <html data-ready="1">).
 async function ready(page) {
@@ -76,6 +82,7 @@ async function ready(page) {
 async function open(page, path) {
   await page.goto(BASE + path);
   await ready(page);
+  mark(`${page.label} opened ${path}`);
 }
 
 // adminReady waits until the operator console has drawn section.
@@ -90,6 +97,7 @@ async function adminSignIn(page, section = 'users') {
   await page.getByLabel('Admin token').fill(ADMIN_TOKEN);
   await page.getByRole('button', { name: 'Sign in' }).click();
   await adminReady(page, section);
+  mark(`${page.label} signed in as the operator`);
 }
 
 // adminGo follows the console's link named name to section.
@@ -132,4 +140,4 @@ async function until(what, fn, ms = TIMEOUT) {
   }
 }
 
-module.exports = { Session, BASE, ADMIN_TOKEN, TIMEOUT, ready, open, adminReady, adminSignIn, adminGo, confirm, kopecks, until };
+module.exports = { mark, Session, BASE, ADMIN_TOKEN, TIMEOUT, ready, open, adminReady, adminSignIn, adminGo, confirm, kopecks, until };

@@ -14,11 +14,11 @@ module.exports = async (s, p) => {
     // in the page before any of its scripts (not by polling from here).
     await page.addInitScript(() => {
       new MutationObserver((_, obs) => {
-        if (document.documentElement.dataset.ready === '1') {
+        if (document.documentElement && document.documentElement.dataset.ready === '1') {
           window.__readyAt = performance.now();
           obs.disconnect();
         }
-      }).observe(document.documentElement, { attributes: true, attributeFilter: ['data-ready'] });
+      }).observe(document, { subtree: true, attributes: true, attributeFilter: ['data-ready'] });
     });
     const cdp = await page.context().newCDPSession(page);
     await cdp.send('Network.enable');

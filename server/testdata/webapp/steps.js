@@ -1,7 +1,7 @@
 // The steps of the flows through the app's pages, by the roles and
 // accessible names the app gives its controls (the app's strings.js and
 // the console's i18n-admin.js, in English).
-const { open, until, kopecks, TIMEOUT } = require('./lib.js');
+const { open, until, kopecks, mark, TIMEOUT } = require('./lib.js');
 
 // signedIn waits until the header offers to log out.
 async function signedIn(page) {
@@ -26,6 +26,7 @@ async function login(page, u, path) {
   await page.getByRole('main').getByRole('button', { name: 'Log in' }).click();
   await signedIn(page);
   if (path) await page.waitForURL((url) => url.pathname === path);
+  mark(`${page.label} logged in`);
 }
 
 // nav follows the header's link named name (client-side, no reload).

@@ -15,7 +15,9 @@ module.exports = async (s, p) => {
 
   const op = await s.page({ name: 'operator' });
   await adminSignIn(op, 'chat');
-  const row = op.getByRole('row').filter({ hasText: new RegExp(`\\buser ${p.user.id}\\b`) }).filter({ hasText: 'waiting for an operator' });
+  const row = op.getByRole('row')
+    .filter({ has: op.getByRole('cell', { name: `user ${p.user.id}`, exact: true }) })
+    .filter({ has: op.getByRole('cell', { name: 'waiting for an operator', exact: true }) });
   const link = row.getByRole('link', { name: 'Open' });
   const href = await link.getAttribute('href');
   const sessionID = decodeURIComponent(href.split('/').pop());

@@ -208,6 +208,7 @@ func TestWebAppInBrowser(t *testing.T) {
 	cfg := testConfig(memoryStore())
 	cfg.Web = true
 	cfg.StreamPing = time.Second
+	cfg.WebhookAllowedHosts = "127.0.0.1" // the console sets a webhook there
 	h, _ := startServer(t, cfg)
 	base := "http://" + h.base
 	axe := axeCore()
@@ -303,6 +304,36 @@ func TestWebAppInBrowser(t *testing.T) {
 		}
 	})
 
+	t.Run("the operator grants the creator role, creates and funds a partner, sets and removes its webhook, rotates its key and disables it, and reads the audit and the metrics in the console", func(t *testing.T) {
+		u := h.register(t, "promoted")
+		var got struct {
+			PartnerID int64  `json:"partner_id"`
+			Key       string `json:"key"`
+			NewKey    string `json:"new_key"`
+			Secret    string `json:"secret"`
+			Audit     string `json:"audit"`
+			Trades    string `json:"trades"`
+		}
+		d.run(t, "admin_console", map[string]any{"user": asBrowserUser(u), "partner_name": "Acme Bets", "webhook_url": "http://127.0.0.1:9/hooks"}, &got)
+		if !h.me(t, u.token).IsCreator {
+			t.Error("the user is not a creator")
+		}
+		p := h.partner(t, got.PartnerID)
+		if p.Name != "Acme Bets" || p.FloatKopecks != 50_000 || !p.Disabled {
+			t.Errorf("the partner is %+v, want Acme Bets with a float of 50,000 kopecks, disabled", p)
+		}
+		if !strings.HasPrefix(got.Key, "pk_") || !strings.HasPrefix(got.NewKey, "pk_") || got.Key == got.NewKey || !strings.HasPrefix(got.Secret, "whsec_") {
+			t.Errorf("the console showed key %q, then %q, and secret %q", got.Key, got.NewKey, got.Secret)
+		}
+		expect(t, h.do(t, partnerReq(http.MethodGet, statePath("someone"), got.Key, nil)), http.StatusUnauthorized, "UNAUTHORIZED")
+		expect(t, h.do(t, partnerReq(http.MethodGet, statePath("someone"), got.NewKey, nil)), http.StatusForbidden, "FORBIDDEN")
+		expect(t, h.do(t, req{method: http.MethodGet, path: fmt.Sprintf("/api/v1/admin/partners/%d/webhook", got.PartnerID), token: adminToken}), http.StatusNotFound, "")
+		if got.Trades == "" || got.Trades == "—" || got.Trades == "0" {
+			t.Errorf("the metrics show %q trades", got.Trades)
+		}
+		t.Logf("%s; %s trades", got.Audit, got.Trades)
+	})
+
 	t.Run("every main page, the console's included, has no axe-core violation in the light theme and in the dark one", func(t *testing.T) {
 		if axe == "" {
 			t.Skipf("no axe-core: .ci/run installs it, or: npm install --prefix \"$HOME/.cache/predictkit-ci/axe-core-%s\" axe-core@%s (or set PREDICTKIT_AXE_CORE to its directory)", axeVersion, axeVersion)
@@ -310,9 +341,11 @@ func TestWebAppInBrowser(t *testing.T) {
 		u := h.register(t, "reader")
 		h.credit(t, u.id, 50_000, false)
 		h.buy(t, u.token, b1.ID, "NO", 5_000)
+		h.createPartner(t, "Axe partner", 10_000)                                                         // a partner's page to check
+		expect(t, h.do(t, req{method: http.MethodPost, path: "/api/v1/chat/session"}), http.StatusOK, "") // and a chat session's
 		var got []axeResult
 		d.run(t, "axe", map[string]any{"user": asBrowserUser(u), "event": ev.ID}, &got)
-		if len(got) < 2*14 {
+		if len(got) < 2*20 {
 			t.Errorf("axe checked only %d pages and themes: %+v", len(got), got)
 		}
 		for _, r := range got {
@@ -371,7 +404,7 @@ func TestWebAppInBrowser(t *testing.T) {
 		h.credit(t, u.id, 80_000, false)
 		h.buy(t, u.token, b1.ID, "YES", 12_000)
 		var got []string
-		d.run(t, "screenshots", map[string]any{"dir": shots, "user": asBrowserUser(u), "event": ev.ID}, &got)
+		d.run(t, "screenshots", map[string]any{"dir": shots, "user": asBrowserUser(u), "event": ev.ID, "event_name": ev.Name}, &got)
 		for _, f := range got {
 			st, err := os.Stat(f)
 			if err != nil || st.Size() == 0 {

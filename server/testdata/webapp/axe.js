@@ -96,9 +96,16 @@ module.exports = async (s, p) => {
   await check(page, 'admin credit dialog', out);
   await page.keyboard.press('Escape');
   await page.getByRole('dialog').waitFor({ state: 'detached' });
-  for (const [name, section] of [['Partners', 'partners'], ['Support chat', 'chat'], ['Markets', 'markets'], ['Audit and metrics', 'audit']]) {
+  // Each section, and the page one of its rows opens (a partner, a chat
+  // session).
+  for (const [name, section, open] of [['Partners', 'partners', 'Manage'], ['Support chat', 'chat', 'Open'], ['Markets', 'markets'], ['Audit and metrics', 'audit']]) {
     await adminGo(page, name, section);
     await check(page, 'admin ' + section, out);
+    if (!open) continue;
+    await page.evaluate(() => delete document.documentElement.dataset.adminReady);
+    await page.getByRole('row').getByRole('link', { name: open }).first().click();
+    await adminReady(page, section);
+    await check(page, `admin ${section}, one of them`, out);
   }
   await adminGo(page, 'Markets', 'markets');
   await page.evaluate(() => delete document.documentElement.dataset.adminReady);

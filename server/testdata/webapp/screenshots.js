@@ -11,7 +11,10 @@ async function settle(page) {
 module.exports = async (s, p) => {
   const files = [];
   for (const theme of ['light', 'dark']) {
-    const shot = async (page, name) => {
+    // shot waits for the page's h1 (a navigation may still be drawing
+    // the page before), then for its data.
+    const shot = async (page, name, heading) => {
+      await page.getByRole('heading', { level: 1, name: heading, exact: true }).waitFor();
       await settle(page);
       const f = path.join(p.dir, `${name}-${theme}.png`);
       await page.screenshot({ path: f, fullPage: false, animations: 'disabled' });
@@ -19,17 +22,17 @@ module.exports = async (s, p) => {
     };
     const anon = await s.page({ name: `anonymous ${theme}`, colorScheme: theme, viewport: { width: 1200, height: 800 } });
     await open(anon, '/');
-    await shot(anon, 'feed');
+    await shot(anon, 'feed', 'Events');
     await open(anon, `/events/${p.event}`);
-    await shot(anon, 'event');
+    await shot(anon, 'event', p.event_name);
     const user = await s.page({ name: `user ${theme}`, colorScheme: theme, viewport: { width: 1200, height: 800 } });
     await login(user, p.user, '/profile');
     await user.evaluate((th) => { document.documentElement.dataset.theme = th; }, theme);
-    await shot(user, 'profile');
+    await shot(user, 'profile', 'Profile');
     const op = await s.page({ name: `operator ${theme}`, colorScheme: theme, viewport: { width: 1200, height: 800 } });
     await adminSignIn(op, 'users');
     await op.evaluate((th) => { document.documentElement.dataset.theme = th; }, theme);
-    await shot(op, 'admin');
+    await shot(op, 'admin', 'Users');
   }
   return files;
 };

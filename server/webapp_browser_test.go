@@ -107,7 +107,7 @@ func startWebDriver(t *testing.T, base string, env ...string) *webDriver {
 			<-done
 		}
 		cancel()
-		if t.Failed() || os.Getenv("WEBAPP_DEBUG") != "" {
+		if t.Failed() || os.Getenv("PREDICTKIT_WEBAPP_DEBUG") != "" {
 			t.Logf("the driver's log (end):\n%s", tail(d.stderr.String(), 8000))
 		}
 	})

@@ -35,7 +35,7 @@ class Session {
     page.on('console', (m) => {
       const text = m.text();
       if (csp && /Content Security Policy|Refused to/.test(text)) this.problems.push(`${page.label}: CSP: ${text}`);
-      if (process.env.WEBAPP_DEBUG) console.error(`${page.label} console:`, text);
+      if (process.env.PREDICTKIT_WEBAPP_DEBUG) console.error(`${page.label} console:`, text);
     });
     page.on('pageerror', (e) => this.problems.push(`${page.label}: uncaught: ${e && e.stack ? e.stack : e}`));
     this.pages.push(page);
@@ -66,10 +66,10 @@ class Session {
   }
 }
 
-// mark logs, with WEBAPP_DEBUG set, how long after the process started
-// a step ended (to see where a flow spends its time).
+// mark logs, with PREDICTKIT_WEBAPP_DEBUG set, when (seconds since the
+// driver started) a step ended: where a flow spends its time.
 function mark(what) {
-  if (process.env.WEBAPP_DEBUG) console.error(`${(performance.now() / 1000).toFixed(2)} s: ${what}`);
+  if (process.env.PREDICTKIT_WEBAPP_DEBUG) console.error(`${(performance.now() / 1000).toFixed(2)} s: ${what}`);
 }
 
 // ready waits until the app has drawn its first page (app.js sets

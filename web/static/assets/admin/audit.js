@@ -47,22 +47,24 @@ function bytes(n) {
 // server does not export.
 export function figures(samples) {
   const show = (v, f = num) => (v == null ? '—' : f(v));
+  // A counter with labels has no sample before its first event: zero.
+  const count = (name, match) => num(sum(samples, name, match) ?? 0);
   const auditOk = sum(samples, 'predictkit_audit_ok');
   const build = samples.find((s) => s.name === 'predictkit_build_info');
-  const delivered = sum(samples, 'predictkit_webhook_attempts_total', { outcome: 'delivered' });
-  const failed = sum(samples, 'predictkit_webhook_attempts_total', { outcome: 'failed' });
+  const delivered = sum(samples, 'predictkit_webhook_attempts_total', { outcome: 'delivered' }) ?? 0;
+  const failed = sum(samples, 'predictkit_webhook_attempts_total', { outcome: 'failed' }) ?? 0;
   return [
-    [ta('metrics.trades'), show(sum(samples, 'predictkit_trades_total'))],
-    [ta('metrics.volume'), show(sum(samples, 'predictkit_trade_volume_kopecks_total'), money)],
-    [ta('metrics.fees'), show(sum(samples, 'predictkit_trade_fees_kopecks_total'), money)],
-    [ta('metrics.refusals'), show(sum(samples, 'predictkit_trade_refusals_total'))],
-    [ta('metrics.settlements'), show(sum(samples, 'predictkit_settlements_total', { result: 'ok' }))],
+    [ta('metrics.trades'), count('predictkit_trades_total')],
+    [ta('metrics.volume'), money(sum(samples, 'predictkit_trade_volume_kopecks_total') ?? 0)],
+    [ta('metrics.fees'), money(sum(samples, 'predictkit_trade_fees_kopecks_total') ?? 0)],
+    [ta('metrics.refusals'), count('predictkit_trade_refusals_total')],
+    [ta('metrics.settlements'), count('predictkit_settlements_total', { result: 'ok' })],
     [ta('metrics.streams'), show(sum(samples, 'predictkit_stream_connections'))],
     [ta('metrics.inFlight'), show(sum(samples, 'predictkit_http_requests_in_flight'))],
     [ta('metrics.requests'), show(sum(samples, 'predictkit_http_requests_total'))],
-    [ta('metrics.errors5xx'), show(sum(samples, 'predictkit_http_requests_total', { status: (s) => /^5/.test(s || '') }))],
+    [ta('metrics.errors5xx'), count('predictkit_http_requests_total', { status: (s) => /^5/.test(s || '') })],
     [ta('metrics.auditOk'), auditOk == null || auditOk < 0 ? ta('metrics.noAudit') : auditOk === 1 ? ta('yes') : ta('no')],
-    [ta('metrics.webhooks'), delivered == null && failed == null ? '—' : `${num(delivered || 0)} / ${num(failed || 0)}`],
+    [ta('metrics.webhooks'), `${num(delivered)} / ${num(failed)}`],
     [ta('metrics.memory'), show(sum(samples, 'process_resident_memory_bytes'), bytes)],
     [ta('metrics.goroutines'), show(sum(samples, 'go_goroutines'))],
     [ta('metrics.version'), build ? [build.labels.version, build.labels.revision].filter(Boolean).join(' ') || '—' : '—'],

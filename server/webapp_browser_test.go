@@ -306,6 +306,8 @@ func TestWebAppInBrowser(t *testing.T) {
 
 	t.Run("the operator grants the creator role, creates and funds a partner, sets and removes its webhook, rotates its key and disables it, and reads the audit and the metrics in the console", func(t *testing.T) {
 		u := h.register(t, "promoted")
+		h.credit(t, u.id, 10_000, false)
+		h.buy(t, u.token, b1.ID, "YES", 1_000) // a trade for the metrics to count
 		var got struct {
 			PartnerID int64  `json:"partner_id"`
 			Key       string `json:"key"`

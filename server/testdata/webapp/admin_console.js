@@ -2,10 +2,17 @@
 // asks first), a new partner (its key shown once), its float, webhook
 // (the secret shown once; removing asks first), a key rotation and
 // disabling (each asks first), then the audit and the metrics.
-const { adminSignIn, adminGo, adminReady, confirm } = require('./lib.js');
+const { open, adminSignIn, adminGo, adminReady, confirm, ADMIN_TOKEN } = require('./lib.js');
 
 module.exports = async (s, p) => {
   const op = await s.page({ name: 'operator' });
+  // A wrong token is refused, and the field is emptied.
+  await open(op, '/admin');
+  await adminReady(op, 'login');
+  await op.getByLabel('Admin token').fill('not-the-token');
+  await op.getByRole('button', { name: 'Sign in' }).click();
+  await op.getByRole('alert').filter({ hasText: 'The server refused this token.' }).waitFor();
+  if ((await op.getByLabel('Admin token').inputValue()) !== '') throw new Error('the refused token stays in the field');
   await adminSignIn(op, 'users');
 
   await op.getByRole('searchbox', { name: 'Search users' }).fill(p.user.email);
@@ -61,5 +68,13 @@ module.exports = async (s, p) => {
   await adminGo(op, 'Audit and metrics', 'audit');
   const audit = await op.getByText(/^The ledger is sound/).innerText();
   const trades = await op.getByRole('row', { name: /^Trades executed/ }).getByRole('cell').innerText();
+
+  // The token was kept in memory only: nothing stored has it, and a
+  // reload asks for it again.
+  const stored = await op.evaluate(() => JSON.stringify([{ ...localStorage }, { ...sessionStorage }, document.cookie]));
+  const cookies = JSON.stringify(await op.context().cookies());
+  if (stored.includes(ADMIN_TOKEN) || cookies.includes(ADMIN_TOKEN)) throw new Error('the admin token is stored in the browser');
+  await op.reload();
+  await adminReady(op, 'login');
   return { partner_id: id, key, new_key: newKey, secret, audit, trades };
 };

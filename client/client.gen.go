@@ -2786,6 +2786,12 @@ type RateLimited struct {
 	Error  string  `json:"error"`
 }
 
+// ScopeOrCrossOrigin defines model for ScopeOrCrossOrigin.
+type ScopeOrCrossOrigin struct {
+	Detail *string `json:"detail,omitempty"`
+	Error  string  `json:"error"`
+}
+
 // TooLarge defines model for TooLarge.
 type TooLarge struct {
 	Detail *string `json:"detail,omitempty"`
@@ -3050,6 +3056,9 @@ type RequestPasswordResetJSONRequestBody = PasswordResetRequest
 
 // RegisterJSONRequestBody defines body for Register for application/json ContentType.
 type RegisterJSONRequestBody = RegisterRequest
+
+// OpenSessionJSONRequestBody defines body for OpenSession for application/json ContentType.
+type OpenSessionJSONRequestBody = LoginRequest
 
 // SendChatMessageJSONRequestBody defines body for SendChatMessage for application/json ContentType.
 type SendChatMessageJSONRequestBody = ChatTextRequest
@@ -3352,6 +3361,22 @@ func WithRequestEditorFn(fn RequestEditorFn) ClientOption {
 
 // The interface specification for the client above.
 type ClientInterface interface {
+
+	// WebApp The web app's page (HTML); also the answer to every client route of the app.
+	//
+	// The web app, embedded in the binary: one page that loads its
+	// style sheet and JavaScript modules from /assets/ and talks to this
+	// API. A GET or HEAD of any other path that is not under /api/,
+	// /docs, /healthz, /readyz, /metrics or /assets/ (compared without
+	// regard to case) and whose last segment has no dot is a client
+	// route of the app (/events/42, /profile...) and answers this page
+	// too, 200. Its Content-Security-Policy allows this server's
+	// scripts, styles, images, fonts and fetches only. With
+	// PREDICTKIT_WEB=false neither this nor /assets/ is served (404
+	// not_found).
+	//
+	// Corresponds with GET / (the `WebApp` operationId).
+	WebApp(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// AdminAudit Check the ledger and every market's escrow.
 	//
@@ -3958,6 +3983,80 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /api/v1/auth/register (the `Register` operationId).
 	Register(ctx context.Context, body RegisterJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// EndSession End the web app's cookie session; revokes the cookie's token and clears the cookie.
+	//
+	// The cookie's access token is revoked (as logout does for a Bearer
+	// token) and the answer clears the cookie. Without a cookie, or with
+	// one whose token is gone already, it only clears the cookie: 204
+	// too. An Authorization header is not what it ends. Checks run 403
+	// insufficient_scope (a personal API key in the Authorization
+	// header), 403 cross_origin_request (a cookie, on a request that
+	// does not come from a page of this server's origin: nothing is
+	// revoked).
+	//
+	// Corresponds with DELETE /api/v1/auth/session (the `EndSession` operationId).
+	EndSession(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// OpenSessionWithBody Open the web app's cookie session; answers the profile and sets the predictkit_session cookie.
+	//
+	// For a browser: the access token goes into an HttpOnly,
+	// SameSite=Strict cookie (`predictkit_session`, Path=/api/, Secure
+	// when the server runs with PREDICTKIT_COOKIE_SECURE, Max-Age the
+	// token lifetime) that scripts cannot read, and every user route
+	// then accepts it in place of an Authorization header (see the
+	// `session` security scheme). The answer carries no token.
+	//
+	// Either the body holds `email` and `password` (as login: a fresh
+	// access token is made), or the request has no body and an
+	// `Authorization: Bearer <access token>` header, whose token moves
+	// into the cookie (for an app that has just registered: it then
+	// forgets the token). A personal API key never becomes a cookie
+	// (403 insufficient_scope). A token the cookie held before is
+	// revoked.
+	//
+	// Checks run 429 rate_limited (per client address, as login), 403
+	// insufficient_scope (an API key), 403 cross_origin_request (the
+	// browser says the request comes from another origin:
+	// Sec-Fetch-Site other than same-origin or none, or an Origin that
+	// is not the server's), then, with a token, 400 invalid_request (a
+	// body beside it) and 401 unauthorized (a bad token), or, without,
+	// 400 invalid_request (the body) and 401 invalid_credentials.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/auth/session (the `OpenSession` operationId).
+	OpenSessionWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// OpenSession Open the web app's cookie session; answers the profile and sets the predictkit_session cookie.
+	//
+	// For a browser: the access token goes into an HttpOnly,
+	// SameSite=Strict cookie (`predictkit_session`, Path=/api/, Secure
+	// when the server runs with PREDICTKIT_COOKIE_SECURE, Max-Age the
+	// token lifetime) that scripts cannot read, and every user route
+	// then accepts it in place of an Authorization header (see the
+	// `session` security scheme). The answer carries no token.
+	//
+	// Either the body holds `email` and `password` (as login: a fresh
+	// access token is made), or the request has no body and an
+	// `Authorization: Bearer <access token>` header, whose token moves
+	// into the cookie (for an app that has just registered: it then
+	// forgets the token). A personal API key never becomes a cookie
+	// (403 insufficient_scope). A token the cookie held before is
+	// revoked.
+	//
+	// Checks run 429 rate_limited (per client address, as login), 403
+	// insufficient_scope (an API key), 403 cross_origin_request (the
+	// browser says the request comes from another origin:
+	// Sec-Fetch-Site other than same-origin or none, or an Origin that
+	// is not the server's), then, with a token, 400 invalid_request (a
+	// body beside it) and 401 unauthorized (a bad token), or, without,
+	// 400 invalid_request (the body) and 401 invalid_credentials.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/auth/session (the `OpenSession` operationId).
+	OpenSession(ctx context.Context, body OpenSessionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ChatHistory Every message of the current chat session, oldest first.
 	//
@@ -4693,7 +4792,9 @@ type ClientInterface interface {
 	// balance changes, and, for each market you held a position in when it
 	// was resolved, your settlement notification. `me` needs
 	// `Authorization: Bearer <token>` or, from a browser, whose EventSource
-	// sends no headers, `?ticket=` (POST /api/v1/stream/tickets).
+	// sends no headers, `?ticket=` (POST /api/v1/stream/tickets) or the
+	// web app's `predictkit_session` cookie, which an EventSource of a
+	// page of this server sends by itself.
 	//
 	// **Wire format**: a comment line `: ok` first, then messages, each an
 	// `id:` line, an `event:` line and one `data:` line (one JSON object,
@@ -4794,6 +4895,16 @@ type ClientInterface interface {
 	// Corresponds with GET /api/v1/users/{id}/pnl/chart (the `GetPnLChart` operationId).
 	GetPnLChart(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// WebAsset A style sheet, JavaScript module or image of the web app.
+	//
+	// `file` may span several segments (/assets/admin/admin.js). Each
+	// file has its ETag and is revalidated (Cache-Control: no-cache), and
+	// is Brotli- or gzip-encoded when the client accepts it and it is
+	// worth it. An unknown file is 404 not_found.
+	//
+	// Corresponds with GET /assets/{file} (the `WebAsset` operationId).
+	WebAsset(ctx context.Context, file string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// Docs This document as a browsable API reference (HTML).
 	//
 	// Swagger UI, embedded in the binary, renders /api/v1/openapi.json.
@@ -4828,6 +4939,32 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /readyz (the `Readyz` operationId).
 	Readyz(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+}
+
+// WebApp The web app's page (HTML); also the answer to every client route of the app.
+//
+// The web app, embedded in the binary: one page that loads its
+// style sheet and JavaScript modules from /assets/ and talks to this
+// API. A GET or HEAD of any other path that is not under /api/,
+// /docs, /healthz, /readyz, /metrics or /assets/ (compared without
+// regard to case) and whose last segment has no dot is a client
+// route of the app (/events/42, /profile...) and answers this page
+// too, 200. Its Content-Security-Policy allows this server's
+// scripts, styles, images, fonts and fetches only. With
+// PREDICTKIT_WEB=false neither this nor /assets/ is served (404
+// not_found).
+//
+// Corresponds with GET / (the `WebApp` operationId).
+func (c *Client) WebApp(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebAppRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
 }
 
 // AdminAudit Check the ledger and every market's escrow.
@@ -6006,6 +6143,110 @@ func (c *Client) RegisterWithBody(ctx context.Context, contentType string, body 
 // Corresponds with POST /api/v1/auth/register (the `Register` operationId).
 func (c *Client) Register(ctx context.Context, body RegisterJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewRegisterRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// EndSession End the web app's cookie session; revokes the cookie's token and clears the cookie.
+//
+// The cookie's access token is revoked (as logout does for a Bearer
+// token) and the answer clears the cookie. Without a cookie, or with
+// one whose token is gone already, it only clears the cookie: 204
+// too. An Authorization header is not what it ends. Checks run 403
+// insufficient_scope (a personal API key in the Authorization
+// header), 403 cross_origin_request (a cookie, on a request that
+// does not come from a page of this server's origin: nothing is
+// revoked).
+//
+// Corresponds with DELETE /api/v1/auth/session (the `EndSession` operationId).
+func (c *Client) EndSession(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewEndSessionRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// OpenSessionWithBody Open the web app's cookie session; answers the profile and sets the predictkit_session cookie.
+//
+// For a browser: the access token goes into an HttpOnly,
+// SameSite=Strict cookie (`predictkit_session`, Path=/api/, Secure
+// when the server runs with PREDICTKIT_COOKIE_SECURE, Max-Age the
+// token lifetime) that scripts cannot read, and every user route
+// then accepts it in place of an Authorization header (see the
+// `session` security scheme). The answer carries no token.
+//
+// Either the body holds `email` and `password` (as login: a fresh
+// access token is made), or the request has no body and an
+// `Authorization: Bearer <access token>` header, whose token moves
+// into the cookie (for an app that has just registered: it then
+// forgets the token). A personal API key never becomes a cookie
+// (403 insufficient_scope). A token the cookie held before is
+// revoked.
+//
+// Checks run 429 rate_limited (per client address, as login), 403
+// insufficient_scope (an API key), 403 cross_origin_request (the
+// browser says the request comes from another origin:
+// Sec-Fetch-Site other than same-origin or none, or an Origin that
+// is not the server's), then, with a token, 400 invalid_request (a
+// body beside it) and 401 unauthorized (a bad token), or, without,
+// 400 invalid_request (the body) and 401 invalid_credentials.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/auth/session (the `OpenSession` operationId).
+func (c *Client) OpenSessionWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewOpenSessionRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// OpenSession Open the web app's cookie session; answers the profile and sets the predictkit_session cookie.
+//
+// For a browser: the access token goes into an HttpOnly,
+// SameSite=Strict cookie (`predictkit_session`, Path=/api/, Secure
+// when the server runs with PREDICTKIT_COOKIE_SECURE, Max-Age the
+// token lifetime) that scripts cannot read, and every user route
+// then accepts it in place of an Authorization header (see the
+// `session` security scheme). The answer carries no token.
+//
+// Either the body holds `email` and `password` (as login: a fresh
+// access token is made), or the request has no body and an
+// `Authorization: Bearer <access token>` header, whose token moves
+// into the cookie (for an app that has just registered: it then
+// forgets the token). A personal API key never becomes a cookie
+// (403 insufficient_scope). A token the cookie held before is
+// revoked.
+//
+// Checks run 429 rate_limited (per client address, as login), 403
+// insufficient_scope (an API key), 403 cross_origin_request (the
+// browser says the request comes from another origin:
+// Sec-Fetch-Site other than same-origin or none, or an Origin that
+// is not the server's), then, with a token, 400 invalid_request (a
+// body beside it) and 401 unauthorized (a bad token), or, without,
+// 400 invalid_request (the body) and 401 invalid_credentials.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/auth/session (the `OpenSession` operationId).
+func (c *Client) OpenSession(ctx context.Context, body OpenSessionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewOpenSessionRequest(c.Server, body)
 	if err != nil {
 		return nil, err
 	}
@@ -7200,7 +7441,9 @@ func (c *Client) MovePoolFinish(ctx context.Context, id int64, body MovePoolFini
 // balance changes, and, for each market you held a position in when it
 // was resolved, your settlement notification. `me` needs
 // `Authorization: Bearer <token>` or, from a browser, whose EventSource
-// sends no headers, `?ticket=` (POST /api/v1/stream/tickets).
+// sends no headers, `?ticket=` (POST /api/v1/stream/tickets) or the
+// web app's `predictkit_session` cookie, which an EventSource of a
+// page of this server sends by itself.
 //
 // **Wire format**: a comment line `: ok` first, then messages, each an
 // `id:` line, an `event:` line and one `data:` line (one JSON object,
@@ -7361,6 +7604,26 @@ func (c *Client) GetPnLChart(ctx context.Context, id int64, reqEditors ...Reques
 	return c.Client.Do(req)
 }
 
+// WebAsset A style sheet, JavaScript module or image of the web app.
+//
+// `file` may span several segments (/assets/admin/admin.js). Each
+// file has its ETag and is revalidated (Cache-Control: no-cache), and
+// is Brotli- or gzip-encoded when the client accepts it and it is
+// worth it. An unknown file is 404 not_found.
+//
+// Corresponds with GET /assets/{file} (the `WebAsset` operationId).
+func (c *Client) WebAsset(ctx context.Context, file string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebAssetRequest(c.Server, file)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // Docs This document as a browsable API reference (HTML).
 //
 // Swagger UI, embedded in the binary, renders /api/v1/openapi.json.
@@ -7444,6 +7707,33 @@ func (c *Client) Readyz(ctx context.Context, reqEditors ...RequestEditorFn) (*ht
 		return nil, err
 	}
 	return c.Client.Do(req)
+}
+
+// NewWebAppRequest constructs an http.Request for the WebApp method
+func NewWebAppRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
 }
 
 // NewAdminAuditRequest constructs an http.Request for the AdminAudit method
@@ -9010,6 +9300,73 @@ func NewRegisterRequestWithBody(server string, contentType string, body io.Reade
 	}
 
 	operationPath := fmt.Sprintf("/api/v1/auth/register")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewEndSessionRequest constructs an http.Request for the EndSession method
+func NewEndSessionRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/auth/session")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewOpenSessionRequest calls the generic OpenSession builder with application/json body
+func NewOpenSessionRequest(server string, body OpenSessionJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewOpenSessionRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewOpenSessionRequestWithBody constructs an http.Request for the OpenSession method, with any body, and a specified content type
+func NewOpenSessionRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/auth/session")
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -10961,6 +11318,40 @@ func NewGetPnLChartRequest(server string, id int64) (*http.Request, error) {
 	return req, nil
 }
 
+// NewWebAssetRequest constructs an http.Request for the WebAsset method
+func NewWebAssetRequest(server string, file string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "file", file, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/assets/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewDocsRequest constructs an http.Request for the Docs method
 func NewDocsRequest(server string) (*http.Request, error) {
 	var err error
@@ -11146,6 +11537,24 @@ func WithBaseURL(baseURL string) ClientOption {
 
 // ClientWithResponsesInterface is the interface specification for the client with responses above.
 type ClientWithResponsesInterface interface {
+
+	// WebAppWithResponse The web app's page (HTML); also the answer to every client route of the app.
+	//
+	// The web app, embedded in the binary: one page that loads its
+	// style sheet and JavaScript modules from /assets/ and talks to this
+	// API. A GET or HEAD of any other path that is not under /api/,
+	// /docs, /healthz, /readyz, /metrics or /assets/ (compared without
+	// regard to case) and whose last segment has no dot is a client
+	// route of the app (/events/42, /profile...) and answers this page
+	// too, 200. Its Content-Security-Policy allows this server's
+	// scripts, styles, images, fonts and fetches only. With
+	// PREDICTKIT_WEB=false neither this nor /assets/ is served (404
+	// not_found).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET / (the `WebApp` operationId).
+	WebAppWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*WebAppResponse, error)
 
 	// AdminAuditWithResponse Check the ledger and every market's escrow.
 	//
@@ -11788,6 +12197,82 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /api/v1/auth/register (the `Register` operationId).
 	RegisterWithResponse(ctx context.Context, body RegisterJSONRequestBody, reqEditors ...RequestEditorFn) (*RegisterResponse, error)
+
+	// EndSessionWithResponse End the web app's cookie session; revokes the cookie's token and clears the cookie.
+	//
+	// The cookie's access token is revoked (as logout does for a Bearer
+	// token) and the answer clears the cookie. Without a cookie, or with
+	// one whose token is gone already, it only clears the cookie: 204
+	// too. An Authorization header is not what it ends. Checks run 403
+	// insufficient_scope (a personal API key in the Authorization
+	// header), 403 cross_origin_request (a cookie, on a request that
+	// does not come from a page of this server's origin: nothing is
+	// revoked).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /api/v1/auth/session (the `EndSession` operationId).
+	EndSessionWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*EndSessionResponse, error)
+
+	// OpenSessionWithBodyWithResponse Open the web app's cookie session; answers the profile and sets the predictkit_session cookie.
+	//
+	// For a browser: the access token goes into an HttpOnly,
+	// SameSite=Strict cookie (`predictkit_session`, Path=/api/, Secure
+	// when the server runs with PREDICTKIT_COOKIE_SECURE, Max-Age the
+	// token lifetime) that scripts cannot read, and every user route
+	// then accepts it in place of an Authorization header (see the
+	// `session` security scheme). The answer carries no token.
+	//
+	// Either the body holds `email` and `password` (as login: a fresh
+	// access token is made), or the request has no body and an
+	// `Authorization: Bearer <access token>` header, whose token moves
+	// into the cookie (for an app that has just registered: it then
+	// forgets the token). A personal API key never becomes a cookie
+	// (403 insufficient_scope). A token the cookie held before is
+	// revoked.
+	//
+	// Checks run 429 rate_limited (per client address, as login), 403
+	// insufficient_scope (an API key), 403 cross_origin_request (the
+	// browser says the request comes from another origin:
+	// Sec-Fetch-Site other than same-origin or none, or an Origin that
+	// is not the server's), then, with a token, 400 invalid_request (a
+	// body beside it) and 401 unauthorized (a bad token), or, without,
+	// 400 invalid_request (the body) and 401 invalid_credentials.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/auth/session (the `OpenSession` operationId).
+	OpenSessionWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*OpenSessionResponse, error)
+
+	// OpenSessionWithResponse Open the web app's cookie session; answers the profile and sets the predictkit_session cookie.
+	//
+	// For a browser: the access token goes into an HttpOnly,
+	// SameSite=Strict cookie (`predictkit_session`, Path=/api/, Secure
+	// when the server runs with PREDICTKIT_COOKIE_SECURE, Max-Age the
+	// token lifetime) that scripts cannot read, and every user route
+	// then accepts it in place of an Authorization header (see the
+	// `session` security scheme). The answer carries no token.
+	//
+	// Either the body holds `email` and `password` (as login: a fresh
+	// access token is made), or the request has no body and an
+	// `Authorization: Bearer <access token>` header, whose token moves
+	// into the cookie (for an app that has just registered: it then
+	// forgets the token). A personal API key never becomes a cookie
+	// (403 insufficient_scope). A token the cookie held before is
+	// revoked.
+	//
+	// Checks run 429 rate_limited (per client address, as login), 403
+	// insufficient_scope (an API key), 403 cross_origin_request (the
+	// browser says the request comes from another origin:
+	// Sec-Fetch-Site other than same-origin or none, or an Origin that
+	// is not the server's), then, with a token, 400 invalid_request (a
+	// body beside it) and 401 unauthorized (a bad token), or, without,
+	// 400 invalid_request (the body) and 401 invalid_credentials.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/auth/session (the `OpenSession` operationId).
+	OpenSessionWithResponse(ctx context.Context, body OpenSessionJSONRequestBody, reqEditors ...RequestEditorFn) (*OpenSessionResponse, error)
 
 	// ChatHistoryWithResponse Every message of the current chat session, oldest first.
 	//
@@ -12565,7 +13050,9 @@ type ClientWithResponsesInterface interface {
 	// balance changes, and, for each market you held a position in when it
 	// was resolved, your settlement notification. `me` needs
 	// `Authorization: Bearer <token>` or, from a browser, whose EventSource
-	// sends no headers, `?ticket=` (POST /api/v1/stream/tickets).
+	// sends no headers, `?ticket=` (POST /api/v1/stream/tickets) or the
+	// web app's `predictkit_session` cookie, which an EventSource of a
+	// page of this server sends by itself.
 	//
 	// **Wire format**: a comment line `: ok` first, then messages, each an
 	// `id:` line, an `event:` line and one `data:` line (one JSON object,
@@ -12678,6 +13165,18 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /api/v1/users/{id}/pnl/chart (the `GetPnLChart` operationId).
 	GetPnLChartWithResponse(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*GetPnLChartResponse, error)
 
+	// WebAssetWithResponse A style sheet, JavaScript module or image of the web app.
+	//
+	// `file` may span several segments (/assets/admin/admin.js). Each
+	// file has its ETag and is revalidated (Cache-Control: no-cache), and
+	// is Brotli- or gzip-encoded when the client accepts it and it is
+	// worth it. An unknown file is 404 not_found.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /assets/{file} (the `WebAsset` operationId).
+	WebAssetWithResponse(ctx context.Context, file string, reqEditors ...RequestEditorFn) (*WebAssetResponse, error)
+
 	// DocsWithResponse This document as a browsable API reference (HTML).
 	//
 	// Swagger UI, embedded in the binary, renders /api/v1/openapi.json.
@@ -12722,6 +13221,49 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /readyz (the `Readyz` operationId).
 	ReadyzWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ReadyzResponse, error)
+}
+
+// WebAppResponse200Headers the declared response headers of an HTTP 200 response for WebApp
+type WebAppResponse200Headers struct {
+	CacheControl          *string
+	ContentSecurityPolicy *string
+	ETag                  *string
+}
+
+type WebAppResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *WebAppResponse200Headers
+}
+
+// GetBody returns the raw response body bytes
+func (r WebAppResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r WebAppResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r WebAppResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r WebAppResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
 }
 
 type AdminAuditResponse struct {
@@ -15035,7 +15577,7 @@ type CreateAPIKeyResponse struct {
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *InsufficientScope
+	JSON403 *ScopeOrCrossOrigin
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *struct {
 		Detail *string `json:"detail,omitempty"`
@@ -15067,7 +15609,7 @@ func (r CreateAPIKeyResponse) GetJSON401() *Unauthorized {
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r CreateAPIKeyResponse) GetJSON403() *InsufficientScope {
+func (r CreateAPIKeyResponse) GetJSON403() *ScopeOrCrossOrigin {
 	return r.JSON403
 }
 
@@ -15131,7 +15673,7 @@ type RevokeAPIKeyResponse struct {
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *InsufficientScope
+	JSON403 *ScopeOrCrossOrigin
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *struct {
 		Detail *string `json:"detail,omitempty"`
@@ -15156,7 +15698,7 @@ func (r RevokeAPIKeyResponse) GetJSON401() *Unauthorized {
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r RevokeAPIKeyResponse) GetJSON403() *InsufficientScope {
+func (r RevokeAPIKeyResponse) GetJSON403() *ScopeOrCrossOrigin {
 	return r.JSON403
 }
 
@@ -15323,7 +15865,7 @@ type LogoutResponse struct {
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *InsufficientScope
+	JSON403 *ScopeOrCrossOrigin
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
@@ -15343,7 +15885,7 @@ func (r LogoutResponse) GetJSON401() *Unauthorized {
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r LogoutResponse) GetJSON403() *InsufficientScope {
+func (r LogoutResponse) GetJSON403() *ScopeOrCrossOrigin {
 	return r.JSON403
 }
 
@@ -15479,7 +16021,7 @@ type UpdateMeResponse struct {
 		Error  string  `json:"error"`
 	}
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *InsufficientScope
+	JSON403 *ScopeOrCrossOrigin
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *struct {
 		Detail *string `json:"detail,omitempty"`
@@ -15512,7 +16054,7 @@ func (r UpdateMeResponse) GetJSON401() *struct {
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r UpdateMeResponse) GetJSON403() *InsufficientScope {
+func (r UpdateMeResponse) GetJSON403() *ScopeOrCrossOrigin {
 	return r.JSON403
 }
 
@@ -15586,7 +16128,7 @@ type ChangePasswordResponse struct {
 		Error  string  `json:"error"`
 	}
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *InsufficientScope
+	JSON403 *ScopeOrCrossOrigin
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
@@ -15618,7 +16160,7 @@ func (r ChangePasswordResponse) GetJSON401() *struct {
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r ChangePasswordResponse) GetJSON403() *InsufficientScope {
+func (r ChangePasswordResponse) GetJSON403() *ScopeOrCrossOrigin {
 	return r.JSON403
 }
 
@@ -15974,6 +16516,185 @@ func (r RegisterResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r RegisterResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// EndSessionResponse204Headers the declared response headers of an HTTP 204 response for EndSession
+type EndSessionResponse204Headers struct {
+	SetCookie *string
+}
+
+type EndSessionResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ScopeOrCrossOrigin
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *TooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *ContentEncoding
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+	// Headers204 the parsed response headers for an HTTP 204 response
+	Headers204 *EndSessionResponse204Headers
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r EndSessionResponse) GetJSON403() *ScopeOrCrossOrigin {
+	return r.JSON403
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r EndSessionResponse) GetJSON413() *TooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r EndSessionResponse) GetJSON415() *ContentEncoding {
+	return r.JSON415
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r EndSessionResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r EndSessionResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r EndSessionResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r EndSessionResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r EndSessionResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// OpenSessionResponse200Headers the declared response headers of an HTTP 200 response for OpenSession
+type OpenSessionResponse200Headers struct {
+	SetCookie *string
+}
+
+// OpenSessionResponse429Headers the declared response headers of an HTTP 429 response for OpenSession
+type OpenSessionResponse429Headers struct {
+	RetryAfter int
+}
+
+type OpenSessionResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *UserEnvelope
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *InvalidRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *struct {
+		Detail *string `json:"detail,omitempty"`
+		Error  string  `json:"error"`
+	}
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ScopeOrCrossOrigin
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *TooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *ContentEncoding
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *OpenSessionResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *OpenSessionResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r OpenSessionResponse) GetJSON200() *UserEnvelope {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r OpenSessionResponse) GetJSON400() *InvalidRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r OpenSessionResponse) GetJSON401() *struct {
+	Detail *string `json:"detail,omitempty"`
+	Error  string  `json:"error"`
+} {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r OpenSessionResponse) GetJSON403() *ScopeOrCrossOrigin {
+	return r.JSON403
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r OpenSessionResponse) GetJSON413() *TooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r OpenSessionResponse) GetJSON415() *ContentEncoding {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r OpenSessionResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r OpenSessionResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r OpenSessionResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r OpenSessionResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r OpenSessionResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r OpenSessionResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -16353,7 +17074,7 @@ type SetReactionResponse struct {
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *InsufficientScope
+	JSON403 *ScopeOrCrossOrigin
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
 	// JSON413 the response for an HTTP 413 `application/json` response
@@ -16384,7 +17105,7 @@ func (r SetReactionResponse) GetJSON401() *Unauthorized {
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r SetReactionResponse) GetJSON403() *InsufficientScope {
+func (r SetReactionResponse) GetJSON403() *ScopeOrCrossOrigin {
 	return r.JSON403
 }
 
@@ -16759,7 +17480,7 @@ type PostCommentResponse struct {
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *InsufficientScope
+	JSON403 *ScopeOrCrossOrigin
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
 	// JSON413 the response for an HTTP 413 `application/json` response
@@ -16790,7 +17511,7 @@ func (r PostCommentResponse) GetJSON401() *Unauthorized {
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r PostCommentResponse) GetJSON403() *InsufficientScope {
+func (r PostCommentResponse) GetJSON403() *ScopeOrCrossOrigin {
 	return r.JSON403
 }
 
@@ -17381,7 +18102,7 @@ type BuyResponse struct {
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *InsufficientScope
+	JSON403 *ScopeOrCrossOrigin
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *MarketNotFound
 	// JSON409 the response for an HTTP 409 `application/json` response
@@ -17420,7 +18141,7 @@ func (r BuyResponse) GetJSON401() *Unauthorized {
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r BuyResponse) GetJSON403() *InsufficientScope {
+func (r BuyResponse) GetJSON403() *ScopeOrCrossOrigin {
 	return r.JSON403
 }
 
@@ -17767,7 +18488,7 @@ type SellResponse struct {
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *InsufficientScope
+	JSON403 *ScopeOrCrossOrigin
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *MarketNotFound
 	// JSON409 the response for an HTTP 409 `application/json` response
@@ -17806,7 +18527,7 @@ func (r SellResponse) GetJSON401() *Unauthorized {
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r SellResponse) GetJSON403() *InsufficientScope {
+func (r SellResponse) GetJSON403() *ScopeOrCrossOrigin {
 	return r.JSON403
 }
 
@@ -17956,7 +18677,7 @@ type MarkAllNotificationsReadResponse struct {
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *InsufficientScope
+	JSON403 *ScopeOrCrossOrigin
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
@@ -17979,7 +18700,7 @@ func (r MarkAllNotificationsReadResponse) GetJSON401() *Unauthorized {
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r MarkAllNotificationsReadResponse) GetJSON403() *InsufficientScope {
+func (r MarkAllNotificationsReadResponse) GetJSON403() *ScopeOrCrossOrigin {
 	return r.JSON403
 }
 
@@ -18104,7 +18825,7 @@ type MarkNotificationReadResponse struct {
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *InsufficientScope
+	JSON403 *ScopeOrCrossOrigin
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
 	// JSON413 the response for an HTTP 413 `application/json` response
@@ -18126,7 +18847,7 @@ func (r MarkNotificationReadResponse) GetJSON401() *Unauthorized {
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r MarkNotificationReadResponse) GetJSON403() *InsufficientScope {
+func (r MarkNotificationReadResponse) GetJSON403() *ScopeOrCrossOrigin {
 	return r.JSON403
 }
 
@@ -19045,7 +19766,7 @@ type CreateStreamTicketResponse struct {
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *InsufficientScope
+	JSON403 *ScopeOrCrossOrigin
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
 	// JSON415 the response for an HTTP 415 `application/json` response
@@ -19070,7 +19791,7 @@ func (r CreateStreamTicketResponse) GetJSON401() *Unauthorized {
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r CreateStreamTicketResponse) GetJSON403() *InsufficientScope {
+func (r CreateStreamTicketResponse) GetJSON403() *ScopeOrCrossOrigin {
 	return r.JSON403
 }
 
@@ -19440,6 +20161,63 @@ func (r GetPnLChartResponse) ContentType() string {
 	return ""
 }
 
+// WebAssetResponse200Headers the declared response headers of an HTTP 200 response for WebAsset
+type WebAssetResponse200Headers struct {
+	CacheControl          *string
+	ContentSecurityPolicy *string
+	ETag                  *string
+}
+
+type WebAssetResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *openapi_types.File
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *WebAssetResponse200Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r WebAssetResponse) GetJSON200() *openapi_types.File {
+	return r.JSON200
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r WebAssetResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r WebAssetResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r WebAssetResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r WebAssetResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r WebAssetResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // DocsResponse200Headers the declared response headers of an HTTP 200 response for Docs
 type DocsResponse200Headers struct {
 	ContentSecurityPolicy *string
@@ -19651,6 +20429,30 @@ func (r ReadyzResponse) ContentType() string {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
+}
+
+// WebAppWithResponse The web app's page (HTML); also the answer to every client route of the app.
+//
+// The web app, embedded in the binary: one page that loads its
+// style sheet and JavaScript modules from /assets/ and talks to this
+// API. A GET or HEAD of any other path that is not under /api/,
+// /docs, /healthz, /readyz, /metrics or /assets/ (compared without
+// regard to case) and whose last segment has no dot is a client
+// route of the app (/events/42, /profile...) and answers this page
+// too, 200. Its Content-Security-Policy allows this server's
+// scripts, styles, images, fonts and fetches only. With
+// PREDICTKIT_WEB=false neither this nor /assets/ is served (404
+// not_found).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET / (the `WebApp` operationId).
+func (c *ClientWithResponses) WebAppWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*WebAppResponse, error) {
+	rsp, err := c.WebApp(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseWebAppResponse(rsp)
 }
 
 // AdminAuditWithResponse Check the ledger and every market's escrow.
@@ -20641,6 +21443,100 @@ func (c *ClientWithResponses) RegisterWithResponse(ctx context.Context, body Reg
 		return nil, err
 	}
 	return ParseRegisterResponse(rsp)
+}
+
+// EndSessionWithResponse End the web app's cookie session; revokes the cookie's token and clears the cookie.
+//
+// The cookie's access token is revoked (as logout does for a Bearer
+// token) and the answer clears the cookie. Without a cookie, or with
+// one whose token is gone already, it only clears the cookie: 204
+// too. An Authorization header is not what it ends. Checks run 403
+// insufficient_scope (a personal API key in the Authorization
+// header), 403 cross_origin_request (a cookie, on a request that
+// does not come from a page of this server's origin: nothing is
+// revoked).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /api/v1/auth/session (the `EndSession` operationId).
+func (c *ClientWithResponses) EndSessionWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*EndSessionResponse, error) {
+	rsp, err := c.EndSession(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseEndSessionResponse(rsp)
+}
+
+// OpenSessionWithBodyWithResponse Open the web app's cookie session; answers the profile and sets the predictkit_session cookie.
+//
+// For a browser: the access token goes into an HttpOnly,
+// SameSite=Strict cookie (`predictkit_session`, Path=/api/, Secure
+// when the server runs with PREDICTKIT_COOKIE_SECURE, Max-Age the
+// token lifetime) that scripts cannot read, and every user route
+// then accepts it in place of an Authorization header (see the
+// `session` security scheme). The answer carries no token.
+//
+// Either the body holds `email` and `password` (as login: a fresh
+// access token is made), or the request has no body and an
+// `Authorization: Bearer <access token>` header, whose token moves
+// into the cookie (for an app that has just registered: it then
+// forgets the token). A personal API key never becomes a cookie
+// (403 insufficient_scope). A token the cookie held before is
+// revoked.
+//
+// Checks run 429 rate_limited (per client address, as login), 403
+// insufficient_scope (an API key), 403 cross_origin_request (the
+// browser says the request comes from another origin:
+// Sec-Fetch-Site other than same-origin or none, or an Origin that
+// is not the server's), then, with a token, 400 invalid_request (a
+// body beside it) and 401 unauthorized (a bad token), or, without,
+// 400 invalid_request (the body) and 401 invalid_credentials.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/auth/session (the `OpenSession` operationId).
+func (c *ClientWithResponses) OpenSessionWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*OpenSessionResponse, error) {
+	rsp, err := c.OpenSessionWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseOpenSessionResponse(rsp)
+}
+
+// OpenSessionWithResponse Open the web app's cookie session; answers the profile and sets the predictkit_session cookie.
+//
+// For a browser: the access token goes into an HttpOnly,
+// SameSite=Strict cookie (`predictkit_session`, Path=/api/, Secure
+// when the server runs with PREDICTKIT_COOKIE_SECURE, Max-Age the
+// token lifetime) that scripts cannot read, and every user route
+// then accepts it in place of an Authorization header (see the
+// `session` security scheme). The answer carries no token.
+//
+// Either the body holds `email` and `password` (as login: a fresh
+// access token is made), or the request has no body and an
+// `Authorization: Bearer <access token>` header, whose token moves
+// into the cookie (for an app that has just registered: it then
+// forgets the token). A personal API key never becomes a cookie
+// (403 insufficient_scope). A token the cookie held before is
+// revoked.
+//
+// Checks run 429 rate_limited (per client address, as login), 403
+// insufficient_scope (an API key), 403 cross_origin_request (the
+// browser says the request comes from another origin:
+// Sec-Fetch-Site other than same-origin or none, or an Origin that
+// is not the server's), then, with a token, 400 invalid_request (a
+// body beside it) and 401 unauthorized (a bad token), or, without,
+// 400 invalid_request (the body) and 401 invalid_credentials.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/auth/session (the `OpenSession` operationId).
+func (c *ClientWithResponses) OpenSessionWithResponse(ctx context.Context, body OpenSessionJSONRequestBody, reqEditors ...RequestEditorFn) (*OpenSessionResponse, error) {
+	rsp, err := c.OpenSession(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseOpenSessionResponse(rsp)
 }
 
 // ChatHistoryWithResponse Every message of the current chat session, oldest first.
@@ -21689,7 +22585,9 @@ func (c *ClientWithResponses) MovePoolFinishWithResponse(ctx context.Context, id
 // balance changes, and, for each market you held a position in when it
 // was resolved, your settlement notification. `me` needs
 // `Authorization: Bearer <token>` or, from a browser, whose EventSource
-// sends no headers, `?ticket=` (POST /api/v1/stream/tickets).
+// sends no headers, `?ticket=` (POST /api/v1/stream/tickets) or the
+// web app's `predictkit_session` cookie, which an EventSource of a
+// page of this server sends by itself.
 //
 // **Wire format**: a comment line `: ok` first, then messages, each an
 // `id:` line, an `event:` line and one `data:` line (one JSON object,
@@ -21838,6 +22736,24 @@ func (c *ClientWithResponses) GetPnLChartWithResponse(ctx context.Context, id in
 	return ParseGetPnLChartResponse(rsp)
 }
 
+// WebAssetWithResponse A style sheet, JavaScript module or image of the web app.
+//
+// `file` may span several segments (/assets/admin/admin.js). Each
+// file has its ETag and is revalidated (Cache-Control: no-cache), and
+// is Brotli- or gzip-encoded when the client accepts it and it is
+// worth it. An unknown file is 404 not_found.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /assets/{file} (the `WebAsset` operationId).
+func (c *ClientWithResponses) WebAssetWithResponse(ctx context.Context, file string, reqEditors ...RequestEditorFn) (*WebAssetResponse, error) {
+	rsp, err := c.WebAsset(ctx, file, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseWebAssetResponse(rsp)
+}
+
 // DocsWithResponse This document as a browsable API reference (HTML).
 //
 // Swagger UI, embedded in the binary, renders /api/v1/openapi.json.
@@ -21911,6 +22827,49 @@ func (c *ClientWithResponses) ReadyzWithResponse(ctx context.Context, reqEditors
 		return nil, err
 	}
 	return ParseReadyzResponse(rsp)
+}
+
+// ParseWebAppResponse parses an HTTP response from a WebAppWithResponse call
+func ParseWebAppResponse(rsp *http.Response) (*WebAppResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &WebAppResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers WebAppResponse200Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = &value
+		}
+		if values := rsp.Header.Values("Content-Security-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Security-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentSecurityPolicy = &value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		response.Headers200 = &headers
+	}
+
+	return response, nil
 }
 
 // ParseAdminAuditResponse parses an HTTP response from a AdminAuditWithResponse call
@@ -23775,7 +24734,7 @@ func ParseCreateAPIKeyResponse(rsp *http.Response) (*CreateAPIKeyResponse, error
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest InsufficientScope
+		var dest ScopeOrCrossOrigin
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -23862,7 +24821,7 @@ func ParseRevokeAPIKeyResponse(rsp *http.Response) (*RevokeAPIKeyResponse, error
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest InsufficientScope
+		var dest ScopeOrCrossOrigin
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -24024,7 +24983,7 @@ func ParseLogoutResponse(rsp *http.Response) (*LogoutResponse, error) {
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest InsufficientScope
+		var dest ScopeOrCrossOrigin
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -24152,7 +25111,7 @@ func ParseUpdateMeResponse(rsp *http.Response) (*UpdateMeResponse, error) {
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest InsufficientScope
+		var dest ScopeOrCrossOrigin
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -24233,7 +25192,7 @@ func ParseChangePasswordResponse(rsp *http.Response) (*ChangePasswordResponse, e
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest InsufficientScope
+		var dest ScopeOrCrossOrigin
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -24548,6 +25507,170 @@ func ParseRegisterResponse(rsp *http.Response) (*RegisterResponse, error) {
 	switch {
 	case rsp.StatusCode == 429:
 		var headers RegisterResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseEndSessionResponse parses an HTTP response from a EndSessionWithResponse call
+func ParseEndSessionResponse(rsp *http.Response) (*EndSessionResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &EndSessionResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ScopeOrCrossOrigin
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest ContentEncoding
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		var headers EndSessionResponse204Headers
+		if values := rsp.Header.Values("Set-Cookie"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Set-Cookie", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.SetCookie = &value
+		}
+		response.Headers204 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseOpenSessionResponse parses an HTTP response from a OpenSessionWithResponse call
+func ParseOpenSessionResponse(rsp *http.Response) (*OpenSessionResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &OpenSessionResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest UserEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest InvalidRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest struct {
+			Detail *string `json:"detail,omitempty"`
+			Error  string  `json:"error"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ScopeOrCrossOrigin
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest ContentEncoding
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers OpenSessionResponse200Headers
+		if values := rsp.Header.Values("Set-Cookie"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Set-Cookie", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.SetCookie = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers OpenSessionResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -24910,7 +26033,7 @@ func ParseSetReactionResponse(rsp *http.Response) (*SetReactionResponse, error) 
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest InsufficientScope
+		var dest ScopeOrCrossOrigin
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -25241,7 +26364,7 @@ func ParsePostCommentResponse(rsp *http.Response) (*PostCommentResponse, error) 
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest InsufficientScope
+		var dest ScopeOrCrossOrigin
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -25738,7 +26861,7 @@ func ParseBuyResponse(rsp *http.Response) (*BuyResponse, error) {
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest InsufficientScope
+		var dest ScopeOrCrossOrigin
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -26050,7 +27173,7 @@ func ParseSellResponse(rsp *http.Response) (*SellResponse, error) {
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest InsufficientScope
+		var dest ScopeOrCrossOrigin
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -26207,7 +27330,7 @@ func ParseMarkAllNotificationsReadResponse(rsp *http.Response) (*MarkAllNotifica
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest InsufficientScope
+		var dest ScopeOrCrossOrigin
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -26322,7 +27445,7 @@ func ParseMarkNotificationReadResponse(rsp *http.Response) (*MarkNotificationRea
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest InsufficientScope
+		var dest ScopeOrCrossOrigin
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -27117,7 +28240,7 @@ func ParseCreateStreamTicketResponse(rsp *http.Response) (*CreateStreamTicketRes
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest InsufficientScope
+		var dest ScopeOrCrossOrigin
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -27397,6 +28520,72 @@ func ParseGetPnLChartResponse(rsp *http.Response) (*GetPnLChartResponse, error) 
 		}
 		response.JSON500 = &dest
 
+	}
+
+	return response, nil
+}
+
+// ParseWebAssetResponse parses an HTTP response from a WebAssetWithResponse call
+func ParseWebAssetResponse(rsp *http.Response) (*WebAssetResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &WebAssetResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest openapi_types.File
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case rsp.StatusCode == 304:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case rsp.StatusCode == 200:
+		// Content-type (text/javascript) unsupported
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers WebAssetResponse200Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = &value
+		}
+		if values := rsp.Header.Values("Content-Security-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Security-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentSecurityPolicy = &value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		response.Headers200 = &headers
 	}
 
 	return response, nil

@@ -79,6 +79,8 @@ var domainErrors = map[string]error{
 	"server.errEncoding":   errContentEncoding,
 	"server.errUnavailabe": errUnavailable,
 	"server.malformedBody": malformedBody("malformed JSON"),
+	"server.errCrossOrig":  errCrossOrigin,
+	"server.errScope":      errInsufficientScope,
 }
 
 // notOnAnyRoute are domain errors no route of the server can meet yet,
@@ -108,6 +110,11 @@ var canOccur = []struct {
 	{"POST /auth/register", errsRegister, []string{"account.ErrEmailTaken", "input.Error", "input.ErrInvalid", "server.requestError"}},
 	{"POST /auth/login", errsLogin, []string{"account.ErrInvalidCredentials", "account.ErrUserNotFound", "server.requestError"}},
 	{"POST /auth/logout", errsLogout, []string{"account.ErrUnauthorized"}},
+	// The cookie session (module_session.go): the origin check and the
+	// scopes' guard first, then a token or a login.
+	{"POST /auth/session", errsSessionOpen, []string{"server.errCrossOrig", "server.errScope", "server.requestError", "account.ErrUnauthorized",
+		"account.ErrInvalidCredentials", "account.ErrUserNotFound", "input.Error", "input.ErrInvalid", "server.errEncoding"}},
+	{"DELETE /auth/session", errsSessionEnd, []string{"server.errCrossOrig", "server.errScope", "server.errEncoding"}},
 	// The password routes (account.Service: ChangePassword, ResetPassword,
 	// IssueReset; NormalizeEmail before the reset queue).
 	{"POST /auth/password", errsChangePassword, []string{"account.ErrUnauthorized", "account.ErrUserNotFound", "server.requestError",
@@ -338,6 +345,9 @@ func TestContractCodesPerRoute(t *testing.T) {
 		{"a reply to an unknown comment is 404 not_found", errsPostComment, social.ErrCommentNotFound, 404, "not_found"},
 		{"an unknown reaction is 400 invalid_request", errsReaction, &input.Error{Field: "reaction"}, 400, "invalid_request"},
 		{"someone else's notification is 404 not_found", errsNotificationRead, social.ErrNotificationNotFound, 404, "not_found"},
+		{"a cookie from another origin is 403 cross_origin_request on any route", errsTrade, errCrossOrigin, 403, "cross_origin_request"},
+		{"a bad token when opening a session is 401 unauthorized", errsSessionOpen, account.ErrUnauthorized, 401, "unauthorized"},
+		{"a wrong password when opening a session is 401 invalid_credentials", errsSessionOpen, account.ErrInvalidCredentials, 401, "invalid_credentials"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

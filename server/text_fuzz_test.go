@@ -196,6 +196,9 @@ var bodyTargets = []bodyTarget{
 	{"POST /api/v1/auth/login", []string{"email", "password"}, func(w *fuzzWorld, _ int, text func(string, string) string) string {
 		return fmt.Sprintf(`{"email":%s,"password":%s}`, text("email", w.alice.email), text("password", "password-alice"))
 	}},
+	{"POST /api/v1/auth/session", []string{"email", "password"}, func(w *fuzzWorld, _ int, text func(string, string) string) string {
+		return fmt.Sprintf(`{"email":%s,"password":%s}`, text("email", w.alice.email), text("password", "password-alice"))
+	}},
 	// The current password is wrong on purpose: a change would sign Alice's
 	// other sessions out under the other routes' requests.
 	{"POST /api/v1/auth/password", []string{"current_password", "new_password"}, func(_ *fuzzWorld, _ int, text func(string, string) string) string {
@@ -282,6 +285,7 @@ var bodyTargets = []bodyTarget{
 // booleans only) or none.
 var noTextBody = []string{
 	"POST /api/v1/auth/logout",
+	"DELETE /api/v1/auth/session",
 	"POST /api/v1/events/:id/active",
 	"POST /api/v1/admin/users/:id/credit",
 	"POST /api/v1/admin/users/:id/password-reset",

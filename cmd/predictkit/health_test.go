@@ -92,7 +92,7 @@ func TestHealthCommand(t *testing.T) {
 	for _, c := range []testCase{
 		{"a ready server exits 0 and prints its status", []string{"-url", "http://" + addr + "/readyz"}, "", 0, "200 OK", ""},
 		{"without -url it asks the port of PREDICTKIT_ADDR", nil, addr, 0, "http://" + addr + "/readyz: 200 OK", ""},
-		{"an answer other than 200 exits 1 naming the status", []string{"-url", "http://" + addr + "/nope"}, "", 1, "", "answered 404 not_found"},
+		{"an answer other than 200 exits 1 naming the status", []string{"-url", "http://" + addr + "/api/v1/nope"}, "", 1, "", "answered 404 not_found"},
 		{"a 503 exits 1 naming the server's error code", []string{"-url", unavailable.URL + "/readyz"}, "", 1, "", "answered 503 database_unavailable"},
 		{"a server that does not answer in time exits 1", []string{"-url", silent.URL + "/readyz", "-timeout", "100ms"}, "", 1, "", "no answer within 100ms"},
 		{"an unknown flag exits 2", []string{"-nope"}, "", 2, "", "-nope"},

@@ -1,7 +1,7 @@
 // The app's entry: the header, language and theme, the signed-in user's
 // live stream (me topic, authenticated by the session cookie), and the
 // router, which imports each page's module when it is first shown.
-import { h, clear } from './dom.js';
+import { h, clear, field, select } from './dom.js';
 import { t, setLanguage, browserLanguage, language, money } from './i18n.js';
 import { api, onUnauthorized } from './api.js';
 import { getMe, setMe, onChange, loadMe, ready, getUnread, setUnread, patchMe, refreshUnread } from './state.js';
@@ -99,6 +99,7 @@ function renderHeader() {
     return;
   }
   headerKey = key;
+  renderFooter();
   const link = (href, label, extra) => {
     const current = href === '/' ? path === '/' || path.startsWith('/events') : path === href || path.startsWith(href + '/');
     return h('li', null, h('a', { href, 'aria-current': current ? 'page' : null }, label, extra));
@@ -144,6 +145,33 @@ function updateHeaderLive() {
   }
 }
 
+// renderFooter offers visitors who are not signed in a language and a
+// theme other than their browser's (kept in this browser); a signed-in
+// user sets them on the profile page.
+let footerKey = '';
+function renderFooter() {
+  const footer = document.getElementById('site-footer');
+  if (!footer) return;
+  const me = getMe();
+  const key = me ? 'user' : 'visitor|' + language();
+  if (key === footerKey) return;
+  footerKey = key;
+  if (me) {
+    clear(footer);
+    return;
+  }
+  const prefs = prefsFor(null);
+  const lang = select([['en', t('lang.en')], ['ru', t('lang.ru')]], prefs.lang, { id: 'footer-language' });
+  const theme = select([['light', t('profile.theme.light')], ['dark', t('profile.theme.dark')], ['system', t('profile.theme.system')]], prefs.theme, { id: 'footer-theme' });
+  lang.addEventListener('change', async () => {
+    await setPreferences({ lang: lang.value });
+    const again = document.getElementById('footer-language');
+    if (again) again.focus();
+  });
+  theme.addEventListener('change', () => setPreferences({ theme: theme.value }));
+  clear(footer, h('div', { class: 'footer-inner' }, field(t('profile.language'), lang), field(t('profile.theme'), theme)));
+}
+
 export async function logout() {
   try {
     await api('DELETE', '/auth/session');
@@ -152,6 +180,13 @@ export async function logout() {
     return;
   }
   setMe(null);
+  // The server forgot this user's chat sessions: the chat page opens a
+  // new one when the visitor next writes.
+  try {
+    window.localStorage.removeItem('predictkit-chat');
+  } catch {
+    // nothing remembered
+  }
   navigate('/');
 }
 

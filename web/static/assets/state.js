@@ -26,10 +26,34 @@ export function isKnown() {
   return known;
 }
 
+// HINT remembers, in this browser, that a session cookie was set, so
+// that a visitor who never signed in is not asked GET /auth/me (an
+// answer 401 on every page). It is no secret: the cookie, which scripts
+// cannot read, stays the only credential.
+const HINT = 'predictkit-signed-in';
+
+function hint(on) {
+  try {
+    if (on) window.localStorage.setItem(HINT, '1');
+    else window.localStorage.removeItem(HINT);
+  } catch {
+    // no storage: every page asks the server
+  }
+}
+
+function hinted() {
+  try {
+    return window.localStorage.getItem(HINT) !== null;
+  } catch {
+    return true;
+  }
+}
+
 export function setMe(user) {
   me = user || null;
   known = true;
   if (!me) unread = 0;
+  hint(Boolean(me));
   emit();
 }
 
@@ -52,6 +76,11 @@ export function setUnread(n) {
 let loading = null;
 // loadMe asks the server who the cookie belongs to (null when nobody).
 export function loadMe() {
+  if (!me && !hinted()) {
+    setMe(null);
+    loading = Promise.resolve(null);
+    return loading;
+  }
   loading = api('GET', '/auth/me', null, { quiet401: true })
     .then((r) => {
       setMe(r.user);

@@ -83,6 +83,8 @@ export const en = {
   'market.login_to_trade': 'Log in to trade',
 
   'pool.exclusive': 'One answer wins: the probabilities add up to 100%.',
+  'pool.answers': 'Answers',
+  'pool.chance': '{p} chance',
   'pool.trading_until': 'Trading until {t}',
   'pool.trading_from': 'Trading opens {t}',
   'pool.fee': 'Fee {p}',
@@ -150,8 +152,8 @@ export const en = {
   'comments.hide_replies': 'Hide replies',
   'comments.like': 'Like',
   'comments.dislike': 'Dislike',
-  'comments.likes': '{n} likes',
-  'comments.dislikes': '{n} dislikes',
+  'comments.likes': 'Likes: {n}',
+  'comments.dislikes': 'Dislikes: {n}',
   'comments.empty': 'No comments yet.',
   'comments.login': 'Log in to comment.',
   'comments.anonymous': 'Anonymous',
@@ -289,7 +291,8 @@ export const en = {
   'lb.volume': 'Volume',
   'lb.trades': 'Trades',
   'lb.empty': 'Nobody traded in this period.',
-  'lb.caption': 'Traders by {by}, {period}',
+  'lb.caption.pnl': 'Traders by profit · {period}',
+  'lb.caption.volume': 'Traders by volume · {period}',
 };
 
 export const ru = {
@@ -375,6 +378,8 @@ export const ru = {
   'market.login_to_trade': 'Войдите, чтобы торговать',
 
   'pool.exclusive': 'Побеждает один ответ: вероятности в сумме дают 100%.',
+  'pool.answers': 'Ответы',
+  'pool.chance': 'вероятность {p}',
   'pool.trading_until': 'Торги до {t}',
   'pool.trading_from': 'Торги откроются {t}',
   'pool.fee': 'Комиссия {p}',
@@ -442,8 +447,8 @@ export const ru = {
   'comments.hide_replies': 'Скрыть ответы',
   'comments.like': 'Нравится',
   'comments.dislike': 'Не нравится',
-  'comments.likes': 'нравится: {n}',
-  'comments.dislikes': 'не нравится: {n}',
+  'comments.likes': 'Нравится: {n}',
+  'comments.dislikes': 'Не нравится: {n}',
   'comments.empty': 'Комментариев пока нет.',
   'comments.login': 'Войдите, чтобы комментировать.',
   'comments.anonymous': 'Аноним',
@@ -581,5 +586,6 @@ export const ru = {
   'lb.volume': 'Объём',
   'lb.trades': 'Сделки',
   'lb.empty': 'За этот период сделок не было.',
-  'lb.caption': 'Трейдеры по {by}, {period}',
+  'lb.caption.pnl': 'Трейдеры по прибыли · {period}',
+  'lb.caption.volume': 'Трейдеры по объёму · {period}',
 };

@@ -14,7 +14,7 @@ import { navigate } from '../app.js';
 // next is where to go after signing in: a path of this app only.
 function nextPath(ctx) {
   const n = ctx.query.get('next') || '/';
-  return n.startsWith('/') && !n.startsWith('//') ? n : '/';
+  return n.startsWith('/') && !n.startsWith('//') && !n.startsWith('/\\') ? n : '/';
 }
 
 export async function render(main, ctx) {

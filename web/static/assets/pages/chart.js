@@ -73,11 +73,12 @@ export function drawCandles(candles, interval, name) {
   yAxis(svg, ylo, yhi, (v) => pct(v));
   const span = t1 - t0;
   xLabels(svg, t0, t1, (ms) => (span < 86400e3 ? time(ms) : dateTime(ms)));
-  let d = '';
-  candles.forEach((c, i) => {
-    const cx = x(Date.parse(c.t));
-    d += (i === 0 ? `M${cx},${y(c.open)} ` : `H${cx} V${y(c.open)} `) + `V${y(c.close)} `;
-  });
+  // The price steps from a candle's open to its close at the candle.
+  let d = `M${x(t0)},${y(first.open)} `;
+  for (const c of candles) {
+    const cx = x(Date.parse(c.t) + width / 2);
+    d += `H${cx} V${y(c.open)} V${y(c.close)} `;
+  }
   d += `H${x(t1)}`;
   const bodyW = Math.max(2, Math.min(14, ((W - PAD.l - PAD.r) * width) / Math.max(1, span) * 0.7));
   for (const c of candles) {
@@ -114,10 +115,21 @@ export function lineChart(points, title, desc, fmtY) {
 
 // candleChart is the event page's chart: a market and an interval to
 // choose, redrawn (at most every two seconds) when the market's price moves.
-export function candleChart(box, markets, signal) {
+// intervalFor picks the candles' width for an event created at createdAt:
+// a young market's trades all fall into one hour.
+function intervalFor(createdAt) {
+  const age = Date.now() - Date.parse(createdAt);
+  if (!(age >= 0)) return '1h';
+  if (age < 3 * 3600e3) return '1m';
+  if (age < 2 * 86400e3) return '5m';
+  if (age < 30 * 86400e3) return '1h';
+  return '1d';
+}
+
+export function candleChart(box, markets, signal, createdAt) {
   let list = markets;
   let marketId = list.length ? list[0].id : null;
-  let interval = '1h';
+  let interval = intervalFor(createdAt);
   const marketSel = select([], null);
   const intervalSel = select(['1m', '5m', '1h', '1d'].map((i) => [i, t('event.interval.' + i)]), interval);
   const area = h('div');

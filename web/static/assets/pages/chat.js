@@ -2,7 +2,7 @@
 // (HttpOnly, set by POST /api/v1/chat/session). The live stream does not
 // carry chat messages, so while this page is open it reads the history
 // every few seconds (and at once when a support_reply notification comes).
-import { h, clear, field } from '../dom.js';
+import { h, field } from '../dom.js';
 import { t, language, time } from '../i18n.js';
 import { api } from '../api.js';
 import { ready } from '../state.js';
@@ -10,6 +10,7 @@ import { pageHeading, inlineAlert, statusBox, showError } from '../ui.js';
 import { onMeEvent } from '../app.js';
 
 const POLL_MS = 4000;
+const CHAT_HINT = 'predictkit-chat';
 
 export async function render(main, ctx) {
   main.append(pageHeading(t('chat.title')), h('p', { class: 'muted' }, t('chat.intro')));
@@ -54,8 +55,17 @@ export async function render(main, ctx) {
     callBtn.disabled = Boolean(session.escalated || session.closed);
   }
 
+  // A session is opened when the visitor first writes, not when the page
+  // is shown, so that looking at the page leaves no empty session in the
+  // operators' queue; CHAT_HINT remembers in this browser that one was
+  // opened (the cookie that names it is HttpOnly).
   async function open() {
     session = await api('POST', '/chat/session', { language: language() }, { quiet401: true });
+    try {
+      window.localStorage.setItem(CHAT_HINT, '1');
+    } catch {
+      // no storage: the page opens the session when the visitor writes
+    }
     paintSession();
   }
 
@@ -68,11 +78,21 @@ export async function render(main, ctx) {
     addMessages(msgs);
   }
 
+  let hinted = false;
   try {
-    await open();
-    await history();
-  } catch (e) {
-    showError(e);
+    hinted = window.localStorage.getItem(CHAT_HINT) !== null;
+  } catch {
+    hinted = false;
+  }
+  if (hinted) {
+    try {
+      await open();
+      await history();
+    } catch (e) {
+      showError(e);
+    }
+  } else {
+    log.append(h('p', { class: 'empty-item muted' }, t('chat.empty')));
   }
 
   form.addEventListener('submit', async (e) => {
@@ -107,6 +127,7 @@ export async function render(main, ctx) {
   callBtn.addEventListener('click', async () => {
     alert.textContent = '';
     try {
+      if (!session || session.closed) await open();
       const r = await api('POST', '/chat/session/call-operator', null, { quiet401: true });
       session = { ...session, escalated: true };
       paintSession();
@@ -117,6 +138,7 @@ export async function render(main, ctx) {
   });
 
   const poll = async () => {
+    if (!session) return;
     try {
       await history();
     } catch {

@@ -23,14 +23,12 @@ export function comments(box, ev, signal) {
   }
 
   function reactions(c, onUpdate) {
+    const tally = h('span', { class: 'meta' }, t('comments.likes', { n: num(c.likes_count) }), ' · ', t('comments.dislikes', { n: num(c.dislikes_count) }));
+    // Visitors see the counts; reacting needs an account.
+    if (!getMe()) return [tally];
     const likeBtn = h('button', { type: 'button', class: 'btn btn-small', 'data-kind': 'like', 'aria-pressed': c.user_reaction === 'like' ? 'true' : 'false' }, t('comments.like'));
     const dislikeBtn = h('button', { type: 'button', class: 'btn btn-small', 'data-kind': 'dislike', 'aria-pressed': c.user_reaction === 'dislike' ? 'true' : 'false' }, t('comments.dislike'));
-    const counts = h('span', { class: 'meta' }, t('comments.likes', { n: num(c.likes_count) }), ' · ', t('comments.dislikes', { n: num(c.dislikes_count) }));
     const react = async (kind) => {
-      if (!getMe()) {
-        showError(new Error(t('comments.login')));
-        return;
-      }
       const next = c.user_reaction === kind ? 'none' : kind;
       try {
         const updated = await api('PUT', `/comments/${c.id}/reaction`, { reaction: next });
@@ -41,7 +39,7 @@ export function comments(box, ev, signal) {
     };
     likeBtn.addEventListener('click', () => react('like'));
     dislikeBtn.addEventListener('click', () => react('dislike'));
-    return [likeBtn, dislikeBtn, counts];
+    return [likeBtn, dislikeBtn, tally];
   }
 
   function commentNode(c, isReply) {

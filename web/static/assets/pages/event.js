@@ -2,9 +2,9 @@
 // event:{id}), buy and sell with a quote first, a price chart from the
 // candles, the live trades, the comments, and for the event's creator
 // the resolution of its markets.
-import { h, clear, field, select } from '../dom.js';
+import { h, clear } from '../dom.js';
 import { t, loc, money, pct, num, dateTime, time, side as sideName } from '../i18n.js';
-import { api, query } from '../api.js';
+import { api } from '../api.js';
 import { getMe, ready, onChange, loadMe } from '../state.js';
 import { pageHeading, loading, showError, announce, statusBox, empty } from '../ui.js';
 import { tradeForm } from './trade.js';
@@ -46,9 +46,9 @@ export async function render(main, ctx) {
   const chartBox = h('div');
   let openForm = null; // the market id whose trade form is open
 
+  if (!ev.is_active) main.append(h('p', { class: 'notice' }, t('event.hidden')));
   main.append(
     h('p', { class: 'meta' }, t('event.created', { t: dateTime(ev.created_at) })),
-    ev.is_active ? null : h('p', { class: 'notice' }, t('event.hidden')),
     h('div', { class: 'two-col' },
       h('div', null,
         poolsBox,
@@ -94,9 +94,15 @@ export async function render(main, ctx) {
   // paintPrice updates the numbers only: a live price must not rebuild
   // the buttons under the user's keyboard focus.
   function paintPrice(id) {
-    const { m, view } = markets.get(id);
-    view.price.textContent = `${t('side.yes')} ${pct(m.yes_probability)}`;
-    view.noPrice.textContent = `${t('side.no')} ${pct(1 - m.yes_probability)}`;
+    const { m, pool, view } = markets.get(id);
+    if (pool.exclusive) {
+      // An answer of one question: its chance to be the one that wins.
+      view.price.textContent = t('pool.chance', { p: pct(m.yes_probability) });
+      view.noPrice.textContent = '';
+    } else {
+      view.price.textContent = `${t('side.yes')} ${pct(m.yes_probability)}`;
+      view.noPrice.textContent = `${t('side.no')} ${pct(1 - m.yes_probability)}`;
+    }
     view.bar.style.width = `${Math.round(m.yes_probability * 1000) / 10}%`;
   }
 
@@ -106,7 +112,9 @@ export async function render(main, ctx) {
     const { m, pool, view } = entry;
     paintPrice(id);
     clear(view.article.querySelector('[data-status]'), statusTag(m));
-    const names = m.yes_name || m.no_name ? ` · ${t('side.yes')}: ${m.yes_name} · ${t('side.no')}: ${m.no_name}` : '';
+    // The sides' own names ("Wins" / "Does not win"), when the creator gave some.
+    const named = (m.yes_name && m.yes_name !== 'Yes') || (m.no_name && m.no_name !== 'No');
+    const names = named ? ` · ${t('side.yes')}: ${m.yes_name} · ${t('side.no')}: ${m.no_name}` : '';
     view.article.querySelector('[data-volume]').textContent = t('market.volume', { v: money(m.volume) }) + names
       + (m.resolved && m.resolved_by ? ` · ${t('market.resolved_by', { who: t(m.resolved_by === 'operator' ? 'market.by_operator' : 'market.by_creator') })}` : '');
     paintHoldings(id);
@@ -239,7 +247,7 @@ export async function render(main, ctx) {
           h('p', { class: 'meta' }, windowText, ' · ', t('pool.fee', { p: pct(pool.margin) }))),
         pool.exclusive ? h('p', { class: 'notice' }, t('pool.exclusive')) : null,
         rules ? h('details', null, h('summary', null, t('pool.rules')), h('p', { class: 'rules' }, rules)) : null,
-        h(pool.exclusive ? 'ol' : 'div', { class: 'markets plain-list' },
+        h(pool.exclusive ? 'ol' : 'div', pool.exclusive ? { class: 'markets plain-list answers', 'aria-label': t('pool.answers') } : { class: 'markets plain-list' },
           (pool.markets || []).map((m) => (pool.exclusive ? h('li', null, marketView(m, pool)) : marketView(m, pool)))));
     }));
   }
@@ -261,7 +269,7 @@ export async function render(main, ctx) {
 
   // ---- chart ----
 
-  const chart = candleChart(chartBox, allMarkets(), ctx.signal);
+  const chart = candleChart(chartBox, allMarkets(), ctx.signal, ev.created_at);
 
   // ---- trades ----
 

@@ -37,9 +37,9 @@ export async function render(main, ctx) {
       return;
     }
     const cls = (k) => (k > 0 ? 'num pos' : k < 0 ? 'num neg' : 'num');
-    clear(body, h('div', { class: 'table-wrap' },
+    clear(body, h('div', { class: 'table-wrap', tabindex: '0' },
       h('table', null,
-        h('caption', null, t('lb.caption', { by: t('lb.by.' + by), period: t('lb.period.' + period) })),
+        h('caption', null, t(by === 'volume' ? 'lb.caption.volume' : 'lb.caption.pnl', { period: t('lb.period.' + period) })),
         h('thead', null, h('tr', null,
           h('th', { scope: 'col', class: 'num' }, t('lb.rank')),
           h('th', { scope: 'col' }, t('lb.name')),

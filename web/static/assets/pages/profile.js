@@ -2,7 +2,7 @@
 // positions with what they are worth now, closed positions, the PnL
 // chart, their own trades, language and theme, and the password.
 import { h, clear, field, select } from '../dom.js';
-import { t, money, rub, num, pct, dateTime, side as sideName } from '../i18n.js';
+import { t, loc, money, rub, num, pct, dateTime, side as sideName } from '../i18n.js';
 import { api, query } from '../api.js';
 import { getMe, ready, onChange, loadMe } from '../state.js';
 import { pageHeading, empty, showError, inlineAlert, statusBox } from '../ui.js';
@@ -14,7 +14,7 @@ function signed(k) {
 }
 
 function table(caption, head, rows, numeric) {
-  return h('div', { class: 'table-wrap' },
+  return h('div', { class: 'table-wrap', tabindex: '0' },
     h('table', null,
       h('caption', { class: 'sr-only' }, caption),
       h('thead', null, h('tr', null, head.map((x, i) => h('th', { scope: 'col', class: numeric.includes(i) ? 'num' : null }, x)))),
@@ -137,7 +137,7 @@ export async function render(main, ctx) {
     const infos = await Promise.all(page.map((x) => marketInfo(x.market_id)));
     page.forEach((x, i) => {
       const m = infos[i];
-      const name = m ? m.name : t('profile.market_n', { id: x.market_id });
+      const name = m ? loc(m, 'name') : t('profile.market_n', { id: x.market_id });
       tradeRows.push([dateTime(x.created_at), m ? h('a', { href: `/events/${m.event_id}` }, name) : name,
         t(x.action === 'sell' ? 'profile.action.sell' : 'profile.action.buy'), sideName(x.side), num(x.shares), money(x.amount_kopecks), money(x.fee_kopecks), pct(x.yes_probability)]);
     });

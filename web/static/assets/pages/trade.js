@@ -202,6 +202,12 @@ export function tradeForm(opts) {
     e.preventDefault();
     getQuote();
   });
+  form.addEventListener('keydown', (e) => {
+    if (e.key === 'Escape') {
+      e.preventDefault();
+      opts.onCancel();
+    }
+  });
   form.focusFirst = () => amount.focus();
   if (selling && amount.value) scheduleQuote();
   return form;

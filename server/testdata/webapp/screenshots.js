@@ -27,7 +27,10 @@ module.exports = async (s, p) => {
     await shot(anon, 'event', p.event_name);
     const user = await s.page({ name: `user ${theme}`, colorScheme: theme, viewport: { width: 1200, height: 800 } });
     await login(user, p.user, '/profile');
-    await user.evaluate((th) => { document.documentElement.dataset.theme = th; }, theme);
+    // A signed-in user's theme is the profile's: set it where the user would.
+    await user.getByLabel('Theme').selectOption({ label: theme === 'dark' ? 'Dark' : 'Light' });
+    await user.waitForFunction((th) => document.documentElement.dataset.theme === th, theme);
+    await user.evaluate(() => window.scrollTo(0, 0));
     await shot(user, 'profile', 'Profile');
     const op = await s.page({ name: `operator ${theme}`, colorScheme: theme, viewport: { width: 1200, height: 800 } });
     await adminSignIn(op, 'users');

@@ -198,10 +198,11 @@ type axeResult struct {
 // TestWebAppInBrowser drives the web app the server serves in headless
 // Chromium: bettors, a creator and the operator, each in a browser
 // context of their own, through the app's pages, found by their roles and
-// accessible names. It also runs axe-core on every main page in both
-// themes, buys with the keyboard alone, measures the first load against
-// the byte budget and, with PREDICTKIT_SCREENSHOTS=<dir>, saves
-// screenshots. It skips like TestStreamInBrowser without Chromium,
+// accessible names, and the operator through every section of the
+// console. It also runs axe-core on every main page in both themes, buys
+// with the keyboard alone, measures the first load against the byte
+// budget and, with PREDICTKIT_SCREENSHOTS=<dir>, saves screenshots. Each
+// subtest stands alone (go test -run 'TestWebAppInBrowser/keyboard'). It skips like TestStreamInBrowser without Chromium,
 // Node.js or playwright-core; the accessibility check skips without
 // axe-core (which .ci/run installs).
 func TestWebAppInBrowser(t *testing.T) {

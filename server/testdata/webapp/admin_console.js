@@ -61,7 +61,15 @@ module.exports = async (s, p) => {
   await confirm(op, 'Remove webhook');
   await hook.getByText('No webhook is set.').waitFor();
 
+  // Escape cancels a confirmation and gives the focus back.
   await op.getByRole('button', { name: 'Disable partner' }).click();
+  await op.getByRole('dialog').waitFor();
+  await op.keyboard.press('Escape');
+  await op.getByRole('dialog').waitFor({ state: 'detached' });
+  const focused = await op.evaluate(() => document.activeElement.textContent);
+  if (focused !== 'Disable partner') throw new Error(`after Escape the focus is on ${JSON.stringify(focused)}`);
+  await op.getByText('Status: active').waitFor();
+  await op.keyboard.press('Enter');
   await confirm(op, 'Disable partner');
   await op.getByText('Status: disabled').waitFor();
 

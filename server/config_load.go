@@ -216,6 +216,10 @@ var otherVariables = []string{
 	"PREDICTKIT_TEST_NATS_URL",     // tests: the NATS server (JetStream) to use
 	"PREDICTKIT_REQUIRE_NATS",      // tests: fail, not skip, without it
 	"PREDICTKIT_PLAYWRIGHT_CORE",   // tests: where playwright-core is installed
+	"PREDICTKIT_AXE_CORE",          // tests: where axe-core is installed
+	"PREDICTKIT_WEBAPP_REPORT",     // tests: the web app's first-load measures go there (JSON)
+	"PREDICTKIT_SCREENSHOTS",       // tests: the web app's screenshots go there
+	"PREDICTKIT_WEBAPP_DEBUG",      // tests: the web app's browser driver logs its steps
 	"PREDICTKIT_CI_CACHE",          // .ci/run: where it caches npm packages
 	"PREDICTKIT_CRASH_KILLS",       // reliability tests
 }

@@ -10,8 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -415,77 +413,5 @@ func TestWebAppInBrowser(t *testing.T) {
 			}
 		}
 		t.Logf("saved %v", got)
-	})
-}
-
-// TestAdminConsoleStrings: the operator console (web/static/assets/admin)
-// has each of its strings in English and in Russian, with the same
-// placeholders, and uses no string it lacks.
-func TestAdminConsoleStrings(t *testing.T) {
-	dir := filepath.Join("..", "web", "static", "assets", "admin")
-	src, err := os.ReadFile(filepath.Join(dir, "i18n-admin.js"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	table := func(name string) map[string]string {
-		t.Helper()
-		start := strings.Index(string(src), "const "+name+" = {\n")
-		if start < 0 {
-			t.Fatalf("i18n-admin.js has no table %s", name)
-		}
-		body := string(src)[start:]
-		body = body[:strings.Index(body, "\n};")]
-		out := map[string]string{}
-		for _, m := range regexp.MustCompile(`(?m)^\s*'([^']+)': '((?:[^'\\]|\\.)*)',$`).FindAllStringSubmatch(body, -1) {
-			out[m[1]] = m[2]
-		}
-		if len(out) < 100 {
-			t.Fatalf("table %s has only %d strings", name, len(out))
-		}
-		return out
-	}
-	en, ru := table("en"), table("ru")
-	placeholders := regexp.MustCompile(`\{\w+\}`)
-	sorted := func(s string) string {
-		p := placeholders.FindAllString(s, -1)
-		slices.Sort(p)
-		return strings.Join(p, " ")
-	}
-	t.Run("every English string has a Russian one with the same placeholders, and the other way round", func(t *testing.T) {
-		for k, v := range en {
-			r, ok := ru[k]
-			if !ok {
-				t.Errorf("%s has no Russian string", k)
-			} else if sorted(v) != sorted(r) {
-				t.Errorf("%s: placeholders %q in English, %q in Russian", k, sorted(v), sorted(r))
-			}
-		}
-		for k := range ru {
-			if _, ok := en[k]; !ok {
-				t.Errorf("%s has no English string", k)
-			}
-		}
-	})
-	t.Run("every string the console's modules ask for exists", func(t *testing.T) {
-		files, err := filepath.Glob(filepath.Join(dir, "*.js"))
-		if err != nil || len(files) < 5 {
-			t.Fatalf("the console's modules: %v %v", files, err)
-		}
-		used := 0
-		for _, f := range files {
-			b, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, m := range regexp.MustCompile(`\bta\('([^']+)'\s*[,)]`).FindAllStringSubmatch(string(b), -1) {
-				used++
-				if _, ok := en[m[1]]; !ok {
-					t.Errorf("%s asks for %s, which i18n-admin.js lacks", filepath.Base(f), m[1])
-				}
-			}
-		}
-		if used < 100 {
-			t.Errorf("only %d strings found in use", used)
-		}
 	})
 }

@@ -158,6 +158,19 @@ SELECT user_id, sum(pnl)::bigint, LEAST(sum(volume), ` + maxBigint + `)::bigint,
 // a database fills the board from its tables (backfillBoard).
 func (s *Store) ApplyLeaderboard(ctx context.Context, limit int) (int, error) {
 	limit = max(limit, 1)
+	// A consumer that has caught up, on a day whose periods are summed
+	// already, learns it from one read, without a transaction: it looks
+	// after every commit and every second.
+	var caughtUp bool
+	err := s.pool.QueryRow(ctx, `SELECT COALESCE((SELECT after FROM change_consumers WHERE name = $1) >= (SELECT last FROM change_log_head)
+		AND (SELECT as_of FROM leaderboard_state) = $2, false)`,
+		LeaderboardConsumer, boardToday()).Scan(&caughtUp)
+	if err != nil {
+		return 0, translate(err, nil)
+	}
+	if caughtUp {
+		return 0, nil
+	}
 	for {
 		applied, fresh := 0, false
 		err := s.tx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {

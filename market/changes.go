@@ -2,12 +2,12 @@ package market
 
 import (
 	"encoding/json"
-	"math"
 	"strconv"
 	"time"
 
 	"github.com/predictkit/predictkit/account"
 	"github.com/predictkit/predictkit/changelog"
+	"github.com/predictkit/predictkit/internal/jsonenc"
 	"github.com/predictkit/predictkit/social"
 )
 
@@ -74,27 +74,6 @@ func plainJSON(s string) bool {
 	return true
 }
 
-// appendJSONFloat appends f as encoding/json does; false for NaN and
-// the infinities.
-func appendJSONFloat(b []byte, f float64) ([]byte, bool) {
-	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return b, false
-	}
-	format := byte('f')
-	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
-		format = 'e'
-	}
-	b = strconv.AppendFloat(b, f, format, -1, 64)
-	if format == 'e' {
-		// e-09 to e-9, as encoding/json writes it.
-		if n := len(b); n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
-			b[n-2] = b[n-1]
-			b = b[:n-1]
-		}
-	}
-	return b, true
-}
-
 func appendField(b []byte, name string, v int64) []byte {
 	b = append(b, name...)
 	return strconv.AppendInt(b, v, 10)
@@ -121,7 +100,7 @@ func (d *tradeData) json() json.RawMessage {
 	b = appendField(b, `,"shares":`, d.Shares)
 	b = appendField(b, `,"amount_kopecks":`, d.AmountKopecks)
 	b = append(b, `,"yes_probability":`...)
-	b, ok := appendJSONFloat(b, d.YesProbability)
+	b, ok := jsonenc.AppendFloat(b, d.YesProbability)
 	if !ok {
 		return marshal(d)
 	}
@@ -138,7 +117,7 @@ func (d *priceData) json() json.RawMessage {
 	b = appendField(b, `,"pool_id":`, d.PoolID)
 	b = appendField(b, `,"event_id":`, d.EventID)
 	b = append(b, `,"yes_probability":`...)
-	b, ok := appendJSONFloat(b, d.YesProbability)
+	b, ok := jsonenc.AppendFloat(b, d.YesProbability)
 	if !ok {
 		return marshal(d)
 	}

@@ -1,11 +1,12 @@
 package server
 
 import (
-	"math"
 	"strconv"
 	"unicode/utf8"
 
 	"github.com/gofiber/fiber/v2"
+
+	"github.com/predictkit/predictkit/internal/jsonenc"
 )
 
 // The views read most often (a pool, an event, a market) write their JSON
@@ -89,24 +90,7 @@ func appendJSONString(b []byte, s string) []byte {
 
 // appendJSONFloat appends f as encoding/json writes a float64; ok is
 // false for NaN and the infinities.
-func appendJSONFloat(b []byte, f float64) ([]byte, bool) {
-	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return b, false
-	}
-	format := byte('f')
-	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
-		format = 'e'
-	}
-	b = strconv.AppendFloat(b, f, format, -1, 64)
-	if format == 'e' {
-		// e-09 as e-9, as encoding/json does.
-		if n := len(b); n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
-			b[n-2] = b[n-1]
-			b = b[:n-1]
-		}
-	}
-	return b, true
-}
+var appendJSONFloat = jsonenc.AppendFloat
 
 // appendKey appends ,"name": (or {"name": for the first field, when b
 // ends with '{').

@@ -303,6 +303,31 @@ func TestWebAppInBrowser(t *testing.T) {
 		}
 	})
 
+	t.Run("a user who forgot the password asks for a link, sets a new password through it and logs in with the new one", func(t *testing.T) {
+		u := h.register(t, "forgetful")
+		r := h.do(t, req{method: http.MethodPost, path: fmt.Sprintf("/api/v1/admin/users/%d/password-reset", u.id), token: adminToken})
+		expect(t, r, http.StatusCreated, "")
+		var reset struct {
+			Token string `json:"token"`
+		}
+		r.decode(t, &reset)
+		var got struct {
+			Sent            string `json:"sent"`
+			Done            string `json:"done"`
+			SearchAfterOpen string `json:"search_after_open"`
+		}
+		d.run(t, "password_reset", map[string]any{"user": asBrowserUser(u), "token": reset.Token, "new_password": "a-new-password-1"}, &got)
+		if got.SearchAfterOpen != "" {
+			t.Errorf("the reset page left %q in the address", got.SearchAfterOpen)
+		}
+		if h.login(t, u.email, "a-new-password-1") == "" {
+			t.Error("the new password does not log in")
+		}
+		if h.login(t, u.email, "password-forgetful") != "" {
+			t.Error("the old password still logs in")
+		}
+	})
+
 	t.Run("the operator grants the creator role, creates and funds a partner, sets and removes its webhook, rotates its key and disables it, and reads the audit and the metrics in the console", func(t *testing.T) {
 		u := h.register(t, "promoted")
 		h.credit(t, u.id, 10_000, false)

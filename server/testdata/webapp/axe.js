@@ -68,6 +68,7 @@ module.exports = async (s, p) => {
   });
   if (canary.join() !== 'image-alt') throw new Error(`axe-core missed an image without alt: ${JSON.stringify(canary)}`);
   for (const [name, path] of [['event', `/events/${p.event}`], ['login', '/login'], ['register', '/register'],
+    ['forgot-password', '/forgot-password'], ['reset-password', '/reset-password?token=a-token'],
     ['leaderboard', '/leaderboard'], ['p2p', '/p2p'], ['chat', '/chat']]) {
     await go(page, path);
     await check(page, name, out);

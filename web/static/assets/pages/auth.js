@@ -59,6 +59,7 @@ export async function render(main, ctx) {
     }
   });
   main.append(form,
+    register ? null : h('p', null, h('a', { href: '/forgot-password' }, t('reset.forgot_title'))),
     h('p', null, register ? t('auth.have_account') : t('auth.no_account'), ' ',
       h('a', { href: register ? '/login' : '/register' }, register ? t('nav.login') : t('nav.register'))));
 }

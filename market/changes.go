@@ -61,18 +61,8 @@ type resolvedData struct {
 // JSON by appending: encoding/json's reflection was most of the cost of
 // building a hot market's log. The bytes are encoding/json's
 // (TestAppendedEntriesAreEncodingJSONs checks it on random values); a
-// string that would need escaping, or a float JSON has no number for,
-// goes through encoding/json instead.
-
-// plainJSON reports whether s is written between quotes as it is.
-func plainJSON(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x80 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			return false
-		}
-	}
-	return true
-}
+// float JSON has no number for goes through encoding/json instead, which
+// reports it.
 
 func appendField(b []byte, name string, v int64) []byte {
 	b = append(b, name...)
@@ -80,16 +70,10 @@ func appendField(b []byte, name string, v int64) []byte {
 }
 
 func appendStringField(b []byte, name, v string) []byte {
-	b = append(b, name...)
-	b = append(b, '"')
-	b = append(b, v...)
-	return append(b, '"')
+	return jsonenc.AppendString(append(b, name...), v)
 }
 
 func (d *tradeData) json() json.RawMessage {
-	if !plainJSON(d.Side) || !plainJSON(d.Action) || !plainJSON(d.CreatedAt) {
-		return marshal(d)
-	}
 	b := make([]byte, 0, 224)
 	b = appendField(b, `{"trade_id":`, d.TradeID)
 	b = appendField(b, `,"market_id":`, d.MarketID)
@@ -99,8 +83,7 @@ func (d *tradeData) json() json.RawMessage {
 	b = appendStringField(b, `,"action":`, d.Action)
 	b = appendField(b, `,"shares":`, d.Shares)
 	b = appendField(b, `,"amount_kopecks":`, d.AmountKopecks)
-	b = append(b, `,"yes_probability":`...)
-	b, ok := jsonenc.AppendFloat(b, d.YesProbability)
+	b, ok := jsonenc.AppendFloat(append(b, `,"yes_probability":`...), d.YesProbability)
 	if !ok {
 		return marshal(d)
 	}
@@ -109,15 +92,11 @@ func (d *tradeData) json() json.RawMessage {
 }
 
 func (d *priceData) json() json.RawMessage {
-	if !plainJSON(d.At) {
-		return marshal(d)
-	}
 	b := make([]byte, 0, 176)
 	b = appendField(b, `{"market_id":`, d.MarketID)
 	b = appendField(b, `,"pool_id":`, d.PoolID)
 	b = appendField(b, `,"event_id":`, d.EventID)
-	b = append(b, `,"yes_probability":`...)
-	b, ok := jsonenc.AppendFloat(b, d.YesProbability)
+	b, ok := jsonenc.AppendFloat(append(b, `,"yes_probability":`...), d.YesProbability)
 	if !ok {
 		return marshal(d)
 	}

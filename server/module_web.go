@@ -19,7 +19,7 @@ import (
 // (web.ContentSecurityPolicy) instead of the API's, revalidate by ETag
 // (Cache-Control: no-cache: the files keep their names from one release
 // to the next, as there is no build step to give them hashed names), and
-// go out Brotli- or gzip-compressed, compressed once when the app loads.
+// go out Brotli- or gzip-compressed, each compressed once, when first asked for.
 // The API's answers are never compressed.
 var WebModule = fx.Module("web",
 	fx.Provide(newWebSite, webRoutes, webFallback),

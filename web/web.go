@@ -78,11 +78,20 @@ type File struct {
 	ETag string
 	// Body is the file as it is stored.
 	Body []byte
-	// Gzip and Brotli are Body compressed at the best ratio, once, when
-	// the file loads; nil when that does not pay (a small file, or a
-	// format that is compressed already, such as PNG or WOFF2).
-	Gzip   []byte
-	Brotli []byte
+
+	once         sync.Once
+	gzip, brotli []byte
+}
+
+// Compressed returns Body compressed with gzip and with Brotli at the
+// best ratio, each nil when that does not pay (a small file, or a format
+// that is compressed already, such as PNG or WOFF2). A file is
+// compressed the first time it is asked for, not when it loads: at the
+// best ratio that takes the whole app most of a second, which a server's
+// start should not wait for.
+func (f *File) Compressed() (gzipBody, brotliBody []byte) {
+	f.once.Do(f.compress)
+	return f.gzip, f.brotli
 }
 
 // Encoding returns the body to send to a client whose Accept-Encoding
@@ -91,11 +100,15 @@ type File struct {
 // accepts it (a q=0 refuses it) and the file has it.
 func (f *File) Encoding(acceptEncoding string) (body []byte, contentEncoding string) {
 	accepts := acceptedEncodings(acceptEncoding)
+	if !accepts["br"] && !accepts["gzip"] {
+		return f.Body, ""
+	}
+	gz, br := f.Compressed()
 	switch {
-	case f.Brotli != nil && accepts["br"]:
-		return f.Brotli, "br"
-	case f.Gzip != nil && accepts["gzip"]:
-		return f.Gzip, "gzip"
+	case br != nil && accepts["br"]:
+		return br, "br"
+	case gz != nil && accepts["gzip"]:
+		return gz, "gzip"
 	}
 	return f.Body, ""
 }
@@ -146,9 +159,9 @@ type Site struct {
 var ErrNoIndex = errors.New("web: no " + Index)
 
 // Load reads every regular file of fsys (Index and anything under
-// AssetsDir; other files are left out, as nothing would serve them) and
-// compresses each that is worth it. It fails with ErrNoIndex when fsys
-// has no Index.
+// AssetsDir; other files are left out, as nothing would serve them); each
+// is compressed when first asked for (File.Compressed). It fails with
+// ErrNoIndex when fsys has no Index.
 func Load(fsys fs.FS) (*Site, error) {
 	s := &Site{files: map[string]*File{}}
 	err := fs.WalkDir(fsys, ".", func(name string, d fs.DirEntry, err error) error {
@@ -174,8 +187,7 @@ func Load(fsys fs.FS) (*Site, error) {
 	return s, nil
 }
 
-// Embedded is Load(FS()), done once (compressing at the best ratio takes
-// a moment): the app this binary serves.
+// Embedded is Load(FS()), done once: the app this binary serves.
 var Embedded = sync.OnceValues(func() (*Site, error) { return Load(FS()) })
 
 // File returns the file name ("index.html", "assets/app.js"), or nil.
@@ -197,25 +209,27 @@ const minCompress = 256
 
 func newFile(name string, body []byte) *File {
 	sum := sha256.Sum256(body)
-	f := &File{Name: name, ContentType: ContentType(name), ETag: `W/"` + hex.EncodeToString(sum[:12]) + `"`, Body: body}
-	if len(body) < minCompress || !compressible(f.ContentType) {
-		return f
+	return &File{Name: name, ContentType: ContentType(name), ETag: `W/"` + hex.EncodeToString(sum[:12]) + `"`, Body: body}
+}
+
+func (f *File) compress() {
+	if len(f.Body) < minCompress || !compressible(f.ContentType) {
+		return
 	}
 	var gz bytes.Buffer
 	zw, _ := gzip.NewWriterLevel(&gz, gzip.BestCompression)
-	_, _ = zw.Write(body)
+	_, _ = zw.Write(f.Body)
 	_ = zw.Close()
-	if gz.Len() < len(body) {
-		f.Gzip = gz.Bytes()
+	if gz.Len() < len(f.Body) {
+		f.gzip = gz.Bytes()
 	}
 	var br bytes.Buffer
 	bw := brotli.NewWriterLevel(&br, brotli.BestCompression)
-	_, _ = bw.Write(body)
+	_, _ = bw.Write(f.Body)
 	_ = bw.Close()
-	if br.Len() < len(body) {
-		f.Brotli = br.Bytes()
+	if br.Len() < len(f.Body) {
+		f.brotli = br.Bytes()
 	}
-	return f
 }
 
 // compressible reports whether files of type ct shrink when compressed:

@@ -121,11 +121,11 @@ func TestLoad(t *testing.T) {
 		}
 	})
 	t.Run("text is compressed, small files and images are not", func(t *testing.T) {
-		if f := site.File("assets/app.css"); f.Gzip == nil || f.Brotli == nil {
+		if gz, br := site.File("assets/app.css").Compressed(); gz == nil || br == nil {
 			t.Error("the style sheet is not compressed")
 		}
 		for _, name := range []string{"index.html", "assets/admin/a.js", "assets/logo.png"} {
-			if f := site.File(name); f.Gzip != nil || f.Brotli != nil {
+			if gz, br := site.File(name).Compressed(); gz != nil || br != nil {
 				t.Errorf("%s is compressed", name)
 			}
 		}
@@ -284,7 +284,7 @@ import {
   t,
   setLanguage as lang,
 } from './i18n.js?v=1';
-export { x } from '../shared.js';
+export { x } from '../common.js';
 export * from './all.js';
 const admin = () => import('./admin/admin.js');
 const u = "https://cdn.example.com/x.js"; // not an import
@@ -292,7 +292,7 @@ const s = t('import'), from = 'from'; // nor these
 `
 	f := &web.File{Name: "assets/app.js", ContentType: "text/javascript; charset=utf-8", Body: []byte(js)}
 	names, lazy, external := references(f)
-	want := "assets/dom.js assets/api.js assets/side-effect.js assets/i18n.js shared.js assets/all.js"
+	want := "assets/dom.js assets/api.js assets/side-effect.js assets/i18n.js common.js assets/all.js"
 	if got := strings.Join(names, " "); got != want {
 		t.Errorf("module references %q, want %q", got, want)
 	}

@@ -40,6 +40,29 @@ func playwrightCore() string {
 	return dir
 }
 
+// browserTools are the Chromium, Node.js and playwright-core a browser
+// test of what needs, or the test skips: without Chromium (a failure with
+// PREDICTKIT_REQUIRE_CHROMIUM=1), Node.js or playwright-core.
+func browserTools(t *testing.T, what string) (chromiumBin, node, playwright string) {
+	t.Helper()
+	chromiumBin = chromium()
+	if chromiumBin == "" {
+		if os.Getenv("PREDICTKIT_REQUIRE_CHROMIUM") == "1" {
+			t.Fatal("PREDICTKIT_REQUIRE_CHROMIUM=1 but no chromium is installed (apt-get install chromium)")
+		}
+		t.Skipf("no chromium: install it (apt-get install chromium) to test %s in a browser; PREDICTKIT_REQUIRE_CHROMIUM=1 makes this a failure", what)
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("no node: the browser test drives Chromium with playwright-core on Node.js (apt-get install nodejs npm)")
+	}
+	playwright = playwrightCore()
+	if playwright == "" {
+		t.Skipf("no playwright-core: .ci/run installs it, or: npm install --prefix \"$HOME/.cache/predictkit-ci/playwright-core-%s\" playwright-core@%s (or set PREDICTKIT_PLAYWRIGHT_CORE to its directory)", playwrightVersion, playwrightVersion)
+	}
+	return chromiumBin, node, playwright
+}
+
 // cutProxy is a TCP proxy in front of the server that the test can cut:
 // every connection through it is closed, and new ones are closed at once,
 // until it is let through again: what a browser sees when its network
@@ -143,21 +166,7 @@ type browserState struct {
 // Chromium (a failure with PREDICTKIT_REQUIRE_CHROMIUM=1), Node.js or
 // playwright-core (which .ci/run installs).
 func TestStreamInBrowser(t *testing.T) {
-	bin := chromium()
-	if bin == "" {
-		if os.Getenv("PREDICTKIT_REQUIRE_CHROMIUM") == "1" {
-			t.Fatal("PREDICTKIT_REQUIRE_CHROMIUM=1 but no chromium is installed (apt-get install chromium)")
-		}
-		t.Skip("no chromium: install it (apt-get install chromium) to test the stream in a browser; PREDICTKIT_REQUIRE_CHROMIUM=1 makes this a failure")
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("no node: the browser test drives Chromium with playwright-core on Node.js (apt-get install nodejs npm)")
-	}
-	pw := playwrightCore()
-	if pw == "" {
-		t.Skipf("no playwright-core: .ci/run installs it, or: npm install --prefix \"$HOME/.cache/predictkit-ci/playwright-core-%s\" playwright-core@%s (or set PREDICTKIT_PLAYWRIGHT_CORE to its directory)", playwrightVersion, playwrightVersion)
-	}
+	bin, node, pw := browserTools(t, "the stream")
 	script, err := filepath.Abs("testdata/stream_browser.js")
 	if err != nil {
 		t.Fatal(err)

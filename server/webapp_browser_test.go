@@ -58,21 +58,7 @@ type webDriver struct {
 // PREDICTKIT_REQUIRE_CHROMIUM=1), Node.js or playwright-core.
 func startWebDriver(t *testing.T, base string, env ...string) *webDriver {
 	t.Helper()
-	bin := chromium()
-	if bin == "" {
-		if os.Getenv("PREDICTKIT_REQUIRE_CHROMIUM") == "1" {
-			t.Fatal("PREDICTKIT_REQUIRE_CHROMIUM=1 but no chromium is installed (apt-get install chromium)")
-		}
-		t.Skip("no chromium: install it (apt-get install chromium) to test the web app in a browser; PREDICTKIT_REQUIRE_CHROMIUM=1 makes this a failure")
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("no node: the browser test drives Chromium with playwright-core on Node.js (apt-get install nodejs npm)")
-	}
-	pw := playwrightCore()
-	if pw == "" {
-		t.Skipf("no playwright-core: .ci/run installs it, or: npm install --prefix \"$HOME/.cache/predictkit-ci/playwright-core-%s\" playwright-core@%s (or set PREDICTKIT_PLAYWRIGHT_CORE to its directory)", playwrightVersion, playwrightVersion)
-	}
+	bin, node, pw := browserTools(t, "the web app")
 	script, err := filepath.Abs("testdata/webapp/driver.js")
 	if err != nil {
 		t.Fatal(err)

@@ -9,11 +9,14 @@ module.exports = async (s, p) => {
   const page = await s.page({ name: 'forgetful' });
   await open(page, '/login');
   await page.getByRole('link', { name: 'Forgot your password?' }).click();
+  // The log-in page has an Email field too: fill the new page's.
+  await page.getByRole('heading', { level: 1, name: 'Forgot your password?' }).waitFor();
   await page.getByLabel('Email').fill(p.user.email);
   await page.getByRole('button', { name: 'Send the link' }).click();
   const sent = await page.getByRole('status').filter({ hasText: 'a link is on its way' }).innerText();
 
   await open(page, `/reset-password?token=${encodeURIComponent(p.token)}`);
+  await page.getByRole('heading', { level: 1, name: 'Set a new password' }).waitFor();
   const address = new URL(page.url()).search;
   await page.getByLabel('New password').fill(p.new_password);
   await page.getByRole('button', { name: 'Set password' }).click();

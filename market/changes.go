@@ -120,12 +120,17 @@ func marshal(v any) json.RawMessage {
 // it moved, m's first, then, on an exclusive pool, the pool's other
 // markets in the pool's order. te.Trade.ID must be set.
 func TradeChanges(m *Market, te *TradeEffect) []changelog.Entry {
+	return appendTradeChanges(make([]changelog.Entry, 0, 2+len(te.PoolPrices)), m, te, changeTime)
+}
+
+// appendTradeChanges appends TradeChanges(m, te) to out, writing times
+// with format.
+func appendTradeChanges(out []changelog.Entry, m *Market, te *TradeEffect, format func(time.Time) string) []changelog.Entry {
 	t := te.Trade
-	out := make([]changelog.Entry, 0, 2+len(te.PoolPrices))
 	out = append(out, changelog.Entry{Type: changelog.Trade, EventID: m.EventID, PoolID: m.PoolID, MarketID: t.MarketID, At: t.CreatedAt,
 		Data: (&tradeData{TradeID: t.ID, MarketID: t.MarketID, PoolID: m.PoolID, EventID: m.EventID,
 			Side: t.Side.String(), Action: string(t.Action), Shares: t.Shares, AmountKopecks: t.Amount,
-			YesProbability: t.PriceAfter, CreatedAt: changeTime(t.CreatedAt)}).json()})
+			YesProbability: t.PriceAfter, CreatedAt: format(t.CreatedAt)}).json()})
 	price := func(p *PricePoint) {
 		id := p.MarketID
 		if id == 0 {
@@ -137,7 +142,7 @@ func TradeChanges(m *Market, te *TradeEffect) []changelog.Entry {
 		}
 		out = append(out, changelog.Entry{Type: changelog.Price, EventID: m.EventID, PoolID: m.PoolID, MarketID: id, At: at,
 			Data: (&priceData{MarketID: id, PoolID: m.PoolID, EventID: m.EventID, YesProbability: p.YesProbability,
-				QYes: p.QYes, QNo: p.QNo, TradeID: t.ID, At: changeTime(at)}).json()})
+				QYes: p.QYes, QNo: p.QNo, TradeID: t.ID, At: format(at)}).json()})
 	}
 	price(&te.Price)
 	for i := range te.PoolPrices {
@@ -168,8 +173,29 @@ func ResolvedChange(m *Market) changelog.Entry {
 // notifications must be set. A batch whose every request was refused has
 // no entries.
 func ExecChanges(effs []*Effects, before map[account.Ref]int64, at time.Time) []changelog.Entry {
-	var out []changelog.Entry
-	var postings []account.Posting
+	// A batch's trades share one time: it is written once.
+	var last time.Time
+	var lastText string
+	format := func(t time.Time) string {
+		if !t.Equal(last) || lastText == "" {
+			last, lastText = t, changeTime(t)
+		}
+		return lastText
+	}
+	n, np := 0, 0
+	for _, eff := range effs {
+		if eff == nil {
+			continue
+		}
+		for _, te := range eff.Trades {
+			n += 3 + len(te.PoolPrices) // trade, prices, and most often a balance
+			np += len(te.Postings)
+		}
+		n += len(eff.Notifications)
+		np += len(eff.Postings)
+	}
+	out := make([]changelog.Entry, 0, n)
+	postings := make([]account.Posting, 0, np)
 	for _, eff := range effs {
 		if eff == nil {
 			continue
@@ -177,7 +203,7 @@ func ExecChanges(effs []*Effects, before map[account.Ref]int64, at time.Time) []
 		for _, te := range eff.Trades {
 			// A decision that traded sets Market, which places the trade.
 			if eff.Market != nil {
-				out = append(out, TradeChanges(eff.Market, te)...)
+				out = appendTradeChanges(out, eff.Market, te, format)
 			}
 			postings = append(postings, te.Postings...)
 		}

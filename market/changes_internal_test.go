@@ -7,6 +7,8 @@ import (
 	"math/rand/v2"
 	"testing"
 	"time"
+
+	"github.com/predictkit/predictkit/account"
 )
 
 // TestAppendedEntriesAreEncodingJSONs: the trade and price entries'
@@ -80,4 +82,38 @@ func BenchmarkTradeEntryData(b *testing.B) {
 			_ = marshal(pd)
 		}
 	})
+}
+
+// BenchmarkExecChanges: the entries of a batch of 64 trades by 64 users,
+// what a hot market's transaction builds between writing its rows and
+// committing.
+func BenchmarkExecChanges(b *testing.B) {
+	balances := map[account.Ref]int64{}
+	reqs := make([]Request, 64)
+	for i := range reqs {
+		balances[account.UserAccount(int64(i+1))] = 1_000_000
+		reqs[i] = Request{UserID: int64(i + 1), Side: Side(i % 2), Action: ActionBuy, Amount: 1000}
+	}
+	st := testState(b, 0.02, balances)
+	st.Market.Name = "Will it rain in Moscow tomorrow?"
+	eff, err := DecideTrades(st, reqs)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i, te := range eff.Trades {
+		te.Trade.ID = int64(1000 + i)
+	}
+	for i := range eff.Notifications {
+		eff.Notifications[i].ID = int64(5000 + i)
+	}
+	effs := []*Effects{eff}
+	n := 0
+	for _, e := range ExecChanges(effs, balances, st.Now) {
+		n += len(e.Data)
+	}
+	b.ReportAllocs()
+	b.ReportMetric(float64(n)/64, "data-bytes/trade")
+	for b.Loop() {
+		_ = ExecChanges(effs, balances, st.Now)
+	}
 }

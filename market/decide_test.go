@@ -14,7 +14,7 @@ import (
 	"github.com/predictkit/predictkit/social"
 )
 
-func testState(t *testing.T, margin float64, balances map[account.Ref]int64, positions ...*Position) *State {
+func testState(t testing.TB, margin float64, balances map[account.Ref]int64, positions ...*Position) *State {
 	t.Helper()
 	qy, qn, err := lmsr.InitialQ(10000, 0.5)
 	if err != nil {

@@ -67,7 +67,9 @@ func appendArgs(es []changelog.Entry) []any {
 		lens[i] = int32(len(en.Data))
 		data = append(data, en.Data...)
 	}
-	return []any{types, last, events, pools, mkts, users, ats, lens, string(data)}
+	// data goes as it is: a text parameter takes bytes, and a copy into a
+	// string would be one more of the entries' size on every commit.
+	return []any{types, last, events, pools, mkts, users, ats, lens, data}
 }
 
 // sqlNotifyChanges announces new entries on channel $1, at COMMIT.

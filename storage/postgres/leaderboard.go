@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/predictkit/predictkit/changelog"
 	"github.com/predictkit/predictkit/leaderboard"
@@ -277,7 +278,9 @@ func boardRefsAfter(ctx context.Context, tx pgx.Tx, after int64, limit int) (boa
 		types   []string
 		markets []int64
 		lens    []int32
-		data    []byte
+		// The entries' data is read in place, not copied: only the
+		// trades' ids are taken from it, before the next row.
+		data pgtype.DriverBytes
 	)
 	for rows.Next() {
 		if err := rows.Scan(&first, &types, &markets, &lens, &data); err != nil {

@@ -40,11 +40,13 @@ const sqlAppendChanges = `WITH head AS (
 	WHERE only_row = true
 	RETURNING last - cardinality($1::text[]) AS base
 )
-INSERT INTO change_log (first_seq, n, at, types, event_ids, pool_ids, market_ids, user_ids, ats, lens, data)
-SELECT base + 1, cardinality($1::text[]), $2, $1, $3, $4, $5, $6, $7, $8, $9 FROM head`
+INSERT INTO change_log (first_seq, n, at, types, event_ids, pool_ids, market_ids, user_ids, ats, lens, data, trade_ids)
+SELECT base + 1, cardinality($1::text[]), $2, $1, $3, $4, $5, $6, $7, $8, $9, $10 FROM head`
 
 // appendArgs returns the arguments of sqlAppendChanges for es (at least
-// one): the entries column by column, and their data one after another.
+// one): the entries column by column, their data one after another, and
+// the ids of the trade entries' trades (which the leaderboard reads
+// instead of the data).
 func appendArgs(es []changelog.Entry) []any {
 	n := len(es)
 	types := make([]string, n)
@@ -56,8 +58,12 @@ func appendArgs(es []changelog.Entry) []any {
 		size += len(en.Data)
 	}
 	data := make([]byte, 0, size)
+	var trades []int64
 	var last time.Time
 	for i, en := range es {
+		if en.Type == changelog.Trade {
+			trades = append(trades, tradeIDOf(en.Data))
+		}
 		types[i] = string(en.Type)
 		events[i], pools[i], mkts[i], users[i] = en.EventID, en.PoolID, en.MarketID, en.UserID
 		ats[i] = dbTime(en.At)
@@ -69,7 +75,10 @@ func appendArgs(es []changelog.Entry) []any {
 	}
 	// data goes as it is: a text parameter takes bytes, and a copy into a
 	// string would be one more of the entries' size on every commit.
-	return []any{types, last, events, pools, mkts, users, ats, lens, data}
+	if trades == nil {
+		trades = []int64{}
+	}
+	return []any{types, last, events, pools, mkts, users, ats, lens, data, trades}
 }
 
 // sqlNotifyChanges announces new entries on channel $1, at COMMIT.

@@ -113,6 +113,24 @@ func TestLeaderboardConsumer(t *testing.T) {
 		}
 	})
 
+	t.Run("rows written before the log kept their trades' ids are counted from their entries' data", func(t *testing.T) {
+		e := newEnv(t)
+		users := []*account.User{e.user("a", 1_000_000), e.user("b", 1_000_000), e.user("c", 1_000_000)}
+		e.drain(1000)
+		e.history(users...)
+		// The older half of the rows as migration 00026 found them.
+		tag, err := e.store.DB().Exec(e.ctx, `UPDATE change_log SET trade_ids = '{}'
+WHERE cardinality(trade_ids) > 0 AND first_seq <= (SELECT percentile_disc(0.5) WITHIN GROUP (ORDER BY first_seq) FROM change_log)`)
+		if err != nil || tag.RowsAffected() == 0 {
+			t.Fatalf("no row made old (%v)", err)
+		}
+		e.drain(5)
+		want := e.rebuilt()
+		if got := e.boardRows(); !equalBoards(got, want) || len(got["all/pnl"]) == 0 {
+			t.Fatalf("from old and new rows the board is\n%+v\nrebuilt from the tables it is\n%+v", got, want)
+		}
+	})
+
 	t.Run("the backfill of a database with history gives the board the consumer built entry by entry", func(t *testing.T) {
 		e := newEnv(t)
 		users := []*account.User{e.user("a", 1_000_000), e.user("b", 1_000_000)}

@@ -1,6 +1,7 @@
 package market
 
 import (
+	"cmp"
 	"encoding/json"
 	"strconv"
 	"time"
@@ -74,8 +75,17 @@ func appendStringField(b []byte, name, v string) []byte {
 }
 
 func (d *tradeData) json() json.RawMessage {
-	b := make([]byte, 0, 224)
-	b = appendField(b, `{"trade_id":`, d.TradeID)
+	b := appendField(make([]byte, 0, 224), `{"trade_id":`, d.TradeID)
+	b, ok := d.appendRest(b)
+	if !ok {
+		return marshal(d)
+	}
+	return b
+}
+
+// appendRest appends what follows the trade's id; ok is false for a
+// float JSON has no number for.
+func (d *tradeData) appendRest(b []byte) (_ []byte, ok bool) {
 	b = appendField(b, `,"market_id":`, d.MarketID)
 	b = appendField(b, `,"pool_id":`, d.PoolID)
 	b = appendField(b, `,"event_id":`, d.EventID)
@@ -83,26 +93,37 @@ func (d *tradeData) json() json.RawMessage {
 	b = appendStringField(b, `,"action":`, d.Action)
 	b = appendField(b, `,"shares":`, d.Shares)
 	b = appendField(b, `,"amount_kopecks":`, d.AmountKopecks)
-	b, ok := jsonenc.AppendFloat(append(b, `,"yes_probability":`...), d.YesProbability)
+	b, ok = jsonenc.AppendFloat(append(b, `,"yes_probability":`...), d.YesProbability)
 	if !ok {
-		return marshal(d)
+		return b, false
 	}
 	b = appendStringField(b, `,"created_at":`, d.CreatedAt)
-	return append(b, '}')
+	return append(b, '}'), true
 }
 
 func (d *priceData) json() json.RawMessage {
-	b := make([]byte, 0, 176)
-	b = appendField(b, `{"market_id":`, d.MarketID)
-	b = appendField(b, `,"pool_id":`, d.PoolID)
-	b = appendField(b, `,"event_id":`, d.EventID)
-	b, ok := jsonenc.AppendFloat(append(b, `,"yes_probability":`...), d.YesProbability)
+	b, ok := d.appendHead(make([]byte, 0, 176))
 	if !ok {
 		return marshal(d)
 	}
+	return d.appendTail(appendField(b, `,"trade_id":`, d.TradeID))
+}
+
+// appendHead appends what comes before the trade's id, appendTail what
+// follows it; ok is false for a float JSON has no number for.
+func (d *priceData) appendHead(b []byte) (_ []byte, ok bool) {
+	b = appendField(b, `{"market_id":`, d.MarketID)
+	b = appendField(b, `,"pool_id":`, d.PoolID)
+	b = appendField(b, `,"event_id":`, d.EventID)
+	b, ok = jsonenc.AppendFloat(append(b, `,"yes_probability":`...), d.YesProbability)
+	if !ok {
+		return b, false
+	}
 	b = appendField(b, `,"q_yes":`, d.QYes)
-	b = appendField(b, `,"q_no":`, d.QNo)
-	b = appendField(b, `,"trade_id":`, d.TradeID)
+	return appendField(b, `,"q_no":`, d.QNo), true
+}
+
+func (d *priceData) appendTail(b []byte) []byte {
 	b = appendStringField(b, `,"at":`, d.At)
 	return append(b, '}')
 }
@@ -171,8 +192,39 @@ func ResolvedChange(m *Market) changelog.Entry {
 // then one balance entry per user whose money the trades moved, with the
 // balances after all of them. The ids of the trades and the
 // notifications must be set. A batch whose every request was refused has
-// no entries.
+// no entries. It is PrepareChanges followed by Entries.
 func ExecChanges(effs []*Effects, before map[account.Ref]int64, at time.Time) []changelog.Entry {
+	return PrepareChanges(effs, before, at).Entries()
+}
+
+// PreparedChanges are the entries of ExecChanges built as far as they can
+// be before the trades and notifications have ids. A store prepares them
+// while the database inserts the rows that give the ids (the
+// transaction's market locks are held meanwhile, and building the entries
+// took about a tenth of that time), then takes the Entries.
+type PreparedChanges struct {
+	entries []changelog.Entry
+	// parts has, for each entry, what its data is made of.
+	parts []entryParts
+	size  int
+}
+
+// entryParts is an entry's data: head, the id of *trade or *note (when
+// set), then tail; or whole, for data that needs no id.
+type entryParts struct {
+	head, tail []byte
+	trade      *Trade
+	note       *social.Notification
+	whole      json.RawMessage
+	// slow builds the data once the id is known, for the rare value
+	// the fast path leaves to encoding/json.
+	slow func() json.RawMessage
+}
+
+// PrepareChanges prepares the entries ExecChanges returns. It reads of
+// effs all but the ids of the trades and notifications, which Entries
+// reads.
+func PrepareChanges(effs []*Effects, before map[account.Ref]int64, at time.Time) *PreparedChanges {
 	// A batch's trades share one time: it is written once.
 	var last time.Time
 	var lastText string
@@ -194,18 +246,65 @@ func ExecChanges(effs []*Effects, before map[account.Ref]int64, at time.Time) []
 		n += len(eff.Notifications)
 		np += len(eff.Postings)
 	}
-	out := make([]changelog.Entry, 0, n)
+	p := &PreparedChanges{entries: make([]changelog.Entry, 0, n), parts: make([]entryParts, 0, n)}
+	// The id-free parts of all entries share one buffer; each part is a
+	// full slice of it, so that nothing appended later moves it.
+	buf := make([]byte, 0, 200*n)
+	cut := func(from int) []byte { return buf[from:len(buf):len(buf)] }
+	add := func(e changelog.Entry, x entryParts) {
+		p.entries = append(p.entries, e)
+		p.parts = append(p.parts, x)
+	}
 	postings := make([]account.Posting, 0, np)
 	for _, eff := range effs {
 		if eff == nil {
 			continue
 		}
 		for _, te := range eff.Trades {
-			// A decision that traded sets Market, which places the trade.
-			if eff.Market != nil {
-				out = appendTradeChanges(out, eff.Market, te, format)
-			}
 			postings = append(postings, te.Postings...)
+			// A decision that traded sets Market, which places the trade.
+			m := eff.Market
+			if m == nil {
+				continue
+			}
+			t := te.Trade
+			td := tradeData{MarketID: t.MarketID, PoolID: m.PoolID, EventID: m.EventID,
+				Side: t.Side.String(), Action: string(t.Action), Shares: t.Shares, AmountKopecks: t.Amount,
+				YesProbability: t.PriceAfter, CreatedAt: format(t.CreatedAt)}
+			e := changelog.Entry{Type: changelog.Trade, EventID: m.EventID, PoolID: m.PoolID, MarketID: t.MarketID, At: t.CreatedAt}
+			from := len(buf)
+			var ok bool
+			if buf, ok = td.appendRest(buf); ok {
+				add(e, entryParts{head: tradeHead, trade: t, tail: cut(from)})
+			} else {
+				buf = buf[:from]
+				add(e, entryParts{slow: slowTrade(td, t)})
+			}
+			for i := -1; i < len(te.PoolPrices); i++ {
+				pp := &te.Price
+				if i >= 0 {
+					pp = &te.PoolPrices[i]
+				}
+				id := cmp.Or(pp.MarketID, t.MarketID)
+				at := pp.At
+				if at.IsZero() {
+					at = t.CreatedAt
+				}
+				pd := priceData{MarketID: id, PoolID: m.PoolID, EventID: m.EventID, YesProbability: pp.YesProbability,
+					QYes: pp.QYes, QNo: pp.QNo, At: format(at)}
+				e := changelog.Entry{Type: changelog.Price, EventID: m.EventID, PoolID: m.PoolID, MarketID: id, At: at}
+				from := len(buf)
+				if buf, ok = pd.appendHead(buf); ok {
+					buf = append(buf, `,"trade_id":`...)
+					head := cut(from)
+					from = len(buf)
+					buf = pd.appendTail(buf)
+					add(e, entryParts{head: head, trade: t, tail: cut(from)})
+				} else {
+					buf = buf[:from]
+					add(e, entryParts{slow: slowPrice(pd, t)})
+				}
+			}
 		}
 		postings = append(postings, eff.Postings...)
 	}
@@ -214,8 +313,59 @@ func ExecChanges(effs []*Effects, before map[account.Ref]int64, at time.Time) []
 			continue
 		}
 		for i := range eff.Notifications {
-			out = append(out, social.NotificationChange(&eff.Notifications[i]))
+			nt := &eff.Notifications[i]
+			e, rest := social.PrepareNotificationChange(nt)
+			add(e, entryParts{head: noteHead, note: nt, tail: rest})
 		}
 	}
-	return append(out, account.BalanceChanges(before, postings, "trade", at)...)
+	for _, e := range account.BalanceChanges(before, postings, "trade", at) {
+		add(e, entryParts{whole: e.Data})
+	}
+	for _, x := range p.parts {
+		p.size += len(x.head) + len(x.tail) + len(x.whole) + 20 // an id's digits at most
+	}
+	return p
+}
+
+var (
+	tradeHead = []byte(`{"trade_id":`)
+	noteHead  = []byte(`{"id":`)
+)
+
+// slowTrade and slowPrice build the data of d for trade t once it has its
+// id, through encoding/json.
+func slowTrade(d tradeData, t *Trade) func() json.RawMessage {
+	return func() json.RawMessage { d.TradeID = t.ID; return marshal(d) }
+}
+
+func slowPrice(d priceData, t *Trade) func() json.RawMessage {
+	return func() json.RawMessage { d.TradeID = t.ID; return marshal(d) }
+}
+
+// Entries returns the entries, with the ids the trades and notifications
+// have now. Their data share one buffer.
+func (p *PreparedChanges) Entries() []changelog.Entry {
+	buf := make([]byte, 0, p.size)
+	for i := range p.parts {
+		x := &p.parts[i]
+		var data []byte
+		switch {
+		case x.slow != nil:
+			data = x.slow()
+		case x.whole != nil:
+			data = x.whole
+		default:
+			from := len(buf)
+			buf = append(buf, x.head...)
+			if x.trade != nil {
+				buf = strconv.AppendInt(buf, x.trade.ID, 10)
+			} else {
+				buf = strconv.AppendInt(buf, x.note.ID, 10)
+			}
+			buf = append(buf, x.tail...)
+			data = buf[from:len(buf):len(buf)]
+		}
+		p.entries[i].Data = data
+	}
+	return p.entries
 }

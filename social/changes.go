@@ -34,19 +34,35 @@ type notificationData struct {
 // its user alone. n.ID must be set. Every store builds notification
 // entries with it, so they read the same whatever the store.
 func NotificationChange(n *Notification) changelog.Entry {
+	e, rest := PrepareNotificationChange(n)
+	b := strconv.AppendInt(append(make([]byte, 0, 26+len(rest)), `{"id":`...), n.ID, 10)
+	e.Data = append(b, rest...)
+	return e
+}
+
+// PrepareNotificationChange is NotificationChange before n has an id: the
+// entry without its data, and what of the data follows the id (the data
+// is {"id":, the id, then rest).
+func PrepareNotificationChange(n *Notification) (e changelog.Entry, rest []byte) {
 	title, msg := n.Render("en")
 	d := notificationData{ID: n.ID, UserID: n.UserID, Type: n.Type, Title: title, Message: msg,
 		Read: n.Read, CreatedAt: changeTime(n.CreatedAt), RelatedID: n.RelatedID, RelatedType: n.RelatedType, Data: n.Data}
-	return changelog.Entry{Type: changelog.Notification, UserID: n.UserID, Data: d.json(), At: n.CreatedAt}
+	return changelog.Entry{Type: changelog.Notification, UserID: n.UserID, At: n.CreatedAt}, d.appendRest(nil)
 }
 
 // json is encoding/json's encoding of d, appended by hand: every trade
 // notifies its trader, and reflection was most of the cost of the entry
 // (TestNotificationEntryIsEncodingJSONs checks the bytes).
 func (d *notificationData) json() json.RawMessage {
+	return d.appendRest(strconv.AppendInt([]byte(`{"id":`), d.ID, 10))
+}
+
+// appendRest appends what follows the notification's id.
+func (d *notificationData) appendRest(b []byte) []byte {
 	x := &d.Data
-	b := make([]byte, 0, 192+len(d.Title)+len(d.Message)+len(x.EventName)+len(x.MarketName)+len(x.Author)+len(x.Excerpt))
-	b = strconv.AppendInt(append(b, `{"id":`...), d.ID, 10)
+	if b == nil {
+		b = make([]byte, 0, 176+len(d.Title)+len(d.Message)+len(x.EventName)+len(x.MarketName)+len(x.Author)+len(x.Excerpt))
+	}
 	b = strconv.AppendInt(append(b, `,"user_id":`...), d.UserID, 10)
 	b = jsonenc.AppendString(append(b, `,"type":`...), d.Type)
 	b = jsonenc.AppendString(append(b, `,"title":`...), d.Title)

@@ -151,9 +151,9 @@ type writes struct {
 	channel string
 }
 
-// tradeLog is what a trade's change-log entries are built from once its
-// ids are known (market.ExecChanges): the Effects, the balances the
-// decision saw, and the trade's time.
+// tradeLog is what a trade's change-log entries are built from
+// (market.PrepareChanges, completed once the ids are known): the Effects,
+// the balances the decision saw, and the trade's time.
 type tradeLog struct {
 	parts  []part
 	before map[account.Ref]int64
@@ -165,7 +165,7 @@ type tradeLog struct {
 // it. Everything that could refuse them is checked here, because once the
 // batch is sent nothing stops the commit but an error of the database.
 // With logged (a trade, not a settlement), send writes the change log's
-// entries of the trades too (market.ExecChanges) before it commits.
+// entries of the trades too (market.PrepareChanges) before it commits.
 func (s *Store) plan(l *load, parts []part, at time.Time, logged bool) (*writes, error) {
 	w := &writes{batch: &pgx.Batch{}, insertAt: -1, channel: s.changeChannel}
 	a, loaded := l.accounts, l.positions
@@ -343,26 +343,37 @@ func (w *writes) send(ctx context.Context, conn batchSender) (mayHaveCommitted b
 	if w.log == nil {
 		// Nothing to log: the writes and COMMIT go in one round trip.
 		w.batch.Queue(`COMMIT`)
-		return true, w.write(ctx, conn)
+		return true, w.write(ctx, conn, nil)
 	}
-	if err := w.write(ctx, conn); err != nil {
+	// The entries are prepared while the database inserts the rows whose
+	// ids they need, and completed once the ids are back: the markets
+	// stay locked only for the completing.
+	var prepared *market.PreparedChanges
+	prepare := func() {
+		effs := make([]*market.Effects, len(w.log.parts))
+		for i, pt := range w.log.parts {
+			effs[i] = pt.eff
+		}
+		prepared = market.PrepareChanges(effs, w.log.before, w.log.at)
+	}
+	if err := w.write(ctx, conn, prepare); err != nil {
 		return false, err
-	}
-	effs := make([]*market.Effects, len(w.log.parts))
-	for i, pt := range w.log.parts {
-		effs[i] = pt.eff
 	}
 	b := &pgx.Batch{}
 	// Delivered at COMMIT, to whoever listens (WatchChanges).
-	queueChanges(b, w.channel, market.ExecChanges(effs, w.log.before, w.log.at))
+	queueChanges(b, w.channel, prepared.Entries())
 	b.Queue(`COMMIT`)
 	return true, sendAll(ctx, conn, b)
 }
 
-// write sends the batch and sets the ids it returns.
-func (w *writes) write(ctx context.Context, conn batchSender) error {
+// write sends the batch and sets the ids it returns. meanwhile, when set,
+// runs once the batch is sent, before its results are read.
+func (w *writes) write(ctx context.Context, conn batchSender, meanwhile func()) error {
 	br := conn.SendBatch(ctx, w.batch)
 	defer br.Close()
+	if meanwhile != nil {
+		meanwhile()
+	}
 	n := w.batch.Len()
 	var posIDs, tradeIDs, noteIDs []int64
 	for i := range n {

@@ -3,6 +3,7 @@ package market
 import (
 	"cmp"
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"time"
 
@@ -13,9 +14,9 @@ import (
 )
 
 // The change log's entries of the money path. Every store builds them
-// with the functions below, from the Effects it wrote, once the ids are
-// set and before it commits, so that an entry reads the same whatever the
-// store.
+// with the functions below, from the Effects it wrote, before it commits
+// (the ids of new trades and notifications put in once they are known),
+// so that an entry reads the same whatever the store.
 
 // changeTime writes a time as the API does: RFC 3339 in UTC with the
 // nanoseconds it has.
@@ -61,9 +62,9 @@ type resolvedData struct {
 // The trade and price entries, two of every trade's four, write their
 // JSON by appending: encoding/json's reflection was most of the cost of
 // building a hot market's log. The bytes are encoding/json's
-// (TestAppendedEntriesAreEncodingJSONs checks it on random values); a
-// float JSON has no number for goes through encoding/json instead, which
-// reports it.
+// (TestAppendedEntriesAreEncodingJSONs checks it on random values). A
+// price JSON has no number for (NaN, an infinity) is a broken decision:
+// it panics, as encoding/json would have refused it.
 
 func appendField(b []byte, name string, v int64) []byte {
 	b = append(b, name...)
@@ -72,15 +73,6 @@ func appendField(b []byte, name string, v int64) []byte {
 
 func appendStringField(b []byte, name, v string) []byte {
 	return jsonenc.AppendString(append(b, name...), v)
-}
-
-func (d *tradeData) json() json.RawMessage {
-	b := appendField(make([]byte, 0, 224), `{"trade_id":`, d.TradeID)
-	b, ok := d.appendRest(b)
-	if !ok {
-		return marshal(d)
-	}
-	return b
 }
 
 // appendRest appends what follows the trade's id; ok is false for a
@@ -99,14 +91,6 @@ func (d *tradeData) appendRest(b []byte) (_ []byte, ok bool) {
 	}
 	b = appendStringField(b, `,"created_at":`, d.CreatedAt)
 	return append(b, '}'), true
-}
-
-func (d *priceData) json() json.RawMessage {
-	b, ok := d.appendHead(make([]byte, 0, 176))
-	if !ok {
-		return marshal(d)
-	}
-	return d.appendTail(appendField(b, `,"trade_id":`, d.TradeID))
 }
 
 // appendHead appends what comes before the trade's id, appendTail what
@@ -141,35 +125,9 @@ func marshal(v any) json.RawMessage {
 // it moved, m's first, then, on an exclusive pool, the pool's other
 // markets in the pool's order. te.Trade.ID must be set.
 func TradeChanges(m *Market, te *TradeEffect) []changelog.Entry {
-	return appendTradeChanges(make([]changelog.Entry, 0, 2+len(te.PoolPrices)), m, te, changeTime)
-}
-
-// appendTradeChanges appends TradeChanges(m, te) to out, writing times
-// with format.
-func appendTradeChanges(out []changelog.Entry, m *Market, te *TradeEffect, format func(time.Time) string) []changelog.Entry {
-	t := te.Trade
-	out = append(out, changelog.Entry{Type: changelog.Trade, EventID: m.EventID, PoolID: m.PoolID, MarketID: t.MarketID, At: t.CreatedAt,
-		Data: (&tradeData{TradeID: t.ID, MarketID: t.MarketID, PoolID: m.PoolID, EventID: m.EventID,
-			Side: t.Side.String(), Action: string(t.Action), Shares: t.Shares, AmountKopecks: t.Amount,
-			YesProbability: t.PriceAfter, CreatedAt: format(t.CreatedAt)}).json()})
-	price := func(p *PricePoint) {
-		id := p.MarketID
-		if id == 0 {
-			id = t.MarketID
-		}
-		at := p.At
-		if at.IsZero() {
-			at = t.CreatedAt
-		}
-		out = append(out, changelog.Entry{Type: changelog.Price, EventID: m.EventID, PoolID: m.PoolID, MarketID: id, At: at,
-			Data: (&priceData{MarketID: id, PoolID: m.PoolID, EventID: m.EventID, YesProbability: p.YesProbability,
-				QYes: p.QYes, QNo: p.QNo, TradeID: t.ID, At: format(at)}).json()})
-	}
-	price(&te.Price)
-	for i := range te.PoolPrices {
-		price(&te.PoolPrices[i])
-	}
-	return out
+	p := &PreparedChanges{}
+	p.addTrade(m, te, changeTime)
+	return p.Entries()
 }
 
 // ResolvedChange is the public entry of market m resolved or voided (m as
@@ -206,7 +164,9 @@ type PreparedChanges struct {
 	entries []changelog.Entry
 	// parts has, for each entry, what its data is made of.
 	parts []entryParts
-	size  int
+	// buf holds the id-free parts of all entries; each part is a full
+	// slice of it, so that nothing appended later moves it.
+	buf []byte
 }
 
 // entryParts is an entry's data: head, the id of *trade or *note (when
@@ -216,10 +176,12 @@ type entryParts struct {
 	trade      *Trade
 	note       *social.Notification
 	whole      json.RawMessage
-	// slow builds the data once the id is known, for the rare value
-	// the fast path leaves to encoding/json.
-	slow func() json.RawMessage
 }
+
+var (
+	tradeHead = []byte(`{"trade_id":`)
+	noteHead  = []byte(`{"id":`)
+)
 
 // PrepareChanges prepares the entries ExecChanges returns. It reads of
 // effs all but the ids of the trades and notifications, which Entries
@@ -246,15 +208,7 @@ func PrepareChanges(effs []*Effects, before map[account.Ref]int64, at time.Time)
 		n += len(eff.Notifications)
 		np += len(eff.Postings)
 	}
-	p := &PreparedChanges{entries: make([]changelog.Entry, 0, n), parts: make([]entryParts, 0, n)}
-	// The id-free parts of all entries share one buffer; each part is a
-	// full slice of it, so that nothing appended later moves it.
-	buf := make([]byte, 0, 200*n)
-	cut := func(from int) []byte { return buf[from:len(buf):len(buf)] }
-	add := func(e changelog.Entry, x entryParts) {
-		p.entries = append(p.entries, e)
-		p.parts = append(p.parts, x)
-	}
+	p := &PreparedChanges{entries: make([]changelog.Entry, 0, n), parts: make([]entryParts, 0, n), buf: make([]byte, 0, 200*n)}
 	postings := make([]account.Posting, 0, np)
 	for _, eff := range effs {
 		if eff == nil {
@@ -263,47 +217,8 @@ func PrepareChanges(effs []*Effects, before map[account.Ref]int64, at time.Time)
 		for _, te := range eff.Trades {
 			postings = append(postings, te.Postings...)
 			// A decision that traded sets Market, which places the trade.
-			m := eff.Market
-			if m == nil {
-				continue
-			}
-			t := te.Trade
-			td := tradeData{MarketID: t.MarketID, PoolID: m.PoolID, EventID: m.EventID,
-				Side: t.Side.String(), Action: string(t.Action), Shares: t.Shares, AmountKopecks: t.Amount,
-				YesProbability: t.PriceAfter, CreatedAt: format(t.CreatedAt)}
-			e := changelog.Entry{Type: changelog.Trade, EventID: m.EventID, PoolID: m.PoolID, MarketID: t.MarketID, At: t.CreatedAt}
-			from := len(buf)
-			var ok bool
-			if buf, ok = td.appendRest(buf); ok {
-				add(e, entryParts{head: tradeHead, trade: t, tail: cut(from)})
-			} else {
-				buf = buf[:from]
-				add(e, entryParts{slow: slowTrade(td, t)})
-			}
-			for i := -1; i < len(te.PoolPrices); i++ {
-				pp := &te.Price
-				if i >= 0 {
-					pp = &te.PoolPrices[i]
-				}
-				id := cmp.Or(pp.MarketID, t.MarketID)
-				at := pp.At
-				if at.IsZero() {
-					at = t.CreatedAt
-				}
-				pd := priceData{MarketID: id, PoolID: m.PoolID, EventID: m.EventID, YesProbability: pp.YesProbability,
-					QYes: pp.QYes, QNo: pp.QNo, At: format(at)}
-				e := changelog.Entry{Type: changelog.Price, EventID: m.EventID, PoolID: m.PoolID, MarketID: id, At: at}
-				from := len(buf)
-				if buf, ok = pd.appendHead(buf); ok {
-					buf = append(buf, `,"trade_id":`...)
-					head := cut(from)
-					from = len(buf)
-					buf = pd.appendTail(buf)
-					add(e, entryParts{head: head, trade: t, tail: cut(from)})
-				} else {
-					buf = buf[:from]
-					add(e, entryParts{slow: slowPrice(pd, t)})
-				}
+			if eff.Market != nil {
+				p.addTrade(eff.Market, te, format)
 			}
 		}
 		postings = append(postings, eff.Postings...)
@@ -315,57 +230,87 @@ func PrepareChanges(effs []*Effects, before map[account.Ref]int64, at time.Time)
 		for i := range eff.Notifications {
 			nt := &eff.Notifications[i]
 			e, rest := social.PrepareNotificationChange(nt)
-			add(e, entryParts{head: noteHead, note: nt, tail: rest})
+			p.add(e, entryParts{head: noteHead, note: nt, tail: rest})
 		}
 	}
 	for _, e := range account.BalanceChanges(before, postings, "trade", at) {
-		add(e, entryParts{whole: e.Data})
-	}
-	for _, x := range p.parts {
-		p.size += len(x.head) + len(x.tail) + len(x.whole) + 20 // an id's digits at most
+		p.add(e, entryParts{whole: e.Data})
 	}
 	return p
 }
 
-var (
-	tradeHead = []byte(`{"trade_id":`)
-	noteHead  = []byte(`{"id":`)
-)
-
-// slowTrade and slowPrice build the data of d for trade t once it has its
-// id, through encoding/json.
-func slowTrade(d tradeData, t *Trade) func() json.RawMessage {
-	return func() json.RawMessage { d.TradeID = t.ID; return marshal(d) }
+func (p *PreparedChanges) add(e changelog.Entry, x entryParts) {
+	p.entries = append(p.entries, e)
+	p.parts = append(p.parts, x)
 }
 
-func slowPrice(d priceData, t *Trade) func() json.RawMessage {
-	return func() json.RawMessage { d.TradeID = t.ID; return marshal(d) }
+// cut returns what buf holds from from on.
+func (p *PreparedChanges) cut(from int) []byte { return p.buf[from:len(p.buf):len(p.buf)] }
+
+// addTrade adds the public entries of trade te on market m (whose PoolID
+// and EventID place it), writing times with format: the trade, then the
+// price of every market it moved, m's first, then, on an exclusive pool,
+// the pool's other markets in the pool's order.
+func (p *PreparedChanges) addTrade(m *Market, te *TradeEffect, format func(time.Time) string) {
+	t := te.Trade
+	td := tradeData{MarketID: t.MarketID, PoolID: m.PoolID, EventID: m.EventID,
+		Side: t.Side.String(), Action: string(t.Action), Shares: t.Shares, AmountKopecks: t.Amount,
+		YesProbability: t.PriceAfter, CreatedAt: format(t.CreatedAt)}
+	from := len(p.buf)
+	var ok bool
+	if p.buf, ok = td.appendRest(p.buf); !ok {
+		panic(fmt.Sprintf("market: trade on market %d: price %v", t.MarketID, t.PriceAfter))
+	}
+	p.add(changelog.Entry{Type: changelog.Trade, EventID: m.EventID, PoolID: m.PoolID, MarketID: t.MarketID, At: t.CreatedAt},
+		entryParts{head: tradeHead, trade: t, tail: p.cut(from)})
+	for i := -1; i < len(te.PoolPrices); i++ {
+		pp := &te.Price
+		if i >= 0 {
+			pp = &te.PoolPrices[i]
+		}
+		id := cmp.Or(pp.MarketID, t.MarketID)
+		at := pp.At
+		if at.IsZero() {
+			at = t.CreatedAt
+		}
+		pd := priceData{MarketID: id, PoolID: m.PoolID, EventID: m.EventID, YesProbability: pp.YesProbability,
+			QYes: pp.QYes, QNo: pp.QNo, At: format(at)}
+		from := len(p.buf)
+		if p.buf, ok = pd.appendHead(p.buf); !ok {
+			panic(fmt.Sprintf("market: price of market %d: %v", id, pp.YesProbability))
+		}
+		p.buf = append(p.buf, `,"trade_id":`...)
+		head := p.cut(from)
+		from = len(p.buf)
+		p.buf = pd.appendTail(p.buf)
+		p.add(changelog.Entry{Type: changelog.Price, EventID: m.EventID, PoolID: m.PoolID, MarketID: id, At: at},
+			entryParts{head: head, trade: t, tail: p.cut(from)})
+	}
 }
 
 // Entries returns the entries, with the ids the trades and notifications
 // have now. Their data share one buffer.
 func (p *PreparedChanges) Entries() []changelog.Entry {
-	buf := make([]byte, 0, p.size)
+	size := 0
+	for _, x := range p.parts {
+		size += len(x.head) + len(x.tail) + 20 // an id's digits at most
+	}
+	buf := make([]byte, 0, size)
 	for i := range p.parts {
 		x := &p.parts[i]
-		var data []byte
-		switch {
-		case x.slow != nil:
-			data = x.slow()
-		case x.whole != nil:
-			data = x.whole
-		default:
-			from := len(buf)
-			buf = append(buf, x.head...)
-			if x.trade != nil {
-				buf = strconv.AppendInt(buf, x.trade.ID, 10)
-			} else {
-				buf = strconv.AppendInt(buf, x.note.ID, 10)
-			}
-			buf = append(buf, x.tail...)
-			data = buf[from:len(buf):len(buf)]
+		if x.whole != nil {
+			p.entries[i].Data = x.whole
+			continue
 		}
-		p.entries[i].Data = data
+		from := len(buf)
+		buf = append(buf, x.head...)
+		if x.trade != nil {
+			buf = strconv.AppendInt(buf, x.trade.ID, 10)
+		} else {
+			buf = strconv.AppendInt(buf, x.note.ID, 10)
+		}
+		buf = append(buf, x.tail...)
+		p.entries[i].Data = buf[from:len(buf):len(buf)]
 	}
 	return p.entries
 }

@@ -22,22 +22,29 @@ const playwrightVersion = "1.65.1"
 // playwrightCore is the playwright-core package's directory, or "":
 // PREDICTKIT_PLAYWRIGHT_CORE, else where .ci/run installs it.
 func playwrightCore() string {
-	dir := os.Getenv("PREDICTKIT_PLAYWRIGHT_CORE")
-	if dir == "" {
-		cache := os.Getenv("PREDICTKIT_CI_CACHE")
-		if cache == "" {
-			base, err := os.UserCacheDir()
-			if err != nil {
-				return ""
-			}
-			cache = filepath.Join(base, "predictkit-ci")
-		}
-		dir = filepath.Join(cache, "playwright-core-"+playwrightVersion, "node_modules", "playwright-core")
-	}
-	if _, err := os.Stat(filepath.Join(dir, "package.json")); err != nil {
+	dir := ciPackage("PREDICTKIT_PLAYWRIGHT_CORE", "playwright-core", playwrightVersion)
+	if _, err := os.Stat(filepath.Join(dir, "package.json")); dir == "" || err != nil {
 		return ""
 	}
 	return dir
+}
+
+// ciPackage is the directory of npm package name: the one env names, else
+// version's where .ci/run installs it (under PREDICTKIT_CI_CACHE, or the
+// user's cache directory), or "" when there is neither.
+func ciPackage(env, name, version string) string {
+	if dir := os.Getenv(env); dir != "" {
+		return dir
+	}
+	cache := os.Getenv("PREDICTKIT_CI_CACHE")
+	if cache == "" {
+		base, err := os.UserCacheDir()
+		if err != nil {
+			return ""
+		}
+		cache = filepath.Join(base, "predictkit-ci")
+	}
+	return filepath.Join(cache, name+"-"+version, "node_modules", name)
 }
 
 // browserTools are the Chromium, Node.js and playwright-core a browser

@@ -26,20 +26,9 @@ const webBudget = 200 * 1024
 // axeCore is the path of axe-core's axe.min.js, or "": PREDICTKIT_AXE_CORE
 // (the package's directory), else where .ci/run installs it.
 func axeCore() string {
-	dir := os.Getenv("PREDICTKIT_AXE_CORE")
-	if dir == "" {
-		cache := os.Getenv("PREDICTKIT_CI_CACHE")
-		if cache == "" {
-			base, err := os.UserCacheDir()
-			if err != nil {
-				return ""
-			}
-			cache = filepath.Join(base, "predictkit-ci")
-		}
-		dir = filepath.Join(cache, "axe-core-"+axeVersion, "node_modules", "axe-core")
-	}
+	dir := ciPackage("PREDICTKIT_AXE_CORE", "axe-core", axeVersion)
 	p := filepath.Join(dir, "axe.min.js")
-	if _, err := os.Stat(p); err != nil {
+	if _, err := os.Stat(p); dir == "" || err != nil {
 		return ""
 	}
 	return p

@@ -58,7 +58,7 @@ func appendArgs(es []changelog.Entry) []any {
 		size += len(en.Data)
 	}
 	data := make([]byte, 0, size)
-	var trades []int64
+	trades := []int64{} // not nil: the column takes no NULL
 	var last time.Time
 	for i, en := range es {
 		if en.Type == changelog.Trade {
@@ -75,9 +75,6 @@ func appendArgs(es []changelog.Entry) []any {
 	}
 	// data goes as it is: a text parameter takes bytes, and a copy into a
 	// string would be one more of the entries' size on every commit.
-	if trades == nil {
-		trades = []int64{}
-	}
 	return []any{types, last, events, pools, mkts, users, ats, lens, data, trades}
 }
 

@@ -16,6 +16,11 @@ export async function usersPage(root, ctx) {
   let users = [];
   let cursor = null;
   let current = '';
+  // A list asked for before a role change may come back after it, with
+  // the old role: every load and change takes the next number, and a
+  // list keeps the changes numbered after its load began.
+  let seq = 0;
+  const changed = new Map(); // user id → { is_creator, seq }
 
   const label = (u) => u.nickname || u.name || u.email || `#${u.id}`;
 
@@ -39,8 +44,13 @@ export async function usersPage(root, ctx) {
 
   const load = async (next) => {
     try {
+      const began = ++seq;
       const page = await api('GET', '/api/v1/admin/users' + qs({ query: current, limit: 50, cursor: next ? cursor : '' }), undefined, admin);
       if (!ctx.alive()) return;
+      for (const u of page.users) {
+        const c = changed.get(u.id);
+        if (c && c.seq > began) u.is_creator = c.is_creator;
+      }
       users = next ? users.concat(page.users) : page.users;
       cursor = page.next_cursor;
       draw();
@@ -76,6 +86,8 @@ export async function usersPage(root, ctx) {
     try {
       const r = await api('PATCH', `/api/v1/admin/users/${u.id}`, { is_creator: on }, admin);
       u.is_creator = r.user.is_creator;
+      changed.set(u.id, { is_creator: u.is_creator, seq: ++seq });
+      for (const x of users) if (x.id === u.id) x.is_creator = u.is_creator;
       if (!ctx.alive()) return;
       draw();
       ctx.announce(ta(on ? 'users.granted' : 'users.revoked', { name: label(u) }));

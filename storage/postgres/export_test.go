@@ -4,9 +4,12 @@ import (
 	"context"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/predictkit/predictkit/account"
 	"github.com/predictkit/predictkit/changelog"
 	"github.com/predictkit/predictkit/leaderboard"
+	"github.com/predictkit/predictkit/market"
 )
 
 // Internals the external tests reach.
@@ -120,4 +123,16 @@ func SetBoardToday(day time.Time) func() {
 	old := boardToday
 	boardToday = func() time.Time { return day }
 	return func() { boardToday = old }
+}
+
+// UpdatePositions writes ps on tx with the statement a trade writes the
+// positions it changed with.
+func UpdatePositions(ctx context.Context, tx pgx.Tx, ps ...*market.Position) error {
+	order := make([]int64, len(ps))
+	byID := make(map[int64]*market.Position, len(ps))
+	for i, p := range ps {
+		order[i], byID[p.ID] = p.ID, p
+	}
+	_, err := tx.Exec(ctx, sqlUpdatePositions, updatePositionArgs(order, byID)...)
+	return err
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/predictkit/predictkit/market"
 	"github.com/predictkit/predictkit/storage/postgres"
 )
 
@@ -174,6 +175,70 @@ func TestSettlementCreditsLockInAccountOrder(t *testing.T) {
 				if strings.Contains(text, bad) {
 					t.Errorf("plan has a %s:\n%s", bad, text)
 				}
+			}
+		})
+	}
+}
+
+// TestTradesUpdatePositionsInPlace checks that a trade that leaves its
+// position open updates the row in place (a heap-only update): no index
+// of positions may cover a column such a trade changes, or every trade
+// writes a new entry into all of them (migration 00007's closed index
+// once included returned and spent, and a hot market's positions bloated).
+func TestTradesUpdatePositionsInPlace(t *testing.T) {
+	e := newEnv(t)
+	ev, _ := e.event(0, 10000, 0.5)
+	m := ev.Pools[0].Markets[0]
+	u := e.user("trader", 100_000)
+	if _, err := e.buy(u, m, market.Yes, 10_000); err != nil {
+		t.Fatal(err)
+	}
+	open, err := e.store.OpenPositions(e.ctx, u.ID)
+	if err != nil || len(open) != 1 {
+		t.Fatalf("open positions: %v, %v", open, err)
+	}
+	for _, c := range []struct {
+		name    string
+		change  func(p *market.Position)
+		inPlace bool
+	}{
+		{"a buy's changes are written in place", func(p *market.Position) {
+			p.Shares, p.CostBasis, p.Bought, p.Spent = p.Shares+500, p.CostBasis+300, p.Bought+500, p.Spent+300
+		}, true},
+		{"a partial sale's changes are written in place", func(p *market.Position) {
+			p.Shares, p.CostBasis, p.Returned = p.Shares-500, p.CostBasis-300, p.Returned+280
+		}, true},
+		{"closing the position moves it between the open and closed indexes", func(p *market.Position) {
+			at, sold := time.Now(), -1
+			p.Shares, p.CostBasis, p.Returned, p.ClosedAt, p.WonSide = 0, 0, p.Returned+9_000, &at, &sold
+		}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := open[0].Position
+			p.UpdatedAt = time.Now()
+			c.change(&p)
+			tx, err := e.store.DB().Begin(e.ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tx.Rollback(e.ctx)
+			// The connection's counts of earlier transactions may not
+			// have been reported yet: the update's are the difference.
+			counts := func() (updated, inPlace int64) {
+				if err := tx.QueryRow(e.ctx, `SELECT n_tup_upd, n_tup_hot_upd FROM pg_stat_xact_user_tables
+					WHERE relid = 'positions'::regclass`).Scan(&updated, &inPlace); err != nil {
+					t.Fatal(err)
+				}
+				return updated, inPlace
+			}
+			updated0, inPlace0 := counts()
+			if err := postgres.UpdatePositions(e.ctx, tx, &p); err != nil {
+				t.Fatal(err)
+			}
+			updated, inPlace := counts()
+			updated, inPlace = updated-updated0, inPlace-inPlace0
+			if updated != 1 || (inPlace == 1) != c.inPlace {
+				t.Fatalf("%d rows updated, %d of them in place; want 1, in place: %v", updated, inPlace, c.inPlace)
 			}
 		})
 	}

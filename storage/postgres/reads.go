@@ -108,7 +108,7 @@ var (
 		JOIN events e ON e.id = m.event_id
 		ORDER BY c.closed DESC, c.id DESC LIMIT $2 OFFSET $3`
 	sqlClosedStats = `SELECT count(*), COALESCE(max(pnl) FILTER (WHERE pnl > 0), 0) FROM (
-			SELECT returned - spent AS pnl FROM positions WHERE user_id = $1 AND closed_at IS NOT NULL
+			SELECT closed_pnl AS pnl FROM positions WHERE user_id = $1 AND closed_at IS NOT NULL
 			UNION ALL
 			SELECT ` + settledAs["returned"] + ` - x.spent FROM positions x JOIN markets m ON m.id = x.market_id
 			WHERE x.user_id = $1 AND ` + settledSQL + `

@@ -53,14 +53,13 @@ func (d *balanceData) json() json.RawMessage {
 // user's money.
 func BalanceChanges(before map[Ref]int64, postings []Posting, reason string, at time.Time) []changelog.Entry {
 	var moved map[int64]string
-	after := map[Ref]int64{}
 	for _, p := range postings {
 		for _, ref := range [2]Ref{p.From, p.To} {
 			if ref.Kind != KindUser && ref.Kind != KindUserBonus {
 				continue
 			}
 			if moved == nil {
-				moved = map[int64]string{}
+				moved = make(map[int64]string, len(postings))
 			}
 			moved[ref.Owner] = p.Reason
 		}
@@ -68,6 +67,7 @@ func BalanceChanges(before map[Ref]int64, postings []Posting, reason string, at 
 	if len(moved) == 0 {
 		return nil
 	}
+	after := make(map[Ref]int64, 2*len(moved))
 	for _, u := range [2]Kind{KindUser, KindUserBonus} {
 		for id := range moved {
 			r := Ref{Kind: u, Owner: id}

@@ -4,7 +4,9 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/predictkit/predictkit/account"
@@ -167,7 +169,22 @@ type PreparedChanges struct {
 	// buf holds the id-free parts of all entries; each part is a full
 	// slice of it, so that nothing appended later moves it.
 	buf []byte
+	// postings gathers the postings the balance entries are made of.
+	postings []account.Posting
+	// data holds the entries' data, one after another, once Entries has
+	// run.
+	data []byte
 }
+
+// prepared keeps released PreparedChanges, whose memory the next batch
+// reuses: a hot market commits hundreds of batches a second, and
+// allocating their entries anew every time made the garbage collector
+// run more often.
+var prepared = sync.Pool{New: func() any { return new(PreparedChanges) }}
+
+// maxKept bounds the bytes of data a released PreparedChanges keeps, so
+// that one unusually large batch does not stay in memory for good.
+const maxKept = 1 << 20
 
 // entryParts is an entry's data: head, the id of *trade or *note (when
 // set), then tail; or whole, for data that needs no id.
@@ -208,8 +225,10 @@ func PrepareChanges(effs []*Effects, before map[account.Ref]int64, at time.Time)
 		n += len(eff.Notifications)
 		np += len(eff.Postings)
 	}
-	p := &PreparedChanges{entries: make([]changelog.Entry, 0, n), parts: make([]entryParts, 0, n), buf: make([]byte, 0, 200*n)}
-	postings := make([]account.Posting, 0, np)
+	p := prepared.Get().(*PreparedChanges)
+	p.entries, p.parts = slices.Grow(p.entries[:0], n), slices.Grow(p.parts[:0], n)
+	p.buf, p.postings = slices.Grow(p.buf[:0], 200*n), slices.Grow(p.postings[:0], np)
+	postings := p.postings
 	for _, eff := range effs {
 		if eff == nil {
 			continue
@@ -229,10 +248,13 @@ func PrepareChanges(effs []*Effects, before map[account.Ref]int64, at time.Time)
 		}
 		for i := range eff.Notifications {
 			nt := &eff.Notifications[i]
-			e, rest := social.PrepareNotificationChange(nt)
-			p.add(e, entryParts{head: noteHead, note: nt, tail: rest})
+			from := len(p.buf)
+			var e changelog.Entry
+			e, p.buf = social.AppendNotificationChange(p.buf, nt)
+			p.add(e, entryParts{head: noteHead, note: nt, tail: p.cut(from)})
 		}
 	}
+	p.postings = postings
 	for _, e := range account.BalanceChanges(before, postings, "trade", at) {
 		p.add(e, entryParts{whole: e.Data})
 	}
@@ -289,28 +311,46 @@ func (p *PreparedChanges) addTrade(m *Market, te *TradeEffect, format func(time.
 }
 
 // Entries returns the entries, with the ids the trades and notifications
-// have now. Their data share one buffer.
+// have now. Their data lie one after another in one buffer, which Data
+// returns.
 func (p *PreparedChanges) Entries() []changelog.Entry {
 	size := 0
 	for _, x := range p.parts {
-		size += len(x.head) + len(x.tail) + 20 // an id's digits at most
+		size += len(x.head) + len(x.tail) + len(x.whole) + 20 // an id's digits at most
 	}
-	buf := make([]byte, 0, size)
+	buf := slices.Grow(p.data[:0], size)
 	for i := range p.parts {
 		x := &p.parts[i]
-		if x.whole != nil {
-			p.entries[i].Data = x.whole
-			continue
-		}
 		from := len(buf)
-		buf = append(buf, x.head...)
-		if x.trade != nil {
-			buf = strconv.AppendInt(buf, x.trade.ID, 10)
-		} else {
-			buf = strconv.AppendInt(buf, x.note.ID, 10)
+		switch {
+		case x.whole != nil:
+			buf = append(buf, x.whole...)
+		case x.trade != nil:
+			buf = strconv.AppendInt(append(buf, x.head...), x.trade.ID, 10)
+		default:
+			buf = strconv.AppendInt(append(buf, x.head...), x.note.ID, 10)
 		}
 		buf = append(buf, x.tail...)
 		p.entries[i].Data = buf[from:len(buf):len(buf)]
 	}
+	p.data = buf
 	return p.entries
+}
+
+// Data returns the data of the entries Entries returned, one after
+// another: what a store that keeps them as one value writes, without
+// copying them again.
+func (p *PreparedChanges) Data() []byte { return p.data }
+
+// Release hands the memory of p, and of the entries it returned, to the
+// next batch's PrepareChanges. Neither may be used after it.
+func (p *PreparedChanges) Release() {
+	if cap(p.buf)+cap(p.data) > maxKept {
+		return
+	}
+	// Nothing released may keep a batch's Effects alive.
+	clear(p.entries)
+	clear(p.parts)
+	clear(p.postings)
+	prepared.Put(p)
 }

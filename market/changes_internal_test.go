@@ -141,6 +141,16 @@ func BenchmarkExecChanges(b *testing.B) {
 			_ = PrepareChanges(effs, balances, st.Now)
 		}
 	})
+	// A store that releases what it prepared once the entries are
+	// written, as the PostgreSQL store does.
+	b.Run("prepared, completed and released", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			p := PrepareChanges(effs, balances, st.Now)
+			_ = p.Entries()
+			p.Release()
+		}
+	})
 	p := PrepareChanges(effs, balances, st.Now)
 	b.Run("completed with the ids", func(b *testing.B) {
 		b.ReportAllocs()
@@ -206,11 +216,50 @@ func TestPreparedChanges(t *testing.T) {
 			t.Fatalf("entry %d: %s", i, g.Data)
 		}
 	}
+	t.Run("Data is the entries' data one after another", func(t *testing.T) {
+		var joined []byte
+		for _, e := range got {
+			joined = append(joined, e.Data...)
+		}
+		if !bytes.Equal(p.Data(), joined) {
+			t.Fatalf("Data:\n%s\nthe entries':\n%s", p.Data(), joined)
+		}
+	})
 	t.Run("the entries' data do not overlap: appending to one leaves the next as it was", func(t *testing.T) {
 		next := string(got[1].Data)
 		_ = append(got[0].Data, "XXXXXXXX"...)
 		if string(got[1].Data) != next {
 			t.Fatalf("entry 1 became %s", got[1].Data)
+		}
+	})
+	t.Run("memory released by one batch builds the next batch's entries right", func(t *testing.T) {
+		p.Release()
+		for round := range 3 {
+			// Other trades each round, so that nothing of the last is
+			// left over unnoticed.
+			reqs := reqs[:len(reqs)-round]
+			eff, err := DecideTrades(testState(t, 0.02, balances), reqs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, te := range eff.Trades {
+				te.Trade.ID = int64(200_000 + 11*i + round)
+			}
+			for i := range eff.Notifications {
+				eff.Notifications[i].ID = int64(7_000 + i + round)
+			}
+			q := PrepareChanges([]*Effects{eff}, balances, st.Now)
+			got := q.Entries()
+			want := ExecChanges([]*Effects{eff}, balances, st.Now)
+			if len(got) != len(want) {
+				t.Fatalf("round %d: %d entries, want %d", round, len(got), len(want))
+			}
+			for i := range want {
+				if got[i].Type != want[i].Type || got[i].UserID != want[i].UserID || !bytes.Equal(got[i].Data, want[i].Data) {
+					t.Fatalf("round %d, entry %d:\n%s\nwant\n%s", round, i, got[i].Data, want[i].Data)
+				}
+			}
+			q.Release()
 		}
 	})
 }

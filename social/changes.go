@@ -44,10 +44,16 @@ func NotificationChange(n *Notification) changelog.Entry {
 // entry without its data, and what of the data follows the id (the data
 // is {"id":, the id, then rest).
 func PrepareNotificationChange(n *Notification) (e changelog.Entry, rest []byte) {
+	return AppendNotificationChange(nil, n)
+}
+
+// AppendNotificationChange is PrepareNotificationChange appending rest to
+// buf, so that a batch's entries can share one buffer.
+func AppendNotificationChange(buf []byte, n *Notification) (e changelog.Entry, rest []byte) {
 	title, msg := n.Render("en")
 	d := notificationData{ID: n.ID, UserID: n.UserID, Type: n.Type, Title: title, Message: msg,
 		Read: n.Read, CreatedAt: changeTime(n.CreatedAt), RelatedID: n.RelatedID, RelatedType: n.RelatedType, Data: n.Data}
-	return changelog.Entry{Type: changelog.Notification, UserID: n.UserID, At: n.CreatedAt}, d.appendRest(nil)
+	return changelog.Entry{Type: changelog.Notification, UserID: n.UserID, At: n.CreatedAt}, d.appendRest(buf)
 }
 
 // json is encoding/json's encoding of d, appended by hand: every trade

@@ -16,6 +16,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -26,7 +28,7 @@ import (
 
 var _ changelog.Reader = (*Store)(nil)
 
-// sqlAppendChanges appends the entries of appendArgs's arguments to the
+// sqlAppendChanges appends the entries of a logRow's arguments to the
 // change log, as one row: the last statement before COMMIT of every
 // transaction that writes entries, because it takes their numbers from
 // change_log_head. The row is found by its key: a trade's transaction
@@ -43,40 +45,87 @@ const sqlAppendChanges = `WITH head AS (
 INSERT INTO change_log (first_seq, n, at, types, event_ids, pool_ids, market_ids, user_ids, ats, lens, data, trade_ids)
 SELECT base + 1, cardinality($1::text[]), $2, $1, $3, $4, $5, $6, $7, $8, $9, $10 FROM head`
 
-// appendArgs returns the arguments of sqlAppendChanges for es (at least
-// one): the entries column by column, their data one after another, and
-// the ids of the trade entries' trades (which the leaderboard reads
-// instead of the data).
-func appendArgs(es []changelog.Entry) []any {
-	n := len(es)
-	types := make([]string, n)
-	events, pools, mkts, users := make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n)
-	ats := make([]time.Time, n)
-	lens := make([]int32, n)
-	size := 0
-	for _, en := range es {
-		size += len(en.Data)
-	}
-	data := make([]byte, 0, size)
-	trades := []int64{} // not nil: the column takes no NULL
-	var last time.Time
-	for i, en := range es {
-		if en.Type == changelog.Trade {
-			trades = append(trades, tradeIDOf(en.Data))
-		}
-		types[i] = string(en.Type)
-		events[i], pools[i], mkts[i], users[i] = en.EventID, en.PoolID, en.MarketID, en.UserID
-		ats[i] = dbTime(en.At)
-		if ats[i].After(last) {
-			last = ats[i]
-		}
-		lens[i] = int32(len(en.Data))
-		data = append(data, en.Data...)
-	}
-	// data goes as it is: a text parameter takes bytes, and a copy into a
-	// string would be one more of the entries' size on every commit.
-	return []any{types, last, events, pools, mkts, users, ats, lens, data, trades}
+// logRow is the arguments of sqlAppendChanges: the entries column by
+// column, their data one after another, and the ids of the trade
+// entries' trades (which the leaderboard reads instead of the data). A
+// trade's rows are kept for the next (logRows), as its entries are
+// (market.PreparedChanges.Release).
+type logRow struct {
+	types                      []string
+	events, pools, mkts, users []int64
+	ats                        []time.Time
+	lens                       []int32
+	data                       []byte
+	trades                     []int64
+	last                       time.Time
 }
+
+var logRows = sync.Pool{New: func() any { return new(logRow) }}
+
+// newLogRow returns the row of es (at least one). data, when not nil, is
+// their data one after another already (market.PreparedChanges.Data).
+func newLogRow(es []changelog.Entry, data []byte) *logRow {
+	r := logRows.Get().(*logRow)
+	n := len(es)
+	r.types = slices.Grow(r.types[:0], n)
+	r.events, r.pools = slices.Grow(r.events[:0], n), slices.Grow(r.pools[:0], n)
+	r.mkts, r.users = slices.Grow(r.mkts[:0], n), slices.Grow(r.users[:0], n)
+	r.ats, r.lens = slices.Grow(r.ats[:0], n), slices.Grow(r.lens[:0], n)
+	r.trades = r.trades[:0]
+	if r.trades == nil {
+		r.trades = []int64{} // not nil: the column takes no NULL
+	}
+	if data == nil {
+		size := 0
+		for _, en := range es {
+			size += len(en.Data)
+		}
+		r.data = slices.Grow(r.data[:0], size)
+	}
+	r.last = time.Time{}
+	for _, en := range es {
+		if en.Type == changelog.Trade {
+			r.trades = append(r.trades, tradeIDOf(en.Data))
+		}
+		r.types = append(r.types, string(en.Type))
+		r.events, r.pools = append(r.events, en.EventID), append(r.pools, en.PoolID)
+		r.mkts, r.users = append(r.mkts, en.MarketID), append(r.users, en.UserID)
+		at := dbTime(en.At)
+		if at.After(r.last) {
+			r.last = at
+		}
+		r.ats, r.lens = append(r.ats, at), append(r.lens, int32(len(en.Data)))
+		if data == nil {
+			r.data = append(r.data, en.Data...)
+		}
+	}
+	if data != nil {
+		r.data = data
+	}
+	return r
+}
+
+// args returns the arguments of sqlAppendChanges. data goes as it is: a
+// text parameter takes bytes, and a copy into a string would be one more
+// of the entries' size on every commit.
+func (r *logRow) args() []any {
+	return []any{r.types, r.last, r.events, r.pools, r.mkts, r.users, r.ats, r.lens, r.data, r.trades}
+}
+
+// release keeps r for the next row, once its statement has been sent.
+// The data is not r's to keep when it came from the entries.
+func (r *logRow) release(ownData bool) {
+	if !ownData {
+		r.data = nil
+	}
+	if cap(r.data) > maxKeptLogData {
+		r.data = nil
+	}
+	logRows.Put(r)
+}
+
+// maxKeptLogData bounds the data a released logRow keeps.
+const maxKeptLogData = 1 << 20
 
 // sqlNotifyChanges announces new entries on channel $1, at COMMIT.
 const sqlNotifyChanges = `SELECT pg_notify($1, '')`
@@ -103,7 +152,7 @@ func queueChanges(b *pgx.Batch, channel string, es []changelog.Entry) {
 		return
 	}
 	b.Queue(sqlNotifyChanges, channel)
-	b.Queue(sqlAppendChanges, appendArgs(es)...)
+	b.Queue(sqlAppendChanges, newLogRow(es, nil).args()...)
 }
 
 // resolvedChanges are the entries of a settlement: one market_resolved

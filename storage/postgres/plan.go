@@ -356,14 +356,27 @@ func (w *writes) send(ctx context.Context, conn batchSender) (mayHaveCommitted b
 		}
 		prepared = market.PrepareChanges(effs, w.log.before, w.log.at)
 	}
-	if err := w.write(ctx, conn, prepare); err != nil {
+	if err = w.write(ctx, conn, prepare); err != nil {
 		return false, err
 	}
 	b := &pgx.Batch{}
-	// Delivered at COMMIT, to whoever listens (WatchChanges).
-	queueChanges(b, w.channel, prepared.Entries())
+	var row *logRow
+	// A batch whose every request was refused has no entries.
+	if es := prepared.Entries(); len(es) > 0 {
+		row = newLogRow(es, prepared.Data())
+		// Delivered at COMMIT, to whoever listens (WatchChanges).
+		b.Queue(sqlNotifyChanges, w.channel)
+		b.Queue(sqlAppendChanges, row.args()...)
+	}
 	b.Queue(`COMMIT`)
-	return true, sendAll(ctx, conn, b)
+	err = sendAll(ctx, conn, b)
+	// The statement has been written: its arguments, the entries' data
+	// among them, serve the next batch.
+	if row != nil {
+		row.release(false)
+	}
+	prepared.Release()
+	return true, err
 }
 
 // write sends the batch and sets the ids it returns. meanwhile, when set,

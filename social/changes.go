@@ -77,7 +77,14 @@ func (d *notificationData) appendRest(b []byte) []byte {
 	b = jsonenc.AppendString(append(b, `,"created_at":`...), d.CreatedAt)
 	b = strconv.AppendInt(append(b, `,"related_id":`...), d.RelatedID, 10)
 	b = jsonenc.AppendString(append(b, `,"related_type":`...), d.RelatedType)
-	b = append(b, `,"data":{`...)
+	return append(d.Data.AppendJSON(append(b, `,"data":`...)), '}')
+}
+
+// AppendJSON appends encoding/json's encoding of x to b, without its
+// reflection: every trade stores and logs a notification's data
+// (TestNotificationEntryIsEncodingJSONs checks the bytes).
+func (x *NotificationData) AppendJSON(b []byte) []byte {
+	b = append(b, '{')
 	// The fields are omitempty: each one present begins with a comma but
 	// the first.
 	first := len(b)
@@ -108,7 +115,7 @@ func (d *notificationData) appendRest(b []byte) []byte {
 	str(`"won":`, x.Won)
 	str(`"author":`, x.Author)
 	str(`"excerpt":`, x.Excerpt)
-	return append(b, '}', '}')
+	return append(b, '}')
 }
 
 // commentData is the data of a comment entry: the comment as an

@@ -41,5 +41,33 @@ func TestNotificationEntryIsEncodingJSONs(t *testing.T) {
 		if got := d.json(); !bytes.Equal(got, want) {
 			t.Fatalf("appended %s\nencoding/json %s", got, want)
 		}
+		want, err = json.Marshal(d.Data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := d.Data.AppendJSON([]byte("prefix")); !bytes.Equal(got, append([]byte("prefix"), want...)) {
+			t.Fatalf("data appended %s\nencoding/json %s", got, want)
+		}
 	}
+}
+
+// BenchmarkNotificationData compares the data a trade's notification
+// stores, appended by hand and by encoding/json.
+func BenchmarkNotificationData(b *testing.B) {
+	d := NotificationData{EventName: "Weather", MarketName: "Will it rain in Moscow tomorrow?", Side: "YES", Action: "buy", Shares: 912345, Amount: 100_000}
+	b.Run("appended", func(b *testing.B) {
+		b.ReportAllocs()
+		var buf []byte
+		for b.Loop() {
+			buf = d.AppendJSON(buf[:0])
+		}
+	})
+	b.Run("encoding/json", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := json.Marshal(d); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

@@ -322,11 +322,7 @@ func (s *Store) plan(l *load, parts []part, at time.Time, logged bool) (*writes,
 		args = append(args, pa[0], pa[1], pa[2], pa[3], pa[4], ids, pa[5])
 		args = append(args, priceArgs(w.trades, tradeMarket, at)...)
 		args = append(args, pnlArgs(pnl, newOrd, at)...)
-		notes, err := notificationArrays(len(w.notes), func(i int) *social.Notification { return w.notes[i] }, at)
-		if err != nil {
-			return nil, err
-		}
-		args = append(args, notes...)
+		args = append(args, notificationArrays(len(w.notes), func(i int) *social.Notification { return w.notes[i] }, at)...)
 		w.insertAt = w.batch.Len()
 		w.batch.Queue(sqlInsertEffects, args...)
 	}

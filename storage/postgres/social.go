@@ -15,7 +15,7 @@ import (
 var _ social.NotificationStore = (*Store)(nil)
 
 // notificationParams are the arrays of new notifications that
-// sqlInsertNotifications and sqlInsertEffects take (notificationArgs).
+// sqlInsertEffects takes (notificationArrays).
 var notificationParams = []column{
 	{name: "user_id", typ: "bigint"},
 	{name: "type", typ: "text"},
@@ -25,18 +25,9 @@ var notificationParams = []column{
 	{name: "created_at", typ: "timestamptz"},
 }
 
-var sqlInsertNotifications = `INSERT INTO notifications (` + nameList(notificationParams) + `)
-SELECT * FROM ` + unnest(1, notificationParams)
-
-// notificationArgs are the arguments of sqlInsertNotifications; at is the
-// time of those that have none.
-func notificationArgs(ns []social.Notification, at time.Time) ([]any, error) {
-	return notificationArrays(len(ns), func(i int) *social.Notification { return &ns[i] }, at)
-}
-
 // notificationArrays are the arrays of notificationParams for the n
-// notifications that get returns.
-func notificationArrays(n int, get func(i int) *social.Notification, at time.Time) ([]any, error) {
+// notifications that get returns; at is the time of those that have none.
+func notificationArrays(n int, get func(i int) *social.Notification, at time.Time) []any {
 	ns := make([]*social.Notification, n)
 	for i := range ns {
 		ns[i] = get(i)
@@ -47,17 +38,15 @@ func notificationArrays(n int, get func(i int) *social.Notification, at time.Tim
 	relTypes := make([]string, len(ns))
 	data := make([]string, len(ns))
 	times := make([]time.Time, len(ns))
+	var b []byte
 	for i, n := range ns {
-		b, err := json.Marshal(n.Data)
-		if err != nil {
-			return nil, fmt.Errorf("postgres: notification data: %w", err)
-		}
+		b = n.Data.AppendJSON(b[:0])
 		users[i], types[i], rel[i], relTypes[i], data[i], times[i] = n.UserID, n.Type, n.RelatedID, n.RelatedType, string(b), n.CreatedAt
 		if times[i].IsZero() {
 			times[i] = at
 		}
 	}
-	return []any{users, types, rel, relTypes, data, times}, nil
+	return []any{users, types, rel, relTypes, data, times}
 }
 
 // CreateNotification implements social.NotificationStore. The
@@ -67,12 +56,9 @@ func (s *Store) CreateNotification(ctx context.Context, n *social.Notification) 
 		n.CreatedAt = now()
 	}
 	n.CreatedAt = dbTime(n.CreatedAt)
-	b, err := json.Marshal(n.Data)
-	if err != nil {
-		return fmt.Errorf("postgres: notification data: %w", err)
-	}
+	b := n.Data.AppendJSON(nil)
 	var id int64
-	err = s.tx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
+	err := s.tx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
 		if err := tx.QueryRow(ctx, sqlInsertNotification, n.UserID, n.Type, n.RelatedID, n.RelatedType, string(b), n.CreatedAt).Scan(&id); err != nil {
 			return err
 		}

@@ -112,20 +112,13 @@ func (r *logRow) args() []any {
 	return []any{r.types, r.last, r.events, r.pools, r.mkts, r.users, r.ats, r.lens, r.data, r.trades}
 }
 
-// release keeps r for the next row, once its statement has been sent.
-// The data is not r's to keep when it came from the entries.
-func (r *logRow) release(ownData bool) {
-	if !ownData {
-		r.data = nil
-	}
-	if cap(r.data) > maxKeptLogData {
-		r.data = nil
-	}
+// release keeps r's arrays for the next row, once its statement has been
+// sent. Its data is the entries' (market.PreparedChanges.Data), which
+// they release themselves.
+func (r *logRow) release() {
+	r.data = nil
 	logRows.Put(r)
 }
-
-// maxKeptLogData bounds the data a released logRow keeps.
-const maxKeptLogData = 1 << 20
 
 // sqlNotifyChanges announces new entries on channel $1, at COMMIT.
 const sqlNotifyChanges = `SELECT pg_notify($1, '')`

@@ -369,7 +369,7 @@ func (w *writes) send(ctx context.Context, conn batchSender) (mayHaveCommitted b
 	// The statement has been written: its arguments, the entries' data
 	// among them, serve the next batch.
 	if row != nil {
-		row.release(false)
+		row.release()
 	}
 	prepared.Release()
 	return true, err

@@ -228,19 +228,18 @@ func PrepareChanges(effs []*Effects, before map[account.Ref]int64, at time.Time)
 	p := prepared.Get().(*PreparedChanges)
 	p.entries, p.parts = slices.Grow(p.entries[:0], n), slices.Grow(p.parts[:0], n)
 	p.buf, p.postings = slices.Grow(p.buf[:0], 200*n), slices.Grow(p.postings[:0], np)
-	postings := p.postings
 	for _, eff := range effs {
 		if eff == nil {
 			continue
 		}
 		for _, te := range eff.Trades {
-			postings = append(postings, te.Postings...)
+			p.postings = append(p.postings, te.Postings...)
 			// A decision that traded sets Market, which places the trade.
 			if eff.Market != nil {
 				p.addTrade(eff.Market, te, format)
 			}
 		}
-		postings = append(postings, eff.Postings...)
+		p.postings = append(p.postings, eff.Postings...)
 	}
 	for _, eff := range effs {
 		if eff == nil {
@@ -254,8 +253,7 @@ func PrepareChanges(effs []*Effects, before map[account.Ref]int64, at time.Time)
 			p.add(e, entryParts{head: noteHead, note: nt, tail: p.cut(from)})
 		}
 	}
-	p.postings = postings
-	for _, e := range account.BalanceChanges(before, postings, "trade", at) {
+	for _, e := range account.BalanceChanges(before, p.postings, "trade", at) {
 		p.add(e, entryParts{whole: e.Data})
 	}
 	return p

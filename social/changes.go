@@ -47,9 +47,10 @@ func PrepareNotificationChange(n *Notification) (e changelog.Entry, rest []byte)
 	return AppendNotificationChange(nil, n)
 }
 
-// AppendNotificationChange is PrepareNotificationChange appending rest to
-// buf, so that a batch's entries can share one buffer.
-func AppendNotificationChange(buf []byte, n *Notification) (e changelog.Entry, rest []byte) {
+// AppendNotificationChange is PrepareNotificationChange with rest
+// appended to buf, which it returns, so that a batch's entries can share
+// one buffer.
+func AppendNotificationChange(buf []byte, n *Notification) (changelog.Entry, []byte) {
 	title, msg := n.Render("en")
 	d := notificationData{ID: n.ID, UserID: n.UserID, Type: n.Type, Title: title, Message: msg,
 		Read: n.Read, CreatedAt: changeTime(n.CreatedAt), RelatedID: n.RelatedID, RelatedType: n.RelatedType, Data: n.Data}

@@ -2333,6 +2333,9 @@ type ResetPasswordRequest struct {
 	// NewPassword at least 8 characters, at most 72 bytes
 	NewPassword string `json:"new_password"`
 
+	// RevokeAPIKeys also revoke every personal API key of the user, in the same operation (the web app's "Also revoke my API keys"); without it the keys keep working
+	RevokeAPIKeys *bool `json:"revoke_api_keys,omitempty"`
+
 	// Token the reset token from the mail (or the operator)
 	Token string `json:"token"`
 }
@@ -3838,12 +3841,32 @@ type ClientInterface interface {
 
 	// LoginWithBody Log in with e-mail and password; returns a fresh access token.
 	//
+	// Checks run 429 rate_limited (per client address,
+	// PREDICTKIT_RATE_LOGIN; then per account: after
+	// PREDICTKIT_LOGIN_FAILURES_PER_ACCOUNT failed passwords, default
+	// 10, for the e-mail within 15 minutes, from any address, whether or
+	// not an account has it, every attempt is refused, the right
+	// password too, until the oldest failure is 15 minutes old;
+	// Retry-After says when), 400 invalid_request, 401
+	// invalid_credentials. A success clears the account's count, and so
+	// does a password reset.
+	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /api/v1/auth/login (the `Login` operationId).
 	LoginWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// Login Log in with e-mail and password; returns a fresh access token.
+	//
+	// Checks run 429 rate_limited (per client address,
+	// PREDICTKIT_RATE_LOGIN; then per account: after
+	// PREDICTKIT_LOGIN_FAILURES_PER_ACCOUNT failed passwords, default
+	// 10, for the e-mail within 15 minutes, from any address, whether or
+	// not an account has it, every attempt is refused, the right
+	// password too, until the oldest failure is 15 minutes old;
+	// Retry-After says when), 400 invalid_request, 401
+	// invalid_credentials. A success clears the account's count, and so
+	// does a password reset.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -3885,14 +3908,18 @@ type ClientInterface interface {
 	// ChangePasswordWithBody Change the caller's password; every other access token of the caller is revoked.
 	//
 	// The new password follows the registration's rule: at least 8
-	// characters and at most 72 bytes. Checks run in this order: 401
-	// unauthorized (no valid token), 400 invalid_request (the body,
-	// then the new password's rule), 401 invalid_credentials (the
-	// current password is wrong). On success every access token of the
-	// user but the one this request carries is revoked, on every server
-	// at once; the caller's token keeps working. Personal API keys are
-	// not access tokens and are not revoked: they are listed and revoked
-	// on their own.
+	// characters and at most 72 bytes. Checks run in this order: 429
+	// rate_limited (per client address), 401 unauthorized (no valid
+	// token), 429 rate_limited (the account's failed passwords: a wrong
+	// current password counts as a failed login, see login), 400
+	// invalid_request (the body, then the new password's rule), 401
+	// invalid_credentials (the current password is wrong). On success
+	// every access token of the user but the one this request carries is
+	// revoked, on every server at once; the caller's token keeps
+	// working. Every reset token and stream ticket issued before is
+	// revoked too, and the user's streams of the `me` topic on this
+	// server end. Personal API keys are not access tokens and are not
+	// revoked: they are listed and revoked on their own.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -3902,14 +3929,18 @@ type ClientInterface interface {
 	// ChangePassword Change the caller's password; every other access token of the caller is revoked.
 	//
 	// The new password follows the registration's rule: at least 8
-	// characters and at most 72 bytes. Checks run in this order: 401
-	// unauthorized (no valid token), 400 invalid_request (the body,
-	// then the new password's rule), 401 invalid_credentials (the
-	// current password is wrong). On success every access token of the
-	// user but the one this request carries is revoked, on every server
-	// at once; the caller's token keeps working. Personal API keys are
-	// not access tokens and are not revoked: they are listed and revoked
-	// on their own.
+	// characters and at most 72 bytes. Checks run in this order: 429
+	// rate_limited (per client address), 401 unauthorized (no valid
+	// token), 429 rate_limited (the account's failed passwords: a wrong
+	// current password counts as a failed login, see login), 400
+	// invalid_request (the body, then the new password's rule), 401
+	// invalid_credentials (the current password is wrong). On success
+	// every access token of the user but the one this request carries is
+	// revoked, on every server at once; the caller's token keeps
+	// working. Every reset token and stream ticket issued before is
+	// revoked too, and the user's streams of the `me` topic on this
+	// server end. Personal API keys are not access tokens and are not
+	// revoked: they are listed and revoked on their own.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -3919,9 +3950,15 @@ type ClientInterface interface {
 	// ResetPasswordWithBody Set a new password with a reset token; every access token of the user is revoked.
 	//
 	// The token works once: of two concurrent uses exactly one
-	// succeeds. Checks run 400 invalid_request (the body, then the new
-	// password's rule: the token is then still good), 400 invalid_token
-	// (unknown, used or expired).
+	// succeeds. Every access token, every other reset token and every
+	// stream ticket of the user is revoked, the user's streams of the
+	// `me` topic on this server end, and the account's count of failed
+	// logins is cleared. With `"revoke_api_keys": true` every personal
+	// API key of the user is revoked in the same transaction; without it
+	// the keys keep working. Checks run 400 invalid_request (the body,
+	// a `revoke_api_keys` that is not a boolean, then the new password's
+	// rule: the token is then still good), 400 invalid_token (unknown,
+	// used or expired). A refused reset revokes nothing.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -3931,9 +3968,15 @@ type ClientInterface interface {
 	// ResetPassword Set a new password with a reset token; every access token of the user is revoked.
 	//
 	// The token works once: of two concurrent uses exactly one
-	// succeeds. Checks run 400 invalid_request (the body, then the new
-	// password's rule: the token is then still good), 400 invalid_token
-	// (unknown, used or expired).
+	// succeeds. Every access token, every other reset token and every
+	// stream ticket of the user is revoked, the user's streams of the
+	// `me` topic on this server end, and the account's count of failed
+	// logins is cleared. With `"revoke_api_keys": true` every personal
+	// API key of the user is revoked in the same transaction; without it
+	// the keys keep working. Checks run 400 invalid_request (the body,
+	// a `revoke_api_keys` that is not a boolean, then the new password's
+	// rule: the token is then still good), 400 invalid_token (unknown,
+	// used or expired). A refused reset revokes nothing.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -4015,7 +4058,9 @@ type ClientInterface interface {
 	// (403 insufficient_scope). A token the cookie held before is
 	// revoked.
 	//
-	// Checks run 429 rate_limited (per client address, as login), 403
+	// Checks run 429 rate_limited (per client address, as login, and,
+	// with e-mail and password, per account as login: the two share the
+	// account's count of failed passwords), 403
 	// insufficient_scope (an API key), 403 cross_origin_request (the
 	// browser says the request comes from another origin:
 	// Sec-Fetch-Site other than same-origin or none, or an Origin that
@@ -4045,7 +4090,9 @@ type ClientInterface interface {
 	// (403 insufficient_scope). A token the cookie held before is
 	// revoked.
 	//
-	// Checks run 429 rate_limited (per client address, as login), 403
+	// Checks run 429 rate_limited (per client address, as login, and,
+	// with e-mail and password, per account as login: the two share the
+	// account's count of failed passwords), 403
 	// insufficient_scope (an API key), 403 cross_origin_request (the
 	// browser says the request comes from another origin:
 	// Sec-Fetch-Site other than same-origin or none, or an Origin that
@@ -5867,6 +5914,16 @@ func (c *Client) RevokeAPIKey(ctx context.Context, id int64, reqEditors ...Reque
 
 // LoginWithBody Log in with e-mail and password; returns a fresh access token.
 //
+// Checks run 429 rate_limited (per client address,
+// PREDICTKIT_RATE_LOGIN; then per account: after
+// PREDICTKIT_LOGIN_FAILURES_PER_ACCOUNT failed passwords, default
+// 10, for the e-mail within 15 minutes, from any address, whether or
+// not an account has it, every attempt is refused, the right
+// password too, until the oldest failure is 15 minutes old;
+// Retry-After says when), 400 invalid_request, 401
+// invalid_credentials. A success clears the account's count, and so
+// does a password reset.
+//
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /api/v1/auth/login (the `Login` operationId).
@@ -5883,6 +5940,16 @@ func (c *Client) LoginWithBody(ctx context.Context, contentType string, body io.
 }
 
 // Login Log in with e-mail and password; returns a fresh access token.
+//
+// Checks run 429 rate_limited (per client address,
+// PREDICTKIT_RATE_LOGIN; then per account: after
+// PREDICTKIT_LOGIN_FAILURES_PER_ACCOUNT failed passwords, default
+// 10, for the e-mail within 15 minutes, from any address, whether or
+// not an account has it, every attempt is refused, the right
+// password too, until the oldest failure is 15 minutes old;
+// Retry-After says when), 400 invalid_request, 401
+// invalid_credentials. A success clears the account's count, and so
+// does a password reset.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -5974,14 +6041,18 @@ func (c *Client) UpdateMe(ctx context.Context, body UpdateMeJSONRequestBody, req
 // ChangePasswordWithBody Change the caller's password; every other access token of the caller is revoked.
 //
 // The new password follows the registration's rule: at least 8
-// characters and at most 72 bytes. Checks run in this order: 401
-// unauthorized (no valid token), 400 invalid_request (the body,
-// then the new password's rule), 401 invalid_credentials (the
-// current password is wrong). On success every access token of the
-// user but the one this request carries is revoked, on every server
-// at once; the caller's token keeps working. Personal API keys are
-// not access tokens and are not revoked: they are listed and revoked
-// on their own.
+// characters and at most 72 bytes. Checks run in this order: 429
+// rate_limited (per client address), 401 unauthorized (no valid
+// token), 429 rate_limited (the account's failed passwords: a wrong
+// current password counts as a failed login, see login), 400
+// invalid_request (the body, then the new password's rule), 401
+// invalid_credentials (the current password is wrong). On success
+// every access token of the user but the one this request carries is
+// revoked, on every server at once; the caller's token keeps
+// working. Every reset token and stream ticket issued before is
+// revoked too, and the user's streams of the `me` topic on this
+// server end. Personal API keys are not access tokens and are not
+// revoked: they are listed and revoked on their own.
 //
 // Takes any type of body and a specified content type.
 //
@@ -6001,14 +6072,18 @@ func (c *Client) ChangePasswordWithBody(ctx context.Context, contentType string,
 // ChangePassword Change the caller's password; every other access token of the caller is revoked.
 //
 // The new password follows the registration's rule: at least 8
-// characters and at most 72 bytes. Checks run in this order: 401
-// unauthorized (no valid token), 400 invalid_request (the body,
-// then the new password's rule), 401 invalid_credentials (the
-// current password is wrong). On success every access token of the
-// user but the one this request carries is revoked, on every server
-// at once; the caller's token keeps working. Personal API keys are
-// not access tokens and are not revoked: they are listed and revoked
-// on their own.
+// characters and at most 72 bytes. Checks run in this order: 429
+// rate_limited (per client address), 401 unauthorized (no valid
+// token), 429 rate_limited (the account's failed passwords: a wrong
+// current password counts as a failed login, see login), 400
+// invalid_request (the body, then the new password's rule), 401
+// invalid_credentials (the current password is wrong). On success
+// every access token of the user but the one this request carries is
+// revoked, on every server at once; the caller's token keeps
+// working. Every reset token and stream ticket issued before is
+// revoked too, and the user's streams of the `me` topic on this
+// server end. Personal API keys are not access tokens and are not
+// revoked: they are listed and revoked on their own.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -6028,9 +6103,15 @@ func (c *Client) ChangePassword(ctx context.Context, body ChangePasswordJSONRequ
 // ResetPasswordWithBody Set a new password with a reset token; every access token of the user is revoked.
 //
 // The token works once: of two concurrent uses exactly one
-// succeeds. Checks run 400 invalid_request (the body, then the new
-// password's rule: the token is then still good), 400 invalid_token
-// (unknown, used or expired).
+// succeeds. Every access token, every other reset token and every
+// stream ticket of the user is revoked, the user's streams of the
+// `me` topic on this server end, and the account's count of failed
+// logins is cleared. With `"revoke_api_keys": true` every personal
+// API key of the user is revoked in the same transaction; without it
+// the keys keep working. Checks run 400 invalid_request (the body,
+// a `revoke_api_keys` that is not a boolean, then the new password's
+// rule: the token is then still good), 400 invalid_token (unknown,
+// used or expired). A refused reset revokes nothing.
 //
 // Takes any type of body and a specified content type.
 //
@@ -6050,9 +6131,15 @@ func (c *Client) ResetPasswordWithBody(ctx context.Context, contentType string, 
 // ResetPassword Set a new password with a reset token; every access token of the user is revoked.
 //
 // The token works once: of two concurrent uses exactly one
-// succeeds. Checks run 400 invalid_request (the body, then the new
-// password's rule: the token is then still good), 400 invalid_token
-// (unknown, used or expired).
+// succeeds. Every access token, every other reset token and every
+// stream ticket of the user is revoked, the user's streams of the
+// `me` topic on this server end, and the account's count of failed
+// logins is cleared. With `"revoke_api_keys": true` every personal
+// API key of the user is revoked in the same transaction; without it
+// the keys keep working. Checks run 400 invalid_request (the body,
+// a `revoke_api_keys` that is not a boolean, then the new password's
+// rule: the token is then still good), 400 invalid_token (unknown,
+// used or expired). A refused reset revokes nothing.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -6194,7 +6281,9 @@ func (c *Client) EndSession(ctx context.Context, reqEditors ...RequestEditorFn) 
 // (403 insufficient_scope). A token the cookie held before is
 // revoked.
 //
-// Checks run 429 rate_limited (per client address, as login), 403
+// Checks run 429 rate_limited (per client address, as login, and,
+// with e-mail and password, per account as login: the two share the
+// account's count of failed passwords), 403
 // insufficient_scope (an API key), 403 cross_origin_request (the
 // browser says the request comes from another origin:
 // Sec-Fetch-Site other than same-origin or none, or an Origin that
@@ -6234,7 +6323,9 @@ func (c *Client) OpenSessionWithBody(ctx context.Context, contentType string, bo
 // (403 insufficient_scope). A token the cookie held before is
 // revoked.
 //
-// Checks run 429 rate_limited (per client address, as login), 403
+// Checks run 429 rate_limited (per client address, as login, and,
+// with e-mail and password, per account as login: the two share the
+// account's count of failed passwords), 403
 // insufficient_scope (an API key), 403 cross_origin_request (the
 // browser says the request comes from another origin:
 // Sec-Fetch-Site other than same-origin or none, or an Origin that
@@ -12048,12 +12139,32 @@ type ClientWithResponsesInterface interface {
 
 	// LoginWithBodyWithResponse Log in with e-mail and password; returns a fresh access token.
 	//
+	// Checks run 429 rate_limited (per client address,
+	// PREDICTKIT_RATE_LOGIN; then per account: after
+	// PREDICTKIT_LOGIN_FAILURES_PER_ACCOUNT failed passwords, default
+	// 10, for the e-mail within 15 minutes, from any address, whether or
+	// not an account has it, every attempt is refused, the right
+	// password too, until the oldest failure is 15 minutes old;
+	// Retry-After says when), 400 invalid_request, 401
+	// invalid_credentials. A success clears the account's count, and so
+	// does a password reset.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/v1/auth/login (the `Login` operationId).
 	LoginWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*LoginResponse, error)
 
 	// LoginWithResponse Log in with e-mail and password; returns a fresh access token.
+	//
+	// Checks run 429 rate_limited (per client address,
+	// PREDICTKIT_RATE_LOGIN; then per account: after
+	// PREDICTKIT_LOGIN_FAILURES_PER_ACCOUNT failed passwords, default
+	// 10, for the e-mail within 15 minutes, from any address, whether or
+	// not an account has it, every attempt is refused, the right
+	// password too, until the oldest failure is 15 minutes old;
+	// Retry-After says when), 400 invalid_request, 401
+	// invalid_credentials. A success clears the account's count, and so
+	// does a password reset.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -12099,14 +12210,18 @@ type ClientWithResponsesInterface interface {
 	// ChangePasswordWithBodyWithResponse Change the caller's password; every other access token of the caller is revoked.
 	//
 	// The new password follows the registration's rule: at least 8
-	// characters and at most 72 bytes. Checks run in this order: 401
-	// unauthorized (no valid token), 400 invalid_request (the body,
-	// then the new password's rule), 401 invalid_credentials (the
-	// current password is wrong). On success every access token of the
-	// user but the one this request carries is revoked, on every server
-	// at once; the caller's token keeps working. Personal API keys are
-	// not access tokens and are not revoked: they are listed and revoked
-	// on their own.
+	// characters and at most 72 bytes. Checks run in this order: 429
+	// rate_limited (per client address), 401 unauthorized (no valid
+	// token), 429 rate_limited (the account's failed passwords: a wrong
+	// current password counts as a failed login, see login), 400
+	// invalid_request (the body, then the new password's rule), 401
+	// invalid_credentials (the current password is wrong). On success
+	// every access token of the user but the one this request carries is
+	// revoked, on every server at once; the caller's token keeps
+	// working. Every reset token and stream ticket issued before is
+	// revoked too, and the user's streams of the `me` topic on this
+	// server end. Personal API keys are not access tokens and are not
+	// revoked: they are listed and revoked on their own.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -12116,14 +12231,18 @@ type ClientWithResponsesInterface interface {
 	// ChangePasswordWithResponse Change the caller's password; every other access token of the caller is revoked.
 	//
 	// The new password follows the registration's rule: at least 8
-	// characters and at most 72 bytes. Checks run in this order: 401
-	// unauthorized (no valid token), 400 invalid_request (the body,
-	// then the new password's rule), 401 invalid_credentials (the
-	// current password is wrong). On success every access token of the
-	// user but the one this request carries is revoked, on every server
-	// at once; the caller's token keeps working. Personal API keys are
-	// not access tokens and are not revoked: they are listed and revoked
-	// on their own.
+	// characters and at most 72 bytes. Checks run in this order: 429
+	// rate_limited (per client address), 401 unauthorized (no valid
+	// token), 429 rate_limited (the account's failed passwords: a wrong
+	// current password counts as a failed login, see login), 400
+	// invalid_request (the body, then the new password's rule), 401
+	// invalid_credentials (the current password is wrong). On success
+	// every access token of the user but the one this request carries is
+	// revoked, on every server at once; the caller's token keeps
+	// working. Every reset token and stream ticket issued before is
+	// revoked too, and the user's streams of the `me` topic on this
+	// server end. Personal API keys are not access tokens and are not
+	// revoked: they are listed and revoked on their own.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -12133,9 +12252,15 @@ type ClientWithResponsesInterface interface {
 	// ResetPasswordWithBodyWithResponse Set a new password with a reset token; every access token of the user is revoked.
 	//
 	// The token works once: of two concurrent uses exactly one
-	// succeeds. Checks run 400 invalid_request (the body, then the new
-	// password's rule: the token is then still good), 400 invalid_token
-	// (unknown, used or expired).
+	// succeeds. Every access token, every other reset token and every
+	// stream ticket of the user is revoked, the user's streams of the
+	// `me` topic on this server end, and the account's count of failed
+	// logins is cleared. With `"revoke_api_keys": true` every personal
+	// API key of the user is revoked in the same transaction; without it
+	// the keys keep working. Checks run 400 invalid_request (the body,
+	// a `revoke_api_keys` that is not a boolean, then the new password's
+	// rule: the token is then still good), 400 invalid_token (unknown,
+	// used or expired). A refused reset revokes nothing.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -12145,9 +12270,15 @@ type ClientWithResponsesInterface interface {
 	// ResetPasswordWithResponse Set a new password with a reset token; every access token of the user is revoked.
 	//
 	// The token works once: of two concurrent uses exactly one
-	// succeeds. Checks run 400 invalid_request (the body, then the new
-	// password's rule: the token is then still good), 400 invalid_token
-	// (unknown, used or expired).
+	// succeeds. Every access token, every other reset token and every
+	// stream ticket of the user is revoked, the user's streams of the
+	// `me` topic on this server end, and the account's count of failed
+	// logins is cleared. With `"revoke_api_keys": true` every personal
+	// API key of the user is revoked in the same transaction; without it
+	// the keys keep working. Checks run 400 invalid_request (the body,
+	// a `revoke_api_keys` that is not a boolean, then the new password's
+	// rule: the token is then still good), 400 invalid_token (unknown,
+	// used or expired). A refused reset revokes nothing.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -12231,7 +12362,9 @@ type ClientWithResponsesInterface interface {
 	// (403 insufficient_scope). A token the cookie held before is
 	// revoked.
 	//
-	// Checks run 429 rate_limited (per client address, as login), 403
+	// Checks run 429 rate_limited (per client address, as login, and,
+	// with e-mail and password, per account as login: the two share the
+	// account's count of failed passwords), 403
 	// insufficient_scope (an API key), 403 cross_origin_request (the
 	// browser says the request comes from another origin:
 	// Sec-Fetch-Site other than same-origin or none, or an Origin that
@@ -12261,7 +12394,9 @@ type ClientWithResponsesInterface interface {
 	// (403 insufficient_scope). A token the cookie held before is
 	// revoked.
 	//
-	// Checks run 429 rate_limited (per client address, as login), 403
+	// Checks run 429 rate_limited (per client address, as login, and,
+	// with e-mail and password, per account as login: the two share the
+	// account's count of failed passwords), 403
 	// insufficient_scope (an API key), 403 cross_origin_request (the
 	// browser says the request comes from another origin:
 	// Sec-Fetch-Site other than same-origin or none, or an Origin that
@@ -21211,6 +21346,16 @@ func (c *ClientWithResponses) RevokeAPIKeyWithResponse(ctx context.Context, id i
 
 // LoginWithBodyWithResponse Log in with e-mail and password; returns a fresh access token.
 //
+// Checks run 429 rate_limited (per client address,
+// PREDICTKIT_RATE_LOGIN; then per account: after
+// PREDICTKIT_LOGIN_FAILURES_PER_ACCOUNT failed passwords, default
+// 10, for the e-mail within 15 minutes, from any address, whether or
+// not an account has it, every attempt is refused, the right
+// password too, until the oldest failure is 15 minutes old;
+// Retry-After says when), 400 invalid_request, 401
+// invalid_credentials. A success clears the account's count, and so
+// does a password reset.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /api/v1/auth/login (the `Login` operationId).
@@ -21223,6 +21368,16 @@ func (c *ClientWithResponses) LoginWithBodyWithResponse(ctx context.Context, con
 }
 
 // LoginWithResponse Log in with e-mail and password; returns a fresh access token.
+//
+// Checks run 429 rate_limited (per client address,
+// PREDICTKIT_RATE_LOGIN; then per account: after
+// PREDICTKIT_LOGIN_FAILURES_PER_ACCOUNT failed passwords, default
+// 10, for the e-mail within 15 minutes, from any address, whether or
+// not an account has it, every attempt is refused, the right
+// password too, until the oldest failure is 15 minutes old;
+// Retry-After says when), 400 invalid_request, 401
+// invalid_credentials. A success clears the account's count, and so
+// does a password reset.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -21298,14 +21453,18 @@ func (c *ClientWithResponses) UpdateMeWithResponse(ctx context.Context, body Upd
 // ChangePasswordWithBodyWithResponse Change the caller's password; every other access token of the caller is revoked.
 //
 // The new password follows the registration's rule: at least 8
-// characters and at most 72 bytes. Checks run in this order: 401
-// unauthorized (no valid token), 400 invalid_request (the body,
-// then the new password's rule), 401 invalid_credentials (the
-// current password is wrong). On success every access token of the
-// user but the one this request carries is revoked, on every server
-// at once; the caller's token keeps working. Personal API keys are
-// not access tokens and are not revoked: they are listed and revoked
-// on their own.
+// characters and at most 72 bytes. Checks run in this order: 429
+// rate_limited (per client address), 401 unauthorized (no valid
+// token), 429 rate_limited (the account's failed passwords: a wrong
+// current password counts as a failed login, see login), 400
+// invalid_request (the body, then the new password's rule), 401
+// invalid_credentials (the current password is wrong). On success
+// every access token of the user but the one this request carries is
+// revoked, on every server at once; the caller's token keeps
+// working. Every reset token and stream ticket issued before is
+// revoked too, and the user's streams of the `me` topic on this
+// server end. Personal API keys are not access tokens and are not
+// revoked: they are listed and revoked on their own.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -21321,14 +21480,18 @@ func (c *ClientWithResponses) ChangePasswordWithBodyWithResponse(ctx context.Con
 // ChangePasswordWithResponse Change the caller's password; every other access token of the caller is revoked.
 //
 // The new password follows the registration's rule: at least 8
-// characters and at most 72 bytes. Checks run in this order: 401
-// unauthorized (no valid token), 400 invalid_request (the body,
-// then the new password's rule), 401 invalid_credentials (the
-// current password is wrong). On success every access token of the
-// user but the one this request carries is revoked, on every server
-// at once; the caller's token keeps working. Personal API keys are
-// not access tokens and are not revoked: they are listed and revoked
-// on their own.
+// characters and at most 72 bytes. Checks run in this order: 429
+// rate_limited (per client address), 401 unauthorized (no valid
+// token), 429 rate_limited (the account's failed passwords: a wrong
+// current password counts as a failed login, see login), 400
+// invalid_request (the body, then the new password's rule), 401
+// invalid_credentials (the current password is wrong). On success
+// every access token of the user but the one this request carries is
+// revoked, on every server at once; the caller's token keeps
+// working. Every reset token and stream ticket issued before is
+// revoked too, and the user's streams of the `me` topic on this
+// server end. Personal API keys are not access tokens and are not
+// revoked: they are listed and revoked on their own.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -21344,9 +21507,15 @@ func (c *ClientWithResponses) ChangePasswordWithResponse(ctx context.Context, bo
 // ResetPasswordWithBodyWithResponse Set a new password with a reset token; every access token of the user is revoked.
 //
 // The token works once: of two concurrent uses exactly one
-// succeeds. Checks run 400 invalid_request (the body, then the new
-// password's rule: the token is then still good), 400 invalid_token
-// (unknown, used or expired).
+// succeeds. Every access token, every other reset token and every
+// stream ticket of the user is revoked, the user's streams of the
+// `me` topic on this server end, and the account's count of failed
+// logins is cleared. With `"revoke_api_keys": true` every personal
+// API key of the user is revoked in the same transaction; without it
+// the keys keep working. Checks run 400 invalid_request (the body,
+// a `revoke_api_keys` that is not a boolean, then the new password's
+// rule: the token is then still good), 400 invalid_token (unknown,
+// used or expired). A refused reset revokes nothing.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -21362,9 +21531,15 @@ func (c *ClientWithResponses) ResetPasswordWithBodyWithResponse(ctx context.Cont
 // ResetPasswordWithResponse Set a new password with a reset token; every access token of the user is revoked.
 //
 // The token works once: of two concurrent uses exactly one
-// succeeds. Checks run 400 invalid_request (the body, then the new
-// password's rule: the token is then still good), 400 invalid_token
-// (unknown, used or expired).
+// succeeds. Every access token, every other reset token and every
+// stream ticket of the user is revoked, the user's streams of the
+// `me` topic on this server end, and the account's count of failed
+// logins is cleared. With `"revoke_api_keys": true` every personal
+// API key of the user is revoked in the same transaction; without it
+// the keys keep working. Checks run 400 invalid_request (the body,
+// a `revoke_api_keys` that is not a boolean, then the new password's
+// rule: the token is then still good), 400 invalid_token (unknown,
+// used or expired). A refused reset revokes nothing.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -21484,7 +21659,9 @@ func (c *ClientWithResponses) EndSessionWithResponse(ctx context.Context, reqEdi
 // (403 insufficient_scope). A token the cookie held before is
 // revoked.
 //
-// Checks run 429 rate_limited (per client address, as login), 403
+// Checks run 429 rate_limited (per client address, as login, and,
+// with e-mail and password, per account as login: the two share the
+// account's count of failed passwords), 403
 // insufficient_scope (an API key), 403 cross_origin_request (the
 // browser says the request comes from another origin:
 // Sec-Fetch-Site other than same-origin or none, or an Origin that
@@ -21520,7 +21697,9 @@ func (c *ClientWithResponses) OpenSessionWithBodyWithResponse(ctx context.Contex
 // (403 insufficient_scope). A token the cookie held before is
 // revoked.
 //
-// Checks run 429 rate_limited (per client address, as login), 403
+// Checks run 429 rate_limited (per client address, as login, and,
+// with e-mail and password, per account as login: the two share the
+// account's count of failed passwords), 403
 // insufficient_scope (an API key), 403 cross_origin_request (the
 // browser says the request comes from another origin:
 // Sec-Fetch-Site other than same-origin or none, or an Origin that

@@ -24,15 +24,17 @@ import (
 	"github.com/predictkit/predictkit/storage/postgres/pgtest"
 )
 
-// The README's samples are kept true by TestReadmeSamples. Its rules, which
-// the README's Development section repeats for whoever writes a sample:
+// The samples of the README and of the guides in docs/ are kept true by
+// TestReadmeSamples and TestDocsSamples (readme_docs_test.go). The rules,
+// which docs/development.md repeats for whoever writes a sample:
 //
-//   - A ```sh block is run. All of them run in the README's order as one
-//     bash session (a variable set in one block is there in the next, and
+//   - A ```sh block is run. All of a file's run in its order as one bash
+//     session (a variable set in one block is there in the next, and
 //     `set -o pipefail` is on), in an empty temporary directory, with
-//     `predictkit` on PATH, against a demo server started as the README's
-//     walkthrough starts it (the `$ PREDICTKIT_...=... go run
-//     ./cmd/predictkit` line: its variables are the server's environment).
+//     `predictkit` on PATH, against a demo server of the file's own,
+//     started as the file's `$ PREDICTKIT_...=... go run ./cmd/predictkit`
+//     line says (the README's for a guide without one): its variables are
+//     the server's environment.
 //     `predictkit` is the test binary itself (see TestMain), and the
 //     environment adds only what changes no output: bcrypt's lowest cost
 //     and no sleep at exit under -race, which keep the run to seconds.
@@ -68,7 +70,9 @@ import (
 //   - A command must exit 0, unless a note of its output says `exit N`.
 //     A command whose output the README does not show must not answer a
 //     JSON error object (`{"error": ...}`): shown or not, an answer never
-//     says something the README does not.
+//     says something the file does not.
+//   - No sample writes a file where it runs, and every curl that sends a
+//     body sends it as JSON (TestSamplesSendJSONAndWriteNoFiles).
 
 // readmeDatabaseURL is the database URL of the README's PostgreSQL samples.
 const readmeDatabaseURL = "postgres://predictkit@db:5432/predictkit?sslmode=disable"

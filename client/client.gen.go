@@ -4929,7 +4929,7 @@ type ClientInterface interface {
 	//
 	// HTTP requests by route template, trades and volume, trade batches,
 	// partner replays, settlements, the audit, the PostgreSQL pool, the Go
-	// runtime and the process. The README's Metrics section lists every
+	// runtime and the process. The Metrics section of docs/operator-guide.md lists every
 	// name. Unauthenticated: expose it to your monitoring network only.
 	//
 	// Corresponds with GET /metrics (the `Metrics` operationId).
@@ -7678,7 +7678,7 @@ func (c *Client) Healthz(ctx context.Context, reqEditors ...RequestEditorFn) (*h
 //
 // HTTP requests by route template, trades and volume, trade batches,
 // partner replays, settlements, the audit, the PostgreSQL pool, the Go
-// runtime and the process. The README's Metrics section lists every
+// runtime and the process. The Metrics section of docs/operator-guide.md lists every
 // name. Unauthenticated: expose it to your monitoring network only.
 //
 // Corresponds with GET /metrics (the `Metrics` operationId).
@@ -13207,7 +13207,7 @@ type ClientWithResponsesInterface interface {
 	//
 	// HTTP requests by route template, trades and volume, trade batches,
 	// partner replays, settlements, the audit, the PostgreSQL pool, the Go
-	// runtime and the process. The README's Metrics section lists every
+	// runtime and the process. The Metrics section of docs/operator-guide.md lists every
 	// name. Unauthenticated: expose it to your monitoring network only.
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -22802,7 +22802,7 @@ func (c *ClientWithResponses) HealthzWithResponse(ctx context.Context, reqEditor
 //
 // HTTP requests by route template, trades and volume, trade batches,
 // partner replays, settlements, the audit, the PostgreSQL pool, the Go
-// runtime and the process. The README's Metrics section lists every
+// runtime and the process. The Metrics section of docs/operator-guide.md lists every
 // name. Unauthenticated: expose it to your monitoring network only.
 //
 // Returns a wrapper object for the known response body format(s).

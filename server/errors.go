@@ -111,7 +111,7 @@ var commonRules = []rule{
 	on(storage.ErrUnavailable, http.StatusServiceUnavailable, "database_unavailable"),
 	// The connection broke during COMMIT: the request may have taken
 	// effect. Partners resend the same client_bet_id; users read their
-	// trades and positions (README, "Guarantees").
+	// trades and positions (docs/guarantees.md, "When the database fails").
 	on(storage.ErrOutcomeUnknown, http.StatusServiceUnavailable, "outcome_unknown"),
 	on(errInvalidID, http.StatusBadRequest, "invalid_id"),
 	on(errBadRequest, http.StatusBadRequest, "invalid_request"),

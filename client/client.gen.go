@@ -4794,7 +4794,11 @@ type ClientInterface interface {
 	// `Authorization: Bearer <token>` or, from a browser, whose EventSource
 	// sends no headers, `?ticket=` (POST /api/v1/stream/tickets) or the
 	// web app's `predictkit_session` cookie, which an EventSource of a
-	// page of this server sends by itself.
+	// page of this server sends by itself. A stream request that carries
+	// the cookie from another origin (an EventSource opened with
+	// withCredentials elsewhere) is 403 `cross_origin_request`, unless
+	// that origin is listed exactly in PREDICTKIT_CORS_ORIGINS; a page
+	// elsewhere uses a ticket.
 	//
 	// **Wire format**: a comment line `: ok` first, then messages, each an
 	// `id:` line, an `event:` line and one `data:` line (one JSON object,
@@ -7443,7 +7447,11 @@ func (c *Client) MovePoolFinish(ctx context.Context, id int64, body MovePoolFini
 // `Authorization: Bearer <token>` or, from a browser, whose EventSource
 // sends no headers, `?ticket=` (POST /api/v1/stream/tickets) or the
 // web app's `predictkit_session` cookie, which an EventSource of a
-// page of this server sends by itself.
+// page of this server sends by itself. A stream request that carries
+// the cookie from another origin (an EventSource opened with
+// withCredentials elsewhere) is 403 `cross_origin_request`, unless
+// that origin is listed exactly in PREDICTKIT_CORS_ORIGINS; a page
+// elsewhere uses a ticket.
 //
 // **Wire format**: a comment line `: ok` first, then messages, each an
 // `id:` line, an `event:` line and one `data:` line (one JSON object,
@@ -13052,7 +13060,11 @@ type ClientWithResponsesInterface interface {
 	// `Authorization: Bearer <token>` or, from a browser, whose EventSource
 	// sends no headers, `?ticket=` (POST /api/v1/stream/tickets) or the
 	// web app's `predictkit_session` cookie, which an EventSource of a
-	// page of this server sends by itself.
+	// page of this server sends by itself. A stream request that carries
+	// the cookie from another origin (an EventSource opened with
+	// withCredentials elsewhere) is 403 `cross_origin_request`, unless
+	// that origin is listed exactly in PREDICTKIT_CORS_ORIGINS; a page
+	// elsewhere uses a ticket.
 	//
 	// **Wire format**: a comment line `: ok` first, then messages, each an
 	// `id:` line, an `event:` line and one `data:` line (one JSON object,
@@ -22818,7 +22830,11 @@ func (c *ClientWithResponses) MovePoolFinishWithResponse(ctx context.Context, id
 // `Authorization: Bearer <token>` or, from a browser, whose EventSource
 // sends no headers, `?ticket=` (POST /api/v1/stream/tickets) or the
 // web app's `predictkit_session` cookie, which an EventSource of a
-// page of this server sends by itself.
+// page of this server sends by itself. A stream request that carries
+// the cookie from another origin (an EventSource opened with
+// withCredentials elsewhere) is 403 `cross_origin_request`, unless
+// that origin is listed exactly in PREDICTKIT_CORS_ORIGINS; a page
+// elsewhere uses a ticket.
 //
 // **Wire format**: a comment line `: ok` first, then messages, each an
 // `id:` line, an `event:` line and one `data:` line (one JSON object,

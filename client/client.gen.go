@@ -2684,8 +2684,8 @@ type AdminWebhookNotFound struct {
 	Error  string  `json:"error"`
 }
 
-// ContentEncoding defines model for ContentEncoding.
-type ContentEncoding struct {
+// CrossOrigin defines model for CrossOrigin.
+type CrossOrigin struct {
 	Detail *string `json:"detail,omitempty"`
 	Error  string  `json:"error"`
 }
@@ -2698,12 +2698,6 @@ type ForbiddenOrScope struct {
 
 // IdempotencyConflict defines model for IdempotencyConflict.
 type IdempotencyConflict struct {
-	Detail *string `json:"detail,omitempty"`
-	Error  string  `json:"error"`
-}
-
-// InsufficientScope defines model for InsufficientScope.
-type InsufficientScope struct {
 	Detail *string `json:"detail,omitempty"`
 	Error  string  `json:"error"`
 }
@@ -2800,6 +2794,12 @@ type TooLarge struct {
 
 // Unauthorized defines model for Unauthorized.
 type Unauthorized struct {
+	Detail *string `json:"detail,omitempty"`
+	Error  string  `json:"error"`
+}
+
+// UnsupportedMediaType defines model for UnsupportedMediaType.
+type UnsupportedMediaType struct {
 	Detail *string `json:"detail,omitempty"`
 	Error  string  `json:"error"`
 }
@@ -4794,7 +4794,11 @@ type ClientInterface interface {
 	// `Authorization: Bearer <token>` or, from a browser, whose EventSource
 	// sends no headers, `?ticket=` (POST /api/v1/stream/tickets) or the
 	// web app's `predictkit_session` cookie, which an EventSource of a
-	// page of this server sends by itself.
+	// page of this server sends by itself. A stream request that carries
+	// the cookie from another origin (an EventSource opened with
+	// withCredentials elsewhere) is 403 `cross_origin_request`, unless
+	// that origin is listed exactly in PREDICTKIT_CORS_ORIGINS; a page
+	// elsewhere uses a ticket.
 	//
 	// **Wire format**: a comment line `: ok` first, then messages, each an
 	// `id:` line, an `event:` line and one `data:` line (one JSON object,
@@ -7443,7 +7447,11 @@ func (c *Client) MovePoolFinish(ctx context.Context, id int64, body MovePoolFini
 // `Authorization: Bearer <token>` or, from a browser, whose EventSource
 // sends no headers, `?ticket=` (POST /api/v1/stream/tickets) or the
 // web app's `predictkit_session` cookie, which an EventSource of a
-// page of this server sends by itself.
+// page of this server sends by itself. A stream request that carries
+// the cookie from another origin (an EventSource opened with
+// withCredentials elsewhere) is 403 `cross_origin_request`, unless
+// that origin is listed exactly in PREDICTKIT_CORS_ORIGINS; a page
+// elsewhere uses a ticket.
 //
 // **Wire format**: a comment line `: ok` first, then messages, each an
 // `id:` line, an `event:` line and one `data:` line (one JSON object,
@@ -13052,7 +13060,11 @@ type ClientWithResponsesInterface interface {
 	// `Authorization: Bearer <token>` or, from a browser, whose EventSource
 	// sends no headers, `?ticket=` (POST /api/v1/stream/tickets) or the
 	// web app's `predictkit_session` cookie, which an EventSource of a
-	// page of this server sends by itself.
+	// page of this server sends by itself. A stream request that carries
+	// the cookie from another origin (an EventSource opened with
+	// withCredentials elsewhere) is 403 `cross_origin_request`, unless
+	// that origin is listed exactly in PREDICTKIT_CORS_ORIGINS; a page
+	// elsewhere uses a ticket.
 	//
 	// **Wire format**: a comment line `: ok` first, then messages, each an
 	// `id:` line, an `event:` line and one `data:` line (one JSON object,
@@ -13273,10 +13285,12 @@ type AdminAuditResponse struct {
 	JSON200 *Audit
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *CrossOrigin
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *AdminDisabled
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -13291,13 +13305,18 @@ func (r AdminAuditResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
 }
 
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r AdminAuditResponse) GetJSON403() *CrossOrigin {
+	return r.JSON403
+}
+
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r AdminAuditResponse) GetJSON404() *AdminDisabled {
 	return r.JSON404
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r AdminAuditResponse) GetJSON415() *ContentEncoding {
+func (r AdminAuditResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -13346,10 +13365,12 @@ type AdminChatSessionsResponse struct {
 	JSON400 *InvalidRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *CrossOrigin
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *AdminDisabled
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -13371,13 +13392,18 @@ func (r AdminChatSessionsResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
 }
 
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r AdminChatSessionsResponse) GetJSON403() *CrossOrigin {
+	return r.JSON403
+}
+
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r AdminChatSessionsResponse) GetJSON404() *AdminDisabled {
 	return r.JSON404
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r AdminChatSessionsResponse) GetJSON415() *ContentEncoding {
+func (r AdminChatSessionsResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -13424,10 +13450,12 @@ type AdminChatCloseResponse struct {
 	JSON400 *InvalidRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *CrossOrigin
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *AdminChatSessionNotFound
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -13447,13 +13475,18 @@ func (r AdminChatCloseResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
 }
 
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r AdminChatCloseResponse) GetJSON403() *CrossOrigin {
+	return r.JSON403
+}
+
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r AdminChatCloseResponse) GetJSON404() *AdminChatSessionNotFound {
 	return r.JSON404
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r AdminChatCloseResponse) GetJSON415() *ContentEncoding {
+func (r AdminChatCloseResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -13505,10 +13538,12 @@ type AdminChatTranscriptResponse struct {
 	JSON400 *InvalidRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *CrossOrigin
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *AdminChatSessionNotFound
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -13533,13 +13568,18 @@ func (r AdminChatTranscriptResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
 }
 
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r AdminChatTranscriptResponse) GetJSON403() *CrossOrigin {
+	return r.JSON403
+}
+
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r AdminChatTranscriptResponse) GetJSON404() *AdminChatSessionNotFound {
 	return r.JSON404
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r AdminChatTranscriptResponse) GetJSON415() *ContentEncoding {
+func (r AdminChatTranscriptResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -13586,12 +13626,14 @@ type AdminChatReplyResponse struct {
 	JSON400 *InvalidRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *CrossOrigin
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *AdminChatSessionNotFound
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -13611,6 +13653,11 @@ func (r AdminChatReplyResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
 }
 
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r AdminChatReplyResponse) GetJSON403() *CrossOrigin {
+	return r.JSON403
+}
+
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r AdminChatReplyResponse) GetJSON404() *AdminChatSessionNotFound {
 	return r.JSON404
@@ -13622,7 +13669,7 @@ func (r AdminChatReplyResponse) GetJSON413() *TooLarge {
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r AdminChatReplyResponse) GetJSON415() *ContentEncoding {
+func (r AdminChatReplyResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -13672,6 +13719,8 @@ type AdminResolveMarketResponse struct {
 	}
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *CrossOrigin
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *struct {
 		Detail *string `json:"detail,omitempty"`
@@ -13685,7 +13734,7 @@ type AdminResolveMarketResponse struct {
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -13706,6 +13755,11 @@ func (r AdminResolveMarketResponse) GetJSON400() *struct {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r AdminResolveMarketResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r AdminResolveMarketResponse) GetJSON403() *CrossOrigin {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -13730,7 +13784,7 @@ func (r AdminResolveMarketResponse) GetJSON413() *TooLarge {
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r AdminResolveMarketResponse) GetJSON415() *ContentEncoding {
+func (r AdminResolveMarketResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -13777,12 +13831,14 @@ type AdminCreateP2PAdResponse struct {
 	JSON400 *InvalidRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *CrossOrigin
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *AdminNotFound
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -13802,6 +13858,11 @@ func (r AdminCreateP2PAdResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
 }
 
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r AdminCreateP2PAdResponse) GetJSON403() *CrossOrigin {
+	return r.JSON403
+}
+
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r AdminCreateP2PAdResponse) GetJSON404() *AdminNotFound {
 	return r.JSON404
@@ -13813,7 +13874,7 @@ func (r AdminCreateP2PAdResponse) GetJSON413() *TooLarge {
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r AdminCreateP2PAdResponse) GetJSON415() *ContentEncoding {
+func (r AdminCreateP2PAdResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -13860,6 +13921,8 @@ type AdminModerateP2PAdResponse struct {
 	JSON400 *InvalidIDOrRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *CrossOrigin
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *struct {
 		Detail *string `json:"detail,omitempty"`
@@ -13868,7 +13931,7 @@ type AdminModerateP2PAdResponse struct {
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -13888,6 +13951,11 @@ func (r AdminModerateP2PAdResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
 }
 
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r AdminModerateP2PAdResponse) GetJSON403() *CrossOrigin {
+	return r.JSON403
+}
+
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r AdminModerateP2PAdResponse) GetJSON404() *struct {
 	Detail *string `json:"detail,omitempty"`
@@ -13902,7 +13970,7 @@ func (r AdminModerateP2PAdResponse) GetJSON413() *TooLarge {
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r AdminModerateP2PAdResponse) GetJSON415() *ContentEncoding {
+func (r AdminModerateP2PAdResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -13949,12 +14017,14 @@ type AdminSetP2PStatsResponse struct {
 	JSON400 *InvalidIDOrRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *CrossOrigin
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *AdminNotFound
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -13974,6 +14044,11 @@ func (r AdminSetP2PStatsResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
 }
 
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r AdminSetP2PStatsResponse) GetJSON403() *CrossOrigin {
+	return r.JSON403
+}
+
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r AdminSetP2PStatsResponse) GetJSON404() *AdminNotFound {
 	return r.JSON404
@@ -13985,7 +14060,7 @@ func (r AdminSetP2PStatsResponse) GetJSON413() *TooLarge {
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r AdminSetP2PStatsResponse) GetJSON415() *ContentEncoding {
+func (r AdminSetP2PStatsResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -14030,10 +14105,12 @@ type AdminListPartnersResponse struct {
 	JSON200 *PartnerList
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *CrossOrigin
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *AdminDisabled
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -14048,13 +14125,18 @@ func (r AdminListPartnersResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
 }
 
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r AdminListPartnersResponse) GetJSON403() *CrossOrigin {
+	return r.JSON403
+}
+
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r AdminListPartnersResponse) GetJSON404() *AdminDisabled {
 	return r.JSON404
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r AdminListPartnersResponse) GetJSON415() *ContentEncoding {
+func (r AdminListPartnersResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -14101,12 +14183,14 @@ type AdminCreatePartnerResponse struct {
 	JSON400 *InvalidRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *CrossOrigin
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *AdminDisabled
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -14126,6 +14210,11 @@ func (r AdminCreatePartnerResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
 }
 
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r AdminCreatePartnerResponse) GetJSON403() *CrossOrigin {
+	return r.JSON403
+}
+
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r AdminCreatePartnerResponse) GetJSON404() *AdminDisabled {
 	return r.JSON404
@@ -14137,7 +14226,7 @@ func (r AdminCreatePartnerResponse) GetJSON413() *TooLarge {
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r AdminCreatePartnerResponse) GetJSON415() *ContentEncoding {
+func (r AdminCreatePartnerResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -14184,10 +14273,12 @@ type AdminGetPartnerResponse struct {
 	JSON400 *InvalidID
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *CrossOrigin
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *AdminPartnerNotFound
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -14207,13 +14298,18 @@ func (r AdminGetPartnerResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
 }
 
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r AdminGetPartnerResponse) GetJSON403() *CrossOrigin {
+	return r.JSON403
+}
+
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r AdminGetPartnerResponse) GetJSON404() *AdminPartnerNotFound {
 	return r.JSON404
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r AdminGetPartnerResponse) GetJSON415() *ContentEncoding {
+func (r AdminGetPartnerResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -14260,12 +14356,14 @@ type AdminSetPartnerDisabledResponse struct {
 	JSON400 *InvalidIDOrRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *CrossOrigin
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *AdminPartnerNotFound
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -14285,6 +14383,11 @@ func (r AdminSetPartnerDisabledResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
 }
 
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r AdminSetPartnerDisabledResponse) GetJSON403() *CrossOrigin {
+	return r.JSON403
+}
+
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r AdminSetPartnerDisabledResponse) GetJSON404() *AdminPartnerNotFound {
 	return r.JSON404
@@ -14296,7 +14399,7 @@ func (r AdminSetPartnerDisabledResponse) GetJSON413() *TooLarge {
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r AdminSetPartnerDisabledResponse) GetJSON415() *ContentEncoding {
+func (r AdminSetPartnerDisabledResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -14346,8 +14449,12 @@ type AdminListPartnerDeliveriesResponse struct {
 	JSON400 *InvalidIDOrRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *CrossOrigin
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *AdminPartnerNotFound
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -14370,9 +14477,19 @@ func (r AdminListPartnerDeliveriesResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
 }
 
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r AdminListPartnerDeliveriesResponse) GetJSON403() *CrossOrigin {
+	return r.JSON403
+}
+
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r AdminListPartnerDeliveriesResponse) GetJSON404() *AdminPartnerNotFound {
 	return r.JSON404
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r AdminListPartnerDeliveriesResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -14421,8 +14538,12 @@ type AdminRedeliverPartnerDeliveryResponse struct {
 	JSON400 *InvalidIDOrDelivery
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *CrossOrigin
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *AdminPartnerNotFound
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -14445,9 +14566,19 @@ func (r AdminRedeliverPartnerDeliveryResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
 }
 
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r AdminRedeliverPartnerDeliveryResponse) GetJSON403() *CrossOrigin {
+	return r.JSON403
+}
+
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r AdminRedeliverPartnerDeliveryResponse) GetJSON404() *AdminPartnerNotFound {
 	return r.JSON404
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r AdminRedeliverPartnerDeliveryResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -14496,12 +14627,14 @@ type AdminFundPartnerFloatResponse struct {
 	JSON400 *InvalidIDOrRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *CrossOrigin
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *AdminPartnerNotFound
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -14524,6 +14657,11 @@ func (r AdminFundPartnerFloatResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
 }
 
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r AdminFundPartnerFloatResponse) GetJSON403() *CrossOrigin {
+	return r.JSON403
+}
+
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r AdminFundPartnerFloatResponse) GetJSON404() *AdminPartnerNotFound {
 	return r.JSON404
@@ -14535,7 +14673,7 @@ func (r AdminFundPartnerFloatResponse) GetJSON413() *TooLarge {
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r AdminFundPartnerFloatResponse) GetJSON415() *ContentEncoding {
+func (r AdminFundPartnerFloatResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -14584,12 +14722,14 @@ type AdminRotatePartnerKeyResponse struct {
 	JSON400 *InvalidIDOrRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *CrossOrigin
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *AdminPartnerNotFound
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -14611,6 +14751,11 @@ func (r AdminRotatePartnerKeyResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
 }
 
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r AdminRotatePartnerKeyResponse) GetJSON403() *CrossOrigin {
+	return r.JSON403
+}
+
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r AdminRotatePartnerKeyResponse) GetJSON404() *AdminPartnerNotFound {
 	return r.JSON404
@@ -14622,7 +14767,7 @@ func (r AdminRotatePartnerKeyResponse) GetJSON413() *TooLarge {
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r AdminRotatePartnerKeyResponse) GetJSON415() *ContentEncoding {
+func (r AdminRotatePartnerKeyResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -14667,8 +14812,12 @@ type AdminDeletePartnerWebhookResponse struct {
 	JSON400 *InvalidID
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *CrossOrigin
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *AdminWebhookNotFound
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -14683,9 +14832,19 @@ func (r AdminDeletePartnerWebhookResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
 }
 
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r AdminDeletePartnerWebhookResponse) GetJSON403() *CrossOrigin {
+	return r.JSON403
+}
+
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r AdminDeletePartnerWebhookResponse) GetJSON404() *AdminWebhookNotFound {
 	return r.JSON404
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r AdminDeletePartnerWebhookResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -14735,8 +14894,12 @@ type AdminGetPartnerWebhookResponse struct {
 	JSON400 *InvalidID
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *CrossOrigin
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *AdminWebhookNotFound
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -14760,9 +14923,19 @@ func (r AdminGetPartnerWebhookResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
 }
 
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r AdminGetPartnerWebhookResponse) GetJSON403() *CrossOrigin {
+	return r.JSON403
+}
+
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r AdminGetPartnerWebhookResponse) GetJSON404() *AdminWebhookNotFound {
 	return r.JSON404
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r AdminGetPartnerWebhookResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -14812,12 +14985,14 @@ type AdminSetPartnerWebhookResponse struct {
 	JSON400 *InvalidIDOrRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *CrossOrigin
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *AdminPartnerNotFound
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -14841,6 +15016,11 @@ func (r AdminSetPartnerWebhookResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
 }
 
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r AdminSetPartnerWebhookResponse) GetJSON403() *CrossOrigin {
+	return r.JSON403
+}
+
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r AdminSetPartnerWebhookResponse) GetJSON404() *AdminPartnerNotFound {
 	return r.JSON404
@@ -14852,7 +15032,7 @@ func (r AdminSetPartnerWebhookResponse) GetJSON413() *TooLarge {
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r AdminSetPartnerWebhookResponse) GetJSON415() *ContentEncoding {
+func (r AdminSetPartnerWebhookResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -14899,6 +15079,8 @@ type AdminMovePoolFinishResponse struct {
 	JSON400 *InvalidIDOrRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *CrossOrigin
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *struct {
 		Detail *string `json:"detail,omitempty"`
@@ -14909,7 +15091,7 @@ type AdminMovePoolFinishResponse struct {
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -14927,6 +15109,11 @@ func (r AdminMovePoolFinishResponse) GetJSON400() *InvalidIDOrRequest {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r AdminMovePoolFinishResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r AdminMovePoolFinishResponse) GetJSON403() *CrossOrigin {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -14948,7 +15135,7 @@ func (r AdminMovePoolFinishResponse) GetJSON413() *TooLarge {
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r AdminMovePoolFinishResponse) GetJSON415() *ContentEncoding {
+func (r AdminMovePoolFinishResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -14995,10 +15182,12 @@ type AdminSearchUsersResponse struct {
 	JSON400 *InvalidRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *CrossOrigin
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *AdminDisabled
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -15018,13 +15207,18 @@ func (r AdminSearchUsersResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
 }
 
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r AdminSearchUsersResponse) GetJSON403() *CrossOrigin {
+	return r.JSON403
+}
+
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r AdminSearchUsersResponse) GetJSON404() *AdminDisabled {
 	return r.JSON404
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r AdminSearchUsersResponse) GetJSON415() *ContentEncoding {
+func (r AdminSearchUsersResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -15071,12 +15265,14 @@ type AdminSetRolesResponse struct {
 	JSON400 *InvalidIDOrRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *CrossOrigin
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *AdminNotFound
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -15096,6 +15292,11 @@ func (r AdminSetRolesResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
 }
 
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r AdminSetRolesResponse) GetJSON403() *CrossOrigin {
+	return r.JSON403
+}
+
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r AdminSetRolesResponse) GetJSON404() *AdminNotFound {
 	return r.JSON404
@@ -15107,7 +15308,7 @@ func (r AdminSetRolesResponse) GetJSON413() *TooLarge {
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r AdminSetRolesResponse) GetJSON415() *ContentEncoding {
+func (r AdminSetRolesResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -15156,10 +15357,12 @@ type AdminListAPIKeysResponse struct {
 	JSON400 *InvalidID
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *CrossOrigin
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *AdminNotFound
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -15181,13 +15384,18 @@ func (r AdminListAPIKeysResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
 }
 
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r AdminListAPIKeysResponse) GetJSON403() *CrossOrigin {
+	return r.JSON403
+}
+
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r AdminListAPIKeysResponse) GetJSON404() *AdminNotFound {
 	return r.JSON404
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r AdminListAPIKeysResponse) GetJSON415() *ContentEncoding {
+func (r AdminListAPIKeysResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -15232,6 +15440,8 @@ type AdminRevokeAPIKeyResponse struct {
 	JSON400 *InvalidID
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *CrossOrigin
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *struct {
 		Detail *string `json:"detail,omitempty"`
@@ -15240,7 +15450,7 @@ type AdminRevokeAPIKeyResponse struct {
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -15253,6 +15463,11 @@ func (r AdminRevokeAPIKeyResponse) GetJSON400() *InvalidID {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r AdminRevokeAPIKeyResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r AdminRevokeAPIKeyResponse) GetJSON403() *CrossOrigin {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -15269,7 +15484,7 @@ func (r AdminRevokeAPIKeyResponse) GetJSON413() *TooLarge {
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r AdminRevokeAPIKeyResponse) GetJSON415() *ContentEncoding {
+func (r AdminRevokeAPIKeyResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -15321,12 +15536,14 @@ type AdminCreditResponse struct {
 	JSON400 *InvalidIDOrRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *CrossOrigin
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *AdminNotFound
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -15351,6 +15568,11 @@ func (r AdminCreditResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
 }
 
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r AdminCreditResponse) GetJSON403() *CrossOrigin {
+	return r.JSON403
+}
+
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r AdminCreditResponse) GetJSON404() *AdminNotFound {
 	return r.JSON404
@@ -15362,7 +15584,7 @@ func (r AdminCreditResponse) GetJSON413() *TooLarge {
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r AdminCreditResponse) GetJSON415() *ContentEncoding {
+func (r AdminCreditResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -15409,6 +15631,8 @@ type AdminPasswordResetResponse struct {
 	JSON400 *InvalidID
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *CrossOrigin
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *AdminNotFound
 	// JSON409 the response for an HTTP 409 `application/json` response
@@ -15417,7 +15641,7 @@ type AdminPasswordResetResponse struct {
 		Error  string  `json:"error"`
 	}
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -15437,6 +15661,11 @@ func (r AdminPasswordResetResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
 }
 
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r AdminPasswordResetResponse) GetJSON403() *CrossOrigin {
+	return r.JSON403
+}
+
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r AdminPasswordResetResponse) GetJSON404() *AdminNotFound {
 	return r.JSON404
@@ -15451,7 +15680,7 @@ func (r AdminPasswordResetResponse) GetJSON409() *struct {
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r AdminPasswordResetResponse) GetJSON415() *ContentEncoding {
+func (r AdminPasswordResetResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -15499,9 +15728,9 @@ type ListAPIKeysResponse struct {
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *InsufficientScope
+	JSON403 *ScopeOrCrossOrigin
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -15519,12 +15748,12 @@ func (r ListAPIKeysResponse) GetJSON401() *Unauthorized {
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r ListAPIKeysResponse) GetJSON403() *InsufficientScope {
+func (r ListAPIKeysResponse) GetJSON403() *ScopeOrCrossOrigin {
 	return r.JSON403
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r ListAPIKeysResponse) GetJSON415() *ContentEncoding {
+func (r ListAPIKeysResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -15586,7 +15815,7 @@ type CreateAPIKeyResponse struct {
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 	// Headers201 the parsed response headers for an HTTP 201 response
@@ -15627,7 +15856,7 @@ func (r CreateAPIKeyResponse) GetJSON413() *TooLarge {
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r CreateAPIKeyResponse) GetJSON415() *ContentEncoding {
+func (r CreateAPIKeyResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -15682,7 +15911,7 @@ type RevokeAPIKeyResponse struct {
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -15716,7 +15945,7 @@ func (r RevokeAPIKeyResponse) GetJSON413() *TooLarge {
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r RevokeAPIKeyResponse) GetJSON415() *ContentEncoding {
+func (r RevokeAPIKeyResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -15772,11 +16001,11 @@ type LoginResponse struct {
 		Error  string  `json:"error"`
 	}
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *InsufficientScope
+	JSON403 *ScopeOrCrossOrigin
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -15804,7 +16033,7 @@ func (r LoginResponse) GetJSON401() *struct {
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r LoginResponse) GetJSON403() *InsufficientScope {
+func (r LoginResponse) GetJSON403() *ScopeOrCrossOrigin {
 	return r.JSON403
 }
 
@@ -15814,7 +16043,7 @@ func (r LoginResponse) GetJSON413() *TooLarge {
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r LoginResponse) GetJSON415() *ContentEncoding {
+func (r LoginResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -15869,7 +16098,7 @@ type LogoutResponse struct {
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -15895,7 +16124,7 @@ func (r LogoutResponse) GetJSON413() *TooLarge {
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r LogoutResponse) GetJSON415() *ContentEncoding {
+func (r LogoutResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -15944,9 +16173,9 @@ type GetMeResponse struct {
 		Error  string  `json:"error"`
 	}
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *InsufficientScope
+	JSON403 *ScopeOrCrossOrigin
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -15965,12 +16194,12 @@ func (r GetMeResponse) GetJSON401() *struct {
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r GetMeResponse) GetJSON403() *InsufficientScope {
+func (r GetMeResponse) GetJSON403() *ScopeOrCrossOrigin {
 	return r.JSON403
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r GetMeResponse) GetJSON415() *ContentEncoding {
+func (r GetMeResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -16030,7 +16259,7 @@ type UpdateMeResponse struct {
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -16072,7 +16301,7 @@ func (r UpdateMeResponse) GetJSON413() *TooLarge {
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r UpdateMeResponse) GetJSON415() *ContentEncoding {
+func (r UpdateMeResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -16132,7 +16361,7 @@ type ChangePasswordResponse struct {
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -16170,7 +16399,7 @@ func (r ChangePasswordResponse) GetJSON413() *TooLarge {
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r ChangePasswordResponse) GetJSON415() *ContentEncoding {
+func (r ChangePasswordResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -16229,11 +16458,11 @@ type ResetPasswordResponse struct {
 		Error  string  `json:"error"`
 	}
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *InsufficientScope
+	JSON403 *ScopeOrCrossOrigin
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -16256,7 +16485,7 @@ func (r ResetPasswordResponse) GetJSON400() *struct {
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r ResetPasswordResponse) GetJSON403() *InsufficientScope {
+func (r ResetPasswordResponse) GetJSON403() *ScopeOrCrossOrigin {
 	return r.JSON403
 }
 
@@ -16266,7 +16495,7 @@ func (r ResetPasswordResponse) GetJSON413() *TooLarge {
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r ResetPasswordResponse) GetJSON415() *ContentEncoding {
+func (r ResetPasswordResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -16327,11 +16556,11 @@ type RequestPasswordResetResponse struct {
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *InvalidRequest
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *InsufficientScope
+	JSON403 *ScopeOrCrossOrigin
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -16358,7 +16587,7 @@ func (r RequestPasswordResetResponse) GetJSON400() *InvalidRequest {
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r RequestPasswordResetResponse) GetJSON403() *InsufficientScope {
+func (r RequestPasswordResetResponse) GetJSON403() *ScopeOrCrossOrigin {
 	return r.JSON403
 }
 
@@ -16368,7 +16597,7 @@ func (r RequestPasswordResetResponse) GetJSON413() *TooLarge {
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r RequestPasswordResetResponse) GetJSON415() *ContentEncoding {
+func (r RequestPasswordResetResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -16432,7 +16661,7 @@ type RegisterResponse struct {
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *InvalidRequest
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *InsufficientScope
+	JSON403 *ScopeOrCrossOrigin
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *struct {
 		Detail *string `json:"detail,omitempty"`
@@ -16441,7 +16670,7 @@ type RegisterResponse struct {
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -16461,7 +16690,7 @@ func (r RegisterResponse) GetJSON400() *InvalidRequest {
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r RegisterResponse) GetJSON403() *InsufficientScope {
+func (r RegisterResponse) GetJSON403() *ScopeOrCrossOrigin {
 	return r.JSON403
 }
 
@@ -16479,7 +16708,7 @@ func (r RegisterResponse) GetJSON413() *TooLarge {
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r RegisterResponse) GetJSON415() *ContentEncoding {
+func (r RegisterResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -16535,7 +16764,7 @@ type EndSessionResponse struct {
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 	// Headers204 the parsed response headers for an HTTP 204 response
@@ -16553,7 +16782,7 @@ func (r EndSessionResponse) GetJSON413() *TooLarge {
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r EndSessionResponse) GetJSON415() *ContentEncoding {
+func (r EndSessionResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -16618,7 +16847,7 @@ type OpenSessionResponse struct {
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -16658,7 +16887,7 @@ func (r OpenSessionResponse) GetJSON413() *TooLarge {
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r OpenSessionResponse) GetJSON415() *ContentEncoding {
+func (r OpenSessionResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -16711,9 +16940,9 @@ type ChatHistoryResponse struct {
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *InsufficientScope
+	JSON403 *ScopeOrCrossOrigin
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -16731,12 +16960,12 @@ func (r ChatHistoryResponse) GetJSON401() *Unauthorized {
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r ChatHistoryResponse) GetJSON403() *InsufficientScope {
+func (r ChatHistoryResponse) GetJSON403() *ScopeOrCrossOrigin {
 	return r.JSON403
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r ChatHistoryResponse) GetJSON415() *ContentEncoding {
+func (r ChatHistoryResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -16787,13 +17016,13 @@ type SendChatMessageResponse struct {
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *InvalidRequest
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *InsufficientScope
+	JSON403 *ScopeOrCrossOrigin
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -16813,7 +17042,7 @@ func (r SendChatMessageResponse) GetJSON400() *InvalidRequest {
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r SendChatMessageResponse) GetJSON403() *InsufficientScope {
+func (r SendChatMessageResponse) GetJSON403() *ScopeOrCrossOrigin {
 	return r.JSON403
 }
 
@@ -16828,7 +17057,7 @@ func (r SendChatMessageResponse) GetJSON413() *TooLarge {
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r SendChatMessageResponse) GetJSON415() *ContentEncoding {
+func (r SendChatMessageResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -16889,11 +17118,11 @@ type OpenChatSessionResponse struct {
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *InvalidRequest
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *InsufficientScope
+	JSON403 *ScopeOrCrossOrigin
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -16915,7 +17144,7 @@ func (r OpenChatSessionResponse) GetJSON400() *InvalidRequest {
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r OpenChatSessionResponse) GetJSON403() *InsufficientScope {
+func (r OpenChatSessionResponse) GetJSON403() *ScopeOrCrossOrigin {
 	return r.JSON403
 }
 
@@ -16925,7 +17154,7 @@ func (r OpenChatSessionResponse) GetJSON413() *TooLarge {
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r OpenChatSessionResponse) GetJSON415() *ContentEncoding {
+func (r OpenChatSessionResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -16983,11 +17212,11 @@ type CallOperatorResponse struct {
 		Success bool   `json:"success"`
 	}
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *InsufficientScope
+	JSON403 *ScopeOrCrossOrigin
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -17006,7 +17235,7 @@ func (r CallOperatorResponse) GetJSON200() *struct {
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r CallOperatorResponse) GetJSON403() *InsufficientScope {
+func (r CallOperatorResponse) GetJSON403() *ScopeOrCrossOrigin {
 	return r.JSON403
 }
 
@@ -17016,7 +17245,7 @@ func (r CallOperatorResponse) GetJSON404() *NotFound {
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r CallOperatorResponse) GetJSON415() *ContentEncoding {
+func (r CallOperatorResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -17080,7 +17309,7 @@ type SetReactionResponse struct {
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -17120,7 +17349,7 @@ func (r SetReactionResponse) GetJSON413() *TooLarge {
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r SetReactionResponse) GetJSON415() *ContentEncoding {
+func (r SetReactionResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -17171,11 +17400,11 @@ type ListRepliesResponse struct {
 		Comments []Comment `json:"comments"`
 	}
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *InsufficientScope
+	JSON403 *ScopeOrCrossOrigin
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -17188,7 +17417,7 @@ func (r ListRepliesResponse) GetJSON200() *struct {
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r ListRepliesResponse) GetJSON403() *InsufficientScope {
+func (r ListRepliesResponse) GetJSON403() *ScopeOrCrossOrigin {
 	return r.JSON403
 }
 
@@ -17198,7 +17427,7 @@ func (r ListRepliesResponse) GetJSON404() *NotFound {
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r ListRepliesResponse) GetJSON415() *ContentEncoding {
+func (r ListRepliesResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -17246,9 +17475,9 @@ type ListEventsResponse struct {
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *InvalidRequest
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *InsufficientScope
+	JSON403 *ScopeOrCrossOrigin
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -17266,12 +17495,12 @@ func (r ListEventsResponse) GetJSON400() *InvalidRequest {
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r ListEventsResponse) GetJSON403() *InsufficientScope {
+func (r ListEventsResponse) GetJSON403() *ScopeOrCrossOrigin {
 	return r.JSON403
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r ListEventsResponse) GetJSON415() *ContentEncoding {
+func (r ListEventsResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -17323,7 +17552,7 @@ type CreateEventResponse struct {
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -17354,7 +17583,7 @@ func (r CreateEventResponse) GetJSON413() *TooLarge {
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r CreateEventResponse) GetJSON415() *ContentEncoding {
+func (r CreateEventResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -17400,11 +17629,11 @@ type ListEventCommentsResponse struct {
 		Comments []Comment `json:"comments"`
 	}
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *InsufficientScope
+	JSON403 *ScopeOrCrossOrigin
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -17417,7 +17646,7 @@ func (r ListEventCommentsResponse) GetJSON200() *struct {
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r ListEventCommentsResponse) GetJSON403() *InsufficientScope {
+func (r ListEventCommentsResponse) GetJSON403() *ScopeOrCrossOrigin {
 	return r.JSON403
 }
 
@@ -17427,7 +17656,7 @@ func (r ListEventCommentsResponse) GetJSON404() *NotFound {
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r ListEventCommentsResponse) GetJSON415() *ContentEncoding {
+func (r ListEventCommentsResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -17486,7 +17715,7 @@ type PostCommentResponse struct {
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -17526,7 +17755,7 @@ func (r PostCommentResponse) GetJSON413() *TooLarge {
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r PostCommentResponse) GetJSON415() *ContentEncoding {
+func (r PostCommentResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -17577,14 +17806,14 @@ type GetEventResponse struct {
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *InvalidID
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *InsufficientScope
+	JSON403 *ScopeOrCrossOrigin
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *struct {
 		Detail *string `json:"detail,omitempty"`
 		Error  string  `json:"error"`
 	}
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -17600,7 +17829,7 @@ func (r GetEventResponse) GetJSON400() *InvalidID {
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r GetEventResponse) GetJSON403() *InsufficientScope {
+func (r GetEventResponse) GetJSON403() *ScopeOrCrossOrigin {
 	return r.JSON403
 }
 
@@ -17613,7 +17842,7 @@ func (r GetEventResponse) GetJSON404() *struct {
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r GetEventResponse) GetJSON415() *ContentEncoding {
+func (r GetEventResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -17673,7 +17902,7 @@ type SetEventActiveResponse struct {
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -17715,7 +17944,7 @@ func (r SetEventActiveResponse) GetJSON413() *TooLarge {
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r SetEventActiveResponse) GetJSON415() *ContentEncoding {
+func (r SetEventActiveResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -17780,7 +18009,7 @@ type CloseMarketResponse struct {
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -17830,7 +18059,7 @@ func (r CloseMarketResponse) GetJSON413() *TooLarge {
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r CloseMarketResponse) GetJSON415() *ContentEncoding {
+func (r CloseMarketResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -17880,8 +18109,10 @@ type LeaderboardResponse struct {
 		Detail *string `json:"detail,omitempty"`
 		Error  string  `json:"error"`
 	}
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *CrossOrigin
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -17901,8 +18132,13 @@ func (r LeaderboardResponse) GetJSON400() *struct {
 	return r.JSON400
 }
 
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r LeaderboardResponse) GetJSON403() *CrossOrigin {
+	return r.JSON403
+}
+
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r LeaderboardResponse) GetJSON415() *ContentEncoding {
+func (r LeaderboardResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -17946,9 +18182,9 @@ type LatestTradesResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *[]SimpleTrade
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *InsufficientScope
+	JSON403 *ScopeOrCrossOrigin
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *struct {
 		Detail *string `json:"detail,omitempty"`
@@ -17962,12 +18198,12 @@ func (r LatestTradesResponse) GetJSON200() *[]SimpleTrade {
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r LatestTradesResponse) GetJSON403() *InsufficientScope {
+func (r LatestTradesResponse) GetJSON403() *ScopeOrCrossOrigin {
 	return r.JSON403
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r LatestTradesResponse) GetJSON415() *ContentEncoding {
+func (r LatestTradesResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -18016,11 +18252,11 @@ type GetMarketResponse struct {
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *InvalidID
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *InsufficientScope
+	JSON403 *ScopeOrCrossOrigin
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *MarketNotFound
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -18036,7 +18272,7 @@ func (r GetMarketResponse) GetJSON400() *InvalidID {
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r GetMarketResponse) GetJSON403() *InsufficientScope {
+func (r GetMarketResponse) GetJSON403() *ScopeOrCrossOrigin {
 	return r.JSON403
 }
 
@@ -18046,7 +18282,7 @@ func (r GetMarketResponse) GetJSON404() *MarketNotFound {
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r GetMarketResponse) GetJSON415() *ContentEncoding {
+func (r GetMarketResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -18113,7 +18349,7 @@ type BuyResponse struct {
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -18164,7 +18400,7 @@ func (r BuyResponse) GetJSON413() *TooLarge {
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r BuyResponse) GetJSON415() *ContentEncoding {
+func (r BuyResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -18220,11 +18456,11 @@ type MarketCandlesResponse struct {
 		Error  string  `json:"error"`
 	}
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *InsufficientScope
+	JSON403 *ScopeOrCrossOrigin
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *MarketNotFound
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -18245,7 +18481,7 @@ func (r MarketCandlesResponse) GetJSON400() *struct {
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r MarketCandlesResponse) GetJSON403() *InsufficientScope {
+func (r MarketCandlesResponse) GetJSON403() *ScopeOrCrossOrigin {
 	return r.JSON403
 }
 
@@ -18255,7 +18491,7 @@ func (r MarketCandlesResponse) GetJSON404() *MarketNotFound {
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r MarketCandlesResponse) GetJSON415() *ContentEncoding {
+func (r MarketCandlesResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -18304,11 +18540,11 @@ type MarketHistoryResponse struct {
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *InvalidID
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *InsufficientScope
+	JSON403 *ScopeOrCrossOrigin
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *MarketNotFound
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -18327,7 +18563,7 @@ func (r MarketHistoryResponse) GetJSON400() *InvalidID {
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r MarketHistoryResponse) GetJSON403() *InsufficientScope {
+func (r MarketHistoryResponse) GetJSON403() *ScopeOrCrossOrigin {
 	return r.JSON403
 }
 
@@ -18337,7 +18573,7 @@ func (r MarketHistoryResponse) GetJSON404() *MarketNotFound {
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r MarketHistoryResponse) GetJSON415() *ContentEncoding {
+func (r MarketHistoryResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -18386,7 +18622,7 @@ type QuoteResponse struct {
 		Error  string  `json:"error"`
 	}
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *InsufficientScope
+	JSON403 *ScopeOrCrossOrigin
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *MarketNotFound
 	// JSON409 the response for an HTTP 409 `application/json` response
@@ -18395,7 +18631,7 @@ type QuoteResponse struct {
 		Error  string  `json:"error"`
 	}
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -18414,7 +18650,7 @@ func (r QuoteResponse) GetJSON400() *struct {
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r QuoteResponse) GetJSON403() *InsufficientScope {
+func (r QuoteResponse) GetJSON403() *ScopeOrCrossOrigin {
 	return r.JSON403
 }
 
@@ -18432,7 +18668,7 @@ func (r QuoteResponse) GetJSON409() *struct {
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r QuoteResponse) GetJSON415() *ContentEncoding {
+func (r QuoteResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -18499,7 +18735,7 @@ type SellResponse struct {
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -18550,7 +18786,7 @@ func (r SellResponse) GetJSON413() *TooLarge {
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r SellResponse) GetJSON415() *ContentEncoding {
+func (r SellResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -18603,9 +18839,9 @@ type ListNotificationsResponse struct {
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *InsufficientScope
+	JSON403 *ScopeOrCrossOrigin
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -18623,12 +18859,12 @@ func (r ListNotificationsResponse) GetJSON401() *Unauthorized {
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r ListNotificationsResponse) GetJSON403() *InsufficientScope {
+func (r ListNotificationsResponse) GetJSON403() *ScopeOrCrossOrigin {
 	return r.JSON403
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r ListNotificationsResponse) GetJSON415() *ContentEncoding {
+func (r ListNotificationsResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -18681,7 +18917,7 @@ type MarkAllNotificationsReadResponse struct {
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -18710,7 +18946,7 @@ func (r MarkAllNotificationsReadResponse) GetJSON413() *TooLarge {
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r MarkAllNotificationsReadResponse) GetJSON415() *ContentEncoding {
+func (r MarkAllNotificationsReadResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -18756,9 +18992,9 @@ type ListUnreadNotificationsResponse struct {
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *InsufficientScope
+	JSON403 *ScopeOrCrossOrigin
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -18774,12 +19010,12 @@ func (r ListUnreadNotificationsResponse) GetJSON401() *Unauthorized {
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r ListUnreadNotificationsResponse) GetJSON403() *InsufficientScope {
+func (r ListUnreadNotificationsResponse) GetJSON403() *ScopeOrCrossOrigin {
 	return r.JSON403
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r ListUnreadNotificationsResponse) GetJSON415() *ContentEncoding {
+func (r ListUnreadNotificationsResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -18831,7 +19067,7 @@ type MarkNotificationReadResponse struct {
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -18862,7 +19098,7 @@ func (r MarkNotificationReadResponse) GetJSON413() *TooLarge {
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r MarkNotificationReadResponse) GetJSON415() *ContentEncoding {
+func (r MarkNotificationReadResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -18906,7 +19142,9 @@ type OpenapiResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *map[string]interface{}
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *InsufficientScope
+	JSON403 *ScopeOrCrossOrigin
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -18915,8 +19153,13 @@ func (r OpenapiResponse) GetJSON200() *map[string]interface{} {
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r OpenapiResponse) GetJSON403() *InsufficientScope {
+func (r OpenapiResponse) GetJSON403() *ScopeOrCrossOrigin {
 	return r.JSON403
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r OpenapiResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
 }
 
 // GetBody returns the raw response body bytes
@@ -18961,9 +19204,9 @@ type ListP2PAdsResponse struct {
 		Error  string  `json:"error"`
 	}
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *InsufficientScope
+	JSON403 *ScopeOrCrossOrigin
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *P2PInternal
 }
@@ -18984,12 +19227,12 @@ func (r ListP2PAdsResponse) GetJSON400() *struct {
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r ListP2PAdsResponse) GetJSON403() *InsufficientScope {
+func (r ListP2PAdsResponse) GetJSON403() *ScopeOrCrossOrigin {
 	return r.JSON403
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r ListP2PAdsResponse) GetJSON415() *ContentEncoding {
+func (r ListP2PAdsResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -19033,14 +19276,14 @@ type GetP2PAdResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *P2PAd
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *InsufficientScope
+	JSON403 *ScopeOrCrossOrigin
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *struct {
 		Detail *string `json:"detail,omitempty"`
 		Error  string  `json:"error"`
 	}
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *P2PInternal
 }
@@ -19051,7 +19294,7 @@ func (r GetP2PAdResponse) GetJSON200() *P2PAd {
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r GetP2PAdResponse) GetJSON403() *InsufficientScope {
+func (r GetP2PAdResponse) GetJSON403() *ScopeOrCrossOrigin {
 	return r.JSON403
 }
 
@@ -19064,7 +19307,7 @@ func (r GetP2PAdResponse) GetJSON404() *struct {
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r GetP2PAdResponse) GetJSON415() *ContentEncoding {
+func (r GetP2PAdResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -19128,7 +19371,7 @@ type PartnerBetResponse struct {
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -19170,7 +19413,7 @@ func (r PartnerBetResponse) GetJSON413() *TooLarge {
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r PartnerBetResponse) GetJSON415() *ContentEncoding {
+func (r PartnerBetResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -19244,7 +19487,7 @@ type PartnerSellResponse struct {
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -19294,7 +19537,7 @@ func (r PartnerSellResponse) GetJSON413() *TooLarge {
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r PartnerSellResponse) GetJSON415() *ContentEncoding {
+func (r PartnerSellResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -19357,7 +19600,7 @@ type PartnerUserStateResponse struct {
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *PartnerForbidden
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -19390,7 +19633,7 @@ func (r PartnerUserStateResponse) GetJSON403() *PartnerForbidden {
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r PartnerUserStateResponse) GetJSON415() *ContentEncoding {
+func (r PartnerUserStateResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -19444,14 +19687,14 @@ type GetPoolResponse struct {
 		Error  string  `json:"error"`
 	}
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *InsufficientScope
+	JSON403 *ScopeOrCrossOrigin
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *struct {
 		Detail *string `json:"detail,omitempty"`
 		Error  string  `json:"error"`
 	}
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -19470,7 +19713,7 @@ func (r GetPoolResponse) GetJSON400() *struct {
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r GetPoolResponse) GetJSON403() *InsufficientScope {
+func (r GetPoolResponse) GetJSON403() *ScopeOrCrossOrigin {
 	return r.JSON403
 }
 
@@ -19483,7 +19726,7 @@ func (r GetPoolResponse) GetJSON404() *struct {
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r GetPoolResponse) GetJSON415() *ContentEncoding {
+func (r GetPoolResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -19545,7 +19788,7 @@ type MovePoolFinishResponse struct {
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -19592,7 +19835,7 @@ func (r MovePoolFinishResponse) GetJSON413() *TooLarge {
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r MovePoolFinishResponse) GetJSON415() *ContentEncoding {
+func (r MovePoolFinishResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -19653,11 +19896,11 @@ type StreamResponse struct {
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *InsufficientScope
+	JSON403 *ScopeOrCrossOrigin
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *struct {
 		Detail *string `json:"detail,omitempty"`
@@ -19689,7 +19932,7 @@ func (r StreamResponse) GetJSON401() *Unauthorized {
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r StreamResponse) GetJSON403() *InsufficientScope {
+func (r StreamResponse) GetJSON403() *ScopeOrCrossOrigin {
 	return r.JSON403
 }
 
@@ -19699,7 +19942,7 @@ func (r StreamResponse) GetJSON404() *NotFound {
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r StreamResponse) GetJSON415() *ContentEncoding {
+func (r StreamResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -19770,7 +20013,7 @@ type CreateStreamTicketResponse struct {
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -19801,7 +20044,7 @@ func (r CreateStreamTicketResponse) GetJSON404() *NotFound {
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r CreateStreamTicketResponse) GetJSON415() *ContentEncoding {
+func (r CreateStreamTicketResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -19847,11 +20090,11 @@ type GetMyPnLChartResponse struct {
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *InsufficientScope
+	JSON403 *ScopeOrCrossOrigin
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *UserNotFound
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -19867,7 +20110,7 @@ func (r GetMyPnLChartResponse) GetJSON401() *Unauthorized {
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r GetMyPnLChartResponse) GetJSON403() *InsufficientScope {
+func (r GetMyPnLChartResponse) GetJSON403() *ScopeOrCrossOrigin {
 	return r.JSON403
 }
 
@@ -19877,7 +20120,7 @@ func (r GetMyPnLChartResponse) GetJSON404() *UserNotFound {
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r GetMyPnLChartResponse) GetJSON415() *ContentEncoding {
+func (r GetMyPnLChartResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -19928,9 +20171,9 @@ type GetMyClosedPositionsResponse struct {
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *InsufficientScope
+	JSON403 *ScopeOrCrossOrigin
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -19954,12 +20197,12 @@ func (r GetMyClosedPositionsResponse) GetJSON401() *Unauthorized {
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r GetMyClosedPositionsResponse) GetJSON403() *InsufficientScope {
+func (r GetMyClosedPositionsResponse) GetJSON403() *ScopeOrCrossOrigin {
 	return r.JSON403
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r GetMyClosedPositionsResponse) GetJSON415() *ContentEncoding {
+func (r GetMyClosedPositionsResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -20010,9 +20253,9 @@ type GetMyTradesResponse struct {
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *InsufficientScope
+	JSON403 *ScopeOrCrossOrigin
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -20036,12 +20279,12 @@ func (r GetMyTradesResponse) GetJSON401() *Unauthorized {
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r GetMyTradesResponse) GetJSON403() *InsufficientScope {
+func (r GetMyTradesResponse) GetJSON403() *ScopeOrCrossOrigin {
 	return r.JSON403
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r GetMyTradesResponse) GetJSON415() *ContentEncoding {
+func (r GetMyTradesResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -20090,11 +20333,11 @@ type GetPnLChartResponse struct {
 		Error  string  `json:"error"`
 	}
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *InsufficientScope
+	JSON403 *ScopeOrCrossOrigin
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *UserNotFound
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -20113,7 +20356,7 @@ func (r GetPnLChartResponse) GetJSON400() *struct {
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r GetPnLChartResponse) GetJSON403() *InsufficientScope {
+func (r GetPnLChartResponse) GetJSON403() *ScopeOrCrossOrigin {
 	return r.JSON403
 }
 
@@ -20123,7 +20366,7 @@ func (r GetPnLChartResponse) GetJSON404() *UserNotFound {
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r GetPnLChartResponse) GetJSON415() *ContentEncoding {
+func (r GetPnLChartResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -22587,7 +22830,11 @@ func (c *ClientWithResponses) MovePoolFinishWithResponse(ctx context.Context, id
 // `Authorization: Bearer <token>` or, from a browser, whose EventSource
 // sends no headers, `?ticket=` (POST /api/v1/stream/tickets) or the
 // web app's `predictkit_session` cookie, which an EventSource of a
-// page of this server sends by itself.
+// page of this server sends by itself. A stream request that carries
+// the cookie from another origin (an EventSource opened with
+// withCredentials elsewhere) is 403 `cross_origin_request`, unless
+// that origin is listed exactly in PREDICTKIT_CORS_ORIGINS; a page
+// elsewhere uses a ticket.
 //
 // **Wire format**: a comment line `: ok` first, then messages, each an
 // `id:` line, an `event:` line and one `data:` line (one JSON object,
@@ -22900,6 +23147,13 @@ func ParseAdminAuditResponse(rsp *http.Response) (*AdminAuditResponse, error) {
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest CrossOrigin
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest AdminDisabled
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -22908,7 +23162,7 @@ func ParseAdminAuditResponse(rsp *http.Response) (*AdminAuditResponse, error) {
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -22963,6 +23217,13 @@ func ParseAdminChatSessionsResponse(rsp *http.Response) (*AdminChatSessionsRespo
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest CrossOrigin
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest AdminDisabled
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -22971,7 +23232,7 @@ func ParseAdminChatSessionsResponse(rsp *http.Response) (*AdminChatSessionsRespo
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -23024,6 +23285,13 @@ func ParseAdminChatCloseResponse(rsp *http.Response) (*AdminChatCloseResponse, e
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest CrossOrigin
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest AdminChatSessionNotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -23032,7 +23300,7 @@ func ParseAdminChatCloseResponse(rsp *http.Response) (*AdminChatCloseResponse, e
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -23090,6 +23358,13 @@ func ParseAdminChatTranscriptResponse(rsp *http.Response) (*AdminChatTranscriptR
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest CrossOrigin
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest AdminChatSessionNotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -23098,7 +23373,7 @@ func ParseAdminChatTranscriptResponse(rsp *http.Response) (*AdminChatTranscriptR
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -23151,6 +23426,13 @@ func ParseAdminChatReplyResponse(rsp *http.Response) (*AdminChatReplyResponse, e
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest CrossOrigin
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest AdminChatSessionNotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -23166,7 +23448,7 @@ func ParseAdminChatReplyResponse(rsp *http.Response) (*AdminChatReplyResponse, e
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -23222,6 +23504,13 @@ func ParseAdminResolveMarketResponse(rsp *http.Response) (*AdminResolveMarketRes
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest CrossOrigin
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest struct {
 			Detail *string `json:"detail,omitempty"`
@@ -23250,7 +23539,7 @@ func ParseAdminResolveMarketResponse(rsp *http.Response) (*AdminResolveMarketRes
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -23303,6 +23592,13 @@ func ParseAdminCreateP2PAdResponse(rsp *http.Response) (*AdminCreateP2PAdRespons
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest CrossOrigin
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest AdminNotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -23318,7 +23614,7 @@ func ParseAdminCreateP2PAdResponse(rsp *http.Response) (*AdminCreateP2PAdRespons
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -23371,6 +23667,13 @@ func ParseAdminModerateP2PAdResponse(rsp *http.Response) (*AdminModerateP2PAdRes
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest CrossOrigin
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest struct {
 			Detail *string `json:"detail,omitempty"`
@@ -23389,7 +23692,7 @@ func ParseAdminModerateP2PAdResponse(rsp *http.Response) (*AdminModerateP2PAdRes
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -23442,6 +23745,13 @@ func ParseAdminSetP2PStatsResponse(rsp *http.Response) (*AdminSetP2PStatsRespons
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest CrossOrigin
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest AdminNotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -23457,7 +23767,7 @@ func ParseAdminSetP2PStatsResponse(rsp *http.Response) (*AdminSetP2PStatsRespons
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -23503,6 +23813,13 @@ func ParseAdminListPartnersResponse(rsp *http.Response) (*AdminListPartnersRespo
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest CrossOrigin
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest AdminDisabled
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -23511,7 +23828,7 @@ func ParseAdminListPartnersResponse(rsp *http.Response) (*AdminListPartnersRespo
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -23564,6 +23881,13 @@ func ParseAdminCreatePartnerResponse(rsp *http.Response) (*AdminCreatePartnerRes
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest CrossOrigin
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest AdminDisabled
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -23579,7 +23903,7 @@ func ParseAdminCreatePartnerResponse(rsp *http.Response) (*AdminCreatePartnerRes
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -23632,6 +23956,13 @@ func ParseAdminGetPartnerResponse(rsp *http.Response) (*AdminGetPartnerResponse,
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest CrossOrigin
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest AdminPartnerNotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -23640,7 +23971,7 @@ func ParseAdminGetPartnerResponse(rsp *http.Response) (*AdminGetPartnerResponse,
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -23693,6 +24024,13 @@ func ParseAdminSetPartnerDisabledResponse(rsp *http.Response) (*AdminSetPartnerD
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest CrossOrigin
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest AdminPartnerNotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -23708,7 +24046,7 @@ func ParseAdminSetPartnerDisabledResponse(rsp *http.Response) (*AdminSetPartnerD
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -23764,12 +24102,26 @@ func ParseAdminListPartnerDeliveriesResponse(rsp *http.Response) (*AdminListPart
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest CrossOrigin
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest AdminPartnerNotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Internal
@@ -23821,12 +24173,26 @@ func ParseAdminRedeliverPartnerDeliveryResponse(rsp *http.Response) (*AdminRedel
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest CrossOrigin
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest AdminPartnerNotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Internal
@@ -23878,6 +24244,13 @@ func ParseAdminFundPartnerFloatResponse(rsp *http.Response) (*AdminFundPartnerFl
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest CrossOrigin
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest AdminPartnerNotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -23893,7 +24266,7 @@ func ParseAdminFundPartnerFloatResponse(rsp *http.Response) (*AdminFundPartnerFl
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -23948,6 +24321,13 @@ func ParseAdminRotatePartnerKeyResponse(rsp *http.Response) (*AdminRotatePartner
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest CrossOrigin
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest AdminPartnerNotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -23963,7 +24343,7 @@ func ParseAdminRotatePartnerKeyResponse(rsp *http.Response) (*AdminRotatePartner
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -24012,12 +24392,26 @@ func ParseAdminDeletePartnerWebhookResponse(rsp *http.Response) (*AdminDeletePar
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest CrossOrigin
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest AdminWebhookNotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Internal
@@ -24070,12 +24464,26 @@ func ParseAdminGetPartnerWebhookResponse(rsp *http.Response) (*AdminGetPartnerWe
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest CrossOrigin
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest AdminWebhookNotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Internal
@@ -24128,6 +24536,13 @@ func ParseAdminSetPartnerWebhookResponse(rsp *http.Response) (*AdminSetPartnerWe
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest CrossOrigin
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest AdminPartnerNotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -24143,7 +24558,7 @@ func ParseAdminSetPartnerWebhookResponse(rsp *http.Response) (*AdminSetPartnerWe
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -24196,6 +24611,13 @@ func ParseAdminMovePoolFinishResponse(rsp *http.Response) (*AdminMovePoolFinishR
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest CrossOrigin
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest struct {
 			Detail *string `json:"detail,omitempty"`
@@ -24221,7 +24643,7 @@ func ParseAdminMovePoolFinishResponse(rsp *http.Response) (*AdminMovePoolFinishR
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -24274,6 +24696,13 @@ func ParseAdminSearchUsersResponse(rsp *http.Response) (*AdminSearchUsersRespons
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest CrossOrigin
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest AdminDisabled
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -24282,7 +24711,7 @@ func ParseAdminSearchUsersResponse(rsp *http.Response) (*AdminSearchUsersRespons
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -24335,6 +24764,13 @@ func ParseAdminSetRolesResponse(rsp *http.Response) (*AdminSetRolesResponse, err
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest CrossOrigin
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest AdminNotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -24350,7 +24786,7 @@ func ParseAdminSetRolesResponse(rsp *http.Response) (*AdminSetRolesResponse, err
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -24405,6 +24841,13 @@ func ParseAdminListAPIKeysResponse(rsp *http.Response) (*AdminListAPIKeysRespons
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest CrossOrigin
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest AdminNotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -24413,7 +24856,7 @@ func ParseAdminListAPIKeysResponse(rsp *http.Response) (*AdminListAPIKeysRespons
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -24462,6 +24905,13 @@ func ParseAdminRevokeAPIKeyResponse(rsp *http.Response) (*AdminRevokeAPIKeyRespo
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest CrossOrigin
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest struct {
 			Detail *string `json:"detail,omitempty"`
@@ -24480,7 +24930,7 @@ func ParseAdminRevokeAPIKeyResponse(rsp *http.Response) (*AdminRevokeAPIKeyRespo
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -24538,6 +24988,13 @@ func ParseAdminCreditResponse(rsp *http.Response) (*AdminCreditResponse, error) 
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest CrossOrigin
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest AdminNotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -24553,7 +25010,7 @@ func ParseAdminCreditResponse(rsp *http.Response) (*AdminCreditResponse, error) 
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -24606,6 +25063,13 @@ func ParseAdminPasswordResetResponse(rsp *http.Response) (*AdminPasswordResetRes
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest CrossOrigin
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest AdminNotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -24624,7 +25088,7 @@ func ParseAdminPasswordResetResponse(rsp *http.Response) (*AdminPasswordResetRes
 		response.JSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -24673,14 +25137,14 @@ func ParseListAPIKeysResponse(rsp *http.Response) (*ListAPIKeysResponse, error) 
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest InsufficientScope
+		var dest ScopeOrCrossOrigin
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -24758,7 +25222,7 @@ func ParseCreateAPIKeyResponse(rsp *http.Response) (*CreateAPIKeyResponse, error
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -24845,7 +25309,7 @@ func ParseRevokeAPIKeyResponse(rsp *http.Response) (*RevokeAPIKeyResponse, error
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -24902,7 +25366,7 @@ func ParseLoginResponse(rsp *http.Response) (*LoginResponse, error) {
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest InsufficientScope
+		var dest ScopeOrCrossOrigin
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -24916,7 +25380,7 @@ func ParseLoginResponse(rsp *http.Response) (*LoginResponse, error) {
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -24997,7 +25461,7 @@ func ParseLogoutResponse(rsp *http.Response) (*LogoutResponse, error) {
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -25047,14 +25511,14 @@ func ParseGetMeResponse(rsp *http.Response) (*GetMeResponse, error) {
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest InsufficientScope
+		var dest ScopeOrCrossOrigin
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -25135,7 +25599,7 @@ func ParseUpdateMeResponse(rsp *http.Response) (*UpdateMeResponse, error) {
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -25206,7 +25670,7 @@ func ParseChangePasswordResponse(rsp *http.Response) (*ChangePasswordResponse, e
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -25276,7 +25740,7 @@ func ParseResetPasswordResponse(rsp *http.Response) (*ResetPasswordResponse, err
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest InsufficientScope
+		var dest ScopeOrCrossOrigin
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -25290,7 +25754,7 @@ func ParseResetPasswordResponse(rsp *http.Response) (*ResetPasswordResponse, err
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -25357,7 +25821,7 @@ func ParseRequestPasswordResetResponse(rsp *http.Response) (*RequestPasswordRese
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest InsufficientScope
+		var dest ScopeOrCrossOrigin
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -25371,7 +25835,7 @@ func ParseRequestPasswordResetResponse(rsp *http.Response) (*RequestPasswordRese
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -25458,7 +25922,7 @@ func ParseRegisterResponse(rsp *http.Response) (*RegisterResponse, error) {
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest InsufficientScope
+		var dest ScopeOrCrossOrigin
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -25482,7 +25946,7 @@ func ParseRegisterResponse(rsp *http.Response) (*RegisterResponse, error) {
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -25552,7 +26016,7 @@ func ParseEndSessionResponse(rsp *http.Response) (*EndSessionResponse, error) {
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -25636,7 +26100,7 @@ func ParseOpenSessionResponse(rsp *http.Response) (*OpenSessionResponse, error) 
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -25715,14 +26179,14 @@ func ParseChatHistoryResponse(rsp *http.Response) (*ChatHistoryResponse, error) 
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest InsufficientScope
+		var dest ScopeOrCrossOrigin
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -25769,7 +26233,7 @@ func ParseSendChatMessageResponse(rsp *http.Response) (*SendChatMessageResponse,
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest InsufficientScope
+		var dest ScopeOrCrossOrigin
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -25790,7 +26254,7 @@ func ParseSendChatMessageResponse(rsp *http.Response) (*SendChatMessageResponse,
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -25857,7 +26321,7 @@ func ParseOpenChatSessionResponse(rsp *http.Response) (*OpenChatSessionResponse,
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest InsufficientScope
+		var dest ScopeOrCrossOrigin
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -25871,7 +26335,7 @@ func ParseOpenChatSessionResponse(rsp *http.Response) (*OpenChatSessionResponse,
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -25945,7 +26409,7 @@ func ParseCallOperatorResponse(rsp *http.Response) (*CallOperatorResponse, error
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest InsufficientScope
+		var dest ScopeOrCrossOrigin
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -25959,7 +26423,7 @@ func ParseCallOperatorResponse(rsp *http.Response) (*CallOperatorResponse, error
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -26054,7 +26518,7 @@ func ParseSetReactionResponse(rsp *http.Response) (*SetReactionResponse, error) 
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -26116,7 +26580,7 @@ func ParseListRepliesResponse(rsp *http.Response) (*ListRepliesResponse, error) 
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest InsufficientScope
+		var dest ScopeOrCrossOrigin
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -26130,7 +26594,7 @@ func ParseListRepliesResponse(rsp *http.Response) (*ListRepliesResponse, error) 
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -26179,14 +26643,14 @@ func ParseListEventsResponse(rsp *http.Response) (*ListEventsResponse, error) {
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest InsufficientScope
+		var dest ScopeOrCrossOrigin
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -26254,7 +26718,7 @@ func ParseCreateEventResponse(rsp *http.Response) (*CreateEventResponse, error) 
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -26296,7 +26760,7 @@ func ParseListEventCommentsResponse(rsp *http.Response) (*ListEventCommentsRespo
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest InsufficientScope
+		var dest ScopeOrCrossOrigin
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -26310,7 +26774,7 @@ func ParseListEventCommentsResponse(rsp *http.Response) (*ListEventCommentsRespo
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -26385,7 +26849,7 @@ func ParsePostCommentResponse(rsp *http.Response) (*PostCommentResponse, error) 
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -26452,7 +26916,7 @@ func ParseGetEventResponse(rsp *http.Response) (*GetEventResponse, error) {
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest InsufficientScope
+		var dest ScopeOrCrossOrigin
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -26469,7 +26933,7 @@ func ParseGetEventResponse(rsp *http.Response) (*GetEventResponse, error) {
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -26550,7 +27014,7 @@ func ParseSetEventActiveResponse(rsp *http.Response) (*SetEventActiveResponse, e
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -26641,7 +27105,7 @@ func ParseCloseMarketResponse(rsp *http.Response) (*CloseMarketResponse, error) 
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -26692,8 +27156,15 @@ func ParseLeaderboardResponse(rsp *http.Response) (*LeaderboardResponse, error) 
 		}
 		response.JSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest CrossOrigin
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -26733,14 +27204,14 @@ func ParseLatestTradesResponse(rsp *http.Response) (*LatestTradesResponse, error
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest InsufficientScope
+		var dest ScopeOrCrossOrigin
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -26790,7 +27261,7 @@ func ParseGetMarketResponse(rsp *http.Response) (*GetMarketResponse, error) {
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest InsufficientScope
+		var dest ScopeOrCrossOrigin
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -26804,7 +27275,7 @@ func ParseGetMarketResponse(rsp *http.Response) (*GetMarketResponse, error) {
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -26892,7 +27363,7 @@ func ParseBuyResponse(rsp *http.Response) (*BuyResponse, error) {
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -26964,7 +27435,7 @@ func ParseMarketCandlesResponse(rsp *http.Response) (*MarketCandlesResponse, err
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest InsufficientScope
+		var dest ScopeOrCrossOrigin
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -26978,7 +27449,7 @@ func ParseMarketCandlesResponse(rsp *http.Response) (*MarketCandlesResponse, err
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -27028,7 +27499,7 @@ func ParseMarketHistoryResponse(rsp *http.Response) (*MarketHistoryResponse, err
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest InsufficientScope
+		var dest ScopeOrCrossOrigin
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -27042,7 +27513,7 @@ func ParseMarketHistoryResponse(rsp *http.Response) (*MarketHistoryResponse, err
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -27092,7 +27563,7 @@ func ParseQuoteResponse(rsp *http.Response) (*QuoteResponse, error) {
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest InsufficientScope
+		var dest ScopeOrCrossOrigin
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -27116,7 +27587,7 @@ func ParseQuoteResponse(rsp *http.Response) (*QuoteResponse, error) {
 		response.JSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -27204,7 +27675,7 @@ func ParseSellResponse(rsp *http.Response) (*SellResponse, error) {
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -27273,14 +27744,14 @@ func ParseListNotificationsResponse(rsp *http.Response) (*ListNotificationsRespo
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest InsufficientScope
+		var dest ScopeOrCrossOrigin
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -27344,7 +27815,7 @@ func ParseMarkAllNotificationsReadResponse(rsp *http.Response) (*MarkAllNotifica
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -27391,14 +27862,14 @@ func ParseListUnreadNotificationsResponse(rsp *http.Response) (*ListUnreadNotifi
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest InsufficientScope
+		var dest ScopeOrCrossOrigin
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -27466,7 +27937,7 @@ func ParseMarkNotificationReadResponse(rsp *http.Response) (*MarkNotificationRea
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -27506,11 +27977,18 @@ func ParseOpenapiResponse(rsp *http.Response) (*OpenapiResponse, error) {
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest InsufficientScope
+		var dest ScopeOrCrossOrigin
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
 
 	}
 
@@ -27551,14 +28029,14 @@ func ParseListP2PAdsResponse(rsp *http.Response) (*ListP2PAdsResponse, error) {
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest InsufficientScope
+		var dest ScopeOrCrossOrigin
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -27598,7 +28076,7 @@ func ParseGetP2PAdResponse(rsp *http.Response) (*GetP2PAdResponse, error) {
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest InsufficientScope
+		var dest ScopeOrCrossOrigin
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -27615,7 +28093,7 @@ func ParseGetP2PAdResponse(rsp *http.Response) (*GetP2PAdResponse, error) {
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -27690,7 +28168,7 @@ func ParsePartnerBetResponse(rsp *http.Response) (*PartnerBetResponse, error) {
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -27805,7 +28283,7 @@ func ParsePartnerSellResponse(rsp *http.Response) (*PartnerSellResponse, error) 
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -27899,7 +28377,7 @@ func ParsePartnerUserStateResponse(rsp *http.Response) (*PartnerUserStateRespons
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -27969,7 +28447,7 @@ func ParseGetPoolResponse(rsp *http.Response) (*GetPoolResponse, error) {
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest InsufficientScope
+		var dest ScopeOrCrossOrigin
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -27986,7 +28464,7 @@ func ParseGetPoolResponse(rsp *http.Response) (*GetPoolResponse, error) {
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -28074,7 +28552,7 @@ func ParseMovePoolFinishResponse(rsp *http.Response) (*MovePoolFinishResponse, e
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -28121,7 +28599,7 @@ func ParseStreamResponse(rsp *http.Response) (*StreamResponse, error) {
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest InsufficientScope
+		var dest ScopeOrCrossOrigin
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -28135,7 +28613,7 @@ func ParseStreamResponse(rsp *http.Response) (*StreamResponse, error) {
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -28254,7 +28732,7 @@ func ParseCreateStreamTicketResponse(rsp *http.Response) (*CreateStreamTicketRes
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -28301,7 +28779,7 @@ func ParseGetMyPnLChartResponse(rsp *http.Response) (*GetMyPnLChartResponse, err
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest InsufficientScope
+		var dest ScopeOrCrossOrigin
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -28315,7 +28793,7 @@ func ParseGetMyPnLChartResponse(rsp *http.Response) (*GetMyPnLChartResponse, err
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -28372,14 +28850,14 @@ func ParseGetMyClosedPositionsResponse(rsp *http.Response) (*GetMyClosedPosition
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest InsufficientScope
+		var dest ScopeOrCrossOrigin
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -28436,14 +28914,14 @@ func ParseGetMyTradesResponse(rsp *http.Response) (*GetMyTradesResponse, error) 
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest InsufficientScope
+		var dest ScopeOrCrossOrigin
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -28493,7 +28971,7 @@ func ParseGetPnLChartResponse(rsp *http.Response) (*GetPnLChartResponse, error) 
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest InsufficientScope
+		var dest ScopeOrCrossOrigin
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -28507,7 +28985,7 @@ func ParseGetPnLChartResponse(rsp *http.Response) (*GetPnLChartResponse, error) 
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}

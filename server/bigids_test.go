@@ -98,9 +98,10 @@ var walkedStatuses = map[string][]int{
 	"POST /api/v1/admin/chat/sessions/{session_id}/messages session_id":               lenientIDStatuses,
 	"POST /api/v1/admin/chat/sessions/{session_id}/close session_id":                  lenientIDStatuses,
 	"GET /api/v1/partner/users/{external_user_id} external_user_id":                   lenientStatuses, // a user without an account
-	// Ids in bodies: a comment that does not exist (and -1, which no
-	// comment has, refused as such), then a number that is not an int64.
-	"POST /api/v1/partner/bet market_id":                refusedStatuses, // TRADE_FAILED: market not found, then the body
+	// Ids in bodies. The partner API answers TRADE_FAILED (400) for a
+	// market that does not exist; a reply to a comment that does not
+	// exist is 404, to -1 or a number past int64 400.
+	"POST /api/v1/partner/bet market_id":                refusedStatuses,
 	"POST /api/v1/partner/sell market_id":               refusedStatuses,
 	"POST /api/v1/events/{event_id}/comments parent_id": {404, 404, 404, 400, 400, 400},
 }
@@ -108,11 +109,6 @@ var walkedStatuses = map[string][]int{
 // walkedQuery are the query parameters that hold integers: pages' limits,
 // offsets and cursors, amounts, and the stream's last event id.
 var walkedQuery = []string{"limit", "offset", "cursor", "amount_kopecks", "shares", "amount", "max_payment_duration", "last_event_id"}
-
-// textIDs are path parameters that name things by text: sent the same
-// values, they must find nothing, or (the partner API's external user)
-// answer that the user has no account.
-var textIDs = []string{"session_id", "external_user_id"}
 
 // bigWorld is what the walk's real ids name.
 type bigWorld struct {
@@ -159,6 +155,8 @@ type walkedRequest struct {
 	body   any
 }
 
+// requests are the walk's requests of every operation of the document,
+// in the order of its paths and methods.
 func (w *bigWorld) requests(t *testing.T) []walkedRequest {
 	d, _ := openAPI(t)
 	var out []walkedRequest
@@ -169,7 +167,14 @@ func (w *bigWorld) requests(t *testing.T) []walkedRequest {
 	}
 	sort.Strings(keys)
 	for _, p := range keys {
-		for method, op := range paths[p].Operations() {
+		ops := paths[p].Operations()
+		methods := make([]string, 0, len(ops))
+		for m := range ops {
+			methods = append(methods, m)
+		}
+		sort.Strings(methods)
+		for _, method := range methods {
+			op := ops[method]
 			var walked []string
 			inPath := map[string]bool{}
 			for _, ref := range append(slices.Clone(paths[p].Parameters), op.Parameters...) {
@@ -257,7 +262,7 @@ func (w *bigWorld) values(path, param string) []string {
 	return vs
 }
 
-// bodies are what each operation that takes one is sent: valid but for
+// body is what the operation at path is sent: valid but for
 // the walked parameter, so that it alone decides the answer.
 func (w *bigWorld) body(method, path string) any {
 	if method == http.MethodGet || method == http.MethodDelete {

@@ -25,7 +25,7 @@ func startServer(t *testing.T) string {
 	cfg.Demo = false
 	cfg.AdminToken = adminToken
 	cfg.BcryptCost = 4 // registering users is not what is measured
-	// As the README says to serve a benchmark: two users trading from
+	// As the operator guide says to serve a benchmark: two users trading from
 	// four clients outrun the per-user trade limit within a second.
 	cfg.RateTrade, cfg.RatePartner = server.Rate{}, server.Rate{}
 	cfg.Logger = slog.New(slog.DiscardHandler)

@@ -2687,8 +2687,8 @@ type AdminWebhookNotFound struct {
 	Error  string  `json:"error"`
 }
 
-// ContentEncoding defines model for ContentEncoding.
-type ContentEncoding struct {
+// CrossOrigin defines model for CrossOrigin.
+type CrossOrigin struct {
 	Detail *string `json:"detail,omitempty"`
 	Error  string  `json:"error"`
 }
@@ -2701,12 +2701,6 @@ type ForbiddenOrScope struct {
 
 // IdempotencyConflict defines model for IdempotencyConflict.
 type IdempotencyConflict struct {
-	Detail *string `json:"detail,omitempty"`
-	Error  string  `json:"error"`
-}
-
-// InsufficientScope defines model for InsufficientScope.
-type InsufficientScope struct {
 	Detail *string `json:"detail,omitempty"`
 	Error  string  `json:"error"`
 }
@@ -2803,6 +2797,12 @@ type TooLarge struct {
 
 // Unauthorized defines model for Unauthorized.
 type Unauthorized struct {
+	Detail *string `json:"detail,omitempty"`
+	Error  string  `json:"error"`
+}
+
+// UnsupportedMediaType defines model for UnsupportedMediaType.
+type UnsupportedMediaType struct {
 	Detail *string `json:"detail,omitempty"`
 	Error  string  `json:"error"`
 }
@@ -3688,8 +3688,11 @@ type ClientInterface interface {
 	// addresses, plus the host names, addresses and ranges of
 	// `PREDICTKIT_WEBHOOK_ALLOWED_HOSTS`. Loopback, private, link-local,
 	// unspecified, multicast and the server's own addresses are refused
-	// (400 invalid_request, the detail says why) unless listed; the check
-	// is made again on the address dialled at every delivery. Replacing a
+	// (400 invalid_request, the detail says why) unless listed, and so is
+	// an IPv6 address that carries a refused IPv4 address (IPv4-mapped,
+	// -compatible or -translated, NAT64, 6to4, Teredo, ISATAP: see
+	// docs/webhooks.md); the check is made again on the address dialled
+	// at every delivery. Replacing a
 	// webhook replaces its secret. The secret is stored as is (the server
 	// signs with it) and never shown again.
 	//
@@ -3705,8 +3708,11 @@ type ClientInterface interface {
 	// addresses, plus the host names, addresses and ranges of
 	// `PREDICTKIT_WEBHOOK_ALLOWED_HOSTS`. Loopback, private, link-local,
 	// unspecified, multicast and the server's own addresses are refused
-	// (400 invalid_request, the detail says why) unless listed; the check
-	// is made again on the address dialled at every delivery. Replacing a
+	// (400 invalid_request, the detail says why) unless listed, and so is
+	// an IPv6 address that carries a refused IPv4 address (IPv4-mapped,
+	// -compatible or -translated, NAT64, 6to4, Teredo, ISATAP: see
+	// docs/webhooks.md); the check is made again on the address dialled
+	// at every delivery. Replacing a
 	// webhook replaces its secret. The secret is stored as is (the server
 	// signs with it) and never shown again.
 	//
@@ -4841,7 +4847,11 @@ type ClientInterface interface {
 	// `Authorization: Bearer <token>` or, from a browser, whose EventSource
 	// sends no headers, `?ticket=` (POST /api/v1/stream/tickets) or the
 	// web app's `predictkit_session` cookie, which an EventSource of a
-	// page of this server sends by itself.
+	// page of this server sends by itself. A stream request that carries
+	// the cookie from another origin (an EventSource opened with
+	// withCredentials elsewhere) is 403 `cross_origin_request`, unless
+	// that origin is listed exactly in PREDICTKIT_CORS_ORIGINS; a page
+	// elsewhere uses a ticket.
 	//
 	// **Wire format**: a comment line `: ok` first, then messages, each an
 	// `id:` line, an `event:` line and one `data:` line (one JSON object,
@@ -4976,7 +4986,7 @@ type ClientInterface interface {
 	//
 	// HTTP requests by route template, trades and volume, trade batches,
 	// partner replays, settlements, the audit, the PostgreSQL pool, the Go
-	// runtime and the process. The README's Metrics section lists every
+	// runtime and the process. The Metrics section of docs/operator-guide.md lists every
 	// name. Unauthenticated: expose it to your monitoring network only.
 	//
 	// Corresponds with GET /metrics (the `Metrics` operationId).
@@ -5601,8 +5611,11 @@ func (c *Client) AdminGetPartnerWebhook(ctx context.Context, id int64, reqEditor
 // addresses, plus the host names, addresses and ranges of
 // `PREDICTKIT_WEBHOOK_ALLOWED_HOSTS`. Loopback, private, link-local,
 // unspecified, multicast and the server's own addresses are refused
-// (400 invalid_request, the detail says why) unless listed; the check
-// is made again on the address dialled at every delivery. Replacing a
+// (400 invalid_request, the detail says why) unless listed, and so is
+// an IPv6 address that carries a refused IPv4 address (IPv4-mapped,
+// -compatible or -translated, NAT64, 6to4, Teredo, ISATAP: see
+// docs/webhooks.md); the check is made again on the address dialled
+// at every delivery. Replacing a
 // webhook replaces its secret. The secret is stored as is (the server
 // signs with it) and never shown again.
 //
@@ -5628,8 +5641,11 @@ func (c *Client) AdminSetPartnerWebhookWithBody(ctx context.Context, id int64, c
 // addresses, plus the host names, addresses and ranges of
 // `PREDICTKIT_WEBHOOK_ALLOWED_HOSTS`. Loopback, private, link-local,
 // unspecified, multicast and the server's own addresses are refused
-// (400 invalid_request, the detail says why) unless listed; the check
-// is made again on the address dialled at every delivery. Replacing a
+// (400 invalid_request, the detail says why) unless listed, and so is
+// an IPv6 address that carries a refused IPv4 address (IPv4-mapped,
+// -compatible or -translated, NAT64, 6to4, Teredo, ISATAP: see
+// docs/webhooks.md); the check is made again on the address dialled
+// at every delivery. Replacing a
 // webhook replaces its secret. The secret is stored as is (the server
 // signs with it) and never shown again.
 //
@@ -7534,7 +7550,11 @@ func (c *Client) MovePoolFinish(ctx context.Context, id int64, body MovePoolFini
 // `Authorization: Bearer <token>` or, from a browser, whose EventSource
 // sends no headers, `?ticket=` (POST /api/v1/stream/tickets) or the
 // web app's `predictkit_session` cookie, which an EventSource of a
-// page of this server sends by itself.
+// page of this server sends by itself. A stream request that carries
+// the cookie from another origin (an EventSource opened with
+// withCredentials elsewhere) is 403 `cross_origin_request`, unless
+// that origin is listed exactly in PREDICTKIT_CORS_ORIGINS; a page
+// elsewhere uses a ticket.
 //
 // **Wire format**: a comment line `: ok` first, then messages, each an
 // `id:` line, an `event:` line and one `data:` line (one JSON object,
@@ -7769,7 +7789,7 @@ func (c *Client) Healthz(ctx context.Context, reqEditors ...RequestEditorFn) (*h
 //
 // HTTP requests by route template, trades and volume, trade batches,
 // partner replays, settlements, the audit, the PostgreSQL pool, the Go
-// runtime and the process. The README's Metrics section lists every
+// runtime and the process. The Metrics section of docs/operator-guide.md lists every
 // name. Unauthenticated: expose it to your monitoring network only.
 //
 // Corresponds with GET /metrics (the `Metrics` operationId).
@@ -11974,8 +11994,11 @@ type ClientWithResponsesInterface interface {
 	// addresses, plus the host names, addresses and ranges of
 	// `PREDICTKIT_WEBHOOK_ALLOWED_HOSTS`. Loopback, private, link-local,
 	// unspecified, multicast and the server's own addresses are refused
-	// (400 invalid_request, the detail says why) unless listed; the check
-	// is made again on the address dialled at every delivery. Replacing a
+	// (400 invalid_request, the detail says why) unless listed, and so is
+	// an IPv6 address that carries a refused IPv4 address (IPv4-mapped,
+	// -compatible or -translated, NAT64, 6to4, Teredo, ISATAP: see
+	// docs/webhooks.md); the check is made again on the address dialled
+	// at every delivery. Replacing a
 	// webhook replaces its secret. The secret is stored as is (the server
 	// signs with it) and never shown again.
 	//
@@ -11991,8 +12014,11 @@ type ClientWithResponsesInterface interface {
 	// addresses, plus the host names, addresses and ranges of
 	// `PREDICTKIT_WEBHOOK_ALLOWED_HOSTS`. Loopback, private, link-local,
 	// unspecified, multicast and the server's own addresses are refused
-	// (400 invalid_request, the detail says why) unless listed; the check
-	// is made again on the address dialled at every delivery. Replacing a
+	// (400 invalid_request, the detail says why) unless listed, and so is
+	// an IPv6 address that carries a refused IPv4 address (IPv4-mapped,
+	// -compatible or -translated, NAT64, 6to4, Teredo, ISATAP: see
+	// docs/webhooks.md); the check is made again on the address dialled
+	// at every delivery. Replacing a
 	// webhook replaces its secret. The secret is stored as is (the server
 	// signs with it) and never shown again.
 	//
@@ -13187,7 +13213,11 @@ type ClientWithResponsesInterface interface {
 	// `Authorization: Bearer <token>` or, from a browser, whose EventSource
 	// sends no headers, `?ticket=` (POST /api/v1/stream/tickets) or the
 	// web app's `predictkit_session` cookie, which an EventSource of a
-	// page of this server sends by itself.
+	// page of this server sends by itself. A stream request that carries
+	// the cookie from another origin (an EventSource opened with
+	// withCredentials elsewhere) is 403 `cross_origin_request`, unless
+	// that origin is listed exactly in PREDICTKIT_CORS_ORIGINS; a page
+	// elsewhere uses a ticket.
 	//
 	// **Wire format**: a comment line `: ok` first, then messages, each an
 	// `id:` line, an `event:` line and one `data:` line (one JSON object,
@@ -13342,7 +13372,7 @@ type ClientWithResponsesInterface interface {
 	//
 	// HTTP requests by route template, trades and volume, trade batches,
 	// partner replays, settlements, the audit, the PostgreSQL pool, the Go
-	// runtime and the process. The README's Metrics section lists every
+	// runtime and the process. The Metrics section of docs/operator-guide.md lists every
 	// name. Unauthenticated: expose it to your monitoring network only.
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -13408,10 +13438,12 @@ type AdminAuditResponse struct {
 	JSON200 *Audit
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *CrossOrigin
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *AdminDisabled
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -13426,13 +13458,18 @@ func (r AdminAuditResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
 }
 
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r AdminAuditResponse) GetJSON403() *CrossOrigin {
+	return r.JSON403
+}
+
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r AdminAuditResponse) GetJSON404() *AdminDisabled {
 	return r.JSON404
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r AdminAuditResponse) GetJSON415() *ContentEncoding {
+func (r AdminAuditResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -13481,10 +13518,12 @@ type AdminChatSessionsResponse struct {
 	JSON400 *InvalidRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *CrossOrigin
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *AdminDisabled
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -13506,13 +13545,18 @@ func (r AdminChatSessionsResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
 }
 
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r AdminChatSessionsResponse) GetJSON403() *CrossOrigin {
+	return r.JSON403
+}
+
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r AdminChatSessionsResponse) GetJSON404() *AdminDisabled {
 	return r.JSON404
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r AdminChatSessionsResponse) GetJSON415() *ContentEncoding {
+func (r AdminChatSessionsResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -13559,10 +13603,12 @@ type AdminChatCloseResponse struct {
 	JSON400 *InvalidRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *CrossOrigin
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *AdminChatSessionNotFound
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -13582,13 +13628,18 @@ func (r AdminChatCloseResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
 }
 
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r AdminChatCloseResponse) GetJSON403() *CrossOrigin {
+	return r.JSON403
+}
+
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r AdminChatCloseResponse) GetJSON404() *AdminChatSessionNotFound {
 	return r.JSON404
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r AdminChatCloseResponse) GetJSON415() *ContentEncoding {
+func (r AdminChatCloseResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -13640,10 +13691,12 @@ type AdminChatTranscriptResponse struct {
 	JSON400 *InvalidRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *CrossOrigin
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *AdminChatSessionNotFound
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -13668,13 +13721,18 @@ func (r AdminChatTranscriptResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
 }
 
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r AdminChatTranscriptResponse) GetJSON403() *CrossOrigin {
+	return r.JSON403
+}
+
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r AdminChatTranscriptResponse) GetJSON404() *AdminChatSessionNotFound {
 	return r.JSON404
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r AdminChatTranscriptResponse) GetJSON415() *ContentEncoding {
+func (r AdminChatTranscriptResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -13721,12 +13779,14 @@ type AdminChatReplyResponse struct {
 	JSON400 *InvalidRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *CrossOrigin
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *AdminChatSessionNotFound
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -13746,6 +13806,11 @@ func (r AdminChatReplyResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
 }
 
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r AdminChatReplyResponse) GetJSON403() *CrossOrigin {
+	return r.JSON403
+}
+
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r AdminChatReplyResponse) GetJSON404() *AdminChatSessionNotFound {
 	return r.JSON404
@@ -13757,7 +13822,7 @@ func (r AdminChatReplyResponse) GetJSON413() *TooLarge {
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r AdminChatReplyResponse) GetJSON415() *ContentEncoding {
+func (r AdminChatReplyResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -13807,6 +13872,8 @@ type AdminResolveMarketResponse struct {
 	}
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *CrossOrigin
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *struct {
 		Detail *string `json:"detail,omitempty"`
@@ -13820,7 +13887,7 @@ type AdminResolveMarketResponse struct {
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -13841,6 +13908,11 @@ func (r AdminResolveMarketResponse) GetJSON400() *struct {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r AdminResolveMarketResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r AdminResolveMarketResponse) GetJSON403() *CrossOrigin {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -13865,7 +13937,7 @@ func (r AdminResolveMarketResponse) GetJSON413() *TooLarge {
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r AdminResolveMarketResponse) GetJSON415() *ContentEncoding {
+func (r AdminResolveMarketResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -13912,12 +13984,14 @@ type AdminCreateP2PAdResponse struct {
 	JSON400 *InvalidRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *CrossOrigin
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *AdminNotFound
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -13937,6 +14011,11 @@ func (r AdminCreateP2PAdResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
 }
 
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r AdminCreateP2PAdResponse) GetJSON403() *CrossOrigin {
+	return r.JSON403
+}
+
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r AdminCreateP2PAdResponse) GetJSON404() *AdminNotFound {
 	return r.JSON404
@@ -13948,7 +14027,7 @@ func (r AdminCreateP2PAdResponse) GetJSON413() *TooLarge {
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r AdminCreateP2PAdResponse) GetJSON415() *ContentEncoding {
+func (r AdminCreateP2PAdResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -13995,6 +14074,8 @@ type AdminModerateP2PAdResponse struct {
 	JSON400 *InvalidIDOrRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *CrossOrigin
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *struct {
 		Detail *string `json:"detail,omitempty"`
@@ -14003,7 +14084,7 @@ type AdminModerateP2PAdResponse struct {
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -14023,6 +14104,11 @@ func (r AdminModerateP2PAdResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
 }
 
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r AdminModerateP2PAdResponse) GetJSON403() *CrossOrigin {
+	return r.JSON403
+}
+
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r AdminModerateP2PAdResponse) GetJSON404() *struct {
 	Detail *string `json:"detail,omitempty"`
@@ -14037,7 +14123,7 @@ func (r AdminModerateP2PAdResponse) GetJSON413() *TooLarge {
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r AdminModerateP2PAdResponse) GetJSON415() *ContentEncoding {
+func (r AdminModerateP2PAdResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -14084,12 +14170,14 @@ type AdminSetP2PStatsResponse struct {
 	JSON400 *InvalidIDOrRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *CrossOrigin
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *AdminNotFound
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -14109,6 +14197,11 @@ func (r AdminSetP2PStatsResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
 }
 
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r AdminSetP2PStatsResponse) GetJSON403() *CrossOrigin {
+	return r.JSON403
+}
+
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r AdminSetP2PStatsResponse) GetJSON404() *AdminNotFound {
 	return r.JSON404
@@ -14120,7 +14213,7 @@ func (r AdminSetP2PStatsResponse) GetJSON413() *TooLarge {
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r AdminSetP2PStatsResponse) GetJSON415() *ContentEncoding {
+func (r AdminSetP2PStatsResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -14165,10 +14258,12 @@ type AdminListPartnersResponse struct {
 	JSON200 *PartnerList
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *CrossOrigin
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *AdminDisabled
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -14183,13 +14278,18 @@ func (r AdminListPartnersResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
 }
 
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r AdminListPartnersResponse) GetJSON403() *CrossOrigin {
+	return r.JSON403
+}
+
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r AdminListPartnersResponse) GetJSON404() *AdminDisabled {
 	return r.JSON404
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r AdminListPartnersResponse) GetJSON415() *ContentEncoding {
+func (r AdminListPartnersResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -14236,12 +14336,14 @@ type AdminCreatePartnerResponse struct {
 	JSON400 *InvalidRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *CrossOrigin
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *AdminDisabled
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -14261,6 +14363,11 @@ func (r AdminCreatePartnerResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
 }
 
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r AdminCreatePartnerResponse) GetJSON403() *CrossOrigin {
+	return r.JSON403
+}
+
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r AdminCreatePartnerResponse) GetJSON404() *AdminDisabled {
 	return r.JSON404
@@ -14272,7 +14379,7 @@ func (r AdminCreatePartnerResponse) GetJSON413() *TooLarge {
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r AdminCreatePartnerResponse) GetJSON415() *ContentEncoding {
+func (r AdminCreatePartnerResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -14319,10 +14426,12 @@ type AdminGetPartnerResponse struct {
 	JSON400 *InvalidID
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *CrossOrigin
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *AdminPartnerNotFound
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -14342,13 +14451,18 @@ func (r AdminGetPartnerResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
 }
 
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r AdminGetPartnerResponse) GetJSON403() *CrossOrigin {
+	return r.JSON403
+}
+
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r AdminGetPartnerResponse) GetJSON404() *AdminPartnerNotFound {
 	return r.JSON404
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r AdminGetPartnerResponse) GetJSON415() *ContentEncoding {
+func (r AdminGetPartnerResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -14395,12 +14509,14 @@ type AdminSetPartnerDisabledResponse struct {
 	JSON400 *InvalidIDOrRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *CrossOrigin
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *AdminPartnerNotFound
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -14420,6 +14536,11 @@ func (r AdminSetPartnerDisabledResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
 }
 
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r AdminSetPartnerDisabledResponse) GetJSON403() *CrossOrigin {
+	return r.JSON403
+}
+
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r AdminSetPartnerDisabledResponse) GetJSON404() *AdminPartnerNotFound {
 	return r.JSON404
@@ -14431,7 +14552,7 @@ func (r AdminSetPartnerDisabledResponse) GetJSON413() *TooLarge {
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r AdminSetPartnerDisabledResponse) GetJSON415() *ContentEncoding {
+func (r AdminSetPartnerDisabledResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -14481,8 +14602,12 @@ type AdminListPartnerDeliveriesResponse struct {
 	JSON400 *InvalidIDOrRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *CrossOrigin
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *AdminPartnerNotFound
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -14505,9 +14630,19 @@ func (r AdminListPartnerDeliveriesResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
 }
 
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r AdminListPartnerDeliveriesResponse) GetJSON403() *CrossOrigin {
+	return r.JSON403
+}
+
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r AdminListPartnerDeliveriesResponse) GetJSON404() *AdminPartnerNotFound {
 	return r.JSON404
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r AdminListPartnerDeliveriesResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -14556,8 +14691,12 @@ type AdminRedeliverPartnerDeliveryResponse struct {
 	JSON400 *InvalidIDOrDelivery
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *CrossOrigin
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *AdminPartnerNotFound
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -14580,9 +14719,19 @@ func (r AdminRedeliverPartnerDeliveryResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
 }
 
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r AdminRedeliverPartnerDeliveryResponse) GetJSON403() *CrossOrigin {
+	return r.JSON403
+}
+
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r AdminRedeliverPartnerDeliveryResponse) GetJSON404() *AdminPartnerNotFound {
 	return r.JSON404
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r AdminRedeliverPartnerDeliveryResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -14631,12 +14780,14 @@ type AdminFundPartnerFloatResponse struct {
 	JSON400 *InvalidIDOrRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *CrossOrigin
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *AdminPartnerNotFound
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -14659,6 +14810,11 @@ func (r AdminFundPartnerFloatResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
 }
 
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r AdminFundPartnerFloatResponse) GetJSON403() *CrossOrigin {
+	return r.JSON403
+}
+
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r AdminFundPartnerFloatResponse) GetJSON404() *AdminPartnerNotFound {
 	return r.JSON404
@@ -14670,7 +14826,7 @@ func (r AdminFundPartnerFloatResponse) GetJSON413() *TooLarge {
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r AdminFundPartnerFloatResponse) GetJSON415() *ContentEncoding {
+func (r AdminFundPartnerFloatResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -14719,12 +14875,14 @@ type AdminRotatePartnerKeyResponse struct {
 	JSON400 *InvalidIDOrRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *CrossOrigin
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *AdminPartnerNotFound
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -14746,6 +14904,11 @@ func (r AdminRotatePartnerKeyResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
 }
 
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r AdminRotatePartnerKeyResponse) GetJSON403() *CrossOrigin {
+	return r.JSON403
+}
+
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r AdminRotatePartnerKeyResponse) GetJSON404() *AdminPartnerNotFound {
 	return r.JSON404
@@ -14757,7 +14920,7 @@ func (r AdminRotatePartnerKeyResponse) GetJSON413() *TooLarge {
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r AdminRotatePartnerKeyResponse) GetJSON415() *ContentEncoding {
+func (r AdminRotatePartnerKeyResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -14802,8 +14965,12 @@ type AdminDeletePartnerWebhookResponse struct {
 	JSON400 *InvalidID
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *CrossOrigin
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *AdminWebhookNotFound
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -14818,9 +14985,19 @@ func (r AdminDeletePartnerWebhookResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
 }
 
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r AdminDeletePartnerWebhookResponse) GetJSON403() *CrossOrigin {
+	return r.JSON403
+}
+
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r AdminDeletePartnerWebhookResponse) GetJSON404() *AdminWebhookNotFound {
 	return r.JSON404
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r AdminDeletePartnerWebhookResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -14870,8 +15047,12 @@ type AdminGetPartnerWebhookResponse struct {
 	JSON400 *InvalidID
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *CrossOrigin
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *AdminWebhookNotFound
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -14895,9 +15076,19 @@ func (r AdminGetPartnerWebhookResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
 }
 
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r AdminGetPartnerWebhookResponse) GetJSON403() *CrossOrigin {
+	return r.JSON403
+}
+
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r AdminGetPartnerWebhookResponse) GetJSON404() *AdminWebhookNotFound {
 	return r.JSON404
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r AdminGetPartnerWebhookResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -14947,12 +15138,14 @@ type AdminSetPartnerWebhookResponse struct {
 	JSON400 *InvalidIDOrRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *CrossOrigin
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *AdminPartnerNotFound
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -14976,6 +15169,11 @@ func (r AdminSetPartnerWebhookResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
 }
 
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r AdminSetPartnerWebhookResponse) GetJSON403() *CrossOrigin {
+	return r.JSON403
+}
+
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r AdminSetPartnerWebhookResponse) GetJSON404() *AdminPartnerNotFound {
 	return r.JSON404
@@ -14987,7 +15185,7 @@ func (r AdminSetPartnerWebhookResponse) GetJSON413() *TooLarge {
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r AdminSetPartnerWebhookResponse) GetJSON415() *ContentEncoding {
+func (r AdminSetPartnerWebhookResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -15034,6 +15232,8 @@ type AdminMovePoolFinishResponse struct {
 	JSON400 *InvalidIDOrRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *CrossOrigin
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *struct {
 		Detail *string `json:"detail,omitempty"`
@@ -15044,7 +15244,7 @@ type AdminMovePoolFinishResponse struct {
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -15062,6 +15262,11 @@ func (r AdminMovePoolFinishResponse) GetJSON400() *InvalidIDOrRequest {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r AdminMovePoolFinishResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r AdminMovePoolFinishResponse) GetJSON403() *CrossOrigin {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -15083,7 +15288,7 @@ func (r AdminMovePoolFinishResponse) GetJSON413() *TooLarge {
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r AdminMovePoolFinishResponse) GetJSON415() *ContentEncoding {
+func (r AdminMovePoolFinishResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -15130,10 +15335,12 @@ type AdminSearchUsersResponse struct {
 	JSON400 *InvalidRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *CrossOrigin
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *AdminDisabled
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -15153,13 +15360,18 @@ func (r AdminSearchUsersResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
 }
 
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r AdminSearchUsersResponse) GetJSON403() *CrossOrigin {
+	return r.JSON403
+}
+
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r AdminSearchUsersResponse) GetJSON404() *AdminDisabled {
 	return r.JSON404
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r AdminSearchUsersResponse) GetJSON415() *ContentEncoding {
+func (r AdminSearchUsersResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -15206,12 +15418,14 @@ type AdminSetRolesResponse struct {
 	JSON400 *InvalidIDOrRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *CrossOrigin
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *AdminNotFound
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -15231,6 +15445,11 @@ func (r AdminSetRolesResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
 }
 
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r AdminSetRolesResponse) GetJSON403() *CrossOrigin {
+	return r.JSON403
+}
+
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r AdminSetRolesResponse) GetJSON404() *AdminNotFound {
 	return r.JSON404
@@ -15242,7 +15461,7 @@ func (r AdminSetRolesResponse) GetJSON413() *TooLarge {
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r AdminSetRolesResponse) GetJSON415() *ContentEncoding {
+func (r AdminSetRolesResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -15291,10 +15510,12 @@ type AdminListAPIKeysResponse struct {
 	JSON400 *InvalidID
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *CrossOrigin
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *AdminNotFound
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -15316,13 +15537,18 @@ func (r AdminListAPIKeysResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
 }
 
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r AdminListAPIKeysResponse) GetJSON403() *CrossOrigin {
+	return r.JSON403
+}
+
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r AdminListAPIKeysResponse) GetJSON404() *AdminNotFound {
 	return r.JSON404
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r AdminListAPIKeysResponse) GetJSON415() *ContentEncoding {
+func (r AdminListAPIKeysResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -15367,6 +15593,8 @@ type AdminRevokeAPIKeyResponse struct {
 	JSON400 *InvalidID
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *CrossOrigin
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *struct {
 		Detail *string `json:"detail,omitempty"`
@@ -15375,7 +15603,7 @@ type AdminRevokeAPIKeyResponse struct {
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -15388,6 +15616,11 @@ func (r AdminRevokeAPIKeyResponse) GetJSON400() *InvalidID {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r AdminRevokeAPIKeyResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r AdminRevokeAPIKeyResponse) GetJSON403() *CrossOrigin {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -15404,7 +15637,7 @@ func (r AdminRevokeAPIKeyResponse) GetJSON413() *TooLarge {
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r AdminRevokeAPIKeyResponse) GetJSON415() *ContentEncoding {
+func (r AdminRevokeAPIKeyResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -15456,12 +15689,14 @@ type AdminCreditResponse struct {
 	JSON400 *InvalidIDOrRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *CrossOrigin
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *AdminNotFound
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -15486,6 +15721,11 @@ func (r AdminCreditResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
 }
 
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r AdminCreditResponse) GetJSON403() *CrossOrigin {
+	return r.JSON403
+}
+
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r AdminCreditResponse) GetJSON404() *AdminNotFound {
 	return r.JSON404
@@ -15497,7 +15737,7 @@ func (r AdminCreditResponse) GetJSON413() *TooLarge {
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r AdminCreditResponse) GetJSON415() *ContentEncoding {
+func (r AdminCreditResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -15544,6 +15784,8 @@ type AdminPasswordResetResponse struct {
 	JSON400 *InvalidID
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *CrossOrigin
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *AdminNotFound
 	// JSON409 the response for an HTTP 409 `application/json` response
@@ -15552,7 +15794,7 @@ type AdminPasswordResetResponse struct {
 		Error  string  `json:"error"`
 	}
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -15572,6 +15814,11 @@ func (r AdminPasswordResetResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
 }
 
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r AdminPasswordResetResponse) GetJSON403() *CrossOrigin {
+	return r.JSON403
+}
+
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r AdminPasswordResetResponse) GetJSON404() *AdminNotFound {
 	return r.JSON404
@@ -15586,7 +15833,7 @@ func (r AdminPasswordResetResponse) GetJSON409() *struct {
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r AdminPasswordResetResponse) GetJSON415() *ContentEncoding {
+func (r AdminPasswordResetResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -15634,9 +15881,9 @@ type ListAPIKeysResponse struct {
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *InsufficientScope
+	JSON403 *ScopeOrCrossOrigin
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -15654,12 +15901,12 @@ func (r ListAPIKeysResponse) GetJSON401() *Unauthorized {
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r ListAPIKeysResponse) GetJSON403() *InsufficientScope {
+func (r ListAPIKeysResponse) GetJSON403() *ScopeOrCrossOrigin {
 	return r.JSON403
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r ListAPIKeysResponse) GetJSON415() *ContentEncoding {
+func (r ListAPIKeysResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -15721,7 +15968,7 @@ type CreateAPIKeyResponse struct {
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 	// Headers201 the parsed response headers for an HTTP 201 response
@@ -15762,7 +16009,7 @@ func (r CreateAPIKeyResponse) GetJSON413() *TooLarge {
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r CreateAPIKeyResponse) GetJSON415() *ContentEncoding {
+func (r CreateAPIKeyResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -15817,7 +16064,7 @@ type RevokeAPIKeyResponse struct {
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -15851,7 +16098,7 @@ func (r RevokeAPIKeyResponse) GetJSON413() *TooLarge {
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r RevokeAPIKeyResponse) GetJSON415() *ContentEncoding {
+func (r RevokeAPIKeyResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -15907,11 +16154,11 @@ type LoginResponse struct {
 		Error  string  `json:"error"`
 	}
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *InsufficientScope
+	JSON403 *ScopeOrCrossOrigin
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -15939,7 +16186,7 @@ func (r LoginResponse) GetJSON401() *struct {
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r LoginResponse) GetJSON403() *InsufficientScope {
+func (r LoginResponse) GetJSON403() *ScopeOrCrossOrigin {
 	return r.JSON403
 }
 
@@ -15949,7 +16196,7 @@ func (r LoginResponse) GetJSON413() *TooLarge {
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r LoginResponse) GetJSON415() *ContentEncoding {
+func (r LoginResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -16004,7 +16251,7 @@ type LogoutResponse struct {
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -16030,7 +16277,7 @@ func (r LogoutResponse) GetJSON413() *TooLarge {
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r LogoutResponse) GetJSON415() *ContentEncoding {
+func (r LogoutResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -16079,9 +16326,9 @@ type GetMeResponse struct {
 		Error  string  `json:"error"`
 	}
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *InsufficientScope
+	JSON403 *ScopeOrCrossOrigin
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -16100,12 +16347,12 @@ func (r GetMeResponse) GetJSON401() *struct {
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r GetMeResponse) GetJSON403() *InsufficientScope {
+func (r GetMeResponse) GetJSON403() *ScopeOrCrossOrigin {
 	return r.JSON403
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r GetMeResponse) GetJSON415() *ContentEncoding {
+func (r GetMeResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -16165,7 +16412,7 @@ type UpdateMeResponse struct {
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -16207,7 +16454,7 @@ func (r UpdateMeResponse) GetJSON413() *TooLarge {
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r UpdateMeResponse) GetJSON415() *ContentEncoding {
+func (r UpdateMeResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -16267,7 +16514,7 @@ type ChangePasswordResponse struct {
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -16305,7 +16552,7 @@ func (r ChangePasswordResponse) GetJSON413() *TooLarge {
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r ChangePasswordResponse) GetJSON415() *ContentEncoding {
+func (r ChangePasswordResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -16364,11 +16611,11 @@ type ResetPasswordResponse struct {
 		Error  string  `json:"error"`
 	}
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *InsufficientScope
+	JSON403 *ScopeOrCrossOrigin
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -16391,7 +16638,7 @@ func (r ResetPasswordResponse) GetJSON400() *struct {
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r ResetPasswordResponse) GetJSON403() *InsufficientScope {
+func (r ResetPasswordResponse) GetJSON403() *ScopeOrCrossOrigin {
 	return r.JSON403
 }
 
@@ -16401,7 +16648,7 @@ func (r ResetPasswordResponse) GetJSON413() *TooLarge {
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r ResetPasswordResponse) GetJSON415() *ContentEncoding {
+func (r ResetPasswordResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -16462,11 +16709,11 @@ type RequestPasswordResetResponse struct {
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *InvalidRequest
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *InsufficientScope
+	JSON403 *ScopeOrCrossOrigin
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -16493,7 +16740,7 @@ func (r RequestPasswordResetResponse) GetJSON400() *InvalidRequest {
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r RequestPasswordResetResponse) GetJSON403() *InsufficientScope {
+func (r RequestPasswordResetResponse) GetJSON403() *ScopeOrCrossOrigin {
 	return r.JSON403
 }
 
@@ -16503,7 +16750,7 @@ func (r RequestPasswordResetResponse) GetJSON413() *TooLarge {
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r RequestPasswordResetResponse) GetJSON415() *ContentEncoding {
+func (r RequestPasswordResetResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -16567,7 +16814,7 @@ type RegisterResponse struct {
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *InvalidRequest
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *InsufficientScope
+	JSON403 *ScopeOrCrossOrigin
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *struct {
 		Detail *string `json:"detail,omitempty"`
@@ -16576,7 +16823,7 @@ type RegisterResponse struct {
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -16596,7 +16843,7 @@ func (r RegisterResponse) GetJSON400() *InvalidRequest {
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r RegisterResponse) GetJSON403() *InsufficientScope {
+func (r RegisterResponse) GetJSON403() *ScopeOrCrossOrigin {
 	return r.JSON403
 }
 
@@ -16614,7 +16861,7 @@ func (r RegisterResponse) GetJSON413() *TooLarge {
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r RegisterResponse) GetJSON415() *ContentEncoding {
+func (r RegisterResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -16670,7 +16917,7 @@ type EndSessionResponse struct {
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 	// Headers204 the parsed response headers for an HTTP 204 response
@@ -16688,7 +16935,7 @@ func (r EndSessionResponse) GetJSON413() *TooLarge {
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r EndSessionResponse) GetJSON415() *ContentEncoding {
+func (r EndSessionResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -16753,7 +17000,7 @@ type OpenSessionResponse struct {
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -16793,7 +17040,7 @@ func (r OpenSessionResponse) GetJSON413() *TooLarge {
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r OpenSessionResponse) GetJSON415() *ContentEncoding {
+func (r OpenSessionResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -16846,9 +17093,9 @@ type ChatHistoryResponse struct {
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *InsufficientScope
+	JSON403 *ScopeOrCrossOrigin
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -16866,12 +17113,12 @@ func (r ChatHistoryResponse) GetJSON401() *Unauthorized {
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r ChatHistoryResponse) GetJSON403() *InsufficientScope {
+func (r ChatHistoryResponse) GetJSON403() *ScopeOrCrossOrigin {
 	return r.JSON403
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r ChatHistoryResponse) GetJSON415() *ContentEncoding {
+func (r ChatHistoryResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -16922,13 +17169,13 @@ type SendChatMessageResponse struct {
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *InvalidRequest
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *InsufficientScope
+	JSON403 *ScopeOrCrossOrigin
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -16948,7 +17195,7 @@ func (r SendChatMessageResponse) GetJSON400() *InvalidRequest {
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r SendChatMessageResponse) GetJSON403() *InsufficientScope {
+func (r SendChatMessageResponse) GetJSON403() *ScopeOrCrossOrigin {
 	return r.JSON403
 }
 
@@ -16963,7 +17210,7 @@ func (r SendChatMessageResponse) GetJSON413() *TooLarge {
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r SendChatMessageResponse) GetJSON415() *ContentEncoding {
+func (r SendChatMessageResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -17024,11 +17271,11 @@ type OpenChatSessionResponse struct {
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *InvalidRequest
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *InsufficientScope
+	JSON403 *ScopeOrCrossOrigin
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -17050,7 +17297,7 @@ func (r OpenChatSessionResponse) GetJSON400() *InvalidRequest {
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r OpenChatSessionResponse) GetJSON403() *InsufficientScope {
+func (r OpenChatSessionResponse) GetJSON403() *ScopeOrCrossOrigin {
 	return r.JSON403
 }
 
@@ -17060,7 +17307,7 @@ func (r OpenChatSessionResponse) GetJSON413() *TooLarge {
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r OpenChatSessionResponse) GetJSON415() *ContentEncoding {
+func (r OpenChatSessionResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -17118,11 +17365,11 @@ type CallOperatorResponse struct {
 		Success bool   `json:"success"`
 	}
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *InsufficientScope
+	JSON403 *ScopeOrCrossOrigin
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -17141,7 +17388,7 @@ func (r CallOperatorResponse) GetJSON200() *struct {
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r CallOperatorResponse) GetJSON403() *InsufficientScope {
+func (r CallOperatorResponse) GetJSON403() *ScopeOrCrossOrigin {
 	return r.JSON403
 }
 
@@ -17151,7 +17398,7 @@ func (r CallOperatorResponse) GetJSON404() *NotFound {
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r CallOperatorResponse) GetJSON415() *ContentEncoding {
+func (r CallOperatorResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -17215,7 +17462,7 @@ type SetReactionResponse struct {
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -17255,7 +17502,7 @@ func (r SetReactionResponse) GetJSON413() *TooLarge {
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r SetReactionResponse) GetJSON415() *ContentEncoding {
+func (r SetReactionResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -17306,11 +17553,11 @@ type ListRepliesResponse struct {
 		Comments []Comment `json:"comments"`
 	}
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *InsufficientScope
+	JSON403 *ScopeOrCrossOrigin
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -17323,7 +17570,7 @@ func (r ListRepliesResponse) GetJSON200() *struct {
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r ListRepliesResponse) GetJSON403() *InsufficientScope {
+func (r ListRepliesResponse) GetJSON403() *ScopeOrCrossOrigin {
 	return r.JSON403
 }
 
@@ -17333,7 +17580,7 @@ func (r ListRepliesResponse) GetJSON404() *NotFound {
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r ListRepliesResponse) GetJSON415() *ContentEncoding {
+func (r ListRepliesResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -17381,9 +17628,9 @@ type ListEventsResponse struct {
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *InvalidRequest
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *InsufficientScope
+	JSON403 *ScopeOrCrossOrigin
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -17401,12 +17648,12 @@ func (r ListEventsResponse) GetJSON400() *InvalidRequest {
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r ListEventsResponse) GetJSON403() *InsufficientScope {
+func (r ListEventsResponse) GetJSON403() *ScopeOrCrossOrigin {
 	return r.JSON403
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r ListEventsResponse) GetJSON415() *ContentEncoding {
+func (r ListEventsResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -17458,7 +17705,7 @@ type CreateEventResponse struct {
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -17489,7 +17736,7 @@ func (r CreateEventResponse) GetJSON413() *TooLarge {
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r CreateEventResponse) GetJSON415() *ContentEncoding {
+func (r CreateEventResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -17535,11 +17782,11 @@ type ListEventCommentsResponse struct {
 		Comments []Comment `json:"comments"`
 	}
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *InsufficientScope
+	JSON403 *ScopeOrCrossOrigin
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -17552,7 +17799,7 @@ func (r ListEventCommentsResponse) GetJSON200() *struct {
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r ListEventCommentsResponse) GetJSON403() *InsufficientScope {
+func (r ListEventCommentsResponse) GetJSON403() *ScopeOrCrossOrigin {
 	return r.JSON403
 }
 
@@ -17562,7 +17809,7 @@ func (r ListEventCommentsResponse) GetJSON404() *NotFound {
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r ListEventCommentsResponse) GetJSON415() *ContentEncoding {
+func (r ListEventCommentsResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -17621,7 +17868,7 @@ type PostCommentResponse struct {
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -17661,7 +17908,7 @@ func (r PostCommentResponse) GetJSON413() *TooLarge {
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r PostCommentResponse) GetJSON415() *ContentEncoding {
+func (r PostCommentResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -17712,14 +17959,14 @@ type GetEventResponse struct {
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *InvalidID
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *InsufficientScope
+	JSON403 *ScopeOrCrossOrigin
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *struct {
 		Detail *string `json:"detail,omitempty"`
 		Error  string  `json:"error"`
 	}
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -17735,7 +17982,7 @@ func (r GetEventResponse) GetJSON400() *InvalidID {
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r GetEventResponse) GetJSON403() *InsufficientScope {
+func (r GetEventResponse) GetJSON403() *ScopeOrCrossOrigin {
 	return r.JSON403
 }
 
@@ -17748,7 +17995,7 @@ func (r GetEventResponse) GetJSON404() *struct {
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r GetEventResponse) GetJSON415() *ContentEncoding {
+func (r GetEventResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -17808,7 +18055,7 @@ type SetEventActiveResponse struct {
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -17850,7 +18097,7 @@ func (r SetEventActiveResponse) GetJSON413() *TooLarge {
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r SetEventActiveResponse) GetJSON415() *ContentEncoding {
+func (r SetEventActiveResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -17915,7 +18162,7 @@ type CloseMarketResponse struct {
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -17965,7 +18212,7 @@ func (r CloseMarketResponse) GetJSON413() *TooLarge {
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r CloseMarketResponse) GetJSON415() *ContentEncoding {
+func (r CloseMarketResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -18015,8 +18262,10 @@ type LeaderboardResponse struct {
 		Detail *string `json:"detail,omitempty"`
 		Error  string  `json:"error"`
 	}
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *CrossOrigin
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -18036,8 +18285,13 @@ func (r LeaderboardResponse) GetJSON400() *struct {
 	return r.JSON400
 }
 
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r LeaderboardResponse) GetJSON403() *CrossOrigin {
+	return r.JSON403
+}
+
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r LeaderboardResponse) GetJSON415() *ContentEncoding {
+func (r LeaderboardResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -18081,9 +18335,9 @@ type LatestTradesResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *[]SimpleTrade
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *InsufficientScope
+	JSON403 *ScopeOrCrossOrigin
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *struct {
 		Detail *string `json:"detail,omitempty"`
@@ -18097,12 +18351,12 @@ func (r LatestTradesResponse) GetJSON200() *[]SimpleTrade {
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r LatestTradesResponse) GetJSON403() *InsufficientScope {
+func (r LatestTradesResponse) GetJSON403() *ScopeOrCrossOrigin {
 	return r.JSON403
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r LatestTradesResponse) GetJSON415() *ContentEncoding {
+func (r LatestTradesResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -18151,11 +18405,11 @@ type GetMarketResponse struct {
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *InvalidID
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *InsufficientScope
+	JSON403 *ScopeOrCrossOrigin
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *MarketNotFound
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -18171,7 +18425,7 @@ func (r GetMarketResponse) GetJSON400() *InvalidID {
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r GetMarketResponse) GetJSON403() *InsufficientScope {
+func (r GetMarketResponse) GetJSON403() *ScopeOrCrossOrigin {
 	return r.JSON403
 }
 
@@ -18181,7 +18435,7 @@ func (r GetMarketResponse) GetJSON404() *MarketNotFound {
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r GetMarketResponse) GetJSON415() *ContentEncoding {
+func (r GetMarketResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -18248,7 +18502,7 @@ type BuyResponse struct {
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -18299,7 +18553,7 @@ func (r BuyResponse) GetJSON413() *TooLarge {
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r BuyResponse) GetJSON415() *ContentEncoding {
+func (r BuyResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -18355,11 +18609,11 @@ type MarketCandlesResponse struct {
 		Error  string  `json:"error"`
 	}
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *InsufficientScope
+	JSON403 *ScopeOrCrossOrigin
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *MarketNotFound
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -18380,7 +18634,7 @@ func (r MarketCandlesResponse) GetJSON400() *struct {
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r MarketCandlesResponse) GetJSON403() *InsufficientScope {
+func (r MarketCandlesResponse) GetJSON403() *ScopeOrCrossOrigin {
 	return r.JSON403
 }
 
@@ -18390,7 +18644,7 @@ func (r MarketCandlesResponse) GetJSON404() *MarketNotFound {
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r MarketCandlesResponse) GetJSON415() *ContentEncoding {
+func (r MarketCandlesResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -18439,11 +18693,11 @@ type MarketHistoryResponse struct {
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *InvalidID
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *InsufficientScope
+	JSON403 *ScopeOrCrossOrigin
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *MarketNotFound
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -18462,7 +18716,7 @@ func (r MarketHistoryResponse) GetJSON400() *InvalidID {
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r MarketHistoryResponse) GetJSON403() *InsufficientScope {
+func (r MarketHistoryResponse) GetJSON403() *ScopeOrCrossOrigin {
 	return r.JSON403
 }
 
@@ -18472,7 +18726,7 @@ func (r MarketHistoryResponse) GetJSON404() *MarketNotFound {
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r MarketHistoryResponse) GetJSON415() *ContentEncoding {
+func (r MarketHistoryResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -18521,7 +18775,7 @@ type QuoteResponse struct {
 		Error  string  `json:"error"`
 	}
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *InsufficientScope
+	JSON403 *ScopeOrCrossOrigin
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *MarketNotFound
 	// JSON409 the response for an HTTP 409 `application/json` response
@@ -18530,7 +18784,7 @@ type QuoteResponse struct {
 		Error  string  `json:"error"`
 	}
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -18549,7 +18803,7 @@ func (r QuoteResponse) GetJSON400() *struct {
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r QuoteResponse) GetJSON403() *InsufficientScope {
+func (r QuoteResponse) GetJSON403() *ScopeOrCrossOrigin {
 	return r.JSON403
 }
 
@@ -18567,7 +18821,7 @@ func (r QuoteResponse) GetJSON409() *struct {
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r QuoteResponse) GetJSON415() *ContentEncoding {
+func (r QuoteResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -18634,7 +18888,7 @@ type SellResponse struct {
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -18685,7 +18939,7 @@ func (r SellResponse) GetJSON413() *TooLarge {
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r SellResponse) GetJSON415() *ContentEncoding {
+func (r SellResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -18738,9 +18992,9 @@ type ListNotificationsResponse struct {
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *InsufficientScope
+	JSON403 *ScopeOrCrossOrigin
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -18758,12 +19012,12 @@ func (r ListNotificationsResponse) GetJSON401() *Unauthorized {
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r ListNotificationsResponse) GetJSON403() *InsufficientScope {
+func (r ListNotificationsResponse) GetJSON403() *ScopeOrCrossOrigin {
 	return r.JSON403
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r ListNotificationsResponse) GetJSON415() *ContentEncoding {
+func (r ListNotificationsResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -18816,7 +19070,7 @@ type MarkAllNotificationsReadResponse struct {
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -18845,7 +19099,7 @@ func (r MarkAllNotificationsReadResponse) GetJSON413() *TooLarge {
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r MarkAllNotificationsReadResponse) GetJSON415() *ContentEncoding {
+func (r MarkAllNotificationsReadResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -18891,9 +19145,9 @@ type ListUnreadNotificationsResponse struct {
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *InsufficientScope
+	JSON403 *ScopeOrCrossOrigin
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -18909,12 +19163,12 @@ func (r ListUnreadNotificationsResponse) GetJSON401() *Unauthorized {
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r ListUnreadNotificationsResponse) GetJSON403() *InsufficientScope {
+func (r ListUnreadNotificationsResponse) GetJSON403() *ScopeOrCrossOrigin {
 	return r.JSON403
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r ListUnreadNotificationsResponse) GetJSON415() *ContentEncoding {
+func (r ListUnreadNotificationsResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -18966,7 +19220,7 @@ type MarkNotificationReadResponse struct {
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -18997,7 +19251,7 @@ func (r MarkNotificationReadResponse) GetJSON413() *TooLarge {
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r MarkNotificationReadResponse) GetJSON415() *ContentEncoding {
+func (r MarkNotificationReadResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -19041,7 +19295,9 @@ type OpenapiResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *map[string]interface{}
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *InsufficientScope
+	JSON403 *ScopeOrCrossOrigin
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -19050,8 +19306,13 @@ func (r OpenapiResponse) GetJSON200() *map[string]interface{} {
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r OpenapiResponse) GetJSON403() *InsufficientScope {
+func (r OpenapiResponse) GetJSON403() *ScopeOrCrossOrigin {
 	return r.JSON403
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r OpenapiResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
 }
 
 // GetBody returns the raw response body bytes
@@ -19096,9 +19357,9 @@ type ListP2PAdsResponse struct {
 		Error  string  `json:"error"`
 	}
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *InsufficientScope
+	JSON403 *ScopeOrCrossOrigin
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *P2PInternal
 }
@@ -19119,12 +19380,12 @@ func (r ListP2PAdsResponse) GetJSON400() *struct {
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r ListP2PAdsResponse) GetJSON403() *InsufficientScope {
+func (r ListP2PAdsResponse) GetJSON403() *ScopeOrCrossOrigin {
 	return r.JSON403
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r ListP2PAdsResponse) GetJSON415() *ContentEncoding {
+func (r ListP2PAdsResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -19168,14 +19429,14 @@ type GetP2PAdResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *P2PAd
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *InsufficientScope
+	JSON403 *ScopeOrCrossOrigin
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *struct {
 		Detail *string `json:"detail,omitempty"`
 		Error  string  `json:"error"`
 	}
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *P2PInternal
 }
@@ -19186,7 +19447,7 @@ func (r GetP2PAdResponse) GetJSON200() *P2PAd {
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r GetP2PAdResponse) GetJSON403() *InsufficientScope {
+func (r GetP2PAdResponse) GetJSON403() *ScopeOrCrossOrigin {
 	return r.JSON403
 }
 
@@ -19199,7 +19460,7 @@ func (r GetP2PAdResponse) GetJSON404() *struct {
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r GetP2PAdResponse) GetJSON415() *ContentEncoding {
+func (r GetP2PAdResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -19263,7 +19524,7 @@ type PartnerBetResponse struct {
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -19305,7 +19566,7 @@ func (r PartnerBetResponse) GetJSON413() *TooLarge {
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r PartnerBetResponse) GetJSON415() *ContentEncoding {
+func (r PartnerBetResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -19379,7 +19640,7 @@ type PartnerSellResponse struct {
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -19429,7 +19690,7 @@ func (r PartnerSellResponse) GetJSON413() *TooLarge {
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r PartnerSellResponse) GetJSON415() *ContentEncoding {
+func (r PartnerSellResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -19492,7 +19753,7 @@ type PartnerUserStateResponse struct {
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *PartnerForbidden
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -19525,7 +19786,7 @@ func (r PartnerUserStateResponse) GetJSON403() *PartnerForbidden {
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r PartnerUserStateResponse) GetJSON415() *ContentEncoding {
+func (r PartnerUserStateResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -19579,14 +19840,14 @@ type GetPoolResponse struct {
 		Error  string  `json:"error"`
 	}
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *InsufficientScope
+	JSON403 *ScopeOrCrossOrigin
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *struct {
 		Detail *string `json:"detail,omitempty"`
 		Error  string  `json:"error"`
 	}
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -19605,7 +19866,7 @@ func (r GetPoolResponse) GetJSON400() *struct {
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r GetPoolResponse) GetJSON403() *InsufficientScope {
+func (r GetPoolResponse) GetJSON403() *ScopeOrCrossOrigin {
 	return r.JSON403
 }
 
@@ -19618,7 +19879,7 @@ func (r GetPoolResponse) GetJSON404() *struct {
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r GetPoolResponse) GetJSON415() *ContentEncoding {
+func (r GetPoolResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -19680,7 +19941,7 @@ type MovePoolFinishResponse struct {
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -19727,7 +19988,7 @@ func (r MovePoolFinishResponse) GetJSON413() *TooLarge {
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r MovePoolFinishResponse) GetJSON415() *ContentEncoding {
+func (r MovePoolFinishResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -19788,11 +20049,11 @@ type StreamResponse struct {
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *InsufficientScope
+	JSON403 *ScopeOrCrossOrigin
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *struct {
 		Detail *string `json:"detail,omitempty"`
@@ -19824,7 +20085,7 @@ func (r StreamResponse) GetJSON401() *Unauthorized {
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r StreamResponse) GetJSON403() *InsufficientScope {
+func (r StreamResponse) GetJSON403() *ScopeOrCrossOrigin {
 	return r.JSON403
 }
 
@@ -19834,7 +20095,7 @@ func (r StreamResponse) GetJSON404() *NotFound {
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r StreamResponse) GetJSON415() *ContentEncoding {
+func (r StreamResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -19905,7 +20166,7 @@ type CreateStreamTicketResponse struct {
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -19936,7 +20197,7 @@ func (r CreateStreamTicketResponse) GetJSON404() *NotFound {
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r CreateStreamTicketResponse) GetJSON415() *ContentEncoding {
+func (r CreateStreamTicketResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -19982,11 +20243,11 @@ type GetMyPnLChartResponse struct {
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *InsufficientScope
+	JSON403 *ScopeOrCrossOrigin
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *UserNotFound
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -20002,7 +20263,7 @@ func (r GetMyPnLChartResponse) GetJSON401() *Unauthorized {
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r GetMyPnLChartResponse) GetJSON403() *InsufficientScope {
+func (r GetMyPnLChartResponse) GetJSON403() *ScopeOrCrossOrigin {
 	return r.JSON403
 }
 
@@ -20012,7 +20273,7 @@ func (r GetMyPnLChartResponse) GetJSON404() *UserNotFound {
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r GetMyPnLChartResponse) GetJSON415() *ContentEncoding {
+func (r GetMyPnLChartResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -20063,9 +20324,9 @@ type GetMyClosedPositionsResponse struct {
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *InsufficientScope
+	JSON403 *ScopeOrCrossOrigin
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -20089,12 +20350,12 @@ func (r GetMyClosedPositionsResponse) GetJSON401() *Unauthorized {
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r GetMyClosedPositionsResponse) GetJSON403() *InsufficientScope {
+func (r GetMyClosedPositionsResponse) GetJSON403() *ScopeOrCrossOrigin {
 	return r.JSON403
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r GetMyClosedPositionsResponse) GetJSON415() *ContentEncoding {
+func (r GetMyClosedPositionsResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -20145,9 +20406,9 @@ type GetMyTradesResponse struct {
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *InsufficientScope
+	JSON403 *ScopeOrCrossOrigin
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -20171,12 +20432,12 @@ func (r GetMyTradesResponse) GetJSON401() *Unauthorized {
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r GetMyTradesResponse) GetJSON403() *InsufficientScope {
+func (r GetMyTradesResponse) GetJSON403() *ScopeOrCrossOrigin {
 	return r.JSON403
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r GetMyTradesResponse) GetJSON415() *ContentEncoding {
+func (r GetMyTradesResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -20225,11 +20486,11 @@ type GetPnLChartResponse struct {
 		Error  string  `json:"error"`
 	}
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *InsufficientScope
+	JSON403 *ScopeOrCrossOrigin
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *UserNotFound
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *ContentEncoding
+	JSON415 *UnsupportedMediaType
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
 }
@@ -20248,7 +20509,7 @@ func (r GetPnLChartResponse) GetJSON400() *struct {
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r GetPnLChartResponse) GetJSON403() *InsufficientScope {
+func (r GetPnLChartResponse) GetJSON403() *ScopeOrCrossOrigin {
 	return r.JSON403
 }
 
@@ -20258,7 +20519,7 @@ func (r GetPnLChartResponse) GetJSON404() *UserNotFound {
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r GetPnLChartResponse) GetJSON415() *ContentEncoding {
+func (r GetPnLChartResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
@@ -21085,8 +21346,11 @@ func (c *ClientWithResponses) AdminGetPartnerWebhookWithResponse(ctx context.Con
 // addresses, plus the host names, addresses and ranges of
 // `PREDICTKIT_WEBHOOK_ALLOWED_HOSTS`. Loopback, private, link-local,
 // unspecified, multicast and the server's own addresses are refused
-// (400 invalid_request, the detail says why) unless listed; the check
-// is made again on the address dialled at every delivery. Replacing a
+// (400 invalid_request, the detail says why) unless listed, and so is
+// an IPv6 address that carries a refused IPv4 address (IPv4-mapped,
+// -compatible or -translated, NAT64, 6to4, Teredo, ISATAP: see
+// docs/webhooks.md); the check is made again on the address dialled
+// at every delivery. Replacing a
 // webhook replaces its secret. The secret is stored as is (the server
 // signs with it) and never shown again.
 //
@@ -21108,8 +21372,11 @@ func (c *ClientWithResponses) AdminSetPartnerWebhookWithBodyWithResponse(ctx con
 // addresses, plus the host names, addresses and ranges of
 // `PREDICTKIT_WEBHOOK_ALLOWED_HOSTS`. Loopback, private, link-local,
 // unspecified, multicast and the server's own addresses are refused
-// (400 invalid_request, the detail says why) unless listed; the check
-// is made again on the address dialled at every delivery. Replacing a
+// (400 invalid_request, the detail says why) unless listed, and so is
+// an IPv6 address that carries a refused IPv4 address (IPv4-mapped,
+// -compatible or -translated, NAT64, 6to4, Teredo, ISATAP: see
+// docs/webhooks.md); the check is made again on the address dialled
+// at every delivery. Replacing a
 // webhook replaces its secret. The secret is stored as is (the server
 // signs with it) and never shown again.
 //
@@ -22766,7 +23033,11 @@ func (c *ClientWithResponses) MovePoolFinishWithResponse(ctx context.Context, id
 // `Authorization: Bearer <token>` or, from a browser, whose EventSource
 // sends no headers, `?ticket=` (POST /api/v1/stream/tickets) or the
 // web app's `predictkit_session` cookie, which an EventSource of a
-// page of this server sends by itself.
+// page of this server sends by itself. A stream request that carries
+// the cookie from another origin (an EventSource opened with
+// withCredentials elsewhere) is 403 `cross_origin_request`, unless
+// that origin is listed exactly in PREDICTKIT_CORS_ORIGINS; a page
+// elsewhere uses a ticket.
 //
 // **Wire format**: a comment line `: ok` first, then messages, each an
 // `id:` line, an `event:` line and one `data:` line (one JSON object,
@@ -22981,7 +23252,7 @@ func (c *ClientWithResponses) HealthzWithResponse(ctx context.Context, reqEditor
 //
 // HTTP requests by route template, trades and volume, trade batches,
 // partner replays, settlements, the audit, the PostgreSQL pool, the Go
-// runtime and the process. The README's Metrics section lists every
+// runtime and the process. The Metrics section of docs/operator-guide.md lists every
 // name. Unauthenticated: expose it to your monitoring network only.
 //
 // Returns a wrapper object for the known response body format(s).
@@ -23079,6 +23350,13 @@ func ParseAdminAuditResponse(rsp *http.Response) (*AdminAuditResponse, error) {
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest CrossOrigin
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest AdminDisabled
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -23087,7 +23365,7 @@ func ParseAdminAuditResponse(rsp *http.Response) (*AdminAuditResponse, error) {
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -23142,6 +23420,13 @@ func ParseAdminChatSessionsResponse(rsp *http.Response) (*AdminChatSessionsRespo
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest CrossOrigin
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest AdminDisabled
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -23150,7 +23435,7 @@ func ParseAdminChatSessionsResponse(rsp *http.Response) (*AdminChatSessionsRespo
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -23203,6 +23488,13 @@ func ParseAdminChatCloseResponse(rsp *http.Response) (*AdminChatCloseResponse, e
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest CrossOrigin
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest AdminChatSessionNotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -23211,7 +23503,7 @@ func ParseAdminChatCloseResponse(rsp *http.Response) (*AdminChatCloseResponse, e
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -23269,6 +23561,13 @@ func ParseAdminChatTranscriptResponse(rsp *http.Response) (*AdminChatTranscriptR
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest CrossOrigin
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest AdminChatSessionNotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -23277,7 +23576,7 @@ func ParseAdminChatTranscriptResponse(rsp *http.Response) (*AdminChatTranscriptR
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -23330,6 +23629,13 @@ func ParseAdminChatReplyResponse(rsp *http.Response) (*AdminChatReplyResponse, e
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest CrossOrigin
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest AdminChatSessionNotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -23345,7 +23651,7 @@ func ParseAdminChatReplyResponse(rsp *http.Response) (*AdminChatReplyResponse, e
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -23401,6 +23707,13 @@ func ParseAdminResolveMarketResponse(rsp *http.Response) (*AdminResolveMarketRes
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest CrossOrigin
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest struct {
 			Detail *string `json:"detail,omitempty"`
@@ -23429,7 +23742,7 @@ func ParseAdminResolveMarketResponse(rsp *http.Response) (*AdminResolveMarketRes
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -23482,6 +23795,13 @@ func ParseAdminCreateP2PAdResponse(rsp *http.Response) (*AdminCreateP2PAdRespons
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest CrossOrigin
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest AdminNotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -23497,7 +23817,7 @@ func ParseAdminCreateP2PAdResponse(rsp *http.Response) (*AdminCreateP2PAdRespons
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -23550,6 +23870,13 @@ func ParseAdminModerateP2PAdResponse(rsp *http.Response) (*AdminModerateP2PAdRes
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest CrossOrigin
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest struct {
 			Detail *string `json:"detail,omitempty"`
@@ -23568,7 +23895,7 @@ func ParseAdminModerateP2PAdResponse(rsp *http.Response) (*AdminModerateP2PAdRes
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -23621,6 +23948,13 @@ func ParseAdminSetP2PStatsResponse(rsp *http.Response) (*AdminSetP2PStatsRespons
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest CrossOrigin
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest AdminNotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -23636,7 +23970,7 @@ func ParseAdminSetP2PStatsResponse(rsp *http.Response) (*AdminSetP2PStatsRespons
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -23682,6 +24016,13 @@ func ParseAdminListPartnersResponse(rsp *http.Response) (*AdminListPartnersRespo
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest CrossOrigin
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest AdminDisabled
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -23690,7 +24031,7 @@ func ParseAdminListPartnersResponse(rsp *http.Response) (*AdminListPartnersRespo
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -23743,6 +24084,13 @@ func ParseAdminCreatePartnerResponse(rsp *http.Response) (*AdminCreatePartnerRes
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest CrossOrigin
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest AdminDisabled
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -23758,7 +24106,7 @@ func ParseAdminCreatePartnerResponse(rsp *http.Response) (*AdminCreatePartnerRes
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -23811,6 +24159,13 @@ func ParseAdminGetPartnerResponse(rsp *http.Response) (*AdminGetPartnerResponse,
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest CrossOrigin
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest AdminPartnerNotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -23819,7 +24174,7 @@ func ParseAdminGetPartnerResponse(rsp *http.Response) (*AdminGetPartnerResponse,
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -23872,6 +24227,13 @@ func ParseAdminSetPartnerDisabledResponse(rsp *http.Response) (*AdminSetPartnerD
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest CrossOrigin
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest AdminPartnerNotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -23887,7 +24249,7 @@ func ParseAdminSetPartnerDisabledResponse(rsp *http.Response) (*AdminSetPartnerD
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -23943,12 +24305,26 @@ func ParseAdminListPartnerDeliveriesResponse(rsp *http.Response) (*AdminListPart
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest CrossOrigin
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest AdminPartnerNotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Internal
@@ -24000,12 +24376,26 @@ func ParseAdminRedeliverPartnerDeliveryResponse(rsp *http.Response) (*AdminRedel
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest CrossOrigin
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest AdminPartnerNotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Internal
@@ -24057,6 +24447,13 @@ func ParseAdminFundPartnerFloatResponse(rsp *http.Response) (*AdminFundPartnerFl
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest CrossOrigin
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest AdminPartnerNotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -24072,7 +24469,7 @@ func ParseAdminFundPartnerFloatResponse(rsp *http.Response) (*AdminFundPartnerFl
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -24127,6 +24524,13 @@ func ParseAdminRotatePartnerKeyResponse(rsp *http.Response) (*AdminRotatePartner
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest CrossOrigin
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest AdminPartnerNotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -24142,7 +24546,7 @@ func ParseAdminRotatePartnerKeyResponse(rsp *http.Response) (*AdminRotatePartner
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -24191,12 +24595,26 @@ func ParseAdminDeletePartnerWebhookResponse(rsp *http.Response) (*AdminDeletePar
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest CrossOrigin
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest AdminWebhookNotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Internal
@@ -24249,12 +24667,26 @@ func ParseAdminGetPartnerWebhookResponse(rsp *http.Response) (*AdminGetPartnerWe
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest CrossOrigin
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest AdminWebhookNotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Internal
@@ -24307,6 +24739,13 @@ func ParseAdminSetPartnerWebhookResponse(rsp *http.Response) (*AdminSetPartnerWe
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest CrossOrigin
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest AdminPartnerNotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -24322,7 +24761,7 @@ func ParseAdminSetPartnerWebhookResponse(rsp *http.Response) (*AdminSetPartnerWe
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -24375,6 +24814,13 @@ func ParseAdminMovePoolFinishResponse(rsp *http.Response) (*AdminMovePoolFinishR
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest CrossOrigin
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest struct {
 			Detail *string `json:"detail,omitempty"`
@@ -24400,7 +24846,7 @@ func ParseAdminMovePoolFinishResponse(rsp *http.Response) (*AdminMovePoolFinishR
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -24453,6 +24899,13 @@ func ParseAdminSearchUsersResponse(rsp *http.Response) (*AdminSearchUsersRespons
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest CrossOrigin
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest AdminDisabled
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -24461,7 +24914,7 @@ func ParseAdminSearchUsersResponse(rsp *http.Response) (*AdminSearchUsersRespons
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -24514,6 +24967,13 @@ func ParseAdminSetRolesResponse(rsp *http.Response) (*AdminSetRolesResponse, err
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest CrossOrigin
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest AdminNotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -24529,7 +24989,7 @@ func ParseAdminSetRolesResponse(rsp *http.Response) (*AdminSetRolesResponse, err
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -24584,6 +25044,13 @@ func ParseAdminListAPIKeysResponse(rsp *http.Response) (*AdminListAPIKeysRespons
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest CrossOrigin
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest AdminNotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -24592,7 +25059,7 @@ func ParseAdminListAPIKeysResponse(rsp *http.Response) (*AdminListAPIKeysRespons
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -24641,6 +25108,13 @@ func ParseAdminRevokeAPIKeyResponse(rsp *http.Response) (*AdminRevokeAPIKeyRespo
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest CrossOrigin
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest struct {
 			Detail *string `json:"detail,omitempty"`
@@ -24659,7 +25133,7 @@ func ParseAdminRevokeAPIKeyResponse(rsp *http.Response) (*AdminRevokeAPIKeyRespo
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -24717,6 +25191,13 @@ func ParseAdminCreditResponse(rsp *http.Response) (*AdminCreditResponse, error) 
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest CrossOrigin
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest AdminNotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -24732,7 +25213,7 @@ func ParseAdminCreditResponse(rsp *http.Response) (*AdminCreditResponse, error) 
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -24785,6 +25266,13 @@ func ParseAdminPasswordResetResponse(rsp *http.Response) (*AdminPasswordResetRes
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest CrossOrigin
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest AdminNotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -24803,7 +25291,7 @@ func ParseAdminPasswordResetResponse(rsp *http.Response) (*AdminPasswordResetRes
 		response.JSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -24852,14 +25340,14 @@ func ParseListAPIKeysResponse(rsp *http.Response) (*ListAPIKeysResponse, error) 
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest InsufficientScope
+		var dest ScopeOrCrossOrigin
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -24937,7 +25425,7 @@ func ParseCreateAPIKeyResponse(rsp *http.Response) (*CreateAPIKeyResponse, error
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -25024,7 +25512,7 @@ func ParseRevokeAPIKeyResponse(rsp *http.Response) (*RevokeAPIKeyResponse, error
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -25081,7 +25569,7 @@ func ParseLoginResponse(rsp *http.Response) (*LoginResponse, error) {
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest InsufficientScope
+		var dest ScopeOrCrossOrigin
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -25095,7 +25583,7 @@ func ParseLoginResponse(rsp *http.Response) (*LoginResponse, error) {
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -25176,7 +25664,7 @@ func ParseLogoutResponse(rsp *http.Response) (*LogoutResponse, error) {
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -25226,14 +25714,14 @@ func ParseGetMeResponse(rsp *http.Response) (*GetMeResponse, error) {
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest InsufficientScope
+		var dest ScopeOrCrossOrigin
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -25314,7 +25802,7 @@ func ParseUpdateMeResponse(rsp *http.Response) (*UpdateMeResponse, error) {
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -25385,7 +25873,7 @@ func ParseChangePasswordResponse(rsp *http.Response) (*ChangePasswordResponse, e
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -25455,7 +25943,7 @@ func ParseResetPasswordResponse(rsp *http.Response) (*ResetPasswordResponse, err
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest InsufficientScope
+		var dest ScopeOrCrossOrigin
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -25469,7 +25957,7 @@ func ParseResetPasswordResponse(rsp *http.Response) (*ResetPasswordResponse, err
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -25536,7 +26024,7 @@ func ParseRequestPasswordResetResponse(rsp *http.Response) (*RequestPasswordRese
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest InsufficientScope
+		var dest ScopeOrCrossOrigin
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -25550,7 +26038,7 @@ func ParseRequestPasswordResetResponse(rsp *http.Response) (*RequestPasswordRese
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -25637,7 +26125,7 @@ func ParseRegisterResponse(rsp *http.Response) (*RegisterResponse, error) {
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest InsufficientScope
+		var dest ScopeOrCrossOrigin
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -25661,7 +26149,7 @@ func ParseRegisterResponse(rsp *http.Response) (*RegisterResponse, error) {
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -25731,7 +26219,7 @@ func ParseEndSessionResponse(rsp *http.Response) (*EndSessionResponse, error) {
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -25815,7 +26303,7 @@ func ParseOpenSessionResponse(rsp *http.Response) (*OpenSessionResponse, error) 
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -25894,14 +26382,14 @@ func ParseChatHistoryResponse(rsp *http.Response) (*ChatHistoryResponse, error) 
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest InsufficientScope
+		var dest ScopeOrCrossOrigin
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -25948,7 +26436,7 @@ func ParseSendChatMessageResponse(rsp *http.Response) (*SendChatMessageResponse,
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest InsufficientScope
+		var dest ScopeOrCrossOrigin
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -25969,7 +26457,7 @@ func ParseSendChatMessageResponse(rsp *http.Response) (*SendChatMessageResponse,
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -26036,7 +26524,7 @@ func ParseOpenChatSessionResponse(rsp *http.Response) (*OpenChatSessionResponse,
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest InsufficientScope
+		var dest ScopeOrCrossOrigin
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -26050,7 +26538,7 @@ func ParseOpenChatSessionResponse(rsp *http.Response) (*OpenChatSessionResponse,
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -26124,7 +26612,7 @@ func ParseCallOperatorResponse(rsp *http.Response) (*CallOperatorResponse, error
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest InsufficientScope
+		var dest ScopeOrCrossOrigin
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -26138,7 +26626,7 @@ func ParseCallOperatorResponse(rsp *http.Response) (*CallOperatorResponse, error
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -26233,7 +26721,7 @@ func ParseSetReactionResponse(rsp *http.Response) (*SetReactionResponse, error) 
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -26295,7 +26783,7 @@ func ParseListRepliesResponse(rsp *http.Response) (*ListRepliesResponse, error) 
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest InsufficientScope
+		var dest ScopeOrCrossOrigin
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -26309,7 +26797,7 @@ func ParseListRepliesResponse(rsp *http.Response) (*ListRepliesResponse, error) 
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -26358,14 +26846,14 @@ func ParseListEventsResponse(rsp *http.Response) (*ListEventsResponse, error) {
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest InsufficientScope
+		var dest ScopeOrCrossOrigin
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -26433,7 +26921,7 @@ func ParseCreateEventResponse(rsp *http.Response) (*CreateEventResponse, error) 
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -26475,7 +26963,7 @@ func ParseListEventCommentsResponse(rsp *http.Response) (*ListEventCommentsRespo
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest InsufficientScope
+		var dest ScopeOrCrossOrigin
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -26489,7 +26977,7 @@ func ParseListEventCommentsResponse(rsp *http.Response) (*ListEventCommentsRespo
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -26564,7 +27052,7 @@ func ParsePostCommentResponse(rsp *http.Response) (*PostCommentResponse, error) 
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -26631,7 +27119,7 @@ func ParseGetEventResponse(rsp *http.Response) (*GetEventResponse, error) {
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest InsufficientScope
+		var dest ScopeOrCrossOrigin
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -26648,7 +27136,7 @@ func ParseGetEventResponse(rsp *http.Response) (*GetEventResponse, error) {
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -26729,7 +27217,7 @@ func ParseSetEventActiveResponse(rsp *http.Response) (*SetEventActiveResponse, e
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -26820,7 +27308,7 @@ func ParseCloseMarketResponse(rsp *http.Response) (*CloseMarketResponse, error) 
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -26871,8 +27359,15 @@ func ParseLeaderboardResponse(rsp *http.Response) (*LeaderboardResponse, error) 
 		}
 		response.JSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest CrossOrigin
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -26912,14 +27407,14 @@ func ParseLatestTradesResponse(rsp *http.Response) (*LatestTradesResponse, error
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest InsufficientScope
+		var dest ScopeOrCrossOrigin
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -26969,7 +27464,7 @@ func ParseGetMarketResponse(rsp *http.Response) (*GetMarketResponse, error) {
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest InsufficientScope
+		var dest ScopeOrCrossOrigin
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -26983,7 +27478,7 @@ func ParseGetMarketResponse(rsp *http.Response) (*GetMarketResponse, error) {
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -27071,7 +27566,7 @@ func ParseBuyResponse(rsp *http.Response) (*BuyResponse, error) {
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -27143,7 +27638,7 @@ func ParseMarketCandlesResponse(rsp *http.Response) (*MarketCandlesResponse, err
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest InsufficientScope
+		var dest ScopeOrCrossOrigin
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -27157,7 +27652,7 @@ func ParseMarketCandlesResponse(rsp *http.Response) (*MarketCandlesResponse, err
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -27207,7 +27702,7 @@ func ParseMarketHistoryResponse(rsp *http.Response) (*MarketHistoryResponse, err
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest InsufficientScope
+		var dest ScopeOrCrossOrigin
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -27221,7 +27716,7 @@ func ParseMarketHistoryResponse(rsp *http.Response) (*MarketHistoryResponse, err
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -27271,7 +27766,7 @@ func ParseQuoteResponse(rsp *http.Response) (*QuoteResponse, error) {
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest InsufficientScope
+		var dest ScopeOrCrossOrigin
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -27295,7 +27790,7 @@ func ParseQuoteResponse(rsp *http.Response) (*QuoteResponse, error) {
 		response.JSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -27383,7 +27878,7 @@ func ParseSellResponse(rsp *http.Response) (*SellResponse, error) {
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -27452,14 +27947,14 @@ func ParseListNotificationsResponse(rsp *http.Response) (*ListNotificationsRespo
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest InsufficientScope
+		var dest ScopeOrCrossOrigin
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -27523,7 +28018,7 @@ func ParseMarkAllNotificationsReadResponse(rsp *http.Response) (*MarkAllNotifica
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -27570,14 +28065,14 @@ func ParseListUnreadNotificationsResponse(rsp *http.Response) (*ListUnreadNotifi
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest InsufficientScope
+		var dest ScopeOrCrossOrigin
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -27645,7 +28140,7 @@ func ParseMarkNotificationReadResponse(rsp *http.Response) (*MarkNotificationRea
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -27685,11 +28180,18 @@ func ParseOpenapiResponse(rsp *http.Response) (*OpenapiResponse, error) {
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest InsufficientScope
+		var dest ScopeOrCrossOrigin
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
 
 	}
 
@@ -27730,14 +28232,14 @@ func ParseListP2PAdsResponse(rsp *http.Response) (*ListP2PAdsResponse, error) {
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest InsufficientScope
+		var dest ScopeOrCrossOrigin
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -27777,7 +28279,7 @@ func ParseGetP2PAdResponse(rsp *http.Response) (*GetP2PAdResponse, error) {
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest InsufficientScope
+		var dest ScopeOrCrossOrigin
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -27794,7 +28296,7 @@ func ParseGetP2PAdResponse(rsp *http.Response) (*GetP2PAdResponse, error) {
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -27869,7 +28371,7 @@ func ParsePartnerBetResponse(rsp *http.Response) (*PartnerBetResponse, error) {
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -27984,7 +28486,7 @@ func ParsePartnerSellResponse(rsp *http.Response) (*PartnerSellResponse, error) 
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -28078,7 +28580,7 @@ func ParsePartnerUserStateResponse(rsp *http.Response) (*PartnerUserStateRespons
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -28148,7 +28650,7 @@ func ParseGetPoolResponse(rsp *http.Response) (*GetPoolResponse, error) {
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest InsufficientScope
+		var dest ScopeOrCrossOrigin
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -28165,7 +28667,7 @@ func ParseGetPoolResponse(rsp *http.Response) (*GetPoolResponse, error) {
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -28253,7 +28755,7 @@ func ParseMovePoolFinishResponse(rsp *http.Response) (*MovePoolFinishResponse, e
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -28300,7 +28802,7 @@ func ParseStreamResponse(rsp *http.Response) (*StreamResponse, error) {
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest InsufficientScope
+		var dest ScopeOrCrossOrigin
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -28314,7 +28816,7 @@ func ParseStreamResponse(rsp *http.Response) (*StreamResponse, error) {
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -28433,7 +28935,7 @@ func ParseCreateStreamTicketResponse(rsp *http.Response) (*CreateStreamTicketRes
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -28480,7 +28982,7 @@ func ParseGetMyPnLChartResponse(rsp *http.Response) (*GetMyPnLChartResponse, err
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest InsufficientScope
+		var dest ScopeOrCrossOrigin
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -28494,7 +28996,7 @@ func ParseGetMyPnLChartResponse(rsp *http.Response) (*GetMyPnLChartResponse, err
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -28551,14 +29053,14 @@ func ParseGetMyClosedPositionsResponse(rsp *http.Response) (*GetMyClosedPosition
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest InsufficientScope
+		var dest ScopeOrCrossOrigin
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -28615,14 +29117,14 @@ func ParseGetMyTradesResponse(rsp *http.Response) (*GetMyTradesResponse, error) 
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest InsufficientScope
+		var dest ScopeOrCrossOrigin
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -28672,7 +29174,7 @@ func ParseGetPnLChartResponse(rsp *http.Response) (*GetPnLChartResponse, error) 
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest InsufficientScope
+		var dest ScopeOrCrossOrigin
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -28686,7 +29188,7 @@ func ParseGetPnLChartResponse(rsp *http.Response) (*GetPnLChartResponse, error) 
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest ContentEncoding
+		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}

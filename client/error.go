@@ -17,7 +17,7 @@ type APIError struct {
 	StatusCode int
 	// Code is the body's "error": price_moved, insufficient_funds,
 	// TRADE_FAILED, IDEMPOTENCY_CONFLICT, … (the spelling depends on the
-	// route; see the README's Errors section). An answer without the
+	// route; see docs/errors.md). An answer without the
 	// documented body, say a proxy's 502 page, gets the status text in
 	// the same style: bad_gateway.
 	Code string

@@ -27,6 +27,6 @@
 //     COMMIT and the database's answer: the store says the outcome is
 //     unknown and never runs the trade a second time.
 //
-// README.md, section "Guarantees", lists them with the commands that run
+// docs/guarantees.md lists them with the commands that run
 // them longer.
 package reliability

@@ -114,7 +114,9 @@ func NewApp(p AppParams) *fiber.App {
 	if h := newCORS(cfg.CORSOrigins); h != nil {
 		app.Use(h)
 	}
+	app.Use(cookieOrigins{policy: newOriginPolicy(cfg), listed: exactOrigins(cfg.CORSOrigins)}.middleware)
 	app.Use(refuseContentEncoding)
+	app.Use(refuseOtherBodies)
 	app.Use(deadline(cfg.WriteTimeout))
 
 	routes := slices.Clone(p.Routes)

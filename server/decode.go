@@ -478,18 +478,67 @@ func reason(fe validator.FieldError) string {
 }
 
 // idAndBody reads path parameter name as an id, then decodes the body
-// strictly into a T: the order every such handler checks them in, so a
-// bad id is a 404 before a bad body is a 400.
+// strictly into a T (decodeBody): the order every such handler checks
+// them in, so a bad id is a 404 before a bad body is a 400.
 func idAndBody[T any](c *fiber.Ctx, name string) (int64, T, error) {
 	var b T
 	id, err := pathID(c, name)
 	if err != nil {
 		return 0, b, err
 	}
-	if err := decodeStrict(c.Body(), &b); err != nil {
+	if err := decodeBody(c, &b); err != nil {
 		return 0, b, err
 	}
 	return id, b, nil
+}
+
+// decodeBody is decodeStrict for the request's body, once requireJSON
+// has accepted its Content-Type. Every handler that reads a body reads
+// it so (or calls requireJSON itself first).
+func decodeBody(c *fiber.Ctx, dst any) error {
+	if err := requireJSON(c); err != nil {
+		return err
+	}
+	return decodeStrict(c.Body(), dst)
+}
+
+// requireJSON is errMediaType unless the request declares its body as
+// JSON (jsonContent). A request with neither a body nor a Content-Type
+// passes, so that the decoder names the missing body (400) and a
+// route's optional body may be left out.
+//
+// The header, not the bytes, decides: a page of another site can send a
+// body as text/plain (or as a form) without asking the server first (a
+// CORS preflight), never as application/json; refusing every other type
+// keeps such requests from doing anything.
+func requireJSON(c *fiber.Ctx) error {
+	if jsonContent(c) {
+		return nil
+	}
+	if len(c.Request().Header.ContentType()) == 0 && len(c.Request().Body()) == 0 {
+		return nil
+	}
+	return errMediaType
+}
+
+// jsonContent reports whether the request's Content-Type is
+// application/json, in any case, with or without parameters
+// ("application/json; charset=utf-8").
+func jsonContent(c *fiber.Ctx) bool {
+	mt, _, _ := bytes.Cut(c.Request().Header.ContentType(), []byte(";"))
+	return bytes.EqualFold(bytes.TrimSpace(mt), []byte("application/json"))
+}
+
+// refuseOtherBodies refuses, before any route runs, a request with a
+// body that is not declared as JSON (errMediaType, 415), whatever its
+// route: so that no route that reads a body, now or later, can be
+// reached by one. decodeBody also refuses a wrong Content-Type on an
+// empty body, where the route takes one.
+func refuseOtherBodies(c *fiber.Ctx) error {
+	if len(c.Request().Body()) > 0 && !jsonContent(c) {
+		return errMediaType
+	}
+	return c.Next()
 }
 
 // pathID reads path parameter name as a decimal int64 (an optional minus

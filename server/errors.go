@@ -34,6 +34,9 @@ var (
 	errAdminDisabled = errors.New("server: operator endpoints disabled")
 	// errContentEncoding: the request has a Content-Encoding header.
 	errContentEncoding = errors.New("server: content encoding not supported")
+	// errMediaType: a body whose Content-Type is not application/json
+	// (see jsonContent).
+	errMediaType = errors.New("server: request body is not application/json")
 	// errUnavailable: the store does not answer its ping.
 	errUnavailable = errors.New("server: store unavailable")
 	// errMalformedBody matches the *requestError of a body that is not
@@ -98,11 +101,14 @@ func table(internal string, rules ...rule) *errorTable {
 // Rules every route shares, tried after its own.
 var commonRules = []rule{
 	on(errContentEncoding, http.StatusUnsupportedMediaType, "unsupported_content_encoding"),
+	on(errMediaType, http.StatusUnsupportedMediaType, "unsupported_media_type").
+		saying("Content-Type: must be application/json (a charset parameter is allowed)"),
 	on(errRateLimited, http.StatusTooManyRequests, "rate_limited"),
 	// An API key outside its scopes (scopes.go), whatever the route.
 	on(errInsufficientScope, http.StatusForbidden, "insufficient_scope"),
 	// The session cookie on a request with an unsafe method from another
-	// origin (module_session.go), whatever the route.
+	// origin (module_session.go), or a cookie of the server's from an
+	// origin that may not send it (cookieOrigins), whatever the route.
 	on(errCrossOrigin, http.StatusForbidden, "cross_origin_request"),
 	on(errAdminDisabled, http.StatusNotFound, "not_found"),
 	on(errUnavailable, http.StatusServiceUnavailable, "database_unavailable"),
@@ -111,7 +117,7 @@ var commonRules = []rule{
 	on(storage.ErrUnavailable, http.StatusServiceUnavailable, "database_unavailable"),
 	// The connection broke during COMMIT: the request may have taken
 	// effect. Partners resend the same client_bet_id; users read their
-	// trades and positions (README, "Guarantees").
+	// trades and positions (docs/guarantees.md, "When the database fails").
 	on(storage.ErrOutcomeUnknown, http.StatusServiceUnavailable, "outcome_unknown"),
 	on(errInvalidID, http.StatusBadRequest, "invalid_id"),
 	on(errBadRequest, http.StatusBadRequest, "invalid_request"),

@@ -21,8 +21,8 @@ import (
 // Metrics is the server's Prometheus registry and instruments, served in
 // the Prometheus text format at GET /metrics. Every server has its own
 // registry (nothing goes to prometheus.DefaultRegisterer), so several
-// servers in one process never share counts. The README's "Metrics"
-// section lists every name and label.
+// servers in one process never share counts. The "Metrics" section
+// of docs/operator-guide.md lists every name and label.
 //
 // Routes are labelled by their template ("/api/v1/pools/:id"), never by
 // the raw path, and requests that match no route by "unmatched", so the

@@ -286,7 +286,7 @@ var errsRegister = table("internal_error",
 // handleRegister creates an account and signs it in.
 func (h *accountHandlers) handleRegister(c *fiber.Ctx) error {
 	var b registerBody
-	if err := decodeStrict(c.Body(), &b); err != nil {
+	if err := decodeBody(c, &b); err != nil {
 		return err
 	}
 	u, tok, err := h.accounts.Register(c.UserContext(), account.Registration{Email: b.Email, Password: b.Password, Name: b.Name, Language: b.Language})
@@ -316,7 +316,7 @@ var errsLogin = table("internal_error",
 // handleLogin signs a user in.
 func (h *accountHandlers) handleLogin(c *fiber.Ctx) error {
 	var b loginBody
-	if err := decodeStrict(c.Body(), &b); err != nil {
+	if err := decodeBody(c, &b); err != nil {
 		return err
 	}
 	u, tok, err := h.accounts.Login(c.UserContext(), b.Email, b.Password)
@@ -404,7 +404,7 @@ func (h *accountHandlers) handleUpdateProfile(c *fiber.Ctx) error {
 		return err
 	}
 	var b profileBody
-	if err := decodeStrict(c.Body(), &b); err != nil {
+	if err := decodeBody(c, &b); err != nil {
 		return err
 	}
 	u, err = h.accounts.UpdateProfile(c.UserContext(), u.ID, account.ProfilePatch{

@@ -94,7 +94,7 @@ func (h *apiKeyHandlers) handleCreate(c *fiber.Ctx) error {
 		return err
 	}
 	var b createAPIKeyBody
-	if err := decodeStrict(c.Body(), &b); err != nil {
+	if err := decodeBody(c, &b); err != nil {
 		return err
 	}
 	k, secret, err := h.accounts.CreateAPIKey(c.UserContext(), u.ID, b.Name, b.Scopes)

@@ -207,7 +207,7 @@ var errsChatSession = table("internal_error",
 func (h *chatHandlers) handleOpen(c *fiber.Ctx) error {
 	var b chatOpenBody
 	if len(c.Body()) > 0 {
-		if err := decodeStrict(c.Body(), &b); err != nil {
+		if err := decodeBody(c, &b); err != nil {
 			return err
 		}
 	}
@@ -264,7 +264,7 @@ var errsChatMessage = table("internal_error",
 // automatic reply (201).
 func (h *chatHandlers) handleSend(c *fiber.Ctx) error {
 	var b chatTextBody
-	if err := decodeStrict(c.Body(), &b); err != nil {
+	if err := decodeBody(c, &b); err != nil {
 		return err
 	}
 	who, err := h.caller(c)
@@ -353,7 +353,7 @@ func (h *chatHandlers) handleReply(c *fiber.Ctx) error {
 		return err
 	}
 	var b chatTextBody
-	if err := decodeStrict(c.Body(), &b); err != nil {
+	if err := decodeBody(c, &b); err != nil {
 		return err
 	}
 	m, err := h.chats.Reply(c.UserContext(), id, *b.Text)

@@ -298,6 +298,9 @@ func (h *marketHandlers) handleEventActive(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	if err := requireJSON(c); err != nil {
+		return err
+	}
 	var active *bool
 	if raw, ok := lenientField(c.Body(), "is_active"); ok {
 		switch string(bytes.TrimSpace(raw)) {
@@ -347,6 +350,9 @@ func (h *marketHandlers) handleMarketClose(c *fiber.Ctx) error {
 		}
 	}
 	var won string
+	if err := requireJSON(c); err != nil {
+		return err
+	}
 	if raw, ok := lenientField(c.Body(), "won_side"); ok {
 		_ = json.Unmarshal(raw, &won) // not a string: "" is refused below
 	}
@@ -419,7 +425,7 @@ func (h *marketHandlers) handleCreateEvent(c *fiber.Ctx) error {
 		return market.ErrForbidden
 	}
 	var b newEventBody
-	if err := decodeStrict(c.Body(), &b); err != nil {
+	if err := decodeBody(c, &b); err != nil {
 		return err
 	}
 	e, err := h.markets.CreateEvent(c.UserContext(), u, b.toDomain())
@@ -593,7 +599,7 @@ func (h *marketHandlers) handleBuy(c *fiber.Ctx) error {
 		return err
 	}
 	var b buyBody
-	if err := decodeStrict(c.Body(), &b); err != nil {
+	if err := decodeBody(c, &b); err != nil {
 		return err
 	}
 	req := market.Request{UserID: u.ID, Action: market.ActionBuy}
@@ -615,7 +621,7 @@ func (h *marketHandlers) handleSell(c *fiber.Ctx) error {
 		return err
 	}
 	var b sellBody
-	if err := decodeStrict(c.Body(), &b); err != nil {
+	if err := decodeBody(c, &b); err != nil {
 		return err
 	}
 	req := market.Request{UserID: u.ID, Action: market.ActionSell}

@@ -185,7 +185,7 @@ type newP2PAdBody struct {
 // answers it (201).
 func (h *p2pHandlers) handleCreateAd(c *fiber.Ctx) error {
 	var b newP2PAdBody
-	if err := decodeStrict(c.Body(), &b); err != nil {
+	if err := decodeBody(c, &b); err != nil {
 		return err
 	}
 	ad, err := h.ads.Create(c.UserContext(), p2p.NewAd{

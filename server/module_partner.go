@@ -91,6 +91,15 @@ func decodeObject(body []byte, dst any) error {
 	return decodeStrict(body, dst)
 }
 
+// decodePartnerBody is decodeObject for the request's body, once
+// requireJSON has accepted its Content-Type.
+func decodePartnerBody(c *fiber.Ctx, dst any) error {
+	if err := requireJSON(c); err != nil {
+		return err
+	}
+	return decodeObject(c.Body(), dst)
+}
+
 // parsePartnerSide reads the partner API's side: exactly "yes" or "no".
 func parsePartnerSide(s string) (market.Side, error) {
 	switch s {
@@ -195,7 +204,7 @@ func (h *partnerHandlers) handleBet(c *fiber.Ctx) error {
 		return err
 	}
 	var b partnerBetBody
-	if err := decodeObject(c.Body(), &b); err != nil {
+	if err := decodePartnerBody(c, &b); err != nil {
 		return err
 	}
 	side, err := parsePartnerSide(b.Side)
@@ -235,7 +244,7 @@ func (h *partnerHandlers) handleSell(c *fiber.Ctx) error {
 		return err
 	}
 	var b partnerSellBody
-	if err := decodeObject(c.Body(), &b); err != nil {
+	if err := decodePartnerBody(c, &b); err != nil {
 		return err
 	}
 	side, err := parsePartnerSide(b.Side)
@@ -305,7 +314,7 @@ type newPartnerBody struct {
 // only time the key is shown (201, no-store).
 func (h *partnerHandlers) handleCreatePartner(c *fiber.Ctx) error {
 	var b newPartnerBody
-	if err := decodeStrict(c.Body(), &b); err != nil {
+	if err := decodeBody(c, &b); err != nil {
 		return err
 	}
 	p, key, err := h.partners.CreatePartner(c.UserContext(), b.Name)

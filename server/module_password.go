@@ -244,7 +244,7 @@ func (h *passwordHandlers) handleChange(c *fiber.Ctx) error {
 		return err
 	}
 	var b changePasswordBody
-	if err := decodeStrict(c.Body(), &b); err != nil {
+	if err := decodeBody(c, &b); err != nil {
 		return err
 	}
 	keep, _ := credentialToken(c)
@@ -278,7 +278,7 @@ var errsResetRequest = table("internal_error",
 // handleResetRequest queues the request.
 func (h *passwordHandlers) handleResetRequest(c *fiber.Ctx) error {
 	var b resetRequestBody
-	if err := decodeStrict(c.Body(), &b); err != nil {
+	if err := decodeBody(c, &b); err != nil {
 		return err
 	}
 	email, err := account.NormalizeEmail(b.Email)
@@ -311,7 +311,7 @@ var errsReset = table("internal_error",
 // handleReset resets the password.
 func (h *passwordHandlers) handleReset(c *fiber.Ctx) error {
 	var b resetBody
-	if err := decodeStrict(c.Body(), &b); err != nil {
+	if err := decodeBody(c, &b); err != nil {
 		return err
 	}
 	id, err := h.accounts.ResetPassword(c.UserContext(), b.Token, b.NewPassword, b.RevokeAPIKeys)

@@ -232,7 +232,7 @@ func (h *sessionHandlers) handleOpen(c *fiber.Ctx) error {
 		u, tok = cr.User, bearer(c)
 	} else {
 		var b loginBody
-		if err := decodeStrict(c.Body(), &b); err != nil {
+		if err := decodeBody(c, &b); err != nil {
 			return err
 		}
 		var err error

@@ -335,7 +335,7 @@ func (h *webhookHandlers) handleRotateKey(c *fiber.Ctx) error {
 	}
 	var b rotateBody
 	if len(bytes.TrimSpace(c.Body())) > 0 {
-		if err := decodeStrict(c.Body(), &b); err != nil {
+		if err := decodeBody(c, &b); err != nil {
 			return err
 		}
 	}

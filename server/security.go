@@ -74,25 +74,115 @@ func (hp headerPolicy) csp(c *fiber.Ctx) {
 
 // newCORS is the CORS middleware for origins, or nil when there are none
 // (then no CORS header is ever sent and browsers keep to same-origin
-// calls). Listed origins may send credentials (the chat cookie); "*"
-// allows any origin without them.
+// calls). Only the origins listed exactly may send credentials
+// (Access-Control-Allow-Credentials: the session and chat cookies); a
+// pattern ("https://*.example.com") and "*" allow their origins to call
+// without them: any host under a domain is not one the operator can
+// vouch for (a user's page, a forgotten test host), and cookieOrigins
+// refuses a cookie from it anyway.
 func newCORS(origins []string) fiber.Handler {
 	if len(origins) == 0 {
 		return nil
 	}
-	anyOrigin := slices.Contains(origins, "*")
-	allow := strings.Join(origins, ",")
-	if anyOrigin {
-		allow = "*"
+	base := cors.Config{
+		AllowMethods:  "GET,POST,PUT,PATCH,DELETE,HEAD",
+		AllowHeaders:  "Authorization,Content-Type,X-Partner-Key,X-Request-ID",
+		ExposeHeaders: "Retry-After,X-Request-ID,Idempotent-Replayed",
+		MaxAge:        600,
 	}
-	return cors.New(cors.Config{
-		AllowOrigins:     allow,
-		AllowMethods:     "GET,POST,PUT,PATCH,DELETE,HEAD",
-		AllowHeaders:     "Authorization,Content-Type,X-Partner-Key,X-Request-ID",
-		ExposeHeaders:    "Retry-After,X-Request-ID,Idempotent-Replayed",
-		AllowCredentials: !anyOrigin,
-		MaxAge:           600,
-	})
+	if slices.Contains(origins, "*") {
+		base.AllowOrigins = "*"
+		return cors.New(base)
+	}
+	var exact, patterns []string
+	for _, o := range origins {
+		if strings.Contains(o, "://*.") {
+			patterns = append(patterns, o)
+		} else {
+			exact = append(exact, o)
+		}
+	}
+	// The listed origins are matched as cookieOrigins matches them
+	// (normalizeOrigin), so that CORS lets a page read exactly what the
+	// cookie may be sent for.
+	listed := exactOrigins(origins)
+	isListed := func(origin string) bool { return listed[normalizeOrigin(origin)] }
+	withCredentials := base
+	withCredentials.AllowOriginsFunc = isListed
+	withCredentials.AllowCredentials = true
+	if len(patterns) == 0 {
+		return cors.New(withCredentials)
+	}
+	withoutCredentials := base
+	withoutCredentials.AllowOrigins = strings.Join(patterns, ",")
+	if len(exact) == 0 {
+		return cors.New(withoutCredentials)
+	}
+	credentialed, other := cors.New(withCredentials), cors.New(withoutCredentials)
+	return func(c *fiber.Ctx) error {
+		if isListed(c.Get(fiber.HeaderOrigin)) {
+			return credentialed(c)
+		}
+		return other(c)
+	}
+}
+
+// exactOrigins are the CORS origins listed exactly (neither "*" nor a
+// "*." pattern), normalized (normalizeOrigin): the only other origins
+// that may send the server's cookies.
+func exactOrigins(origins []string) map[string]bool {
+	m := map[string]bool{}
+	for _, o := range origins {
+		if o == "*" || strings.Contains(o, "://*.") {
+			continue
+		}
+		if n := normalizeOrigin(o); n != "" {
+			m[n] = true
+		}
+	}
+	return m
+}
+
+// cookieOrigins refuses a request that carries one of the server's
+// cookies (the session's, SessionCookie, or the support chat's,
+// ChatCookie) from an origin that may not send it: only the server's
+// own origin (originPolicy.own: the request's scheme and Host, as a
+// trusted proxy forwards them, or PREDICTKIT_PUBLIC_URL's) and the CORS
+// origins listed exactly may; anything else is errCrossOrigin (403
+// cross_origin_request) before any route under /api/ runs, safe methods
+// included.
+// Without it a page on a host a CORS pattern allows, or on a sibling
+// subdomain, which SameSite counts as the same site and so sends the
+// cookie to, could use the visitor's cookie.
+//
+// Browsers name the origin of every cross-origin fetch, EventSource and
+// unsafe request in Origin, and say "same-origin" in Sec-Fetch-Site
+// (which no page can set) for the server's own pages, which then pass
+// even when a proxy hides the origin the browser used. A request
+// without Origin passes: a program (curl), or a browser's navigation or
+// no-cors request (an image, a link), whose answer no other page can
+// read. Sec-Fetch-Site alone ("cross-site", "same-site") does not
+// refuse: it cannot tell a listed origin from another, and such
+// requests read nothing and, with an unsafe method, still need an
+// Origin of this server (Auth.Credential).
+type cookieOrigins struct {
+	policy originPolicy
+	listed map[string]bool
+}
+
+func (g cookieOrigins) middleware(c *fiber.Ctx) error {
+	rh := &c.Request().Header
+	if len(rh.Cookie(SessionCookie)) == 0 && len(rh.Cookie(ChatCookie)) == 0 || !strings.HasPrefix(c.Path(), "/api/") {
+		return c.Next() // browsers send the cookies under /api/ only
+	}
+	if c.Get("Sec-Fetch-Site") == "same-origin" {
+		return c.Next()
+	}
+	origin := c.Get(fiber.HeaderOrigin)
+	if origin == "" || g.listed[normalizeOrigin(origin)] || g.policy.own(c, origin) {
+		return c.Next()
+	}
+	return errCrossOrigin
 }
 
 // checkOrigins refuses CORS origins that are not "*" alone or

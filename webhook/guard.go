@@ -30,7 +30,9 @@ type Resolver interface {
 // plus the host names, addresses and ranges the operator lists; loopback,
 // private, link-local, carrier-grade NAT, unspecified, multicast and
 // broadcast addresses, and the server host's own addresses, are refused
-// unless listed.
+// unless listed, and so is an IPv6 address that carries a refused IPv4
+// address (IPv4-mapped, -compatible or -translated, NAT64, 6to4, Teredo,
+// ISATAP), whether typed in the URL or answered by DNS.
 //
 // The check is made when a webhook is set (on what its host resolves to
 // then) and again at every delivery on the address actually dialled (a
@@ -58,8 +60,12 @@ var blocked = []struct {
 	{netip.MustParsePrefix("192.0.0.0/24"), "an IETF protocol address"},
 	{netip.MustParsePrefix("198.18.0.0/15"), "a benchmarking address"},
 	{netip.MustParsePrefix("240.0.0.0/4"), "a reserved address"},
-	{netip.MustParsePrefix("64:ff9b::/96"), "a NAT64 address"},
-	{netip.MustParsePrefix("64:ff9b:1::/48"), "a NAT64 address"},
+	// NAT64's local-use prefix: where the IPv4 address sits depends on
+	// the operator's translator, so the whole prefix is refused. (The
+	// well-known prefix, 64:ff9b::/96, is judged by the address it
+	// carries: see embeddedIPv4.)
+	{netip.MustParsePrefix("64:ff9b:1::/48"), "a local-use NAT64 address"},
+	{netip.MustParsePrefix("fec0::/10"), "a site-local address"},
 	{netip.MustParsePrefix("2001:db8::/32"), "a documentation address"},
 }
 
@@ -130,43 +136,118 @@ func validHostName(h string) bool {
 }
 
 // Allowed returns nil when deliveries may go to address a, or an error
-// wrapping ErrDestination that says why not.
+// wrapping ErrDestination that says why not. An IPv6 address that
+// carries an IPv4 address (see embeddedIPv4) is refused when the IPv4
+// address would be: packets to it reach the IPv4 host, through the
+// kernel, a tunnel or a translator.
 func (g *Guard) Allowed(a netip.Addr) error {
 	a = a.Unmap().WithZone("")
-	for _, p := range g.prefixes {
-		if p.Contains(a) {
-			return nil
-		}
+	if g.listed(a) {
+		return nil
 	}
-	why := ""
-	switch {
-	case a.IsLoopback():
-		why = "a loopback address"
-	case a.IsPrivate():
-		why = "a private address"
-	case a.IsMulticast():
-		why = "a multicast address"
-	case a.IsLinkLocalUnicast():
-		why = "a link-local address"
-	case a.IsUnspecified():
-		why = "the unspecified address"
-	case a == netip.AddrFrom4([4]byte{255, 255, 255, 255}):
-		why = "the broadcast address"
-	default:
-		for _, b := range blocked {
-			if b.p.Contains(a) {
-				why = b.why
+	why := g.refusal(a)
+	if why == "" {
+		for _, e := range embeddedIPv4(a) {
+			if g.listed(e.addr) {
+				continue
+			}
+			if w := g.refusal(e.addr); w != "" {
+				why = fmt.Sprintf("%s of %s, %s", e.form, e.addr, w)
 				break
 			}
-		}
-		if why == "" && g.own[a] {
-			why = "an address of this server"
 		}
 	}
 	if why == "" {
 		return nil
 	}
 	return fmt.Errorf("%w: %s is %s (list it in PREDICTKIT_WEBHOOK_ALLOWED_HOSTS to allow it)", ErrDestination, a, why)
+}
+
+// listed reports whether a is in a range or is an address the operator
+// allowed.
+func (g *Guard) listed(a netip.Addr) bool {
+	for _, p := range g.prefixes {
+		if p.Contains(a) {
+			return true
+		}
+	}
+	return false
+}
+
+// refusal says what kind of refused address a is, or "" when a is a
+// public address that is not the server's.
+func (g *Guard) refusal(a netip.Addr) string {
+	switch {
+	case a.IsLoopback():
+		return "a loopback address"
+	case a.IsPrivate():
+		return "a private address"
+	case a.IsMulticast():
+		return "a multicast address"
+	case a.IsLinkLocalUnicast():
+		return "a link-local address"
+	case a.IsUnspecified():
+		return "the unspecified address"
+	case a == netip.AddrFrom4([4]byte{255, 255, 255, 255}):
+		return "the broadcast address"
+	}
+	for _, b := range blocked {
+		if b.p.Contains(a) {
+			return b.why
+		}
+	}
+	if g.own[a] {
+		return "an address of this server"
+	}
+	return ""
+}
+
+// embedding is an IPv4 address found inside an IPv6 one, and the form
+// that carries it.
+type embedding struct {
+	form string
+	addr netip.Addr
+}
+
+// The IPv6 forms that carry an IPv4 address at a fixed place. (IPv4-mapped
+// addresses, ::ffff:0:0/96, are unmapped before anything else.)
+var (
+	compatible = netip.MustParsePrefix("::/96")           // IPv4-compatible (deprecated): the last 32 bits
+	translated = netip.MustParsePrefix("::ffff:0:0:0/96") // IPv4-translated (SIIT): the last 32 bits
+	nat64      = netip.MustParsePrefix("64:ff9b::/96")    // NAT64's well-known prefix: the last 32 bits
+	sixToFour  = netip.MustParsePrefix("2002::/16")       // 6to4: bits 16 to 48
+	teredo     = netip.MustParsePrefix("2001::/32")       // Teredo: the server in bits 32 to 64, the client's address inverted in the last 32
+)
+
+// embeddedIPv4 returns the IPv4 addresses that a carries, in every
+// transition form it matches (an address may match several: a 6to4
+// prefix with an ISATAP interface id carries two).
+func embeddedIPv4(a netip.Addr) []embedding {
+	if !a.Is6() {
+		return nil
+	}
+	b := a.As16()
+	at := func(i int) netip.Addr { return netip.AddrFrom4([4]byte(b[i : i+4])) }
+	var out []embedding
+	switch {
+	case compatible.Contains(a):
+		out = append(out, embedding{"an IPv4-compatible address", at(12)})
+	case translated.Contains(a):
+		out = append(out, embedding{"an IPv4-translated address", at(12)})
+	case nat64.Contains(a):
+		out = append(out, embedding{"a NAT64 address", at(12)})
+	case sixToFour.Contains(a):
+		out = append(out, embedding{"a 6to4 address", at(2)})
+	case teredo.Contains(a):
+		client := [4]byte{^b[12], ^b[13], ^b[14], ^b[15]}
+		out = append(out, embedding{"a Teredo address", at(4)}, embedding{"a Teredo address", netip.AddrFrom4(client)})
+	}
+	// ISATAP's interface id, under any /64 prefix: 0000:5efe or, with
+	// the universal bit, 0200:5efe, then the IPv4 address.
+	if b[8]&^0x02 == 0 && b[9] == 0 && b[10] == 0x5e && b[11] == 0xfe {
+		out = append(out, embedding{"an ISATAP address", at(12)})
+	}
+	return out
 }
 
 // CheckURL checks a webhook URL and returns it as it will be used: http

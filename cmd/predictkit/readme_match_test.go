@@ -13,18 +13,18 @@ import (
 	"testing"
 )
 
-// How TestReadmeSamples compares what a command printed with the output
-// the README shows under it; the rules are at the top of readme_test.go.
+// How TestReadmeSamples and TestDocsSamples compare what a command printed with the output
+// the sample shows under it; the rules are at the top of readme_test.go.
 
 var exitNote = regexp.MustCompile(`\bexit (\d+)\b`)
 
 // checkStep compares what a command printed, and its exit code, with what
-// the README shows; it returns "" when they agree, else what differs.
+// the sample shows; it returns "" when they agree, else what differs.
 func checkStep(s sampleStep, actual string, code int) string {
 	actual = strings.TrimRight(actual, "\n")
 	shown := strings.Join(s.expected, "\n")
 	show := func(what string) string {
-		return fmt.Sprintf("%s\nthe README shows (line %d):\n%s\nit printed (exit %d):\n%s", what, s.expLine, indent(shown), code, indent(actual))
+		return fmt.Sprintf("%s\nthe sample shows (line %d):\n%s\nit printed (exit %d):\n%s", what, s.expLine, indent(shown), code, indent(actual))
 	}
 	var notes []string
 	var problem string
@@ -34,12 +34,12 @@ func checkStep(s sampleStep, actual string, code int) string {
 			Error any `json:"error"`
 		}
 		if json.Unmarshal([]byte(actual), &answer) == nil && answer.Error != nil {
-			return fmt.Sprintf("the README shows no output, but the answer is an error:\n%s", indent(actual))
+			return fmt.Sprintf("the sample shows no output, but the answer is an error:\n%s", indent(actual))
 		}
 	case strings.HasPrefix(shown, "{") || strings.HasPrefix(shown, "["):
 		pats, n, err := parseShownJSON(shown)
 		if err != nil {
-			return show("the README's output cannot be read: " + err.Error())
+			return show("the sample's output cannot be read: " + err.Error())
 		}
 		notes = n
 		values, err := decodeAnswers(actual)
@@ -63,7 +63,7 @@ func checkStep(s sampleStep, actual string, code int) string {
 		}
 	}
 	if code != wantCode {
-		return show(fmt.Sprintf("it exited %d, the README says %d", code, wantCode))
+		return show(fmt.Sprintf("it exited %d, the sample says %d", code, wantCode))
 	}
 	return ""
 }
@@ -93,7 +93,7 @@ func decodeAnswers(s string) ([]any, error) {
 	}
 }
 
-// shownPattern is a JSON value as the README shows it, with elisions.
+// shownPattern is a JSON value as a sample shows it, with elisions.
 type shownPattern struct {
 	kind   byte // '{', '[', '"', '0' number, 'l' literal, '*' anything
 	keys   []string
@@ -113,7 +113,7 @@ func (p *shownPattern) hasAny() bool {
 	return false
 }
 
-// parseShownJSON reads the JSON values the README shows, one or more
+// parseShownJSON reads the JSON values a sample shows, one or more
 // lines each; text after a value on its line, and lines in parentheses,
 // are notes.
 func parseShownJSON(s string) (pats []*shownPattern, notes []string, err error) {
@@ -301,7 +301,7 @@ func (p *jsonPatternParser) value() (*shownPattern, error) {
 	}
 }
 
-// matchValue compares an answer with what the README shows; it returns
+// matchValue compares an answer with what the sample shows; it returns
 // "" or the first difference, at its path.
 func matchValue(p *shownPattern, v any, path string) string {
 	at := func() string {
@@ -320,7 +320,7 @@ func matchValue(p *shownPattern, v any, path string) string {
 	case '{':
 		o, ok := v.(map[string]any)
 		if !ok {
-			return fmt.Sprintf("at %s: the README shows an object, the answer has %s", at(), compact(v))
+			return fmt.Sprintf("at %s: the sample shows an object, the answer has %s", at(), compact(v))
 		}
 		for i, k := range p.keys {
 			av, ok := o[k]
@@ -334,7 +334,7 @@ func matchValue(p *shownPattern, v any, path string) string {
 		if !p.open {
 			for k := range o {
 				if !slices.Contains(p.keys, k) {
-					return fmt.Sprintf("at %s: the answer has the key %q, which the README does not show (show … for keys left out)", at(), k)
+					return fmt.Sprintf("at %s: the answer has the key %q, which the sample does not show (show … for keys left out)", at(), k)
 				}
 			}
 		}
@@ -342,19 +342,19 @@ func matchValue(p *shownPattern, v any, path string) string {
 	case '[':
 		a, ok := v.([]any)
 		if !ok {
-			return fmt.Sprintf("at %s: the README shows an array, the answer has %s", at(), compact(v))
+			return fmt.Sprintf("at %s: the sample shows an array, the answer has %s", at(), compact(v))
 		}
 		return matchSeq(p.elems, a, path)
 	case '"':
 		str, ok := v.(string)
 		if !ok || !globMatch(p.text, str) {
-			return fmt.Sprintf("at %s: the README shows %q, the answer has %s", at(), p.text, compact(v))
+			return fmt.Sprintf("at %s: the sample shows %q, the answer has %s", at(), p.text, compact(v))
 		}
 		return ""
 	case '0':
 		num, ok := v.(json.Number)
 		if !ok {
-			return fmt.Sprintf("at %s: the README shows %s, the answer has %s", at(), p.text, compact(v))
+			return fmt.Sprintf("at %s: the sample shows %s, the answer has %s", at(), p.text, compact(v))
 		}
 		if p.prefix && strings.HasPrefix(num.String(), p.text) || !p.prefix && sameNumber(p.text, num.String()) {
 			return ""
@@ -363,10 +363,10 @@ func matchValue(p *shownPattern, v any, path string) string {
 		if p.prefix {
 			suffix = "…"
 		}
-		return fmt.Sprintf("at %s: the README shows %s%s, the answer has %s", at(), p.text, suffix, num)
+		return fmt.Sprintf("at %s: the sample shows %s%s, the answer has %s", at(), p.text, suffix, num)
 	default: // 'l'
 		if compact(v) != p.text {
-			return fmt.Sprintf("at %s: the README shows %s, the answer has %s", at(), p.text, compact(v))
+			return fmt.Sprintf("at %s: the sample shows %s, the answer has %s", at(), p.text, compact(v))
 		}
 		return ""
 	}
@@ -388,7 +388,7 @@ func matchSeq(pats []*shownPattern, vals []any, path string) string {
 	p := &shownPattern{elems: pats}
 	if !p.hasAny() {
 		if len(pats) != len(vals) {
-			return fmt.Sprintf("at %s: the README shows %d values, the answer has %d (show … for values left out)", orDot(path), len(pats), len(vals))
+			return fmt.Sprintf("at %s: the sample shows %d values, the answer has %d (show … for values left out)", orDot(path), len(pats), len(vals))
 		}
 		for i := range pats {
 			if msg := matchValue(pats[i], vals[i], fmt.Sprintf("%s[%d]", path, i)); msg != "" {
@@ -465,7 +465,7 @@ var (
 	trailingNote = regexp.MustCompile(`\s{2,}(\([^()]*(?:\([^()]*\)[^()]*)*\))$`)
 )
 
-// shownLines returns the text lines the README shows, normalized, and
+// shownLines returns the text lines the sample shows, normalized, and
 // their notes.
 func shownLines(lines []string) (want, notes []string) {
 	for _, l := range lines {
@@ -522,7 +522,7 @@ func matchLines(want, got []string) string {
 			break
 		}
 		if !globMatch(want[i], got[i]) {
-			return fmt.Sprintf("line %d differs: the README shows %q, it printed %q", i+1, want[i], got[i])
+			return fmt.Sprintf("line %d differs: the sample shows %q, it printed %q", i+1, want[i], got[i])
 		}
 	}
 	return "the lines differ"

@@ -24,15 +24,17 @@ import (
 	"github.com/predictkit/predictkit/storage/postgres/pgtest"
 )
 
-// The README's samples are kept true by TestReadmeSamples. Its rules, which
-// the README's Development section repeats for whoever writes a sample:
+// The samples of the README and of the guides in docs/ are kept true by
+// TestReadmeSamples and TestDocsSamples (readme_docs_test.go). The rules,
+// which docs/development.md repeats for whoever writes a sample:
 //
-//   - A ```sh block is run. All of them run in the README's order as one
-//     bash session (a variable set in one block is there in the next, and
+//   - A ```sh block is run. All of a file's run in its order as one bash
+//     session (a variable set in one block is there in the next, and
 //     `set -o pipefail` is on), in an empty temporary directory, with
-//     `predictkit` on PATH, against a demo server started as the README's
-//     walkthrough starts it (the `$ PREDICTKIT_...=... go run
-//     ./cmd/predictkit` line: its variables are the server's environment).
+//     `predictkit` on PATH, against a demo server of the file's own,
+//     started as the file's `$ PREDICTKIT_...=... go run ./cmd/predictkit`
+//     line says (the README's for a guide without one): its variables are
+//     the server's environment.
 //     `predictkit` is the test binary itself (see TestMain), and the
 //     environment adds only what changes no output: bcrypt's lowest cost
 //     and no sleep at exit under -race, which keep the run to seconds.
@@ -68,7 +70,9 @@ import (
 //   - A command must exit 0, unless a note of its output says `exit N`.
 //     A command whose output the README does not show must not answer a
 //     JSON error object (`{"error": ...}`): shown or not, an answer never
-//     says something the README does not.
+//     says something the file does not.
+//   - No sample writes a file where it runs, and every curl that sends a
+//     body sends it as JSON (TestSamplesSendJSONAndWriteNoFiles).
 
 // readmeDatabaseURL is the database URL of the README's PostgreSQL samples.
 const readmeDatabaseURL = "postgres://predictkit@db:5432/predictkit?sslmode=disable"
@@ -88,6 +92,7 @@ func TestMain(m *testing.M) {
 
 // readmeBlock is a fenced block of the README.
 type readmeBlock struct {
+	file  string   // the file it is in, for messages ("" is README.md)
 	info  string   // the fence's info string: "sh", "sh postgres", "console", ...
 	line  int      // the line number of its first line (after the fence)
 	lines []string // its lines
@@ -204,7 +209,7 @@ func sampleSteps(b readmeBlock, lines []string) ([]sampleStep, error) {
 		comment := -1
 		for {
 			if i >= len(lines) {
-				return nil, fmt.Errorf("README.md:%d: the command does not end (an unclosed quote or $( ?)", st.line)
+				return nil, fmt.Errorf("%s:%d: the command does not end (an unclosed quote or $( ?)", cmp.Or(b.file, "README.md"), st.line)
 			}
 			var open bool
 			open, comment = sc.line(lines[i])
@@ -306,18 +311,41 @@ func TestReadmeSamples(t *testing.T) {
 	if err != nil {
 		t.Fatalf("read the README: %v", err)
 	}
-	for _, tool := range []string{"bash", "curl", "jq"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("the README's samples need %s, which is not installed (CI installs it)", tool)
-		}
-	}
-	start := time.Now()
-	m := walkthroughServer.FindStringSubmatch(string(raw))
-	if m == nil {
+	needSampleTools(t)
+	serverEnv, ok := sampleServerEnv(string(raw))
+	if !ok {
 		t.Fatalf("the README has no console line `$ PREDICTKIT_...=... go run ./cmd/predictkit` starting the walkthrough's server")
 	}
-	serverEnv := strings.Fields(m[1])
+	runSamples(t, "README.md", string(raw), serverEnv)
+}
 
+// needSampleTools skips the test when a tool the samples call is missing.
+func needSampleTools(t *testing.T) {
+	t.Helper()
+	for _, tool := range []string{"bash", "curl", "jq"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("the samples need %s, which is not installed (CI installs it)", tool)
+		}
+	}
+}
+
+// sampleServerEnv reads, from a Markdown text's console line that starts
+// the demo server (`$ PREDICTKIT_...=... go run ./cmd/predictkit`), the
+// variables it sets.
+func sampleServerEnv(text string) ([]string, bool) {
+	m := walkthroughServer.FindStringSubmatch(text)
+	if m == nil {
+		return nil, false
+	}
+	return strings.Fields(m[1]), true
+}
+
+// runSamples runs the ```sh blocks of the Markdown file name (text), in
+// order, as one bash session against a demo server of their own started
+// with serverEnv, and checks what each command prints.
+func runSamples(t *testing.T, name, text string, serverEnv []string) {
+	t.Helper()
+	start := time.Now()
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -350,7 +378,7 @@ func TestReadmeSamples(t *testing.T) {
 	addr := readmeServer(t, predictkit, append(slices.Clone(env), serverEnv...))
 	// The commands are rewritten to the test's server and database; what
 	// they print is rewritten back, so that the outputs read as the
-	// README's.
+	// file's.
 	rewrite := strings.NewReplacer("localhost:8080", addr, "127.0.0.1:8080", addr)
 	back := []string{addr, "127.0.0.1:8080"}
 
@@ -363,7 +391,8 @@ func TestReadmeSamples(t *testing.T) {
 
 	var steps []sampleStep
 	var skipped []int
-	for _, b := range readmeBlocks(string(raw)) {
+	for _, b := range readmeBlocks(text) {
+		b.file = name
 		lang, _, _ := strings.Cut(b.info, " ")
 		switch {
 		case b.info == "sh":
@@ -373,7 +402,7 @@ func TestReadmeSamples(t *testing.T) {
 				continue
 			}
 		case lang == "sh" || lang == "bash" || lang == "shell" || lang == "zsh":
-			t.Errorf("README.md:%d: a ```%s block: fence a sample ```sh (run by this test), ```sh postgres (run with PostgreSQL) or ```console (shown, not run)", b.line-1, b.info)
+			t.Errorf("%s:%d: a ```%s block: fence a sample ```sh (run by this test), ```sh postgres (run with PostgreSQL) or ```console (shown, not run)", name, b.line-1, b.info)
 			continue
 		default:
 			continue
@@ -388,10 +417,10 @@ func TestReadmeSamples(t *testing.T) {
 		steps = append(steps, s...)
 	}
 	if len(skipped) > 0 {
-		t.Logf("left out the PostgreSQL samples at README.md lines %v: set %s to run them", skipped, pgtest.EnvURL)
+		t.Logf("left out the PostgreSQL samples at %s lines %v: set %s to run them", name, skipped, pgtest.EnvURL)
 	}
 	if len(steps) == 0 {
-		t.Fatal("the README has no ```sh samples")
+		t.Fatalf("%s has no ```sh samples", name)
 	}
 
 	// One script: each command between two markers that carry its
@@ -422,10 +451,10 @@ func TestReadmeSamples(t *testing.T) {
 	outputs, codes, took := splitSampleOutput(strings.NewReplacer(back...).Replace(out.String()), len(steps))
 	for i, s := range steps {
 		if codes[i] < 0 {
-			t.Fatalf("README.md:%d: the samples stopped before this command (bash: %v); the end of their output:\n%s", s.line, runErr, tail(out.String(), 30))
+			t.Fatalf("%s:%d: the samples stopped before this command (bash: %v); the end of their output:\n%s", name, s.line, runErr, tail(out.String(), 30))
 		}
 		if msg := checkStep(s, outputs[i], codes[i]); msg != "" {
-			t.Errorf("README.md:%d: %s\n%s", s.line, firstLine(s.command), msg)
+			t.Errorf("%s:%d: %s\n%s", name, s.line, firstLine(s.command), msg)
 		}
 	}
 	slowest := make([]int, len(steps))
@@ -437,7 +466,7 @@ func TestReadmeSamples(t *testing.T) {
 	for _, i := range slowest[:min(3, len(slowest))] {
 		slow = append(slow, fmt.Sprintf("line %d %v", steps[i].line, took[i].Round(time.Millisecond)))
 	}
-	t.Logf("%d commands of the README ran in %v (the slowest: %s)", len(steps), time.Since(start).Round(time.Millisecond), strings.Join(slow, ", "))
+	t.Logf("%d commands of %s ran in %v (the slowest: %s)", len(steps), name, time.Since(start).Round(time.Millisecond), strings.Join(slow, ", "))
 }
 
 func firstLine(s string) string {

@@ -484,18 +484,7 @@ func summarizeExclusive(w io.Writer, cfg config, res exclusiveResult) error {
 	fmt.Fprintf(&b, "arbitrage left on the binary markets at the end (kopecks, before rounding): mean %.2f, median %.2f, largest %.2f; at any step up to %.2f\n",
 		mean, quantile(arb, 0.5), arb[len(arb)-1], res.maxArb)
 	fmt.Fprintf(&b, "  (the pool leaves none: its YES prices sum to 1 after every trade)\n")
-	var outs []string
-	if cfg.csvPath != "" {
-		outs = append(outs, fmt.Sprintf("%s (%d rows)", cfg.csvPath, res.rows))
-	}
-	for _, p := range []string{cfg.pricesPath, cfg.pnlPath, cfg.sumsPath} {
-		if p != "" {
-			outs = append(outs, p)
-		}
-	}
-	if len(outs) > 0 {
-		fmt.Fprintf(&b, "wrote %s\n", strings.Join(outs, ", "))
-	}
+	b.WriteString(cfg.wrote(res.rows, cfg.pricesPath, cfg.pnlPath, cfg.sumsPath))
 	_, err := io.WriteString(w, b.String())
 	return err
 }

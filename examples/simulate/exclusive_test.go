@@ -18,10 +18,7 @@ func smallExclusive(t *testing.T, dir string, extra ...string) string {
 	args := append([]string{
 		"-exclusive", "-b", "100", "-outcomes", "4", "-traders", "10", "-trades", "40", "-runs", "5",
 		"-seed", "7", "-budget", "30",
-		"-csv", filepath.Join(dir, "out.csv"),
-		"-prices", filepath.Join(dir, "prices.png"),
-		"-pnl", filepath.Join(dir, "pnl.png"),
-		"-sums", filepath.Join(dir, "sums.png"),
+		"-out", dir, "-csv", "out.csv",
 	}, extra...)
 	var out bytes.Buffer
 	if err := run(args, &out); err != nil {

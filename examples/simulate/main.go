@@ -8,9 +8,15 @@
 // budget per trade. At the end one outcome is drawn from the truth and the
 // market resolves.
 //
-// Usage:
+// Usage, from a clone of the repository (or, once the module is
+// published, go run github.com/predictkit/predictkit/examples/simulate@latest):
 //
-//	go run ./examples/simulate -b 1000 -outcomes 2 -traders 50 -trades 500 -runs 200 -seed 1
+//	go run ./examples/simulate -b 1000 -outcomes 2 -traders 50 -trades 500 -runs 200 -seed 1 -out /tmp/sim
+//
+// It writes its CSV and plots into the directory -out, never into the
+// working directory: by default a new directory under the system's
+// temporary directory, whose path it prints. It reads no file, so it runs
+// from any directory.
 //
 // It writes a tidy CSV with one row per run, step and outcome:
 //
@@ -70,6 +76,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -96,6 +103,7 @@ type config struct {
 	noise, budget         float64
 	truth                 []float64 // nil: drawn per run from a flat Dirichlet
 	exclusive             bool      // compare independent binary markets with an exclusive pool
+	outDir                string    // where the outputs go; "": a new temporary directory
 	csvPath               string
 	pricesPath, pnlPath   string
 	sumsPath              string // -exclusive only
@@ -116,10 +124,11 @@ func parseFlags(args []string, out io.Writer) (config, error) {
 	fs.Float64Var(&c.noise, "noise", 0.5, "standard deviation of the traders' belief noise, in log-odds")
 	fs.Float64Var(&c.budget, "budget", 100, "most a trader spends on one trade (kopecks)")
 	fs.StringVar(&truth, "truth", "", "comma-separated true probabilities (default: drawn per run)")
-	fs.StringVar(&c.csvPath, "csv", "simulate.csv", "CSV output path (empty: none)")
-	fs.StringVar(&c.pricesPath, "prices", "prices.png", "price-path plot path, .png or .svg (empty: none)")
-	fs.StringVar(&c.pnlPath, "pnl", "pnl.png", "P&L distribution plot path, .png or .svg (empty: none)")
-	fs.StringVar(&c.sumsPath, "sums", "sums.png", "with -exclusive: plot of the sum of the YES prices, .png or .svg (empty: none)")
+	fs.StringVar(&c.outDir, "out", "", "directory the CSV and the plots are written into, made if missing (default: a new directory under the system's temporary directory, printed)")
+	fs.StringVar(&c.csvPath, "csv", "simulate.csv", "CSV file name in -out (empty: none)")
+	fs.StringVar(&c.pricesPath, "prices", "prices.png", "price-path plot file name in -out, .png or .svg (empty: none)")
+	fs.StringVar(&c.pnlPath, "pnl", "pnl.png", "P&L distribution plot file name in -out, .png or .svg (empty: none)")
+	fs.StringVar(&c.sumsPath, "sums", "sums.png", "with -exclusive: file name in -out of the plot of the sum of the YES prices, .png or .svg (empty: none)")
 	fs.IntVar(&c.plotRun, "plot-run", 0, "which run's price paths to draw")
 	fs.BoolVar(&c.exclusive, "exclusive", false, "compare n independent binary markets (one per outcome, b each) with one exclusive pool (b), in kopecks")
 	if err := fs.Parse(args); err != nil {
@@ -168,6 +177,9 @@ func parseFlags(args []string, out io.Writer) (config, error) {
 func run(args []string, stdout io.Writer) error {
 	cfg, err := parseFlags(args, stdout)
 	if err != nil {
+		return err
+	}
+	if err := cfg.placeOutputs(); err != nil {
 		return err
 	}
 	var csvOut io.Writer = io.Discard
@@ -398,20 +410,62 @@ func summarize(w io.Writer, cfg config, res result) error {
 		quantile(pnl, 0.025), quantile(pnl, 0.975), pnl[0], pnl[len(pnl)-1])
 	fmt.Fprintf(&b, "  theoretical bound −b·ln n = %.2f: %s\n", res.bound, within)
 	fmt.Fprintf(&b, "final prices vs truth: mean |p − p*| = %.4f, RMSE = %.4f\n", mae, math.Sqrt(mse))
-	var outs []string
-	if cfg.csvPath != "" {
-		outs = append(outs, fmt.Sprintf("%s (%d rows)", cfg.csvPath, res.rows))
-	}
-	for _, p := range []string{cfg.pricesPath, cfg.pnlPath} {
-		if p != "" {
-			outs = append(outs, p)
-		}
-	}
-	if len(outs) > 0 {
-		fmt.Fprintf(&b, "wrote %s\n", strings.Join(outs, ", "))
-	}
+	b.WriteString(cfg.wrote(res.rows, cfg.pricesPath, cfg.pnlPath))
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// placeOutputs makes the output directory (a new temporary one when -out
+// is not given) and puts the output files in it: a relative name is
+// taken within it, an absolute path as given. With no output asked for
+// it makes nothing.
+func (c *config) placeOutputs() error {
+	paths := []*string{&c.csvPath, &c.pricesPath, &c.pnlPath}
+	if c.exclusive {
+		paths = append(paths, &c.sumsPath)
+	}
+	if !slices.ContainsFunc(paths, func(p *string) bool { return *p != "" }) {
+		return nil
+	}
+	if c.outDir == "" {
+		dir, err := os.MkdirTemp("", "predictkit-simulate-")
+		if err != nil {
+			return err
+		}
+		c.outDir = dir
+	} else if err := os.MkdirAll(c.outDir, 0o755); err != nil {
+		return err
+	}
+	for _, p := range paths {
+		if *p != "" && !filepath.IsAbs(*p) {
+			*p = filepath.Join(c.outDir, *p)
+		}
+	}
+	return nil
+}
+
+// wrote is the summary's last line: the directory, and the files written
+// into it (the CSV with its rows).
+func (c *config) wrote(rows int, plots ...string) string {
+	name := func(p string) string {
+		if rel, err := filepath.Rel(c.outDir, p); err == nil && filepath.IsLocal(rel) {
+			return rel
+		}
+		return p
+	}
+	var outs []string
+	if c.csvPath != "" {
+		outs = append(outs, fmt.Sprintf("%s (%d rows)", name(c.csvPath), rows))
+	}
+	for _, p := range plots {
+		if p != "" {
+			outs = append(outs, name(p))
+		}
+	}
+	if len(outs) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("wrote into %s: %s\n", c.outDir, strings.Join(outs, ", "))
 }
 
 func meanSD(x []float64) (mean, sd float64) {

@@ -15,9 +15,7 @@ func small(t *testing.T, dir string, extra ...string) string {
 	args := append([]string{
 		"-b", "100", "-outcomes", "3", "-traders", "5", "-trades", "20", "-runs", "4",
 		"-seed", "7", "-budget", "30",
-		"-csv", filepath.Join(dir, "out.csv"),
-		"-prices", filepath.Join(dir, "prices.png"),
-		"-pnl", filepath.Join(dir, "pnl.png"),
+		"-out", dir, "-csv", "out.csv",
 	}, extra...)
 	var out bytes.Buffer
 	if err := run(args, &out); err != nil {

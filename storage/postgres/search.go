@@ -25,7 +25,7 @@ func (s *Store) SearchUsers(ctx context.Context, q account.UserQuery) ([]*accoun
 		                        OR strpos(lower(u.name), lower($2)) > 0
 		                        OR strpos(lower(COALESCE(u.nickname, '')), lower($2)) > 0)))
 		ORDER BY u.id DESC
-		LIMIT $4::int`, q.Before, q.Text, q.ID, q.Limit)
+		LIMIT $4`, q.Before, q.Text, q.ID, q.Limit)
 	if err != nil {
 		return nil, translate(err, nil)
 	}

@@ -235,10 +235,12 @@ func (s *Store) RecordAttempt(ctx context.Context, a webhook.Attempt) error {
 	return translate(err, nil)
 }
 
-// Deliveries implements webhook.Store.
+// Deliveries implements webhook.Store. The cursor is cast: PostgreSQL
+// would otherwise type it from the literal it is first compared with,
+// int4, and a cursor past 2^31 would not be sent.
 func (s *Store) Deliveries(ctx context.Context, partnerID, before int64, limit int) ([]*webhook.Delivery, error) {
 	rows, err := s.pool.Query(ctx, `SELECT `+deliveryCols+` FROM webhook_deliveries d
-		WHERE d.partner_id = $1 AND ($2 = 0 OR d.id < $2) ORDER BY d.id DESC LIMIT $3`, partnerID, before, limit)
+		WHERE d.partner_id = $1 AND ($2::bigint = 0 OR d.id < $2::bigint) ORDER BY d.id DESC LIMIT $3`, partnerID, before, limit)
 	if err != nil {
 		return nil, translate(err, nil)
 	}

@@ -40,8 +40,9 @@ type passwordHookOut struct {
 
 // loginFailuresHook clears an account's failed logins at a reset: its
 // owner proved the mailbox and chose a new password, which the failures
-// (all against the old one) should not lock out. A change leaves them:
-// its handler has already cleared them, having seen the password right.
+// (all against the old one) should not lock out. A change needs nothing
+// here: the per-account limit (guardAccount) cleared them when the
+// current password proved right.
 func loginFailuresHook(logins *loginFailures) passwordHookOut {
 	return passwordHookOut{Hook: func(_ context.Context, u *account.User, reset bool) {
 		if key, ok := loginKey(u.Email); ok && reset {
@@ -225,10 +226,11 @@ type changePasswordBody struct {
 
 // POST /auth/password: change the caller's password; every other access
 // token, every reset token and every stream ticket of the caller is
-// revoked, and the caller's streams on this server end. Checks run 401
-// unauthorized, 429 (per client address, then per account: the current
-// password counts as a login's), 400 (body, then the new password's
-// rule), 401 invalid_credentials (the current password is wrong).
+// revoked, and the caller's streams on this server end. Checks run 429
+// (per client address), 401 unauthorized, 429 (per account: a wrong
+// current password counts as a failed login), 400 (body, then the new
+// password's rule), 401 invalid_credentials (the current password is
+// wrong).
 var errsChangePassword = table("internal_error",
 	unauthorized,
 	on(account.ErrUserNotFound, http.StatusUnauthorized, "unauthorized"),
@@ -302,8 +304,9 @@ type resetBody struct {
 // which is used up; every access token, every other reset token and
 // every stream ticket of the user is revoked, with revoke_api_keys every
 // personal API key too, and the user's streams on this server end.
-// Checks run 400 (body, then the new password's rule), 400 invalid_token
-// (unknown, used or expired).
+// Checks run 429 (per client address), 400 (body, a revoke_api_keys that
+// is no boolean included, then the new password's rule), 400
+// invalid_token (unknown, used or expired); a refusal revokes nothing.
 var errsReset = table("internal_error",
 	on(account.ErrInvalidToken, http.StatusBadRequest, "invalid_token"),
 )

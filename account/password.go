@@ -30,9 +30,10 @@ func CheckPassword(field, password string) error {
 }
 
 // ChangePassword replaces user id's password with next once current is
-// proved, and revokes every other access token of the user: token, the
-// one the request came with, keeps working. Personal API keys are not
-// access tokens and are left alone. Checks run *input.Error (next breaks
+// proved, and revokes every other access token, every reset token and
+// every stream ticket of the user: token, the one the request came
+// with, keeps working. Personal API keys are not access tokens and are
+// left alone. Checks run *input.Error (next breaks
 // the password rule), then ErrNoPassword, ErrInvalidCredentials (current
 // is wrong, or the password changed meanwhile).
 func (s *Service) ChangePassword(ctx context.Context, id int64, token, current, next string) error {
@@ -128,11 +129,14 @@ func (s *Service) issueReset(ctx context.Context, u *User) (Reset, error) {
 }
 
 // ResetPassword sets a new password with a reset token, which it uses
-// up, and revokes every access token of the user (and every other reset
-// token): whoever knew the old password is signed out everywhere. It
-// returns the user's id. Checks run *input.Error (next breaks the
+// up, and revokes every access token, every other reset token and every
+// stream ticket of the user: whoever knew the old password, or held a
+// token or ticket got with it, is signed out everywhere. With
+// revokeAPIKeys the user's personal API keys go too, in the same
+// transaction (a key is no password's child, so without it they stay).
+// It returns the user's id. Checks run *input.Error (next breaks the
 // password rule; the token is then still good), then ErrInvalidToken.
-func (s *Service) ResetPassword(ctx context.Context, token, next string) (int64, error) {
+func (s *Service) ResetPassword(ctx context.Context, token, next string, revokeAPIKeys bool) (int64, error) {
 	if err := CheckPassword("new_password", next); err != nil {
 		return 0, err
 	}
@@ -143,7 +147,7 @@ func (s *Service) ResetPassword(ctx context.Context, token, next string) (int64,
 	if err != nil {
 		return 0, err
 	}
-	id, err := s.store.ResetPassword(ctx, HashToken(token), hash, s.Now())
+	id, err := s.store.ResetPassword(ctx, HashToken(token), hash, s.Now(), revokeAPIKeys)
 	if err != nil {
 		return 0, err
 	}

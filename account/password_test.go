@@ -183,10 +183,10 @@ func TestServiceReset(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := e.svc.ResetPassword(e.ctx, r.Token, "short"); invalidField(err) != "new_password" {
+		if _, err := e.svc.ResetPassword(e.ctx, r.Token, "short", false); invalidField(err) != "new_password" {
 			t.Fatalf("a short password: %v", err)
 		}
-		id, err := e.svc.ResetPassword(e.ctx, r.Token, "new password 1") // the refusal above left the token good
+		id, err := e.svc.ResetPassword(e.ctx, r.Token, "new password 1", false) // the refusal above left the token good
 		if err != nil || id != e.user.ID {
 			t.Fatalf("ResetPassword = %d, %v", id, err)
 		}
@@ -196,7 +196,7 @@ func TestServiceReset(t *testing.T) {
 		if _, ok := e.login(t, "new password 1"); !ok {
 			t.Fatal("the new password does not sign in")
 		}
-		if _, err := e.svc.ResetPassword(e.ctx, r.Token, "new password 2"); !errors.Is(err, account.ErrInvalidToken) {
+		if _, err := e.svc.ResetPassword(e.ctx, r.Token, "new password 2", false); !errors.Is(err, account.ErrInvalidToken) {
 			t.Fatalf("a second use: %v, want ErrInvalidToken", err)
 		}
 	})
@@ -207,7 +207,7 @@ func TestServiceReset(t *testing.T) {
 			t.Fatal(err)
 		}
 		e.now = e.now.Add(account.ResetTokenTTL)
-		if _, err := e.svc.ResetPassword(e.ctx, r.Token, "new password 1"); !errors.Is(err, account.ErrInvalidToken) {
+		if _, err := e.svc.ResetPassword(e.ctx, r.Token, "new password 1", false); !errors.Is(err, account.ErrInvalidToken) {
 			t.Fatalf("err = %v, want ErrInvalidToken", err)
 		}
 		if _, ok := e.login(t, "password123"); !ok {
@@ -226,8 +226,8 @@ func TestServiceReset(t *testing.T) {
 			{"an e-mail that is no address", func() error { _, err := e.svc.RequestReset(e.ctx, "Ann <ann@example.com>"); return err }, input.ErrInvalid},
 			{"a sub-account, by id", func() error { _, err := e.svc.IssueReset(e.ctx, sub.ID); return err }, account.ErrNoPassword},
 			{"an unknown id", func() error { _, err := e.svc.IssueReset(e.ctx, sub.ID+100); return err }, account.ErrUserNotFound},
-			{"an unknown token", func() error { _, err := e.svc.ResetPassword(e.ctx, "nope", "new password 1"); return err }, account.ErrInvalidToken},
-			{"an empty token", func() error { _, err := e.svc.ResetPassword(e.ctx, "", "new password 1"); return err }, account.ErrInvalidToken},
+			{"an unknown token", func() error { _, err := e.svc.ResetPassword(e.ctx, "nope", "new password 1", false); return err }, account.ErrInvalidToken},
+			{"an empty token", func() error { _, err := e.svc.ResetPassword(e.ctx, "", "new password 1", false); return err }, account.ErrInvalidToken},
 		} {
 			t.Run(c.name, func(t *testing.T) {
 				if err := c.err(); !errors.Is(err, c.want) {

@@ -40,8 +40,8 @@ type Store interface {
 	PasswordHash(ctx context.Context, id int64) (string, error)
 	// ChangePassword sets user id's password hash to newHash if it is
 	// still oldHash, and in the same transaction revokes every access
-	// token of the user but the one whose hash is keep (nil: every one)
-	// and every password reset token of the user. ErrInvalidCredentials
+	// token of the user but the one whose hash is keep (nil: every one),
+	// every password reset token and every stream ticket of the user. ErrInvalidCredentials
 	// if the hash is no longer oldHash (changed meanwhile), and then
 	// nothing changes; ErrUserNotFound.
 	ChangePassword(ctx context.Context, id int64, oldHash, newHash string, keep []byte) error
@@ -51,11 +51,13 @@ type Store interface {
 	CreateResetToken(ctx context.Context, hash []byte, userID int64, expiresAt time.Time) error
 	// ResetPassword takes the reset token with hash, once: if it exists
 	// and has not expired at now, it sets its user's password hash to
-	// newHash and revokes every access token and reset token of the
-	// user, all in one transaction, and returns the user's id. Otherwise
-	// it returns ErrInvalidToken. The token is gone afterwards either
-	// way; of two concurrent uses exactly one succeeds.
-	ResetPassword(ctx context.Context, hash []byte, newHash string, now time.Time) (int64, error)
+	// newHash and revokes every access token, reset token and stream
+	// ticket of the user (and, with revokeAPIKeys, every personal API
+	// key of the user), all in one transaction, and returns the user's
+	// id. Otherwise it returns ErrInvalidToken and revokes nothing. The
+	// token is gone afterwards either way; of two concurrent uses exactly
+	// one succeeds.
+	ResetPassword(ctx context.Context, hash []byte, newHash string, now time.Time, revokeAPIKeys bool) (int64, error)
 	// CreateAPIKey stores personal API key k (its UserID, Name, Scopes and
 	// CreatedAt) with the hash of its secret and sets k.ID, unless the user
 	// holds max keys already (ErrTooManyAPIKeys) or does not exist

@@ -2333,6 +2333,9 @@ type ResetPasswordRequest struct {
 	// NewPassword at least 8 characters, at most 72 bytes
 	NewPassword string `json:"new_password"`
 
+	// RevokeAPIKeys also revoke every personal API key of the user, in the same operation (the web app's "Also revoke my API keys"); without it the keys keep working
+	RevokeAPIKeys *bool `json:"revoke_api_keys,omitempty"`
+
 	// Token the reset token from the mail (or the operator)
 	Token string `json:"token"`
 }
@@ -3685,8 +3688,11 @@ type ClientInterface interface {
 	// addresses, plus the host names, addresses and ranges of
 	// `PREDICTKIT_WEBHOOK_ALLOWED_HOSTS`. Loopback, private, link-local,
 	// unspecified, multicast and the server's own addresses are refused
-	// (400 invalid_request, the detail says why) unless listed; the check
-	// is made again on the address dialled at every delivery. Replacing a
+	// (400 invalid_request, the detail says why) unless listed, and so is
+	// an IPv6 address that carries a refused IPv4 address (IPv4-mapped,
+	// -compatible or -translated, NAT64, 6to4, Teredo, ISATAP: see
+	// docs/webhooks.md); the check is made again on the address dialled
+	// at every delivery. Replacing a
 	// webhook replaces its secret. The secret is stored as is (the server
 	// signs with it) and never shown again.
 	//
@@ -3702,8 +3708,11 @@ type ClientInterface interface {
 	// addresses, plus the host names, addresses and ranges of
 	// `PREDICTKIT_WEBHOOK_ALLOWED_HOSTS`. Loopback, private, link-local,
 	// unspecified, multicast and the server's own addresses are refused
-	// (400 invalid_request, the detail says why) unless listed; the check
-	// is made again on the address dialled at every delivery. Replacing a
+	// (400 invalid_request, the detail says why) unless listed, and so is
+	// an IPv6 address that carries a refused IPv4 address (IPv4-mapped,
+	// -compatible or -translated, NAT64, 6to4, Teredo, ISATAP: see
+	// docs/webhooks.md); the check is made again on the address dialled
+	// at every delivery. Replacing a
 	// webhook replaces its secret. The secret is stored as is (the server
 	// signs with it) and never shown again.
 	//
@@ -3838,12 +3847,32 @@ type ClientInterface interface {
 
 	// LoginWithBody Log in with e-mail and password; returns a fresh access token.
 	//
+	// Checks run 429 rate_limited (per client address,
+	// PREDICTKIT_RATE_LOGIN; then per account: after
+	// PREDICTKIT_LOGIN_FAILURES_PER_ACCOUNT failed passwords, default
+	// 10, for the e-mail within 15 minutes, from any address, whether or
+	// not an account has it, every attempt is refused, the right
+	// password too, until the oldest failure is 15 minutes old;
+	// Retry-After says when), 400 invalid_request, 401
+	// invalid_credentials. A success clears the account's count, and so
+	// does a password reset.
+	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /api/v1/auth/login (the `Login` operationId).
 	LoginWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// Login Log in with e-mail and password; returns a fresh access token.
+	//
+	// Checks run 429 rate_limited (per client address,
+	// PREDICTKIT_RATE_LOGIN; then per account: after
+	// PREDICTKIT_LOGIN_FAILURES_PER_ACCOUNT failed passwords, default
+	// 10, for the e-mail within 15 minutes, from any address, whether or
+	// not an account has it, every attempt is refused, the right
+	// password too, until the oldest failure is 15 minutes old;
+	// Retry-After says when), 400 invalid_request, 401
+	// invalid_credentials. A success clears the account's count, and so
+	// does a password reset.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -3885,14 +3914,18 @@ type ClientInterface interface {
 	// ChangePasswordWithBody Change the caller's password; every other access token of the caller is revoked.
 	//
 	// The new password follows the registration's rule: at least 8
-	// characters and at most 72 bytes. Checks run in this order: 401
-	// unauthorized (no valid token), 400 invalid_request (the body,
-	// then the new password's rule), 401 invalid_credentials (the
-	// current password is wrong). On success every access token of the
-	// user but the one this request carries is revoked, on every server
-	// at once; the caller's token keeps working. Personal API keys are
-	// not access tokens and are not revoked: they are listed and revoked
-	// on their own.
+	// characters and at most 72 bytes. Checks run in this order: 429
+	// rate_limited (per client address), 401 unauthorized (no valid
+	// token), 429 rate_limited (the account's failed passwords: a wrong
+	// current password counts as a failed login, see login), 400
+	// invalid_request (the body, then the new password's rule), 401
+	// invalid_credentials (the current password is wrong). On success
+	// every access token of the user but the one this request carries is
+	// revoked, on every server at once; the caller's token keeps
+	// working. Every reset token and stream ticket issued before is
+	// revoked too, and the user's streams of the `me` topic on this
+	// server end. Personal API keys are not access tokens and are not
+	// revoked: they are listed and revoked on their own.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -3902,14 +3935,18 @@ type ClientInterface interface {
 	// ChangePassword Change the caller's password; every other access token of the caller is revoked.
 	//
 	// The new password follows the registration's rule: at least 8
-	// characters and at most 72 bytes. Checks run in this order: 401
-	// unauthorized (no valid token), 400 invalid_request (the body,
-	// then the new password's rule), 401 invalid_credentials (the
-	// current password is wrong). On success every access token of the
-	// user but the one this request carries is revoked, on every server
-	// at once; the caller's token keeps working. Personal API keys are
-	// not access tokens and are not revoked: they are listed and revoked
-	// on their own.
+	// characters and at most 72 bytes. Checks run in this order: 429
+	// rate_limited (per client address), 401 unauthorized (no valid
+	// token), 429 rate_limited (the account's failed passwords: a wrong
+	// current password counts as a failed login, see login), 400
+	// invalid_request (the body, then the new password's rule), 401
+	// invalid_credentials (the current password is wrong). On success
+	// every access token of the user but the one this request carries is
+	// revoked, on every server at once; the caller's token keeps
+	// working. Every reset token and stream ticket issued before is
+	// revoked too, and the user's streams of the `me` topic on this
+	// server end. Personal API keys are not access tokens and are not
+	// revoked: they are listed and revoked on their own.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -3919,9 +3956,15 @@ type ClientInterface interface {
 	// ResetPasswordWithBody Set a new password with a reset token; every access token of the user is revoked.
 	//
 	// The token works once: of two concurrent uses exactly one
-	// succeeds. Checks run 400 invalid_request (the body, then the new
-	// password's rule: the token is then still good), 400 invalid_token
-	// (unknown, used or expired).
+	// succeeds. Every access token, every other reset token and every
+	// stream ticket of the user is revoked, the user's streams of the
+	// `me` topic on this server end, and the account's count of failed
+	// logins is cleared. With `"revoke_api_keys": true` every personal
+	// API key of the user is revoked in the same transaction; without it
+	// the keys keep working. Checks run 400 invalid_request (the body,
+	// a `revoke_api_keys` that is not a boolean, then the new password's
+	// rule: the token is then still good), 400 invalid_token (unknown,
+	// used or expired). A refused reset revokes nothing.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -3931,9 +3974,15 @@ type ClientInterface interface {
 	// ResetPassword Set a new password with a reset token; every access token of the user is revoked.
 	//
 	// The token works once: of two concurrent uses exactly one
-	// succeeds. Checks run 400 invalid_request (the body, then the new
-	// password's rule: the token is then still good), 400 invalid_token
-	// (unknown, used or expired).
+	// succeeds. Every access token, every other reset token and every
+	// stream ticket of the user is revoked, the user's streams of the
+	// `me` topic on this server end, and the account's count of failed
+	// logins is cleared. With `"revoke_api_keys": true` every personal
+	// API key of the user is revoked in the same transaction; without it
+	// the keys keep working. Checks run 400 invalid_request (the body,
+	// a `revoke_api_keys` that is not a boolean, then the new password's
+	// rule: the token is then still good), 400 invalid_token (unknown,
+	// used or expired). A refused reset revokes nothing.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -4015,7 +4064,9 @@ type ClientInterface interface {
 	// (403 insufficient_scope). A token the cookie held before is
 	// revoked.
 	//
-	// Checks run 429 rate_limited (per client address, as login), 403
+	// Checks run 429 rate_limited (per client address, as login, and,
+	// with e-mail and password, per account as login: the two share the
+	// account's count of failed passwords), 403
 	// insufficient_scope (an API key), 403 cross_origin_request (the
 	// browser says the request comes from another origin:
 	// Sec-Fetch-Site other than same-origin or none, or an Origin that
@@ -4045,7 +4096,9 @@ type ClientInterface interface {
 	// (403 insufficient_scope). A token the cookie held before is
 	// revoked.
 	//
-	// Checks run 429 rate_limited (per client address, as login), 403
+	// Checks run 429 rate_limited (per client address, as login, and,
+	// with e-mail and password, per account as login: the two share the
+	// account's count of failed passwords), 403
 	// insufficient_scope (an API key), 403 cross_origin_request (the
 	// browser says the request comes from another origin:
 	// Sec-Fetch-Site other than same-origin or none, or an Origin that
@@ -5558,8 +5611,11 @@ func (c *Client) AdminGetPartnerWebhook(ctx context.Context, id int64, reqEditor
 // addresses, plus the host names, addresses and ranges of
 // `PREDICTKIT_WEBHOOK_ALLOWED_HOSTS`. Loopback, private, link-local,
 // unspecified, multicast and the server's own addresses are refused
-// (400 invalid_request, the detail says why) unless listed; the check
-// is made again on the address dialled at every delivery. Replacing a
+// (400 invalid_request, the detail says why) unless listed, and so is
+// an IPv6 address that carries a refused IPv4 address (IPv4-mapped,
+// -compatible or -translated, NAT64, 6to4, Teredo, ISATAP: see
+// docs/webhooks.md); the check is made again on the address dialled
+// at every delivery. Replacing a
 // webhook replaces its secret. The secret is stored as is (the server
 // signs with it) and never shown again.
 //
@@ -5585,8 +5641,11 @@ func (c *Client) AdminSetPartnerWebhookWithBody(ctx context.Context, id int64, c
 // addresses, plus the host names, addresses and ranges of
 // `PREDICTKIT_WEBHOOK_ALLOWED_HOSTS`. Loopback, private, link-local,
 // unspecified, multicast and the server's own addresses are refused
-// (400 invalid_request, the detail says why) unless listed; the check
-// is made again on the address dialled at every delivery. Replacing a
+// (400 invalid_request, the detail says why) unless listed, and so is
+// an IPv6 address that carries a refused IPv4 address (IPv4-mapped,
+// -compatible or -translated, NAT64, 6to4, Teredo, ISATAP: see
+// docs/webhooks.md); the check is made again on the address dialled
+// at every delivery. Replacing a
 // webhook replaces its secret. The secret is stored as is (the server
 // signs with it) and never shown again.
 //
@@ -5871,6 +5930,16 @@ func (c *Client) RevokeAPIKey(ctx context.Context, id int64, reqEditors ...Reque
 
 // LoginWithBody Log in with e-mail and password; returns a fresh access token.
 //
+// Checks run 429 rate_limited (per client address,
+// PREDICTKIT_RATE_LOGIN; then per account: after
+// PREDICTKIT_LOGIN_FAILURES_PER_ACCOUNT failed passwords, default
+// 10, for the e-mail within 15 minutes, from any address, whether or
+// not an account has it, every attempt is refused, the right
+// password too, until the oldest failure is 15 minutes old;
+// Retry-After says when), 400 invalid_request, 401
+// invalid_credentials. A success clears the account's count, and so
+// does a password reset.
+//
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /api/v1/auth/login (the `Login` operationId).
@@ -5887,6 +5956,16 @@ func (c *Client) LoginWithBody(ctx context.Context, contentType string, body io.
 }
 
 // Login Log in with e-mail and password; returns a fresh access token.
+//
+// Checks run 429 rate_limited (per client address,
+// PREDICTKIT_RATE_LOGIN; then per account: after
+// PREDICTKIT_LOGIN_FAILURES_PER_ACCOUNT failed passwords, default
+// 10, for the e-mail within 15 minutes, from any address, whether or
+// not an account has it, every attempt is refused, the right
+// password too, until the oldest failure is 15 minutes old;
+// Retry-After says when), 400 invalid_request, 401
+// invalid_credentials. A success clears the account's count, and so
+// does a password reset.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -5978,14 +6057,18 @@ func (c *Client) UpdateMe(ctx context.Context, body UpdateMeJSONRequestBody, req
 // ChangePasswordWithBody Change the caller's password; every other access token of the caller is revoked.
 //
 // The new password follows the registration's rule: at least 8
-// characters and at most 72 bytes. Checks run in this order: 401
-// unauthorized (no valid token), 400 invalid_request (the body,
-// then the new password's rule), 401 invalid_credentials (the
-// current password is wrong). On success every access token of the
-// user but the one this request carries is revoked, on every server
-// at once; the caller's token keeps working. Personal API keys are
-// not access tokens and are not revoked: they are listed and revoked
-// on their own.
+// characters and at most 72 bytes. Checks run in this order: 429
+// rate_limited (per client address), 401 unauthorized (no valid
+// token), 429 rate_limited (the account's failed passwords: a wrong
+// current password counts as a failed login, see login), 400
+// invalid_request (the body, then the new password's rule), 401
+// invalid_credentials (the current password is wrong). On success
+// every access token of the user but the one this request carries is
+// revoked, on every server at once; the caller's token keeps
+// working. Every reset token and stream ticket issued before is
+// revoked too, and the user's streams of the `me` topic on this
+// server end. Personal API keys are not access tokens and are not
+// revoked: they are listed and revoked on their own.
 //
 // Takes any type of body and a specified content type.
 //
@@ -6005,14 +6088,18 @@ func (c *Client) ChangePasswordWithBody(ctx context.Context, contentType string,
 // ChangePassword Change the caller's password; every other access token of the caller is revoked.
 //
 // The new password follows the registration's rule: at least 8
-// characters and at most 72 bytes. Checks run in this order: 401
-// unauthorized (no valid token), 400 invalid_request (the body,
-// then the new password's rule), 401 invalid_credentials (the
-// current password is wrong). On success every access token of the
-// user but the one this request carries is revoked, on every server
-// at once; the caller's token keeps working. Personal API keys are
-// not access tokens and are not revoked: they are listed and revoked
-// on their own.
+// characters and at most 72 bytes. Checks run in this order: 429
+// rate_limited (per client address), 401 unauthorized (no valid
+// token), 429 rate_limited (the account's failed passwords: a wrong
+// current password counts as a failed login, see login), 400
+// invalid_request (the body, then the new password's rule), 401
+// invalid_credentials (the current password is wrong). On success
+// every access token of the user but the one this request carries is
+// revoked, on every server at once; the caller's token keeps
+// working. Every reset token and stream ticket issued before is
+// revoked too, and the user's streams of the `me` topic on this
+// server end. Personal API keys are not access tokens and are not
+// revoked: they are listed and revoked on their own.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -6032,9 +6119,15 @@ func (c *Client) ChangePassword(ctx context.Context, body ChangePasswordJSONRequ
 // ResetPasswordWithBody Set a new password with a reset token; every access token of the user is revoked.
 //
 // The token works once: of two concurrent uses exactly one
-// succeeds. Checks run 400 invalid_request (the body, then the new
-// password's rule: the token is then still good), 400 invalid_token
-// (unknown, used or expired).
+// succeeds. Every access token, every other reset token and every
+// stream ticket of the user is revoked, the user's streams of the
+// `me` topic on this server end, and the account's count of failed
+// logins is cleared. With `"revoke_api_keys": true` every personal
+// API key of the user is revoked in the same transaction; without it
+// the keys keep working. Checks run 400 invalid_request (the body,
+// a `revoke_api_keys` that is not a boolean, then the new password's
+// rule: the token is then still good), 400 invalid_token (unknown,
+// used or expired). A refused reset revokes nothing.
 //
 // Takes any type of body and a specified content type.
 //
@@ -6054,9 +6147,15 @@ func (c *Client) ResetPasswordWithBody(ctx context.Context, contentType string, 
 // ResetPassword Set a new password with a reset token; every access token of the user is revoked.
 //
 // The token works once: of two concurrent uses exactly one
-// succeeds. Checks run 400 invalid_request (the body, then the new
-// password's rule: the token is then still good), 400 invalid_token
-// (unknown, used or expired).
+// succeeds. Every access token, every other reset token and every
+// stream ticket of the user is revoked, the user's streams of the
+// `me` topic on this server end, and the account's count of failed
+// logins is cleared. With `"revoke_api_keys": true` every personal
+// API key of the user is revoked in the same transaction; without it
+// the keys keep working. Checks run 400 invalid_request (the body,
+// a `revoke_api_keys` that is not a boolean, then the new password's
+// rule: the token is then still good), 400 invalid_token (unknown,
+// used or expired). A refused reset revokes nothing.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -6198,7 +6297,9 @@ func (c *Client) EndSession(ctx context.Context, reqEditors ...RequestEditorFn) 
 // (403 insufficient_scope). A token the cookie held before is
 // revoked.
 //
-// Checks run 429 rate_limited (per client address, as login), 403
+// Checks run 429 rate_limited (per client address, as login, and,
+// with e-mail and password, per account as login: the two share the
+// account's count of failed passwords), 403
 // insufficient_scope (an API key), 403 cross_origin_request (the
 // browser says the request comes from another origin:
 // Sec-Fetch-Site other than same-origin or none, or an Origin that
@@ -6238,7 +6339,9 @@ func (c *Client) OpenSessionWithBody(ctx context.Context, contentType string, bo
 // (403 insufficient_scope). A token the cookie held before is
 // revoked.
 //
-// Checks run 429 rate_limited (per client address, as login), 403
+// Checks run 429 rate_limited (per client address, as login, and,
+// with e-mail and password, per account as login: the two share the
+// account's count of failed passwords), 403
 // insufficient_scope (an API key), 403 cross_origin_request (the
 // browser says the request comes from another origin:
 // Sec-Fetch-Site other than same-origin or none, or an Origin that
@@ -11891,8 +11994,11 @@ type ClientWithResponsesInterface interface {
 	// addresses, plus the host names, addresses and ranges of
 	// `PREDICTKIT_WEBHOOK_ALLOWED_HOSTS`. Loopback, private, link-local,
 	// unspecified, multicast and the server's own addresses are refused
-	// (400 invalid_request, the detail says why) unless listed; the check
-	// is made again on the address dialled at every delivery. Replacing a
+	// (400 invalid_request, the detail says why) unless listed, and so is
+	// an IPv6 address that carries a refused IPv4 address (IPv4-mapped,
+	// -compatible or -translated, NAT64, 6to4, Teredo, ISATAP: see
+	// docs/webhooks.md); the check is made again on the address dialled
+	// at every delivery. Replacing a
 	// webhook replaces its secret. The secret is stored as is (the server
 	// signs with it) and never shown again.
 	//
@@ -11908,8 +12014,11 @@ type ClientWithResponsesInterface interface {
 	// addresses, plus the host names, addresses and ranges of
 	// `PREDICTKIT_WEBHOOK_ALLOWED_HOSTS`. Loopback, private, link-local,
 	// unspecified, multicast and the server's own addresses are refused
-	// (400 invalid_request, the detail says why) unless listed; the check
-	// is made again on the address dialled at every delivery. Replacing a
+	// (400 invalid_request, the detail says why) unless listed, and so is
+	// an IPv6 address that carries a refused IPv4 address (IPv4-mapped,
+	// -compatible or -translated, NAT64, 6to4, Teredo, ISATAP: see
+	// docs/webhooks.md); the check is made again on the address dialled
+	// at every delivery. Replacing a
 	// webhook replaces its secret. The secret is stored as is (the server
 	// signs with it) and never shown again.
 	//
@@ -12056,12 +12165,32 @@ type ClientWithResponsesInterface interface {
 
 	// LoginWithBodyWithResponse Log in with e-mail and password; returns a fresh access token.
 	//
+	// Checks run 429 rate_limited (per client address,
+	// PREDICTKIT_RATE_LOGIN; then per account: after
+	// PREDICTKIT_LOGIN_FAILURES_PER_ACCOUNT failed passwords, default
+	// 10, for the e-mail within 15 minutes, from any address, whether or
+	// not an account has it, every attempt is refused, the right
+	// password too, until the oldest failure is 15 minutes old;
+	// Retry-After says when), 400 invalid_request, 401
+	// invalid_credentials. A success clears the account's count, and so
+	// does a password reset.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/v1/auth/login (the `Login` operationId).
 	LoginWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*LoginResponse, error)
 
 	// LoginWithResponse Log in with e-mail and password; returns a fresh access token.
+	//
+	// Checks run 429 rate_limited (per client address,
+	// PREDICTKIT_RATE_LOGIN; then per account: after
+	// PREDICTKIT_LOGIN_FAILURES_PER_ACCOUNT failed passwords, default
+	// 10, for the e-mail within 15 minutes, from any address, whether or
+	// not an account has it, every attempt is refused, the right
+	// password too, until the oldest failure is 15 minutes old;
+	// Retry-After says when), 400 invalid_request, 401
+	// invalid_credentials. A success clears the account's count, and so
+	// does a password reset.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -12107,14 +12236,18 @@ type ClientWithResponsesInterface interface {
 	// ChangePasswordWithBodyWithResponse Change the caller's password; every other access token of the caller is revoked.
 	//
 	// The new password follows the registration's rule: at least 8
-	// characters and at most 72 bytes. Checks run in this order: 401
-	// unauthorized (no valid token), 400 invalid_request (the body,
-	// then the new password's rule), 401 invalid_credentials (the
-	// current password is wrong). On success every access token of the
-	// user but the one this request carries is revoked, on every server
-	// at once; the caller's token keeps working. Personal API keys are
-	// not access tokens and are not revoked: they are listed and revoked
-	// on their own.
+	// characters and at most 72 bytes. Checks run in this order: 429
+	// rate_limited (per client address), 401 unauthorized (no valid
+	// token), 429 rate_limited (the account's failed passwords: a wrong
+	// current password counts as a failed login, see login), 400
+	// invalid_request (the body, then the new password's rule), 401
+	// invalid_credentials (the current password is wrong). On success
+	// every access token of the user but the one this request carries is
+	// revoked, on every server at once; the caller's token keeps
+	// working. Every reset token and stream ticket issued before is
+	// revoked too, and the user's streams of the `me` topic on this
+	// server end. Personal API keys are not access tokens and are not
+	// revoked: they are listed and revoked on their own.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -12124,14 +12257,18 @@ type ClientWithResponsesInterface interface {
 	// ChangePasswordWithResponse Change the caller's password; every other access token of the caller is revoked.
 	//
 	// The new password follows the registration's rule: at least 8
-	// characters and at most 72 bytes. Checks run in this order: 401
-	// unauthorized (no valid token), 400 invalid_request (the body,
-	// then the new password's rule), 401 invalid_credentials (the
-	// current password is wrong). On success every access token of the
-	// user but the one this request carries is revoked, on every server
-	// at once; the caller's token keeps working. Personal API keys are
-	// not access tokens and are not revoked: they are listed and revoked
-	// on their own.
+	// characters and at most 72 bytes. Checks run in this order: 429
+	// rate_limited (per client address), 401 unauthorized (no valid
+	// token), 429 rate_limited (the account's failed passwords: a wrong
+	// current password counts as a failed login, see login), 400
+	// invalid_request (the body, then the new password's rule), 401
+	// invalid_credentials (the current password is wrong). On success
+	// every access token of the user but the one this request carries is
+	// revoked, on every server at once; the caller's token keeps
+	// working. Every reset token and stream ticket issued before is
+	// revoked too, and the user's streams of the `me` topic on this
+	// server end. Personal API keys are not access tokens and are not
+	// revoked: they are listed and revoked on their own.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -12141,9 +12278,15 @@ type ClientWithResponsesInterface interface {
 	// ResetPasswordWithBodyWithResponse Set a new password with a reset token; every access token of the user is revoked.
 	//
 	// The token works once: of two concurrent uses exactly one
-	// succeeds. Checks run 400 invalid_request (the body, then the new
-	// password's rule: the token is then still good), 400 invalid_token
-	// (unknown, used or expired).
+	// succeeds. Every access token, every other reset token and every
+	// stream ticket of the user is revoked, the user's streams of the
+	// `me` topic on this server end, and the account's count of failed
+	// logins is cleared. With `"revoke_api_keys": true` every personal
+	// API key of the user is revoked in the same transaction; without it
+	// the keys keep working. Checks run 400 invalid_request (the body,
+	// a `revoke_api_keys` that is not a boolean, then the new password's
+	// rule: the token is then still good), 400 invalid_token (unknown,
+	// used or expired). A refused reset revokes nothing.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -12153,9 +12296,15 @@ type ClientWithResponsesInterface interface {
 	// ResetPasswordWithResponse Set a new password with a reset token; every access token of the user is revoked.
 	//
 	// The token works once: of two concurrent uses exactly one
-	// succeeds. Checks run 400 invalid_request (the body, then the new
-	// password's rule: the token is then still good), 400 invalid_token
-	// (unknown, used or expired).
+	// succeeds. Every access token, every other reset token and every
+	// stream ticket of the user is revoked, the user's streams of the
+	// `me` topic on this server end, and the account's count of failed
+	// logins is cleared. With `"revoke_api_keys": true` every personal
+	// API key of the user is revoked in the same transaction; without it
+	// the keys keep working. Checks run 400 invalid_request (the body,
+	// a `revoke_api_keys` that is not a boolean, then the new password's
+	// rule: the token is then still good), 400 invalid_token (unknown,
+	// used or expired). A refused reset revokes nothing.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -12239,7 +12388,9 @@ type ClientWithResponsesInterface interface {
 	// (403 insufficient_scope). A token the cookie held before is
 	// revoked.
 	//
-	// Checks run 429 rate_limited (per client address, as login), 403
+	// Checks run 429 rate_limited (per client address, as login, and,
+	// with e-mail and password, per account as login: the two share the
+	// account's count of failed passwords), 403
 	// insufficient_scope (an API key), 403 cross_origin_request (the
 	// browser says the request comes from another origin:
 	// Sec-Fetch-Site other than same-origin or none, or an Origin that
@@ -12269,7 +12420,9 @@ type ClientWithResponsesInterface interface {
 	// (403 insufficient_scope). A token the cookie held before is
 	// revoked.
 	//
-	// Checks run 429 rate_limited (per client address, as login), 403
+	// Checks run 429 rate_limited (per client address, as login, and,
+	// with e-mail and password, per account as login: the two share the
+	// account's count of failed passwords), 403
 	// insufficient_scope (an API key), 403 cross_origin_request (the
 	// browser says the request comes from another origin:
 	// Sec-Fetch-Site other than same-origin or none, or an Origin that
@@ -21193,8 +21346,11 @@ func (c *ClientWithResponses) AdminGetPartnerWebhookWithResponse(ctx context.Con
 // addresses, plus the host names, addresses and ranges of
 // `PREDICTKIT_WEBHOOK_ALLOWED_HOSTS`. Loopback, private, link-local,
 // unspecified, multicast and the server's own addresses are refused
-// (400 invalid_request, the detail says why) unless listed; the check
-// is made again on the address dialled at every delivery. Replacing a
+// (400 invalid_request, the detail says why) unless listed, and so is
+// an IPv6 address that carries a refused IPv4 address (IPv4-mapped,
+// -compatible or -translated, NAT64, 6to4, Teredo, ISATAP: see
+// docs/webhooks.md); the check is made again on the address dialled
+// at every delivery. Replacing a
 // webhook replaces its secret. The secret is stored as is (the server
 // signs with it) and never shown again.
 //
@@ -21216,8 +21372,11 @@ func (c *ClientWithResponses) AdminSetPartnerWebhookWithBodyWithResponse(ctx con
 // addresses, plus the host names, addresses and ranges of
 // `PREDICTKIT_WEBHOOK_ALLOWED_HOSTS`. Loopback, private, link-local,
 // unspecified, multicast and the server's own addresses are refused
-// (400 invalid_request, the detail says why) unless listed; the check
-// is made again on the address dialled at every delivery. Replacing a
+// (400 invalid_request, the detail says why) unless listed, and so is
+// an IPv6 address that carries a refused IPv4 address (IPv4-mapped,
+// -compatible or -translated, NAT64, 6to4, Teredo, ISATAP: see
+// docs/webhooks.md); the check is made again on the address dialled
+// at every delivery. Replacing a
 // webhook replaces its secret. The secret is stored as is (the server
 // signs with it) and never shown again.
 //
@@ -21454,6 +21613,16 @@ func (c *ClientWithResponses) RevokeAPIKeyWithResponse(ctx context.Context, id i
 
 // LoginWithBodyWithResponse Log in with e-mail and password; returns a fresh access token.
 //
+// Checks run 429 rate_limited (per client address,
+// PREDICTKIT_RATE_LOGIN; then per account: after
+// PREDICTKIT_LOGIN_FAILURES_PER_ACCOUNT failed passwords, default
+// 10, for the e-mail within 15 minutes, from any address, whether or
+// not an account has it, every attempt is refused, the right
+// password too, until the oldest failure is 15 minutes old;
+// Retry-After says when), 400 invalid_request, 401
+// invalid_credentials. A success clears the account's count, and so
+// does a password reset.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /api/v1/auth/login (the `Login` operationId).
@@ -21466,6 +21635,16 @@ func (c *ClientWithResponses) LoginWithBodyWithResponse(ctx context.Context, con
 }
 
 // LoginWithResponse Log in with e-mail and password; returns a fresh access token.
+//
+// Checks run 429 rate_limited (per client address,
+// PREDICTKIT_RATE_LOGIN; then per account: after
+// PREDICTKIT_LOGIN_FAILURES_PER_ACCOUNT failed passwords, default
+// 10, for the e-mail within 15 minutes, from any address, whether or
+// not an account has it, every attempt is refused, the right
+// password too, until the oldest failure is 15 minutes old;
+// Retry-After says when), 400 invalid_request, 401
+// invalid_credentials. A success clears the account's count, and so
+// does a password reset.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -21541,14 +21720,18 @@ func (c *ClientWithResponses) UpdateMeWithResponse(ctx context.Context, body Upd
 // ChangePasswordWithBodyWithResponse Change the caller's password; every other access token of the caller is revoked.
 //
 // The new password follows the registration's rule: at least 8
-// characters and at most 72 bytes. Checks run in this order: 401
-// unauthorized (no valid token), 400 invalid_request (the body,
-// then the new password's rule), 401 invalid_credentials (the
-// current password is wrong). On success every access token of the
-// user but the one this request carries is revoked, on every server
-// at once; the caller's token keeps working. Personal API keys are
-// not access tokens and are not revoked: they are listed and revoked
-// on their own.
+// characters and at most 72 bytes. Checks run in this order: 429
+// rate_limited (per client address), 401 unauthorized (no valid
+// token), 429 rate_limited (the account's failed passwords: a wrong
+// current password counts as a failed login, see login), 400
+// invalid_request (the body, then the new password's rule), 401
+// invalid_credentials (the current password is wrong). On success
+// every access token of the user but the one this request carries is
+// revoked, on every server at once; the caller's token keeps
+// working. Every reset token and stream ticket issued before is
+// revoked too, and the user's streams of the `me` topic on this
+// server end. Personal API keys are not access tokens and are not
+// revoked: they are listed and revoked on their own.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -21564,14 +21747,18 @@ func (c *ClientWithResponses) ChangePasswordWithBodyWithResponse(ctx context.Con
 // ChangePasswordWithResponse Change the caller's password; every other access token of the caller is revoked.
 //
 // The new password follows the registration's rule: at least 8
-// characters and at most 72 bytes. Checks run in this order: 401
-// unauthorized (no valid token), 400 invalid_request (the body,
-// then the new password's rule), 401 invalid_credentials (the
-// current password is wrong). On success every access token of the
-// user but the one this request carries is revoked, on every server
-// at once; the caller's token keeps working. Personal API keys are
-// not access tokens and are not revoked: they are listed and revoked
-// on their own.
+// characters and at most 72 bytes. Checks run in this order: 429
+// rate_limited (per client address), 401 unauthorized (no valid
+// token), 429 rate_limited (the account's failed passwords: a wrong
+// current password counts as a failed login, see login), 400
+// invalid_request (the body, then the new password's rule), 401
+// invalid_credentials (the current password is wrong). On success
+// every access token of the user but the one this request carries is
+// revoked, on every server at once; the caller's token keeps
+// working. Every reset token and stream ticket issued before is
+// revoked too, and the user's streams of the `me` topic on this
+// server end. Personal API keys are not access tokens and are not
+// revoked: they are listed and revoked on their own.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -21587,9 +21774,15 @@ func (c *ClientWithResponses) ChangePasswordWithResponse(ctx context.Context, bo
 // ResetPasswordWithBodyWithResponse Set a new password with a reset token; every access token of the user is revoked.
 //
 // The token works once: of two concurrent uses exactly one
-// succeeds. Checks run 400 invalid_request (the body, then the new
-// password's rule: the token is then still good), 400 invalid_token
-// (unknown, used or expired).
+// succeeds. Every access token, every other reset token and every
+// stream ticket of the user is revoked, the user's streams of the
+// `me` topic on this server end, and the account's count of failed
+// logins is cleared. With `"revoke_api_keys": true` every personal
+// API key of the user is revoked in the same transaction; without it
+// the keys keep working. Checks run 400 invalid_request (the body,
+// a `revoke_api_keys` that is not a boolean, then the new password's
+// rule: the token is then still good), 400 invalid_token (unknown,
+// used or expired). A refused reset revokes nothing.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -21605,9 +21798,15 @@ func (c *ClientWithResponses) ResetPasswordWithBodyWithResponse(ctx context.Cont
 // ResetPasswordWithResponse Set a new password with a reset token; every access token of the user is revoked.
 //
 // The token works once: of two concurrent uses exactly one
-// succeeds. Checks run 400 invalid_request (the body, then the new
-// password's rule: the token is then still good), 400 invalid_token
-// (unknown, used or expired).
+// succeeds. Every access token, every other reset token and every
+// stream ticket of the user is revoked, the user's streams of the
+// `me` topic on this server end, and the account's count of failed
+// logins is cleared. With `"revoke_api_keys": true` every personal
+// API key of the user is revoked in the same transaction; without it
+// the keys keep working. Checks run 400 invalid_request (the body,
+// a `revoke_api_keys` that is not a boolean, then the new password's
+// rule: the token is then still good), 400 invalid_token (unknown,
+// used or expired). A refused reset revokes nothing.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -21727,7 +21926,9 @@ func (c *ClientWithResponses) EndSessionWithResponse(ctx context.Context, reqEdi
 // (403 insufficient_scope). A token the cookie held before is
 // revoked.
 //
-// Checks run 429 rate_limited (per client address, as login), 403
+// Checks run 429 rate_limited (per client address, as login, and,
+// with e-mail and password, per account as login: the two share the
+// account's count of failed passwords), 403
 // insufficient_scope (an API key), 403 cross_origin_request (the
 // browser says the request comes from another origin:
 // Sec-Fetch-Site other than same-origin or none, or an Origin that
@@ -21763,7 +21964,9 @@ func (c *ClientWithResponses) OpenSessionWithBodyWithResponse(ctx context.Contex
 // (403 insufficient_scope). A token the cookie held before is
 // revoked.
 //
-// Checks run 429 rate_limited (per client address, as login), 403
+// Checks run 429 rate_limited (per client address, as login, and,
+// with e-mail and password, per account as login: the two share the
+// account's count of failed passwords), 403
 // insufficient_scope (an API key), 403 cross_origin_request (the
 // browser says the request comes from another origin:
 // Sec-Fetch-Site other than same-origin or none, or an Origin that

@@ -169,6 +169,13 @@ type Config struct {
 	// which bounds the mails one inbox can be sent.
 	RatePasswordReset      Rate
 	RatePasswordResetEmail Rate
+	// LoginFailuresPerAccount is how many failed passwords one account
+	// (the e-mail a login names, registered or not) may see in 15
+	// minutes, from any addresses, logins and password changes together;
+	// past it, its logins are 429 until the oldest failure is 15 minutes
+	// old, even with the right password. A success clears the count. 0
+	// is no such limit.
+	LoginFailuresPerAccount int
 
 	// Store, when set, is used instead of the one DatabaseURL selects; the
 	// caller owns it (the server does not close it). Tests use it.
@@ -219,6 +226,7 @@ func DefaultConfig() Config {
 		RateReaction:            DefaultRateReaction,
 		RatePasswordReset:       DefaultRatePasswordReset,
 		RatePasswordResetEmail:  DefaultRatePasswordResetEmail,
+		LoginFailuresPerAccount: DefaultLoginFailuresPerAccount,
 
 		ChatWebhookTimeout: chat.DefaultWebhookTimeout,
 		StreamRetention:    DefaultStreamRetention,
@@ -313,6 +321,9 @@ var (
 	// DefaultRatePasswordResetEmail: 5 requests per e-mail address in a
 	// burst, then one every 12 minutes.
 	DefaultRatePasswordResetEmail = Rate{N: 5, Per: time.Hour}
+	// DefaultLoginFailuresPerAccount: 10 failed passwords per account in
+	// 15 minutes.
+	DefaultLoginFailuresPerAccount = 10
 )
 
 // withDefaults fills the zero values of c that have a default.
@@ -446,6 +457,9 @@ func (c Config) Validate() error {
 	}
 	if c.StreamRetention < 0 || c.StreamRetention > 0 && c.StreamRetention < minStreamRetention {
 		bad("PREDICTKIT_STREAM_RETENTION", "%s: must be a duration of at least 1m, such as 24h", c.StreamRetention)
+	}
+	if c.LoginFailuresPerAccount < 0 || c.LoginFailuresPerAccount > maxLoginFailuresPerAccount {
+		bad("PREDICTKIT_LOGIN_FAILURES_PER_ACCOUNT", "%d: must be 0 (off) to %d", c.LoginFailuresPerAccount, maxLoginFailuresPerAccount)
 	}
 	if c.AuthCache < 0 || c.AuthCache > time.Hour {
 		bad("PREDICTKIT_AUTH_CACHE", "%s: must be 0 (off) or a duration up to 1h", c.AuthCache)
@@ -665,6 +679,8 @@ func settings() []setting {
 		rateSetting("rate-reaction", "PREDICTKIT_RATE_REACTION", "comment reactions per user (N/s, N/m, N/h or off)", func(c *Config) *Rate { return &c.RateReaction }),
 		rateSetting("rate-password-reset", "PREDICTKIT_RATE_PASSWORD_RESET", "password reset requests per client address or IPv6 /64 (N/s, N/m, N/h or off)", func(c *Config) *Rate { return &c.RatePasswordReset }),
 		rateSetting("rate-password-reset-email", "PREDICTKIT_RATE_PASSWORD_RESET_EMAIL", "password reset requests per e-mail address (N/s, N/m, N/h or off)", func(c *Config) *Rate { return &c.RatePasswordResetEmail }),
+		intSetting("login-failures-per-account", "PREDICTKIT_LOGIN_FAILURES_PER_ACCOUNT", "failed passwords one account may see in 15 minutes, from any address, before its logins are refused until then (0: no limit)",
+			0, maxLoginFailuresPerAccount, func(c *Config) *int { return &c.LoginFailuresPerAccount }),
 		secret(stringSetting("smtp-url", "PREDICTKIT_SMTP_URL", "SMTP server of the password reset mails: smtp://user:password@host:587?from=noreply@example.com (STARTTLS when offered; smtps:// for implicit TLS); empty sends no mail", func(c *Config) *string { return &c.SMTPURL })),
 		stringSetting("public-url", "PREDICTKIT_PUBLIC_URL", "base URL of the web app users open, for links in mails (<base>/reset-password?token=...); empty mails the token alone", func(c *Config) *string { return &c.PublicURL }),
 		{flag: "cors-origins", env: "PREDICTKIT_CORS_ORIGINS", help: "comma-separated origins browsers may call the API from (or *); empty disables CORS",

@@ -22,7 +22,7 @@ import (
 // the personal API keys (module_apikeys.go). The profile embeds
 // positions, so it needs MarketModule.
 var AccountModule = fx.Module("account",
-	fx.Provide(newAccountService, newAuth, newProfiles, accountRoutes, sessionRoutes, apiKeyRoutes, accountCache),
+	fx.Provide(newAccountService, newAuth, newProfiles, accountRoutes, sessionRoutes, apiKeyRoutes, accountCache, newLoginFailures),
 	fx.Invoke(cacheAuth),
 )
 

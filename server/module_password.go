@@ -22,8 +22,34 @@ import (
 // reset), the operator's reset token, and the queue that looks reset
 // requests up and mails them off the request path.
 var PasswordModule = fx.Module("password",
-	fx.Provide(newResetQueue, passwordRoutes),
+	fx.Provide(newResetQueue, passwordRoutes, loginFailuresHook),
 )
+
+// passwordHook runs after a user's password was changed or reset, when
+// the store has revoked what the old password gave (access tokens, reset
+// tokens, stream tickets), for what lives outside the store: the per
+// account count of failed logins, the streams open on this server.
+// Modules add theirs to the group "password_hooks" (see
+// streamPasswordHook). A hook cannot fail the change, which is done.
+type passwordHook func(ctx context.Context, u *account.User, reset bool)
+
+type passwordHookOut struct {
+	fx.Out
+	Hook passwordHook `group:"password_hooks"`
+}
+
+// loginFailuresHook clears an account's failed logins at a reset: its
+// owner proved the mailbox and chose a new password, which the failures
+// (all against the old one) should not lock out. A change needs nothing
+// here: the per-account limit (guardAccount) cleared them when the
+// current password proved right.
+func loginFailuresHook(logins *loginFailures) passwordHookOut {
+	return passwordHookOut{Hook: func(_ context.Context, u *account.User, reset bool) {
+		if key, ok := loginKey(u.Email); ok && reset {
+			logins.clear(key)
+		}
+	}}
+}
 
 // The reset queue's bounds. A request is answered as soon as it is
 // queued; the workers look the e-mail up, issue the token and talk to the
@@ -165,11 +191,26 @@ type passwordHandlers struct {
 	auth      *Auth
 	admin     *AdminAuth
 	queue     *resetQueue
+	hooks     []passwordHook
+	log       *slog.Logger
 	publicURL string
 }
 
-func passwordRoutes(cfg Config, accounts *account.Service, auth *Auth, admin *AdminAuth, queue *resetQueue) RoutesOut {
-	h := &passwordHandlers{accounts: accounts, auth: auth, admin: admin, queue: queue, publicURL: strings.TrimRight(cfg.PublicURL, "/")}
+type passwordRoutesIn struct {
+	fx.In
+	Config   Config
+	Accounts *account.Service
+	Auth     *Auth
+	Admin    *AdminAuth
+	Queue    *resetQueue
+	Hooks    []passwordHook `group:"password_hooks"`
+	Log      *slog.Logger
+}
+
+func passwordRoutes(in passwordRoutesIn) RoutesOut {
+	h := &passwordHandlers{accounts: in.Accounts, auth: in.Auth, admin: in.Admin, queue: in.Queue, hooks: in.Hooks, log: in.Log,
+		publicURL: strings.TrimRight(in.Config.PublicURL, "/")}
+	admin := in.Admin
 	return RoutesOut{Routes: []Route{
 		{Method: http.MethodPost, Path: "/api/v1/auth/password", Errors: errsChangePassword, Handler: h.handleChange},
 		{Method: http.MethodPost, Path: "/api/v1/auth/password/reset-request", Errors: errsResetRequest, Handler: h.handleResetRequest},
@@ -184,9 +225,12 @@ type changePasswordBody struct {
 }
 
 // POST /auth/password: change the caller's password; every other access
-// token of the caller is revoked. Checks run 401 unauthorized, 400 (body,
-// then the new password's rule), 401 invalid_credentials (the current
-// password is wrong).
+// token, every reset token and every stream ticket of the caller is
+// revoked, and the caller's streams on this server end. Checks run 429
+// (per client address), 401 unauthorized, 429 (per account: a wrong
+// current password counts as a failed login), 400 (body, then the new
+// password's rule), 401 invalid_credentials (the current password is
+// wrong).
 var errsChangePassword = table("internal_error",
 	unauthorized,
 	on(account.ErrUserNotFound, http.StatusUnauthorized, "unauthorized"),
@@ -209,7 +253,15 @@ func (h *passwordHandlers) handleChange(c *fiber.Ctx) error {
 	if err := h.accounts.ChangePassword(c.UserContext(), u.ID, keep, b.CurrentPassword, b.NewPassword); err != nil {
 		return err
 	}
+	h.changed(c.UserContext(), u, false)
 	return c.JSON(fiber.Map{"status": "ok"})
+}
+
+// changed runs the password hooks for u.
+func (h *passwordHandlers) changed(ctx context.Context, u *account.User, reset bool) {
+	for _, hook := range h.hooks {
+		hook(ctx, u, reset)
+	}
 }
 
 type resetRequestBody struct {
@@ -243,14 +295,18 @@ func (h *passwordHandlers) handleResetRequest(c *fiber.Ctx) error {
 }
 
 type resetBody struct {
-	Token       string `json:"token" validate:"required"`
-	NewPassword string `json:"new_password" validate:"required"`
+	Token         string `json:"token" validate:"required"`
+	NewPassword   string `json:"new_password" validate:"required"`
+	RevokeAPIKeys bool   `json:"revoke_api_keys"`
 }
 
 // POST /auth/password/reset: set a new password with a reset token,
-// which is used up; every access token of the user is revoked. Checks
-// run 400 (body, then the new password's rule), 400 invalid_token
-// (unknown, used or expired).
+// which is used up; every access token, every other reset token and
+// every stream ticket of the user is revoked, with revoke_api_keys every
+// personal API key too, and the user's streams on this server end.
+// Checks run 429 (per client address), 400 (body, a revoke_api_keys that
+// is no boolean included, then the new password's rule), 400
+// invalid_token (unknown, used or expired); a refusal revokes nothing.
 var errsReset = table("internal_error",
 	on(account.ErrInvalidToken, http.StatusBadRequest, "invalid_token"),
 )
@@ -261,8 +317,17 @@ func (h *passwordHandlers) handleReset(c *fiber.Ctx) error {
 	if err := decodeBody(c, &b); err != nil {
 		return err
 	}
-	if _, err := h.accounts.ResetPassword(c.UserContext(), b.Token, b.NewPassword); err != nil {
+	id, err := h.accounts.ResetPassword(c.UserContext(), b.Token, b.NewPassword, b.RevokeAPIKeys)
+	if err != nil {
 		return err
+	}
+	// The reset is done: a failed look-up only leaves the hooks undone
+	// (the streams end with their connections, the failures with their
+	// window), which is no reason to tell the user it failed.
+	if u, err := h.accounts.User(c.UserContext(), id); err != nil {
+		h.log.Warn("password reset: the user's streams and failed logins are left as they are", "user_id", id, "err", err)
+	} else {
+		h.changed(c.UserContext(), u, true)
 	}
 	return c.JSON(fiber.Map{"status": "ok"})
 }

@@ -35,9 +35,23 @@ import (
 // keeps the log: it prunes it and, on PostgreSQL, runs the LISTEN that
 // wakes every server's hub when any server commits.)
 var StreamModule = fx.Module("stream",
-	fx.Provide(newStreamFeed, newStreamHub, streamRoutes),
+	fx.Provide(newStreamFeed, newStreamHub, streamRoutes, streamPasswordHook),
 	fx.Invoke(keepHijackedConns),
 )
+
+// streamPasswordHook ends the streams of a user's me topic on this
+// server when the password is changed or reset: they were opened with a
+// token or a ticket that no longer works.
+func streamPasswordHook(in struct {
+	fx.In
+	Hub *stream.Hub `optional:"true"`
+}) passwordHookOut {
+	return passwordHookOut{Hook: func(_ context.Context, u *account.User, _ bool) {
+		if in.Hub != nil {
+			in.Hub.EndUser(u.ID)
+		}
+	}}
+}
 
 // keepHijackedConns: a stream takes its connection over from fasthttp
 // (see handleStream), and closes it itself when it ends.

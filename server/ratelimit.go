@@ -4,7 +4,9 @@ package server
 // login, registration, password changes and resets, reset requests and
 // the support chat, the e-mail asked about for reset requests, the chat
 // session for chat messages and calls for an operator, the user for
-// trading, comments and reactions, the partner for the partner API). A refused request is 429
+// trading, comments and reactions, the partner for the partner API), and
+// a count of failed passwords per account for logins and password
+// changes (loginlimit.go). A refused request is 429
 // {"error":"rate_limited"} with Retry-After.
 
 import (
@@ -240,18 +242,21 @@ type rateLimits struct {
 	chatMessagePerSession, chatOperatorPerSession *limiter
 	comment, reaction                             *limiter
 	passwordReset, passwordResetEmail             *limiter
-	users                                         *Auth
-	partners                                      *PartnerAuth
+	// logins counts failed passwords per account (nil: no such limit).
+	logins   *loginFailures
+	users    *Auth
+	partners *PartnerAuth
 	// client is the client's address group (clientGroup), the key of
 	// every limit by address.
 	client func(*fiber.Ctx) string
 }
 
-// newRateLimits returns the limits of cfg; ip is the client's address
-// (proxies.clientIP), which every limit by address groups with
-// clientGroup.
-func newRateLimits(cfg Config, users *Auth, partners *PartnerAuth, ip func(*fiber.Ctx) string) *rateLimits {
+// newRateLimits returns the limits of cfg, and logins' per account; ip
+// is the client's address (proxies.clientIP), which every limit by
+// address groups with clientGroup.
+func newRateLimits(cfg Config, logins *loginFailures, users *Auth, partners *PartnerAuth, ip func(*fiber.Ctx) string) *rateLimits {
 	return &rateLimits{
+		logins:                 logins,
 		login:                  newLimiter(cfg.RateLogin, cfg.Now),
 		trade:                  newLimiter(cfg.RateTrade, cfg.Now),
 		partner:                newLimiter(cfg.RatePartner, cfg.Now),
@@ -305,22 +310,43 @@ func (rl *rateLimits) byChatSession(c *fiber.Ctx) (string, bool) {
 	return string(account.HashToken(secret)), true
 }
 
-// byResetEmail keys a limit by the e-mail a reset request asks about, as
-// the account service compares e-mails (trimmed, lower case), so that
-// "Ann@Example.com" and "ann@example.com" share one budget. A body that
-// names no e-mail is not counted (its handler answers 400).
-func byResetEmail(c *fiber.Ctx) (string, bool) {
+// byBodyEmail keys a limit by the e-mail of the request's body (a reset
+// request's, a login's), as the account service compares e-mails
+// (trimmed, lower case), so that "Ann@Example.com" and "ann@example.com"
+// share one budget. A body that names no e-mail is not counted (its
+// handler answers 400, or, for a session opened with a token, checks no
+// password).
+func byBodyEmail(c *fiber.Ctx) (string, bool) {
 	var b struct {
 		Email string `json:"email"`
 	}
 	if json.Unmarshal(c.Body(), &b) != nil {
 		return "", false
 	}
-	e := strings.ToLower(strings.TrimSpace(b.Email))
-	if e == "" || len(e) > account.MaxEmailLen {
+	return loginKey(b.Email)
+}
+
+// byUserEmail keys a limit by the authenticated user's e-mail: the
+// account a password change proves the password of, which shares its
+// count of failures with the logins at it. A request without a valid
+// token is not counted (its handler answers 401).
+func (rl *rateLimits) byUserEmail(c *fiber.Ctx) (string, bool) {
+	if rl.users == nil {
 		return "", false
 	}
-	return e, true
+	u, err := rl.users.User(c)
+	if err != nil {
+		return "", false
+	}
+	return loginKey(u.Email)
+}
+
+// passwordChecks are the routes that check a password, with the account
+// each counts a failure against.
+var passwordChecks = map[string]func(*rateLimits, *fiber.Ctx) (string, bool){
+	"POST /api/v1/auth/login":    func(_ *rateLimits, c *fiber.Ctx) (string, bool) { return byBodyEmail(c) },
+	"POST /api/v1/auth/session":  func(_ *rateLimits, c *fiber.Ctx) (string, bool) { return byBodyEmail(c) },
+	"POST /api/v1/auth/password": (*rateLimits).byUserEmail,
 }
 
 // guard wraps the handler of route ("METHOD path") with its limits, or
@@ -333,8 +359,12 @@ func byResetEmail(c *fiber.Ctx) (string, bool) {
 // 429. The caller's identity is kept for the handler (see Auth.User), so
 // it is looked up once. A request passes only when every budget it
 // counts in has room; otherwise the first that has none answers it, and
-// it spends none of them.
+// it spends none of them. A route that checks a password then meets the
+// per-account limit (loginFailures.guardAccount).
 func (rl *rateLimits) guard(route string, h fiber.Handler) fiber.Handler {
+	if key, ok := passwordChecks[route]; ok {
+		h = rl.logins.guardAccount(func(c *fiber.Ctx) (string, bool) { return key(rl, c) }, h)
+	}
 	var checks []rateCheck
 	add := func(l *limiter, key func(*fiber.Ctx) (string, bool)) {
 		if l != nil {
@@ -370,7 +400,7 @@ func (rl *rateLimits) guard(route string, h fiber.Handler) fiber.Handler {
 		add(rl.reaction, rl.byUser)
 	case ratePasswordReset:
 		add(rl.passwordReset, rl.byClient)
-		add(rl.passwordResetEmail, byResetEmail)
+		add(rl.passwordResetEmail, byBodyEmail)
 	}
 	if len(checks) == 0 {
 		return h

@@ -1054,7 +1054,7 @@ func TestRateLimits(t *testing.T) {
 	})
 
 	t.Run("off: a limit of off lets any number through", func(t *testing.T) {
-		h := limited(t, newClock(), func(c *server.Config) { c.RateLogin = server.Rate{} })
+		h := limited(t, newClock(), func(c *server.Config) { c.RateLogin, c.LoginFailuresPerAccount = server.Rate{}, 0 })
 		for range 50 {
 			expect(t, h.do(t, login("nobody@test.predictkit")), http.StatusUnauthorized, "invalid_credentials")
 		}

@@ -278,8 +278,9 @@ func TestWebAppInBrowser(t *testing.T) {
 		}
 	})
 
-	t.Run("a user who forgot the password asks for a link, sets a new password through it and logs in with the new one", func(t *testing.T) {
+	t.Run("a user who forgot the password asks for a link, sets a new password through it, revoking the API keys, and logs in with the new one", func(t *testing.T) {
 		u := h.register(t, "forgetful")
+		key := h.createKey(t, u.token, "bot", "read")
 		r := h.do(t, req{method: http.MethodPost, path: fmt.Sprintf("/api/v1/admin/users/%d/password-reset", u.id), token: adminToken})
 		expect(t, r, http.StatusCreated, "")
 		var reset struct {
@@ -300,6 +301,12 @@ func TestWebAppInBrowser(t *testing.T) {
 		}
 		if h.login(t, u.email, "password-forgetful") != "" {
 			t.Error("the old password still logs in")
+		}
+		if r := h.do(t, req{method: http.MethodGet, path: "/api/v1/auth/me", token: key.Key}); r.status != http.StatusUnauthorized {
+			t.Errorf("the API key still works after a reset that revoked it: %s", r)
+		}
+		if !strings.Contains(got.Done, "API keys are revoked") {
+			t.Errorf("the page said %q, not that the keys are revoked", got.Done)
 		}
 	})
 

@@ -62,7 +62,7 @@ func (s *Store) CreateResetToken(_ context.Context, hash []byte, userID int64, e
 }
 
 // ResetPassword implements account.Store.
-func (s *Store) ResetPassword(_ context.Context, hash []byte, newHash string, now time.Time) (int64, error) {
+func (s *Store) ResetPassword(_ context.Context, hash []byte, newHash string, now time.Time, revokeAPIKeys bool) (int64, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r, ok := s.resets[string(hash)]
@@ -76,11 +76,20 @@ func (s *Store) ResetPassword(_ context.Context, hash []byte, newHash string, no
 	}
 	rec.hash = strings.Clone(newHash)
 	s.revoke(r.user, "")
+	if revokeAPIKeys && s.apiKeys != nil {
+		for id, k := range s.apiKeys.byID {
+			if k.k.UserID == r.user {
+				delete(s.apiKeys.byID, id)
+				delete(s.apiKeys.byHash, k.hash)
+			}
+		}
+	}
 	return r.user, nil
 }
 
 // revoke deletes every access token of user but the one whose hash is
-// keep ("": none kept), and every reset token of user. Called under mu.
+// keep ("": none kept), and every reset token and stream ticket of user.
+// Called under mu.
 func (s *Store) revoke(user int64, keep string) {
 	for h, t := range s.tokens {
 		if t.user == user && h != keep {
@@ -90,6 +99,11 @@ func (s *Store) revoke(user int64, keep string) {
 	for h, r := range s.resets {
 		if r.user == user {
 			delete(s.resets, h)
+		}
+	}
+	for h, t := range s.tickets {
+		if t.user == user {
+			delete(s.tickets, h)
 		}
 	}
 }

@@ -19,8 +19,8 @@ func (s *Store) PasswordHash(ctx context.Context, id int64) (string, error) {
 }
 
 // ChangePassword sets user id's password hash to newHash if it is still
-// oldHash, and revokes the user's access tokens but keep and its reset
-// tokens, in one transaction. The compare-and-set makes two concurrent
+// oldHash, and revokes the user's access tokens but keep, its reset
+// tokens and its stream tickets, in one transaction. The compare-and-set makes two concurrent
 // changes with the same current password serialize: the second finds the
 // hash changed and is account.ErrInvalidCredentials. Every deleted token
 // and the changed user are announced to the other servers by the triggers
@@ -47,12 +47,15 @@ func (s *Store) ChangePassword(ctx context.Context, id int64, oldHash, newHash s
 }
 
 // revoke deletes user's access tokens but the one whose hash is keep
-// (nil: every one), and its reset tokens.
+// (nil: every one), its reset tokens and its stream tickets.
 func revoke(ctx context.Context, tx pgx.Tx, user int64, keep []byte) error {
 	if _, err := tx.Exec(ctx, `DELETE FROM access_tokens WHERE user_id = $1 AND ($2::bytea IS NULL OR hash <> $2)`, user, keep); err != nil {
 		return err
 	}
-	_, err := tx.Exec(ctx, `DELETE FROM password_reset_tokens WHERE user_id = $1`, user)
+	if _, err := tx.Exec(ctx, `DELETE FROM password_reset_tokens WHERE user_id = $1`, user); err != nil {
+		return err
+	}
+	_, err := tx.Exec(ctx, `DELETE FROM stream_tickets WHERE user_id = $1`, user)
 	return err
 }
 
@@ -67,12 +70,14 @@ INSERT INTO password_reset_tokens (hash, user_id, expires_at, created_at) VALUES
 
 // ResetPassword takes the reset token with hash, once, and if it had not
 // expired at now sets its user's password hash to newHash and revokes
-// every access and reset token of the user, in one transaction. The
+// every access token, reset token and stream ticket of the user (and,
+// with revokeAPIKeys, its API keys, each announced by the trigger of
+// migration 00021), in one transaction. The
 // DELETE makes the token single-use across servers: of two concurrent
 // uses, the second waits on the row's lock and then finds it gone. An
 // expired token is deleted too (committed), and is
 // account.ErrInvalidToken.
-func (s *Store) ResetPassword(ctx context.Context, hash []byte, newHash string, now time.Time) (int64, error) {
+func (s *Store) ResetPassword(ctx context.Context, hash []byte, newHash string, now time.Time, revokeAPIKeys bool) (int64, error) {
 	var user int64
 	var ok bool
 	err := s.tx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
@@ -89,6 +94,11 @@ func (s *Store) ResetPassword(ctx context.Context, hash []byte, newHash string, 
 			return err
 		}
 		ok = true
+		if revokeAPIKeys {
+			if _, err := tx.Exec(ctx, `DELETE FROM api_keys WHERE user_id = $1`, user); err != nil {
+				return err
+			}
+		}
 		return revoke(ctx, tx, user, nil)
 	})
 	if err != nil {

@@ -68,7 +68,7 @@ func testPasswords(t *testing.T, newStores func(*testing.T) Stores) {
 			t.Fatalf("after the change the kept token works %v, the others %v %v, another user's %v; want true false false true",
 				works(e, mine[0]), works(e, mine[1]), works(e, mine[2]), works(e, theirs[0]))
 		}
-		if _, err := e.stores.Accounts.ResetPassword(e.ctx, pending, "x", now()); !errors.Is(err, account.ErrInvalidToken) {
+		if _, err := e.stores.Accounts.ResetPassword(e.ctx, pending, "x", now(), false); !errors.Is(err, account.ErrInvalidToken) {
 			t.Fatalf("a reset token issued before the change: %v, want ErrInvalidToken", err)
 		}
 	})
@@ -107,7 +107,7 @@ func testPasswords(t *testing.T, newStores func(*testing.T) Stores) {
 		mine, theirs := tokens(e, u, 2), tokens(e, other, 1)
 		tok, second := reset(e, u, now().Add(time.Hour)), reset(e, u, now().Add(time.Hour))
 		othersReset := reset(e, other, now().Add(time.Hour))
-		id, err := e.stores.Accounts.ResetPassword(e.ctx, tok, "new-hash", now())
+		id, err := e.stores.Accounts.ResetPassword(e.ctx, tok, "new-hash", now(), false)
 		if err != nil || id != u.ID {
 			t.Fatalf("ResetPassword = %d, %v; want %d", id, err, u.ID)
 		}
@@ -118,14 +118,14 @@ func testPasswords(t *testing.T, newStores func(*testing.T) Stores) {
 			t.Fatal("the reset must revoke every token of its user and no other's")
 		}
 		for name, h := range map[string][]byte{"the used token": tok, "another reset token of the user": second} {
-			if _, err := e.stores.Accounts.ResetPassword(e.ctx, h, "again", now()); !errors.Is(err, account.ErrInvalidToken) {
+			if _, err := e.stores.Accounts.ResetPassword(e.ctx, h, "again", now(), false); !errors.Is(err, account.ErrInvalidToken) {
 				t.Fatalf("%s: %v, want ErrInvalidToken", name, err)
 			}
 		}
 		if hashOf(e, u) != "new-hash" {
 			t.Fatal("a refused reset changed the hash")
 		}
-		if id, err := e.stores.Accounts.ResetPassword(e.ctx, othersReset, "h2", now()); err != nil || id != other.ID {
+		if id, err := e.stores.Accounts.ResetPassword(e.ctx, othersReset, "h2", now(), false); err != nil || id != other.ID {
 			t.Fatalf("another user's reset token: %d, %v", id, err)
 		}
 	})
@@ -135,20 +135,20 @@ func testPasswords(t *testing.T, newStores func(*testing.T) Stores) {
 		at := now()
 		tok := reset(e, u, at.Add(time.Hour))
 		old := hashOf(e, u)
-		if _, err := e.stores.Accounts.ResetPassword(e.ctx, tok, "new-hash", at.Add(time.Hour)); !errors.Is(err, account.ErrInvalidToken) {
+		if _, err := e.stores.Accounts.ResetPassword(e.ctx, tok, "new-hash", at.Add(time.Hour), false); !errors.Is(err, account.ErrInvalidToken) {
 			t.Fatalf("at its expiry: %v, want ErrInvalidToken", err)
 		}
 		if hashOf(e, u) != old {
 			t.Fatal("an expired token changed the password")
 		}
-		if _, err := e.stores.Accounts.ResetPassword(e.ctx, tok, "new-hash", at); !errors.Is(err, account.ErrInvalidToken) {
+		if _, err := e.stores.Accounts.ResetPassword(e.ctx, tok, "new-hash", at, false); !errors.Is(err, account.ErrInvalidToken) {
 			t.Fatalf("an expired token tried again earlier: %v, want ErrInvalidToken", err)
 		}
 	})
 	t.Run("an unknown reset token is refused, and one for an unknown user is not stored", func(t *testing.T) {
 		e := newEnv(t, newStores)
 		u := e.user("wes", 0, 0)
-		if _, err := e.stores.Accounts.ResetPassword(e.ctx, account.HashToken("nope"), "h", now()); !errors.Is(err, account.ErrInvalidToken) {
+		if _, err := e.stores.Accounts.ResetPassword(e.ctx, account.HashToken("nope"), "h", now(), false); !errors.Is(err, account.ErrInvalidToken) {
 			t.Fatalf("unknown: %v", err)
 		}
 		if err := e.stores.Accounts.CreateResetToken(e.ctx, account.HashToken("x"), u.ID+1000, now().Add(time.Hour)); !errors.Is(err, account.ErrUserNotFound) {
@@ -162,10 +162,10 @@ func testPasswords(t *testing.T, newStores func(*testing.T) Stores) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := e.stores.Accounts.ResetPassword(e.ctx, []byte(r.Token), "h", now()); !errors.Is(err, account.ErrInvalidToken) {
+		if _, err := e.stores.Accounts.ResetPassword(e.ctx, []byte(r.Token), "h", now(), false); !errors.Is(err, account.ErrInvalidToken) {
 			t.Fatalf("the secret itself as the key: %v, want ErrInvalidToken", err)
 		}
-		if id, err := e.stores.Accounts.ResetPassword(e.ctx, account.HashToken(r.Token), "h", now()); err != nil || id != u.ID {
+		if id, err := e.stores.Accounts.ResetPassword(e.ctx, account.HashToken(r.Token), "h", now(), false); err != nil || id != u.ID {
 			t.Fatalf("by its SHA-256: %d, %v", id, err)
 		}
 	})
@@ -179,7 +179,7 @@ func testPasswords(t *testing.T, newStores func(*testing.T) Stores) {
 		hashes := make([]string, n)
 		for i := range n {
 			hashes[i] = "hash-" + itoa(i)
-			wg.Go(func() { _, errs[i] = e.stores.Accounts.ResetPassword(e.ctx, tok, hashes[i], now()) })
+			wg.Go(func() { _, errs[i] = e.stores.Accounts.ResetPassword(e.ctx, tok, hashes[i], now(), false) })
 		}
 		wg.Wait()
 		won := -1

@@ -55,6 +55,7 @@ func Run(t *testing.T, newStores func(t *testing.T) Stores) {
 	t.Run("tokens", func(t *testing.T) { testTokens(t, newStores) })
 	t.Run("passwords", func(t *testing.T) { testPasswords(t, newStores) })
 	t.Run("api keys", func(t *testing.T) { testAPIKeys(t, newStores) })
+	t.Run("password resets and api keys", func(t *testing.T) { testResetRevokesAPIKeys(t, newStores) })
 	t.Run("own trade history", func(t *testing.T) { testUserTrades(t, newStores) })
 	t.Run("ledger", func(t *testing.T) { testLedger(t, newStores) })
 	t.Run("money bounds", func(t *testing.T) { testLimits(t, newStores) })

@@ -84,6 +84,7 @@ func RunStream(t *testing.T, newStores func(t *testing.T) Stores) {
 			t.Fatalf("BalancesOf = %+v", got)
 		}
 	})
+	testTicketRevocations(t, newStores, store)
 	t.Run("a ticket opens once, and not after it expires", func(t *testing.T) {
 		e := newEnv(t, newStores)
 		u := e.user("t", 0, 0)

@@ -1,7 +1,8 @@
 // A user who forgot the password asks for a link on /forgot-password (the
 // page says the same whether or not the address has an account), then
 // opens the link the operator made (the link a mail carries), which the
-// page takes out of the address, sets a new password and logs in with it.
+// page takes out of the address, sets a new password, ticking "Also
+// revoke my API keys", and logs in with it.
 const { open } = require('./lib.js');
 const { login } = require('./steps.js');
 
@@ -19,6 +20,7 @@ module.exports = async (s, p) => {
   await page.getByRole('heading', { level: 1, name: 'Set a new password' }).waitFor();
   const address = new URL(page.url()).search;
   await page.getByLabel('New password').fill(p.new_password);
+  await page.getByLabel('Also revoke my API keys').check();
   await page.getByRole('button', { name: 'Set password' }).click();
   const done = await page.getByRole('status').filter({ hasText: 'Your password is set' }).innerText();
 

@@ -182,6 +182,8 @@ export const en = {
   'reset.set': 'Set password',
   'reset.done': 'Your password is set, and every session of the account is closed.',
   'reset.bad_token': 'This link was used already or has expired. Ask for a new one.',
+  'reset.revoke_keys': 'Also revoke my API keys',
+  'reset.keys_revoked': 'Your API keys are revoked too.',
 
   'profile.title': 'Profile',
   'profile.balances': 'Balances',
@@ -488,6 +490,8 @@ export const ru = {
   'reset.set': 'Сохранить пароль',
   'reset.done': 'Пароль сохранён, все сеансы аккаунта закрыты.',
   'reset.bad_token': 'Ссылка уже использована или устарела. Запросите новую.',
+  'reset.revoke_keys': 'Также отозвать мои API-ключи',
+  'reset.keys_revoked': 'Ваши API-ключи тоже отозваны.',
 
   'profile.title': 'Профиль',
   'profile.balances': 'Балансы',

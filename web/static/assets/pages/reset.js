@@ -5,7 +5,11 @@
 // (<PREDICTKIT_PUBLIC_URL>/reset-password?token=...): the page takes the
 // token out of the address at once (so it stays in no history entry and
 // no screenshot), asks for the new password and sends both to POST
-// /api/v1/auth/password/reset. The token is single-use and lives an hour.
+// /api/v1/auth/password/reset, with revoke_api_keys when the user ticks
+// "Also revoke my API keys" (a reset signs out every session and refuses
+// every older reset link and stream ticket; keys go only when asked, since
+// they may drive the user's own programs). The token is single-use and
+// lives an hour.
 import { h, field } from '../dom.js';
 import { t } from '../i18n.js';
 import { api } from '../api.js';
@@ -54,20 +58,23 @@ function renderReset(main, ctx) {
   const alert = inlineAlert();
   const status = h('p', { role: 'status' });
   const password = h('input', { type: 'password', name: 'new-password', autocomplete: 'new-password', required: true, minlength: '8', maxlength: '72' });
+  const revokeKeys = h('input', { type: 'checkbox', name: 'revoke-api-keys', id: 'reset-revoke-api-keys' });
   const submit = h('button', { type: 'submit', class: 'btn btn-primary' }, t('reset.set'));
   const form = h('form', { class: 'form-narrow', novalidate: true },
     alert, status,
     field(t('reset.new_password'), password, t('auth.password_hint')),
+    h('div', { class: 'field field-check' }, revokeKeys, h('label', { for: revokeKeys.id }, t('reset.revoke_keys'))),
     h('div', { class: 'actions' }, submit));
   form.addEventListener('submit', async (e) => {
     e.preventDefault();
     alert.textContent = '';
     submit.disabled = true;
     try {
-      await api('POST', '/auth/password/reset', { token, new_password: password.value });
+      const revoked = revokeKeys.checked;
+      await api('POST', '/auth/password/reset', { token, new_password: password.value, revoke_api_keys: revoked });
       password.value = '';
       form.replaceChildren(status);
-      status.append(t('reset.done'), ' ', h('a', { href: '/login' }, t('nav.login')));
+      status.append(t('reset.done'), ' ', revoked ? t('reset.keys_revoked') + ' ' : '', h('a', { href: '/login' }, t('nav.login')));
     } catch (err) {
       alert.textContent = err.code === 'invalid_token' ? t('reset.bad_token') : err.message;
       submit.disabled = false;

@@ -64,7 +64,9 @@ func lingerOnClose(srv *fasthttp.Server, ln net.Listener) net.Listener {
 			switch state {
 			case fasthttp.StateActive:
 				lc.inRequest.Store(true)
-			case fasthttp.StateIdle:
+			case fasthttp.StateIdle, fasthttp.StateHijacked:
+				// A hijacked connection (a live stream) has read its
+				// request whole, and its new owner closes it.
 				lc.inRequest.Store(false)
 			}
 		}

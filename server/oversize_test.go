@@ -55,9 +55,24 @@ func readAnswer(conn net.Conn) error {
 	return tooLarge(res.StatusCode, b)
 }
 
+// dial connects with a small send buffer: as over a real network, where
+// a body of megabytes is far more than the sockets hold in flight, the
+// client is still writing when the server answers and closes.
+func dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	conn, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+	if err != nil {
+		return nil, err
+	}
+	if err := conn.(*net.TCPConn).SetWriteBuffer(64 << 10); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	return conn, nil
+}
+
 func dialServer(t *testing.T, addr string) net.Conn {
 	t.Helper()
-	conn, err := net.Dial("tcp", addr)
+	conn, err := dial(context.Background(), "tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +115,9 @@ func TestOversizedBodies(t *testing.T) {
 			for i := range oversizeRounds {
 				if err := c.send(); err != nil {
 					failed++
-					t.Errorf("request %d: %v", i+1, err)
+					if failed <= 3 {
+						t.Errorf("request %d: %v", i+1, err)
+					}
 				}
 			}
 			if failed > 0 {
@@ -202,7 +219,7 @@ func settled() (int, uint64) {
 // postHTTP posts body with a new client connection, as Go's HTTP client
 // does it: it writes the body and reads the answer at once.
 func postHTTP(url string, body io.Reader) error {
-	tr := &http.Transport{DisableKeepAlives: true}
+	tr := &http.Transport{DisableKeepAlives: true, DialContext: dial}
 	defer tr.CloseIdleConnections()
 	res, err := (&http.Client{Transport: tr, Timeout: time.Minute}).Post(url, "application/json", body)
 	if err != nil {
@@ -220,7 +237,7 @@ func postHTTP(url string, body io.Reader) error {
 // Python's urllib and many other clients do: a reset while it writes is
 // an answer lost.
 func postRaw(addr string, chunked bool) error {
-	conn, err := net.Dial("tcp", addr)
+	conn, err := dial(context.Background(), "tcp", addr)
 	if err != nil {
 		return err
 	}
@@ -249,7 +266,7 @@ func postRaw(addr string, chunked bool) error {
 // goroutine, reads the answer, and checks that the server stops reading
 // within its bound: the writes then fail.
 func endlessSender(addr string, chunked bool) error {
-	conn, err := net.Dial("tcp", addr)
+	conn, err := dial(context.Background(), "tcp", addr)
 	if err != nil {
 		return err
 	}

@@ -19,8 +19,9 @@ import (
 )
 
 // oversizeRounds is how many oversized requests each client sends: the
-// connection reset this guards against lost about two answers in three
-// to some clients, so fifty misses it only by a freak.
+// connection reset these tests guard against cost Go's HTTP client about
+// half of its answers, and a client that writes its whole body before it
+// reads all of them, so fifty never miss it.
 const oversizeRounds = 50
 
 // oversizeBody is a login body of 2 MiB, twice the limit.
@@ -41,7 +42,7 @@ func tooLarge(status int, body []byte) error {
 	return nil
 }
 
-// readAnswer reads one HTTP answer from conn.
+// readAnswer reads an answer from conn and checks that it is the 413.
 func readAnswer(conn net.Conn) error {
 	res, err := http.ReadResponse(bufio.NewReader(conn), nil)
 	if err != nil {

@@ -492,7 +492,7 @@ func listen(p lifecycleParams, where *Listening) {
 				slog.String("version", b.Version), slog.String("revision", b.Revision),
 				slog.Bool("modified", b.Modified), slog.String("go", b.GoVersion))
 			go func() {
-				if err := p.App.Listener(readingListener{ln}); err != nil {
+				if err := p.App.Listener(readingListener{lingerOnClose(p.App.Server(), ln)}); err != nil {
 					p.Logger.Error("server stopped", slog.String("error", err.Error()))
 				}
 			}()

@@ -95,9 +95,12 @@ type Config struct {
 	RateComment  Rate
 	RateReaction Rate
 	// CORSOrigins are the origins that browsers may call the API from
-	// ("https://app.example.com", or "*" for any, without credentials);
-	// empty sends no CORS headers, so browsers allow same-origin calls
-	// only.
+	// ("https://app.example.com", "https://*.example.com" for the
+	// subdomains, or "*" for any). Only an origin listed exactly gets
+	// credentials: a pattern could match a host the operator does not
+	// control, and with credentials that host would read a signed-in
+	// visitor's data. Empty sends no CORS headers, so browsers allow
+	// same-origin calls only.
 	CORSOrigins []string
 	// ChatFAQ is the FAQ file (JSON, see chat.FAQ) the support chat's
 	// automatic answers come from; empty uses the FAQ built in.

@@ -195,7 +195,7 @@ func settings() []setting {
 			0, maxLoginFailuresPerAccount, func(c *Config) *int { return &c.LoginFailuresPerAccount }),
 		secret(stringSetting("smtp-url", "PREDICTKIT_SMTP_URL", "SMTP server of the password reset mails: smtp://user:password@host:587?from=noreply@example.com (STARTTLS when offered; smtps:// for implicit TLS); empty sends no mail", func(c *Config) *string { return &c.SMTPURL })),
 		stringSetting("public-url", "PREDICTKIT_PUBLIC_URL", "base URL of the web app users open, for links in mails (<base>/reset-password?token=...); empty mails the token alone", func(c *Config) *string { return &c.PublicURL }),
-		{flag: "cors-origins", env: "PREDICTKIT_CORS_ORIGINS", help: "comma-separated origins browsers may call the API from (or *); empty disables CORS",
+		{flag: "cors-origins", env: "PREDICTKIT_CORS_ORIGINS", help: "comma-separated origins browsers may call the API from (or *); only exact origins get credentials; empty disables CORS",
 			get: func(c *Config) string { return strings.Join(c.CORSOrigins, ",") },
 			set: func(c *Config, v string) error {
 				c.CORSOrigins = splitList(v)

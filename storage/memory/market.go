@@ -31,6 +31,9 @@ func (s *Store) CreateEvent(_ context.Context, e *market.Event, subsidies []int6
 			return fmt.Errorf("memory: create event: negative subsidy %d: %w", sub, account.ErrInvalidAmount)
 		}
 	}
+	if err := s.unknownTag(e.Tags); err != nil {
+		return err
+	}
 	now := s.now()
 	// Ids first, as PostgreSQL takes them from its sequences (a refused
 	// event spends them too), then the postings, checked, then the rows.
@@ -56,6 +59,10 @@ func (s *Store) CreateEvent(_ context.Context, e *market.Event, subsidies []int6
 	}
 	ev := *e
 	ev.Name, ev.NameRu, ev.Pools = strings.Clone(e.Name), strings.Clone(e.NameRu), nil
+	ev.Tags = cloneStrings(e.Tags)
+	if e.Tags == nil {
+		e.Tags = []string{}
+	}
 	s.events[e.ID] = &ev
 	for _, p := range e.Pools {
 		pc := *p
@@ -76,6 +83,7 @@ func (s *Store) CreateEvent(_ context.Context, e *market.Event, subsidies []int6
 func (s *Store) event(id int64) *market.Event {
 	e := *s.events[id]
 	e.Pools = nil
+	e.Tags = cloneStrings(e.Tags)
 	for _, pid := range s.poolIDs[id] {
 		e.Pools = append(e.Pools, s.pool(pid))
 	}
@@ -99,6 +107,15 @@ func (s *Store) market(id int64) *market.Market {
 	p := s.pools[m.PoolID]
 	m.Margin, m.LiveAt, m.FinishAt, m.Exclusive = p.Margin, p.LiveAt, p.FinishAt, p.Exclusive
 	return &m
+}
+
+// cloneStrings is a deep copy of ss, never nil.
+func cloneStrings(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, v := range ss {
+		out[i] = strings.Clone(v)
+	}
+	return out
 }
 
 func clonePtr[T any](p *T) *T {

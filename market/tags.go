@@ -92,10 +92,10 @@ func tagRefusal(err error, tags []string) error {
 	}
 	for i, slug := range tags {
 		if slug == ut.Slug {
-			return input.Invalid(fmt.Sprintf("tags[%d]", i), fmt.Sprintf("%q is not a tag: the operator keeps the list (GET /api/v1/tags)", slug))
+			return input.Invalid(fmt.Sprintf("tags[%d]", i), fmt.Sprintf("no tag is named %s (GET /api/v1/tags lists them)", slug))
 		}
 	}
-	return input.Invalid("tags", fmt.Sprintf("%q is not a tag", ut.Slug))
+	return input.Invalid("tags", fmt.Sprintf("no tag is named %s", ut.Slug))
 }
 
 // Tags returns every tag, by slug, each with the number of active events

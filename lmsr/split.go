@@ -190,11 +190,12 @@ func (s Split) MapHolding(h Holding) ([]Holding, error) {
 // down and the smaller takes what is left of e^{q_other/b}, rounded down
 // too, so that, the rounding being in the platform's favour,
 //
-//	0 ≤ C(q) − C(q') < 1 + RoundingGuard·|q_other' − q_other|
+//	0 ≤ C(q) − C(q') < 1 + RoundingGuard·|d|
 //
-// (less than a share for b ≤ 1e9): every other price rises by a factor of
-// at most e^{(C(q) − C(q'))/b}, and the new answer's price is within
-// about p_other/b of pNew. No claim changes (see MapHolding); the maker's
+// shares, d being the offset of the part rounded last from q_other (the
+// guard adds about 0.02 share at b = 1e9 and r = 1e-9): every other price
+// rises by a factor of at most e^{(C(q) − C(q'))/b}, and the new answer's
+// price is within about p_other/b of pNew. No claim changes (see MapHolding); the maker's
 // worst case grows, and the result's Escrow is what the escrow must hold
 // afterwards.
 func SplitOther(p Exclusive, claims []int64, other int, pNew float64) (Split, error) {

@@ -36,7 +36,7 @@ func FuzzSplitOther(f *testing.F) {
 				t.Fatalf("split of %+v with claims %v: %+v", p, claims, split)
 			}
 		}
-		if drop := costDrop(p, q); !(drop >= -1e-6 && drop < 1+RoundingGuard*math.Abs(float64(q.Q[other]-p.Q[other]))+1e-6) {
+		if drop := costDrop(p, q); !(drop >= -1e-6 && drop < 1+RoundingGuard*math.Abs(float64(min(q.Q[other], q.Q[3])-p.Q[other]))+1e-6) {
 			t.Fatalf("split of %+v: C dropped by %v", p, drop)
 		}
 		for _, h := range []Holding{{other, Yes, 7}, {other, No, 7}, {(other + 1) % 3, No, 7}} {

@@ -184,7 +184,7 @@ func TestPropertySplitOtherKeepsTheCostAndThePrices(t *testing.T) {
 		b := float64(p.B)
 		// The documented rounding: down, less than a share plus the guard.
 		drop := costDrop(p, q)
-		offset := math.Abs(float64(q.Q[other] - p.Q[other]))
+		offset := math.Abs(float64(min(q.Q[other], q.Q[split.New]) - p.Q[other]))
 		if !(drop >= -1e-9 && drop < 1+RoundingGuard*offset) {
 			t.Fatalf("C(q) − C(q') = %v, want in [0, 1)", drop)
 		}

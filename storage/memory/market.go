@@ -16,7 +16,14 @@ import (
 // CreateEvent implements market.Store. The subsidies are checked against
 // the treasury (account.Apply: account.ErrBalanceLimit past its bound)
 // before anything is written, so a refused event leaves nothing behind.
-func (s *Store) CreateEvent(_ context.Context, e *market.Event, subsidies []int64) error {
+func (s *Store) CreateEvent(ctx context.Context, e *market.Event, subsidies []int64) error {
+	return s.CreateEventLimited(ctx, e, subsidies, nil)
+}
+
+// CreateEventLimited implements market.Store: the store's one lock
+// serializes it with every other write; check (when not nil) reads the
+// creator's load under it.
+func (s *Store) CreateEventLimited(_ context.Context, e *market.Event, subsidies []int64, check func(market.CreatorLoad) error) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n := 0
@@ -29,6 +36,11 @@ func (s *Store) CreateEvent(_ context.Context, e *market.Event, subsidies []int6
 	for _, sub := range subsidies {
 		if sub < 0 {
 			return fmt.Errorf("memory: create event: negative subsidy %d: %w", sub, account.ErrInvalidAmount)
+		}
+	}
+	if check != nil {
+		if err := check(s.creatorLoad(e.CreatorID)); err != nil {
+			return err
 		}
 	}
 	now := s.now()

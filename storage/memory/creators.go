@@ -1,12 +1,36 @@
 package memory
 
 import (
+	"context"
+
 	"github.com/predictkit/predictkit/account"
 	"github.com/predictkit/predictkit/market"
 )
 
+// CreateEvent implements market.Store.
+func (s *Store) CreateEvent(_ context.Context, e *market.Event, subsidies []int64) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.createEvent(e, subsidies)
+}
+
+// CreateEventLimited implements market.Store: the store's one lock
+// serializes it with every other write, so check reads the creator's
+// load as the creation will find it.
+func (s *Store) CreateEventLimited(_ context.Context, e *market.Event, subsidies []int64, check func(market.CreatorLoad) error) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if check != nil {
+		if err := check(s.creatorLoad(e.CreatorID)); err != nil {
+			return err
+		}
+	}
+	return s.createEvent(e, subsidies)
+}
+
 // creatorLoad reads what creator id has open (market.CreatorLoad); the
-// caller holds s.mu.
+// caller holds s.mu. It walks the ledger for the subsidies: creations are
+// rare next to trades, and the ledger keeps no index by account.
 func (s *Store) creatorLoad(id int64) market.CreatorLoad {
 	var load market.CreatorLoad
 	open := map[int64]bool{} // the markets of the creator's open events

@@ -13,19 +13,11 @@ import (
 	"github.com/predictkit/predictkit/market"
 )
 
-// CreateEvent implements market.Store. The subsidies are checked against
-// the treasury (account.Apply: account.ErrBalanceLimit past its bound)
-// before anything is written, so a refused event leaves nothing behind.
-func (s *Store) CreateEvent(ctx context.Context, e *market.Event, subsidies []int64) error {
-	return s.CreateEventLimited(ctx, e, subsidies, nil)
-}
-
-// CreateEventLimited implements market.Store: the store's one lock
-// serializes it with every other write; check (when not nil) reads the
-// creator's load under it.
-func (s *Store) CreateEventLimited(_ context.Context, e *market.Event, subsidies []int64, check func(market.CreatorLoad) error) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+// createEvent is CreateEvent; the caller holds s.mu. The subsidies are
+// checked against the treasury (account.Apply: account.ErrBalanceLimit
+// past its bound) before anything is written, so a refused event leaves
+// nothing behind.
+func (s *Store) createEvent(e *market.Event, subsidies []int64) error {
 	n := 0
 	for _, p := range e.Pools {
 		n += len(p.Markets)
@@ -36,11 +28,6 @@ func (s *Store) CreateEventLimited(_ context.Context, e *market.Event, subsidies
 	for _, sub := range subsidies {
 		if sub < 0 {
 			return fmt.Errorf("memory: create event: negative subsidy %d: %w", sub, account.ErrInvalidAmount)
-		}
-	}
-	if check != nil {
-		if err := check(s.creatorLoad(e.CreatorID)); err != nil {
-			return err
 		}
 	}
 	now := s.now()

@@ -2795,6 +2795,12 @@ type TooLarge struct {
 	Error  string  `json:"error"`
 }
 
+// TradeForbidden defines model for TradeForbidden.
+type TradeForbidden struct {
+	Detail *string `json:"detail,omitempty"`
+	Error  string  `json:"error"`
+}
+
 // Unauthorized defines model for Unauthorized.
 type Unauthorized struct {
 	Detail *string `json:"detail,omitempty"`
@@ -4272,7 +4278,10 @@ type ClientInterface interface {
 	//
 	// The event starts inactive (hidden from the feed) until its creator
 	// activates it. Each market's LMSR opens at `probability`; the
-	// platform's treasury escrows its worst-case loss.
+	// platform's treasury escrows its worst-case loss. Past the
+	// operator's limits on one creator's open events (those with an
+	// unresolved market, hidden ones too) or on their subsidy: 409
+	// creator_limit.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -4283,7 +4292,10 @@ type ClientInterface interface {
 	//
 	// The event starts inactive (hidden from the feed) until its creator
 	// activates it. Each market's LMSR opens at `probability`; the
-	// platform's treasury escrows its worst-case loss.
+	// platform's treasury escrows its worst-case loss. Past the
+	// operator's limits on one creator's open events (those with an
+	// unresolved market, hidden ones too) or on their subsidy: 409
+	// creator_limit.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -6625,7 +6637,10 @@ func (c *Client) ListEvents(ctx context.Context, params *ListEventsParams, reqEd
 //
 // The event starts inactive (hidden from the feed) until its creator
 // activates it. Each market's LMSR opens at `probability`; the
-// platform's treasury escrows its worst-case loss.
+// platform's treasury escrows its worst-case loss. Past the
+// operator's limits on one creator's open events (those with an
+// unresolved market, hidden ones too) or on their subsidy: 409
+// creator_limit.
 //
 // Takes any type of body and a specified content type.
 //
@@ -6646,7 +6661,10 @@ func (c *Client) CreateEventWithBody(ctx context.Context, contentType string, bo
 //
 // The event starts inactive (hidden from the feed) until its creator
 // activates it. Each market's LMSR opens at `probability`; the
-// platform's treasury escrows its worst-case loss.
+// platform's treasury escrows its worst-case loss. Past the
+// operator's limits on one creator's open events (those with an
+// unresolved market, hidden ones too) or on their subsidy: 409
+// creator_limit.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -12604,7 +12622,10 @@ type ClientWithResponsesInterface interface {
 	//
 	// The event starts inactive (hidden from the feed) until its creator
 	// activates it. Each market's LMSR opens at `probability`; the
-	// platform's treasury escrows its worst-case loss.
+	// platform's treasury escrows its worst-case loss. Past the
+	// operator's limits on one creator's open events (those with an
+	// unresolved market, hidden ones too) or on their subsidy: 409
+	// creator_limit.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -12615,7 +12636,10 @@ type ClientWithResponsesInterface interface {
 	//
 	// The event starts inactive (hidden from the feed) until its creator
 	// activates it. Each market's LMSR opens at `probability`; the
-	// platform's treasury escrows its worst-case loss.
+	// platform's treasury escrows its worst-case loss. Past the
+	// operator's limits on one creator's open events (those with an
+	// unresolved market, hidden ones too) or on their subsidy: 409
+	// creator_limit.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -17702,6 +17726,11 @@ type CreateEventResponse struct {
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *ForbiddenOrScope
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *struct {
+		Detail *string `json:"detail,omitempty"`
+		Error  string  `json:"error"`
+	}
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
@@ -17728,6 +17757,14 @@ func (r CreateEventResponse) GetJSON401() *Unauthorized {
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
 func (r CreateEventResponse) GetJSON403() *ForbiddenOrScope {
 	return r.JSON403
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r CreateEventResponse) GetJSON409() *struct {
+	Detail *string `json:"detail,omitempty"`
+	Error  string  `json:"error"`
+} {
+	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -18491,7 +18528,7 @@ type BuyResponse struct {
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *ScopeOrCrossOrigin
+	JSON403 *TradeForbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *MarketNotFound
 	// JSON409 the response for an HTTP 409 `application/json` response
@@ -18530,7 +18567,7 @@ func (r BuyResponse) GetJSON401() *Unauthorized {
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r BuyResponse) GetJSON403() *ScopeOrCrossOrigin {
+func (r BuyResponse) GetJSON403() *TradeForbidden {
 	return r.JSON403
 }
 
@@ -18877,7 +18914,7 @@ type SellResponse struct {
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *ScopeOrCrossOrigin
+	JSON403 *TradeForbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *MarketNotFound
 	// JSON409 the response for an HTTP 409 `application/json` response
@@ -18916,7 +18953,7 @@ func (r SellResponse) GetJSON401() *Unauthorized {
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r SellResponse) GetJSON403() *ScopeOrCrossOrigin {
+func (r SellResponse) GetJSON403() *TradeForbidden {
 	return r.JSON403
 }
 
@@ -22214,7 +22251,10 @@ func (c *ClientWithResponses) ListEventsWithResponse(ctx context.Context, params
 //
 // The event starts inactive (hidden from the feed) until its creator
 // activates it. Each market's LMSR opens at `probability`; the
-// platform's treasury escrows its worst-case loss.
+// platform's treasury escrows its worst-case loss. Past the
+// operator's limits on one creator's open events (those with an
+// unresolved market, hidden ones too) or on their subsidy: 409
+// creator_limit.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -22231,7 +22271,10 @@ func (c *ClientWithResponses) CreateEventWithBodyWithResponse(ctx context.Contex
 //
 // The event starts inactive (hidden from the feed) until its creator
 // activates it. Each market's LMSR opens at `probability`; the
-// platform's treasury escrows its worst-case loss.
+// platform's treasury escrows its worst-case loss. Past the
+// operator's limits on one creator's open events (those with an
+// unresolved market, hidden ones too) or on their subsidy: 409
+// creator_limit.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -26913,6 +26956,16 @@ func ParseCreateEventResponse(rsp *http.Response) (*CreateEventResponse, error) 
 		}
 		response.JSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest struct {
+			Detail *string `json:"detail,omitempty"`
+			Error  string  `json:"error"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest TooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -27535,7 +27588,7 @@ func ParseBuyResponse(rsp *http.Response) (*BuyResponse, error) {
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest ScopeOrCrossOrigin
+		var dest TradeForbidden
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -27847,7 +27900,7 @@ func ParseSellResponse(rsp *http.Response) (*SellResponse, error) {
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest ScopeOrCrossOrigin
+		var dest TradeForbidden
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}

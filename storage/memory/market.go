@@ -13,12 +13,11 @@ import (
 	"github.com/predictkit/predictkit/market"
 )
 
-// CreateEvent implements market.Store. The subsidies are checked against
-// the treasury (account.Apply: account.ErrBalanceLimit past its bound)
-// before anything is written, so a refused event leaves nothing behind.
-func (s *Store) CreateEvent(_ context.Context, e *market.Event, subsidies []int64) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+// createEvent is CreateEvent; the caller holds s.mu. The subsidies are
+// checked against the treasury (account.Apply: account.ErrBalanceLimit
+// past its bound) before anything is written, so a refused event leaves
+// nothing behind.
+func (s *Store) createEvent(e *market.Event, subsidies []int64) error {
 	n := 0
 	for _, p := range e.Pools {
 		n += len(p.Markets)

@@ -87,4 +87,3 @@ func (h *adminEventHandlers) handleEventActive(c *fiber.Ctx) error {
 	}
 	return c.JSON(fiber.Map{"status": "ok"})
 }
-

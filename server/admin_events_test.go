@@ -89,3 +89,17 @@ func feedHas(t *testing.T, h *harness, id int64) bool {
 	}
 	return false
 }
+
+// newEventTextFields and newEventTextBody are the text fields of the
+// operator's event body (POST /events's) for TestHostileTextIsNeverA5xx.
+var newEventTextFields = []string{"name", "name_ru", "pools[0].name", "pools[0].name_ru", "pools[0].rules", "pools[0].rules_ru",
+	"pools[0].markets[0].name", "pools[0].markets[0].name_ru", "pools[0].markets[0].yes_name", "pools[0].markets[0].no_name"}
+
+func newEventTextBody(_ *fuzzWorld, _ int, text func(string, string) string) string {
+	return fmt.Sprintf(`{"name":%s,"name_ru":%s,"pools":[{"name":%s,"name_ru":%s,"rules":%s,"rules_ru":%s,"margin":0.03,"lmsr_b_kopecks":100000,`+
+		`"markets":[{"name":%s,"name_ru":%s,"yes_name":%s,"no_name":%s,"probability":0.5}]}]}`,
+		text("name", "E"), text("name_ru", "Е"), text("pools[0].name", "P"), text("pools[0].name_ru", "П"),
+		text("pools[0].rules", "rules, line two"), text("pools[0].rules_ru", "правила"),
+		text("pools[0].markets[0].name", "M"), text("pools[0].markets[0].name_ru", "М"),
+		text("pools[0].markets[0].yes_name", "Yes"), text("pools[0].markets[0].no_name", "No"))
+}

@@ -352,7 +352,7 @@ const ru = {
   'markets.create.json': 'Событие (JSON)',
   'markets.create.jsonHint': 'Тело запроса POST /api/v1/events: name, name_ru и пулы с рынками (см. /docs). Событие создаётся скрытым.',
   'markets.create.submit': 'Создать событие',
-  'markets.create.notJSON': 'Событие — не корректный JSON.',
+  'markets.create.notJSON': 'Событие записано не в формате JSON.',
   'markets.create.done': 'Событие {id} «{name}» создано, рынков: {markets}; в ленте оно пока скрыто.',
   'markets.create.open': 'Открыть событие {id} (его рынки и показ в ленте)',
   'markets.back': 'Все события',

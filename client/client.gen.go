@@ -3009,6 +3009,9 @@ type GetMyTradesParams struct {
 // AdminChatReplyJSONRequestBody defines body for AdminChatReply for application/json ContentType.
 type AdminChatReplyJSONRequestBody = ChatTextRequest
 
+// AdminSetEventActiveJSONRequestBody defines body for AdminSetEventActive for application/json ContentType.
+type AdminSetEventActiveJSONRequestBody = ActiveRequest
+
 // AdminResolveMarketJSONRequestBody defines body for AdminResolveMarket for application/json ContentType.
 type AdminResolveMarketJSONRequestBody = ResolveRequest
 
@@ -3044,6 +3047,9 @@ type AdminSetRolesJSONRequestBody = RolesPatch
 
 // AdminCreditJSONRequestBody defines body for AdminCredit for application/json ContentType.
 type AdminCreditJSONRequestBody = CreditRequest
+
+// AdminCreateEventJSONRequestBody defines body for AdminCreateEvent for application/json ContentType.
+type AdminCreateEventJSONRequestBody = NewEvent
 
 // CreateAPIKeyJSONRequestBody defines body for CreateAPIKey for application/json ContentType.
 type CreateAPIKeyJSONRequestBody = NewAPIKey
@@ -3445,6 +3451,20 @@ type ClientInterface interface {
 	// Corresponds with POST /api/v1/admin/chat/sessions/{session_id}/messages (the `AdminChatReply` operationId).
 	AdminChatReply(ctx context.Context, sessionID string, body AdminChatReplyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// AdminSetEventActiveWithBody Show (true) or hide (false) any event in the feed, as the operator.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/admin/events/{id}/active (the `AdminSetEventActive` operationId).
+	AdminSetEventActiveWithBody(ctx context.Context, id int64, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AdminSetEventActive Show (true) or hide (false) any event in the feed, as the operator.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/admin/events/{id}/active (the `AdminSetEventActive` operationId).
+	AdminSetEventActive(ctx context.Context, id int64, body AdminSetEventActiveJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// AdminResolveMarketWithBody Resolve or void any market, as the operator.
 	//
 	// Settles the market exactly as its creator's close would (see
@@ -3797,6 +3817,36 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /api/v1/admin/users/{id}/credit (the `AdminCredit` operationId).
 	AdminCredit(ctx context.Context, id int64, body AdminCreditJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AdminCreateEventWithBody Create an event owned by creator {id}, as the operator.
+	//
+	// The body is POST /api/v1/events's. The event belongs to user {id},
+	// who must be a creator (`400 invalid_request` otherwise; grant the
+	// role with PATCH /api/v1/admin/users/{id}) and may then activate,
+	// edit and resolve it as their own. It goes through the creator's
+	// path: the platform's treasury escrows each market's worst-case
+	// loss, and the event starts inactive (POST
+	// /api/v1/admin/events/{id}/active shows it).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/admin/users/{id}/events (the `AdminCreateEvent` operationId).
+	AdminCreateEventWithBody(ctx context.Context, id int64, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AdminCreateEvent Create an event owned by creator {id}, as the operator.
+	//
+	// The body is POST /api/v1/events's. The event belongs to user {id},
+	// who must be a creator (`400 invalid_request` otherwise; grant the
+	// role with PATCH /api/v1/admin/users/{id}) and may then activate,
+	// edit and resolve it as their own. It goes through the creator's
+	// path: the platform's treasury escrows each market's worst-case
+	// loss, and the event starts inactive (POST
+	// /api/v1/admin/events/{id}/active shows it).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/admin/users/{id}/events (the `AdminCreateEvent` operationId).
+	AdminCreateEvent(ctx context.Context, id int64, body AdminCreateEventJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// AdminPasswordReset Issue a password reset token for a user, to hand over without mail.
 	//
@@ -5154,6 +5204,40 @@ func (c *Client) AdminChatReply(ctx context.Context, sessionID string, body Admi
 	return c.Client.Do(req)
 }
 
+// AdminSetEventActiveWithBody Show (true) or hide (false) any event in the feed, as the operator.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/admin/events/{id}/active (the `AdminSetEventActive` operationId).
+func (c *Client) AdminSetEventActiveWithBody(ctx context.Context, id int64, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAdminSetEventActiveRequestWithBody(c.Server, id, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AdminSetEventActive Show (true) or hide (false) any event in the feed, as the operator.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/admin/events/{id}/active (the `AdminSetEventActive` operationId).
+func (c *Client) AdminSetEventActive(ctx context.Context, id int64, body AdminSetEventActiveJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAdminSetEventActiveRequest(c.Server, id, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // AdminResolveMarketWithBody Resolve or void any market, as the operator.
 //
 // Settles the market exactly as its creator's close would (see
@@ -5827,6 +5911,56 @@ func (c *Client) AdminCreditWithBody(ctx context.Context, id int64, contentType 
 // Corresponds with POST /api/v1/admin/users/{id}/credit (the `AdminCredit` operationId).
 func (c *Client) AdminCredit(ctx context.Context, id int64, body AdminCreditJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewAdminCreditRequest(c.Server, id, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AdminCreateEventWithBody Create an event owned by creator {id}, as the operator.
+//
+// The body is POST /api/v1/events's. The event belongs to user {id},
+// who must be a creator (`400 invalid_request` otherwise; grant the
+// role with PATCH /api/v1/admin/users/{id}) and may then activate,
+// edit and resolve it as their own. It goes through the creator's
+// path: the platform's treasury escrows each market's worst-case
+// loss, and the event starts inactive (POST
+// /api/v1/admin/events/{id}/active shows it).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/admin/users/{id}/events (the `AdminCreateEvent` operationId).
+func (c *Client) AdminCreateEventWithBody(ctx context.Context, id int64, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAdminCreateEventRequestWithBody(c.Server, id, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AdminCreateEvent Create an event owned by creator {id}, as the operator.
+//
+// The body is POST /api/v1/events's. The event belongs to user {id},
+// who must be a creator (`400 invalid_request` otherwise; grant the
+// role with PATCH /api/v1/admin/users/{id}) and may then activate,
+// edit and resolve it as their own. It goes through the creator's
+// path: the platform's treasury escrows each market's worst-case
+// loss, and the event starts inactive (POST
+// /api/v1/admin/events/{id}/active shows it).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/admin/users/{id}/events (the `AdminCreateEvent` operationId).
+func (c *Client) AdminCreateEvent(ctx context.Context, id int64, body AdminCreateEventJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAdminCreateEventRequest(c.Server, id, body)
 	if err != nil {
 		return nil, err
 	}
@@ -8073,6 +8207,53 @@ func NewAdminChatReplyRequestWithBody(server string, sessionID string, contentTy
 	return req, nil
 }
 
+// NewAdminSetEventActiveRequest calls the generic AdminSetEventActive builder with application/json body
+func NewAdminSetEventActiveRequest(server string, id int64, body AdminSetEventActiveJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewAdminSetEventActiveRequestWithBody(server, id, "application/json", bodyReader)
+}
+
+// NewAdminSetEventActiveRequestWithBody constructs an http.Request for the AdminSetEventActive method, with any body, and a specified content type
+func NewAdminSetEventActiveRequestWithBody(server string, id int64, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/admin/events/%s/active", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewAdminResolveMarketRequest calls the generic AdminResolveMarket builder with application/json body
 func NewAdminResolveMarketRequest(server string, id int64, body AdminResolveMarketJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -9000,6 +9181,53 @@ func NewAdminCreditRequestWithBody(server string, id int64, contentType string, 
 	}
 
 	operationPath := fmt.Sprintf("/api/v1/admin/users/%s/credit", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewAdminCreateEventRequest calls the generic AdminCreateEvent builder with application/json body
+func NewAdminCreateEventRequest(server string, id int64, body AdminCreateEventJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewAdminCreateEventRequestWithBody(server, id, "application/json", bodyReader)
+}
+
+// NewAdminCreateEventRequestWithBody constructs an http.Request for the AdminCreateEvent method, with any body, and a specified content type
+func NewAdminCreateEventRequestWithBody(server string, id int64, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/admin/users/%s/events", pathParam0)
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -11751,6 +11979,20 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /api/v1/admin/chat/sessions/{session_id}/messages (the `AdminChatReply` operationId).
 	AdminChatReplyWithResponse(ctx context.Context, sessionID string, body AdminChatReplyJSONRequestBody, reqEditors ...RequestEditorFn) (*AdminChatReplyResponse, error)
 
+	// AdminSetEventActiveWithBodyWithResponse Show (true) or hide (false) any event in the feed, as the operator.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/admin/events/{id}/active (the `AdminSetEventActive` operationId).
+	AdminSetEventActiveWithBodyWithResponse(ctx context.Context, id int64, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AdminSetEventActiveResponse, error)
+
+	// AdminSetEventActiveWithResponse Show (true) or hide (false) any event in the feed, as the operator.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/admin/events/{id}/active (the `AdminSetEventActive` operationId).
+	AdminSetEventActiveWithResponse(ctx context.Context, id int64, body AdminSetEventActiveJSONRequestBody, reqEditors ...RequestEditorFn) (*AdminSetEventActiveResponse, error)
+
 	// AdminResolveMarketWithBodyWithResponse Resolve or void any market, as the operator.
 	//
 	// Settles the market exactly as its creator's close would (see
@@ -12121,6 +12363,36 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /api/v1/admin/users/{id}/credit (the `AdminCredit` operationId).
 	AdminCreditWithResponse(ctx context.Context, id int64, body AdminCreditJSONRequestBody, reqEditors ...RequestEditorFn) (*AdminCreditResponse, error)
+
+	// AdminCreateEventWithBodyWithResponse Create an event owned by creator {id}, as the operator.
+	//
+	// The body is POST /api/v1/events's. The event belongs to user {id},
+	// who must be a creator (`400 invalid_request` otherwise; grant the
+	// role with PATCH /api/v1/admin/users/{id}) and may then activate,
+	// edit and resolve it as their own. It goes through the creator's
+	// path: the platform's treasury escrows each market's worst-case
+	// loss, and the event starts inactive (POST
+	// /api/v1/admin/events/{id}/active shows it).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/admin/users/{id}/events (the `AdminCreateEvent` operationId).
+	AdminCreateEventWithBodyWithResponse(ctx context.Context, id int64, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AdminCreateEventResponse, error)
+
+	// AdminCreateEventWithResponse Create an event owned by creator {id}, as the operator.
+	//
+	// The body is POST /api/v1/events's. The event belongs to user {id},
+	// who must be a creator (`400 invalid_request` otherwise; grant the
+	// role with PATCH /api/v1/admin/users/{id}) and may then activate,
+	// edit and resolve it as their own. It goes through the creator's
+	// path: the platform's treasury escrows each market's worst-case
+	// loss, and the event starts inactive (POST
+	// /api/v1/admin/events/{id}/active shows it).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/admin/users/{id}/events (the `AdminCreateEvent` operationId).
+	AdminCreateEventWithResponse(ctx context.Context, id int64, body AdminCreateEventJSONRequestBody, reqEditors ...RequestEditorFn) (*AdminCreateEventResponse, error)
 
 	// AdminPasswordResetWithResponse Issue a password reset token for a user, to hand over without mail.
 	//
@@ -13878,6 +14150,102 @@ func (r AdminChatReplyResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r AdminChatReplyResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type AdminSetEventActiveResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Status
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *InvalidIDOrRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *CrossOrigin
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *struct {
+		Detail *string `json:"detail,omitempty"`
+		Error  string  `json:"error"`
+	}
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *TooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r AdminSetEventActiveResponse) GetJSON200() *Status {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r AdminSetEventActiveResponse) GetJSON400() *InvalidIDOrRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r AdminSetEventActiveResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r AdminSetEventActiveResponse) GetJSON403() *CrossOrigin {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r AdminSetEventActiveResponse) GetJSON404() *struct {
+	Detail *string `json:"detail,omitempty"`
+	Error  string  `json:"error"`
+} {
+	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r AdminSetEventActiveResponse) GetJSON413() *TooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r AdminSetEventActiveResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r AdminSetEventActiveResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r AdminSetEventActiveResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r AdminSetEventActiveResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r AdminSetEventActiveResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r AdminSetEventActiveResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -15793,6 +16161,109 @@ func (r AdminCreditResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r AdminCreditResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type AdminCreateEventResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *Event
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *InvalidIDOrRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *CrossOrigin
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *AdminNotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *struct {
+		Detail *string `json:"detail,omitempty"`
+		Error  string  `json:"error"`
+	}
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *TooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r AdminCreateEventResponse) GetJSON201() *Event {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r AdminCreateEventResponse) GetJSON400() *InvalidIDOrRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r AdminCreateEventResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r AdminCreateEventResponse) GetJSON403() *CrossOrigin {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r AdminCreateEventResponse) GetJSON404() *AdminNotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r AdminCreateEventResponse) GetJSON409() *struct {
+	Detail *string `json:"detail,omitempty"`
+	Error  string  `json:"error"`
+} {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r AdminCreateEventResponse) GetJSON413() *TooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r AdminCreateEventResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r AdminCreateEventResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r AdminCreateEventResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r AdminCreateEventResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r AdminCreateEventResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r AdminCreateEventResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -20990,6 +21461,32 @@ func (c *ClientWithResponses) AdminChatReplyWithResponse(ctx context.Context, se
 	return ParseAdminChatReplyResponse(rsp)
 }
 
+// AdminSetEventActiveWithBodyWithResponse Show (true) or hide (false) any event in the feed, as the operator.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/admin/events/{id}/active (the `AdminSetEventActive` operationId).
+func (c *ClientWithResponses) AdminSetEventActiveWithBodyWithResponse(ctx context.Context, id int64, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AdminSetEventActiveResponse, error) {
+	rsp, err := c.AdminSetEventActiveWithBody(ctx, id, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAdminSetEventActiveResponse(rsp)
+}
+
+// AdminSetEventActiveWithResponse Show (true) or hide (false) any event in the feed, as the operator.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/admin/events/{id}/active (the `AdminSetEventActive` operationId).
+func (c *ClientWithResponses) AdminSetEventActiveWithResponse(ctx context.Context, id int64, body AdminSetEventActiveJSONRequestBody, reqEditors ...RequestEditorFn) (*AdminSetEventActiveResponse, error) {
+	rsp, err := c.AdminSetEventActive(ctx, id, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAdminSetEventActiveResponse(rsp)
+}
+
 // AdminResolveMarketWithBodyWithResponse Resolve or void any market, as the operator.
 //
 // Settles the market exactly as its creator's close would (see
@@ -21557,6 +22054,48 @@ func (c *ClientWithResponses) AdminCreditWithResponse(ctx context.Context, id in
 		return nil, err
 	}
 	return ParseAdminCreditResponse(rsp)
+}
+
+// AdminCreateEventWithBodyWithResponse Create an event owned by creator {id}, as the operator.
+//
+// The body is POST /api/v1/events's. The event belongs to user {id},
+// who must be a creator (`400 invalid_request` otherwise; grant the
+// role with PATCH /api/v1/admin/users/{id}) and may then activate,
+// edit and resolve it as their own. It goes through the creator's
+// path: the platform's treasury escrows each market's worst-case
+// loss, and the event starts inactive (POST
+// /api/v1/admin/events/{id}/active shows it).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/admin/users/{id}/events (the `AdminCreateEvent` operationId).
+func (c *ClientWithResponses) AdminCreateEventWithBodyWithResponse(ctx context.Context, id int64, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AdminCreateEventResponse, error) {
+	rsp, err := c.AdminCreateEventWithBody(ctx, id, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAdminCreateEventResponse(rsp)
+}
+
+// AdminCreateEventWithResponse Create an event owned by creator {id}, as the operator.
+//
+// The body is POST /api/v1/events's. The event belongs to user {id},
+// who must be a creator (`400 invalid_request` otherwise; grant the
+// role with PATCH /api/v1/admin/users/{id}) and may then activate,
+// edit and resolve it as their own. It goes through the creator's
+// path: the platform's treasury escrows each market's worst-case
+// loss, and the event starts inactive (POST
+// /api/v1/admin/events/{id}/active shows it).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/admin/users/{id}/events (the `AdminCreateEvent` operationId).
+func (c *ClientWithResponses) AdminCreateEventWithResponse(ctx context.Context, id int64, body AdminCreateEventJSONRequestBody, reqEditors ...RequestEditorFn) (*AdminCreateEventResponse, error) {
+	rsp, err := c.AdminCreateEvent(ctx, id, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAdminCreateEventResponse(rsp)
 }
 
 // AdminPasswordResetWithResponse Issue a password reset token for a user, to hand over without mail.
@@ -23712,6 +24251,84 @@ func ParseAdminChatReplyResponse(rsp *http.Response) (*AdminChatReplyResponse, e
 	return response, nil
 }
 
+// ParseAdminSetEventActiveResponse parses an HTTP response from a AdminSetEventActiveWithResponse call
+func ParseAdminSetEventActiveResponse(rsp *http.Response) (*AdminSetEventActiveResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &AdminSetEventActiveResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Status
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest InvalidIDOrRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest CrossOrigin
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest struct {
+			Detail *string `json:"detail,omitempty"`
+			Error  string  `json:"error"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseAdminResolveMarketResponse parses an HTTP response from a AdminResolveMarketWithResponse call
 func ParseAdminResolveMarketResponse(rsp *http.Response) (*AdminResolveMarketResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -25247,6 +25864,91 @@ func ParseAdminCreditResponse(rsp *http.Response) (*AdminCreditResponse, error) 
 			return nil, err
 		}
 		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseAdminCreateEventResponse parses an HTTP response from a AdminCreateEventWithResponse call
+func ParseAdminCreateEventResponse(rsp *http.Response) (*AdminCreateEventResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &AdminCreateEventResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest Event
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest InvalidIDOrRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest CrossOrigin
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest AdminNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest struct {
+			Detail *string `json:"detail,omitempty"`
+			Error  string  `json:"error"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest TooLarge

@@ -2819,6 +2819,12 @@ type TooLarge struct {
 	Error  string  `json:"error"`
 }
 
+// TradeForbidden defines model for TradeForbidden.
+type TradeForbidden struct {
+	Detail *string `json:"detail,omitempty"`
+	Error  string  `json:"error"`
+}
+
 // Unauthorized defines model for Unauthorized.
 type Unauthorized struct {
 	Detail *string `json:"detail,omitempty"`
@@ -3027,6 +3033,9 @@ type GetMyTradesParams struct {
 // AdminChatReplyJSONRequestBody defines body for AdminChatReply for application/json ContentType.
 type AdminChatReplyJSONRequestBody = ChatTextRequest
 
+// AdminSetEventActiveJSONRequestBody defines body for AdminSetEventActive for application/json ContentType.
+type AdminSetEventActiveJSONRequestBody = ActiveRequest
+
 // AdminResolveMarketJSONRequestBody defines body for AdminResolveMarket for application/json ContentType.
 type AdminResolveMarketJSONRequestBody = ResolveRequest
 
@@ -3065,6 +3074,9 @@ type AdminSetRolesJSONRequestBody = RolesPatch
 
 // AdminCreditJSONRequestBody defines body for AdminCredit for application/json ContentType.
 type AdminCreditJSONRequestBody = CreditRequest
+
+// AdminCreateEventJSONRequestBody defines body for AdminCreateEvent for application/json ContentType.
+type AdminCreateEventJSONRequestBody = NewEvent
 
 // CreateAPIKeyJSONRequestBody defines body for CreateAPIKey for application/json ContentType.
 type CreateAPIKeyJSONRequestBody = NewAPIKey
@@ -3466,6 +3478,20 @@ type ClientInterface interface {
 	// Corresponds with POST /api/v1/admin/chat/sessions/{session_id}/messages (the `AdminChatReply` operationId).
 	AdminChatReply(ctx context.Context, sessionID string, body AdminChatReplyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// AdminSetEventActiveWithBody Show (true) or hide (false) any event in the feed, as the operator.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/admin/events/{id}/active (the `AdminSetEventActive` operationId).
+	AdminSetEventActiveWithBody(ctx context.Context, id int64, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AdminSetEventActive Show (true) or hide (false) any event in the feed, as the operator.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/admin/events/{id}/active (the `AdminSetEventActive` operationId).
+	AdminSetEventActive(ctx context.Context, id int64, body AdminSetEventActiveJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// AdminResolveMarketWithBody Resolve or void any market, as the operator.
 	//
 	// Settles the market exactly as its creator's close would (see
@@ -3844,6 +3870,36 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /api/v1/admin/users/{id}/credit (the `AdminCredit` operationId).
 	AdminCredit(ctx context.Context, id int64, body AdminCreditJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AdminCreateEventWithBody Create an event owned by creator {id}, as the operator.
+	//
+	// The body is POST /api/v1/events's. The event belongs to user {id},
+	// who must be a creator (`400 invalid_request` otherwise; grant the
+	// role with PATCH /api/v1/admin/users/{id}) and may then activate,
+	// edit and resolve it as their own. It goes through the creator's
+	// path: the platform's treasury escrows each market's worst-case
+	// loss, and the event starts inactive (POST
+	// /api/v1/admin/events/{id}/active shows it).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/admin/users/{id}/events (the `AdminCreateEvent` operationId).
+	AdminCreateEventWithBody(ctx context.Context, id int64, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AdminCreateEvent Create an event owned by creator {id}, as the operator.
+	//
+	// The body is POST /api/v1/events's. The event belongs to user {id},
+	// who must be a creator (`400 invalid_request` otherwise; grant the
+	// role with PATCH /api/v1/admin/users/{id}) and may then activate,
+	// edit and resolve it as their own. It goes through the creator's
+	// path: the platform's treasury escrows each market's worst-case
+	// loss, and the event starts inactive (POST
+	// /api/v1/admin/events/{id}/active shows it).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/admin/users/{id}/events (the `AdminCreateEvent` operationId).
+	AdminCreateEvent(ctx context.Context, id int64, body AdminCreateEventJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// AdminPasswordReset Issue a password reset token for a user, to hand over without mail.
 	//
@@ -4325,7 +4381,10 @@ type ClientInterface interface {
 	//
 	// The event starts inactive (hidden from the feed) until its creator
 	// activates it. Each market's LMSR opens at `probability`; the
-	// platform's treasury escrows its worst-case loss.
+	// platform's treasury escrows its worst-case loss. Past the
+	// operator's limits on one creator's open events (those with an
+	// unresolved market, hidden ones too) or on their subsidy: 409
+	// creator_limit.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -4336,7 +4395,10 @@ type ClientInterface interface {
 	//
 	// The event starts inactive (hidden from the feed) until its creator
 	// activates it. Each market's LMSR opens at `probability`; the
-	// platform's treasury escrows its worst-case loss.
+	// platform's treasury escrows its worst-case loss. Past the
+	// operator's limits on one creator's open events (those with an
+	// unresolved market, hidden ones too) or on their subsidy: 409
+	// creator_limit.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -5204,6 +5266,40 @@ func (c *Client) AdminChatReply(ctx context.Context, sessionID string, body Admi
 	return c.Client.Do(req)
 }
 
+// AdminSetEventActiveWithBody Show (true) or hide (false) any event in the feed, as the operator.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/admin/events/{id}/active (the `AdminSetEventActive` operationId).
+func (c *Client) AdminSetEventActiveWithBody(ctx context.Context, id int64, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAdminSetEventActiveRequestWithBody(c.Server, id, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AdminSetEventActive Show (true) or hide (false) any event in the feed, as the operator.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/admin/events/{id}/active (the `AdminSetEventActive` operationId).
+func (c *Client) AdminSetEventActive(ctx context.Context, id int64, body AdminSetEventActiveJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAdminSetEventActiveRequest(c.Server, id, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // AdminResolveMarketWithBody Resolve or void any market, as the operator.
 //
 // Settles the market exactly as its creator's close would (see
@@ -5923,6 +6019,56 @@ func (c *Client) AdminCreditWithBody(ctx context.Context, id int64, contentType 
 // Corresponds with POST /api/v1/admin/users/{id}/credit (the `AdminCredit` operationId).
 func (c *Client) AdminCredit(ctx context.Context, id int64, body AdminCreditJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewAdminCreditRequest(c.Server, id, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AdminCreateEventWithBody Create an event owned by creator {id}, as the operator.
+//
+// The body is POST /api/v1/events's. The event belongs to user {id},
+// who must be a creator (`400 invalid_request` otherwise; grant the
+// role with PATCH /api/v1/admin/users/{id}) and may then activate,
+// edit and resolve it as their own. It goes through the creator's
+// path: the platform's treasury escrows each market's worst-case
+// loss, and the event starts inactive (POST
+// /api/v1/admin/events/{id}/active shows it).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/admin/users/{id}/events (the `AdminCreateEvent` operationId).
+func (c *Client) AdminCreateEventWithBody(ctx context.Context, id int64, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAdminCreateEventRequestWithBody(c.Server, id, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AdminCreateEvent Create an event owned by creator {id}, as the operator.
+//
+// The body is POST /api/v1/events's. The event belongs to user {id},
+// who must be a creator (`400 invalid_request` otherwise; grant the
+// role with PATCH /api/v1/admin/users/{id}) and may then activate,
+// edit and resolve it as their own. It goes through the creator's
+// path: the platform's treasury escrows each market's worst-case
+// loss, and the event starts inactive (POST
+// /api/v1/admin/events/{id}/active shows it).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/admin/users/{id}/events (the `AdminCreateEvent` operationId).
+func (c *Client) AdminCreateEvent(ctx context.Context, id int64, body AdminCreateEventJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAdminCreateEventRequest(c.Server, id, body)
 	if err != nil {
 		return nil, err
 	}
@@ -6733,7 +6879,10 @@ func (c *Client) ListEvents(ctx context.Context, params *ListEventsParams, reqEd
 //
 // The event starts inactive (hidden from the feed) until its creator
 // activates it. Each market's LMSR opens at `probability`; the
-// platform's treasury escrows its worst-case loss.
+// platform's treasury escrows its worst-case loss. Past the
+// operator's limits on one creator's open events (those with an
+// unresolved market, hidden ones too) or on their subsidy: 409
+// creator_limit.
 //
 // Takes any type of body and a specified content type.
 //
@@ -6754,7 +6903,10 @@ func (c *Client) CreateEventWithBody(ctx context.Context, contentType string, bo
 //
 // The event starts inactive (hidden from the feed) until its creator
 // activates it. Each market's LMSR opens at `probability`; the
-// platform's treasury escrows its worst-case loss.
+// platform's treasury escrows its worst-case loss. Past the
+// operator's limits on one creator's open events (those with an
+// unresolved market, hidden ones too) or on their subsidy: 409
+// creator_limit.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -8182,6 +8334,53 @@ func NewAdminChatReplyRequestWithBody(server string, sessionID string, contentTy
 	return req, nil
 }
 
+// NewAdminSetEventActiveRequest calls the generic AdminSetEventActive builder with application/json body
+func NewAdminSetEventActiveRequest(server string, id int64, body AdminSetEventActiveJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewAdminSetEventActiveRequestWithBody(server, id, "application/json", bodyReader)
+}
+
+// NewAdminSetEventActiveRequestWithBody constructs an http.Request for the AdminSetEventActive method, with any body, and a specified content type
+func NewAdminSetEventActiveRequestWithBody(server string, id int64, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/admin/events/%s/active", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewAdminResolveMarketRequest calls the generic AdminResolveMarket builder with application/json body
 func NewAdminResolveMarketRequest(server string, id int64, body AdminResolveMarketJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -9156,6 +9355,53 @@ func NewAdminCreditRequestWithBody(server string, id int64, contentType string, 
 	}
 
 	operationPath := fmt.Sprintf("/api/v1/admin/users/%s/credit", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewAdminCreateEventRequest calls the generic AdminCreateEvent builder with application/json body
+func NewAdminCreateEventRequest(server string, id int64, body AdminCreateEventJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewAdminCreateEventRequestWithBody(server, id, "application/json", bodyReader)
+}
+
+// NewAdminCreateEventRequestWithBody constructs an http.Request for the AdminCreateEvent method, with any body, and a specified content type
+func NewAdminCreateEventRequestWithBody(server string, id int64, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/admin/users/%s/events", pathParam0)
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -11934,6 +12180,20 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /api/v1/admin/chat/sessions/{session_id}/messages (the `AdminChatReply` operationId).
 	AdminChatReplyWithResponse(ctx context.Context, sessionID string, body AdminChatReplyJSONRequestBody, reqEditors ...RequestEditorFn) (*AdminChatReplyResponse, error)
 
+	// AdminSetEventActiveWithBodyWithResponse Show (true) or hide (false) any event in the feed, as the operator.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/admin/events/{id}/active (the `AdminSetEventActive` operationId).
+	AdminSetEventActiveWithBodyWithResponse(ctx context.Context, id int64, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AdminSetEventActiveResponse, error)
+
+	// AdminSetEventActiveWithResponse Show (true) or hide (false) any event in the feed, as the operator.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/admin/events/{id}/active (the `AdminSetEventActive` operationId).
+	AdminSetEventActiveWithResponse(ctx context.Context, id int64, body AdminSetEventActiveJSONRequestBody, reqEditors ...RequestEditorFn) (*AdminSetEventActiveResponse, error)
+
 	// AdminResolveMarketWithBodyWithResponse Resolve or void any market, as the operator.
 	//
 	// Settles the market exactly as its creator's close would (see
@@ -12330,6 +12590,36 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /api/v1/admin/users/{id}/credit (the `AdminCredit` operationId).
 	AdminCreditWithResponse(ctx context.Context, id int64, body AdminCreditJSONRequestBody, reqEditors ...RequestEditorFn) (*AdminCreditResponse, error)
+
+	// AdminCreateEventWithBodyWithResponse Create an event owned by creator {id}, as the operator.
+	//
+	// The body is POST /api/v1/events's. The event belongs to user {id},
+	// who must be a creator (`400 invalid_request` otherwise; grant the
+	// role with PATCH /api/v1/admin/users/{id}) and may then activate,
+	// edit and resolve it as their own. It goes through the creator's
+	// path: the platform's treasury escrows each market's worst-case
+	// loss, and the event starts inactive (POST
+	// /api/v1/admin/events/{id}/active shows it).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/admin/users/{id}/events (the `AdminCreateEvent` operationId).
+	AdminCreateEventWithBodyWithResponse(ctx context.Context, id int64, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AdminCreateEventResponse, error)
+
+	// AdminCreateEventWithResponse Create an event owned by creator {id}, as the operator.
+	//
+	// The body is POST /api/v1/events's. The event belongs to user {id},
+	// who must be a creator (`400 invalid_request` otherwise; grant the
+	// role with PATCH /api/v1/admin/users/{id}) and may then activate,
+	// edit and resolve it as their own. It goes through the creator's
+	// path: the platform's treasury escrows each market's worst-case
+	// loss, and the event starts inactive (POST
+	// /api/v1/admin/events/{id}/active shows it).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/admin/users/{id}/events (the `AdminCreateEvent` operationId).
+	AdminCreateEventWithResponse(ctx context.Context, id int64, body AdminCreateEventJSONRequestBody, reqEditors ...RequestEditorFn) (*AdminCreateEventResponse, error)
 
 	// AdminPasswordResetWithResponse Issue a password reset token for a user, to hand over without mail.
 	//
@@ -12831,7 +13121,10 @@ type ClientWithResponsesInterface interface {
 	//
 	// The event starts inactive (hidden from the feed) until its creator
 	// activates it. Each market's LMSR opens at `probability`; the
-	// platform's treasury escrows its worst-case loss.
+	// platform's treasury escrows its worst-case loss. Past the
+	// operator's limits on one creator's open events (those with an
+	// unresolved market, hidden ones too) or on their subsidy: 409
+	// creator_limit.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -12842,7 +13135,10 @@ type ClientWithResponsesInterface interface {
 	//
 	// The event starts inactive (hidden from the feed) until its creator
 	// activates it. Each market's LMSR opens at `probability`; the
-	// platform's treasury escrows its worst-case loss.
+	// platform's treasury escrows its worst-case loss. Past the
+	// operator's limits on one creator's open events (those with an
+	// unresolved market, hidden ones too) or on their subsidy: 409
+	// creator_limit.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -14092,6 +14388,102 @@ func (r AdminChatReplyResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r AdminChatReplyResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type AdminSetEventActiveResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Status
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *InvalidIDOrRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *CrossOrigin
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *struct {
+		Detail *string `json:"detail,omitempty"`
+		Error  string  `json:"error"`
+	}
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *TooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r AdminSetEventActiveResponse) GetJSON200() *Status {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r AdminSetEventActiveResponse) GetJSON400() *InvalidIDOrRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r AdminSetEventActiveResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r AdminSetEventActiveResponse) GetJSON403() *CrossOrigin {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r AdminSetEventActiveResponse) GetJSON404() *struct {
+	Detail *string `json:"detail,omitempty"`
+	Error  string  `json:"error"`
+} {
+	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r AdminSetEventActiveResponse) GetJSON413() *TooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r AdminSetEventActiveResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r AdminSetEventActiveResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r AdminSetEventActiveResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r AdminSetEventActiveResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r AdminSetEventActiveResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r AdminSetEventActiveResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -16103,6 +16495,109 @@ func (r AdminCreditResponse) ContentType() string {
 	return ""
 }
 
+type AdminCreateEventResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *Event
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *InvalidIDOrRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *CrossOrigin
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *AdminNotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *struct {
+		Detail *string `json:"detail,omitempty"`
+		Error  string  `json:"error"`
+	}
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *TooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r AdminCreateEventResponse) GetJSON201() *Event {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r AdminCreateEventResponse) GetJSON400() *InvalidIDOrRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r AdminCreateEventResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r AdminCreateEventResponse) GetJSON403() *CrossOrigin {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r AdminCreateEventResponse) GetJSON404() *AdminNotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r AdminCreateEventResponse) GetJSON409() *struct {
+	Detail *string `json:"detail,omitempty"`
+	Error  string  `json:"error"`
+} {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r AdminCreateEventResponse) GetJSON413() *TooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r AdminCreateEventResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r AdminCreateEventResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r AdminCreateEventResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r AdminCreateEventResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r AdminCreateEventResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r AdminCreateEventResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type AdminPasswordResetResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -18030,6 +18525,11 @@ type CreateEventResponse struct {
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *ForbiddenOrScope
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *struct {
+		Detail *string `json:"detail,omitempty"`
+		Error  string  `json:"error"`
+	}
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
@@ -18056,6 +18556,14 @@ func (r CreateEventResponse) GetJSON401() *Unauthorized {
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
 func (r CreateEventResponse) GetJSON403() *ForbiddenOrScope {
 	return r.JSON403
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r CreateEventResponse) GetJSON409() *struct {
+	Detail *string `json:"detail,omitempty"`
+	Error  string  `json:"error"`
+} {
+	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -18819,7 +19327,7 @@ type BuyResponse struct {
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *ScopeOrCrossOrigin
+	JSON403 *TradeForbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *MarketNotFound
 	// JSON409 the response for an HTTP 409 `application/json` response
@@ -18858,7 +19366,7 @@ func (r BuyResponse) GetJSON401() *Unauthorized {
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r BuyResponse) GetJSON403() *ScopeOrCrossOrigin {
+func (r BuyResponse) GetJSON403() *TradeForbidden {
 	return r.JSON403
 }
 
@@ -19205,7 +19713,7 @@ type SellResponse struct {
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *ScopeOrCrossOrigin
+	JSON403 *TradeForbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *MarketNotFound
 	// JSON409 the response for an HTTP 409 `application/json` response
@@ -19244,7 +19752,7 @@ func (r SellResponse) GetJSON401() *Unauthorized {
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r SellResponse) GetJSON403() *ScopeOrCrossOrigin {
+func (r SellResponse) GetJSON403() *TradeForbidden {
 	return r.JSON403
 }
 
@@ -21354,6 +21862,32 @@ func (c *ClientWithResponses) AdminChatReplyWithResponse(ctx context.Context, se
 	return ParseAdminChatReplyResponse(rsp)
 }
 
+// AdminSetEventActiveWithBodyWithResponse Show (true) or hide (false) any event in the feed, as the operator.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/admin/events/{id}/active (the `AdminSetEventActive` operationId).
+func (c *ClientWithResponses) AdminSetEventActiveWithBodyWithResponse(ctx context.Context, id int64, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AdminSetEventActiveResponse, error) {
+	rsp, err := c.AdminSetEventActiveWithBody(ctx, id, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAdminSetEventActiveResponse(rsp)
+}
+
+// AdminSetEventActiveWithResponse Show (true) or hide (false) any event in the feed, as the operator.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/admin/events/{id}/active (the `AdminSetEventActive` operationId).
+func (c *ClientWithResponses) AdminSetEventActiveWithResponse(ctx context.Context, id int64, body AdminSetEventActiveJSONRequestBody, reqEditors ...RequestEditorFn) (*AdminSetEventActiveResponse, error) {
+	rsp, err := c.AdminSetEventActive(ctx, id, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAdminSetEventActiveResponse(rsp)
+}
+
 // AdminResolveMarketWithBodyWithResponse Resolve or void any market, as the operator.
 //
 // Settles the market exactly as its creator's close would (see
@@ -21959,6 +22493,48 @@ func (c *ClientWithResponses) AdminCreditWithResponse(ctx context.Context, id in
 		return nil, err
 	}
 	return ParseAdminCreditResponse(rsp)
+}
+
+// AdminCreateEventWithBodyWithResponse Create an event owned by creator {id}, as the operator.
+//
+// The body is POST /api/v1/events's. The event belongs to user {id},
+// who must be a creator (`400 invalid_request` otherwise; grant the
+// role with PATCH /api/v1/admin/users/{id}) and may then activate,
+// edit and resolve it as their own. It goes through the creator's
+// path: the platform's treasury escrows each market's worst-case
+// loss, and the event starts inactive (POST
+// /api/v1/admin/events/{id}/active shows it).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/admin/users/{id}/events (the `AdminCreateEvent` operationId).
+func (c *ClientWithResponses) AdminCreateEventWithBodyWithResponse(ctx context.Context, id int64, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AdminCreateEventResponse, error) {
+	rsp, err := c.AdminCreateEventWithBody(ctx, id, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAdminCreateEventResponse(rsp)
+}
+
+// AdminCreateEventWithResponse Create an event owned by creator {id}, as the operator.
+//
+// The body is POST /api/v1/events's. The event belongs to user {id},
+// who must be a creator (`400 invalid_request` otherwise; grant the
+// role with PATCH /api/v1/admin/users/{id}) and may then activate,
+// edit and resolve it as their own. It goes through the creator's
+// path: the platform's treasury escrows each market's worst-case
+// loss, and the event starts inactive (POST
+// /api/v1/admin/events/{id}/active shows it).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/admin/users/{id}/events (the `AdminCreateEvent` operationId).
+func (c *ClientWithResponses) AdminCreateEventWithResponse(ctx context.Context, id int64, body AdminCreateEventJSONRequestBody, reqEditors ...RequestEditorFn) (*AdminCreateEventResponse, error) {
+	rsp, err := c.AdminCreateEvent(ctx, id, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAdminCreateEventResponse(rsp)
 }
 
 // AdminPasswordResetWithResponse Issue a password reset token for a user, to hand over without mail.
@@ -22653,7 +23229,10 @@ func (c *ClientWithResponses) ListEventsWithResponse(ctx context.Context, params
 //
 // The event starts inactive (hidden from the feed) until its creator
 // activates it. Each market's LMSR opens at `probability`; the
-// platform's treasury escrows its worst-case loss.
+// platform's treasury escrows its worst-case loss. Past the
+// operator's limits on one creator's open events (those with an
+// unresolved market, hidden ones too) or on their subsidy: 409
+// creator_limit.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -22670,7 +23249,10 @@ func (c *ClientWithResponses) CreateEventWithBodyWithResponse(ctx context.Contex
 //
 // The event starts inactive (hidden from the feed) until its creator
 // activates it. Each market's LMSR opens at `probability`; the
-// platform's treasury escrows its worst-case loss.
+// platform's treasury escrows its worst-case loss. Past the
+// operator's limits on one creator's open events (those with an
+// unresolved market, hidden ones too) or on their subsidy: 409
+// creator_limit.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -24094,6 +24676,84 @@ func ParseAdminChatReplyResponse(rsp *http.Response) (*AdminChatReplyResponse, e
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest AdminChatSessionNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseAdminSetEventActiveResponse parses an HTTP response from a AdminSetEventActiveWithResponse call
+func ParseAdminSetEventActiveResponse(rsp *http.Response) (*AdminSetEventActiveResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &AdminSetEventActiveResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Status
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest InvalidIDOrRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest CrossOrigin
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest struct {
+			Detail *string `json:"detail,omitempty"`
+			Error  string  `json:"error"`
+		}
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -25735,6 +26395,91 @@ func ParseAdminCreditResponse(rsp *http.Response) (*AdminCreditResponse, error) 
 			return nil, err
 		}
 		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseAdminCreateEventResponse parses an HTTP response from a AdminCreateEventWithResponse call
+func ParseAdminCreateEventResponse(rsp *http.Response) (*AdminCreateEventResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &AdminCreateEventResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest Event
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest InvalidIDOrRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest CrossOrigin
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest AdminNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest struct {
+			Detail *string `json:"detail,omitempty"`
+			Error  string  `json:"error"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest TooLarge
@@ -27444,6 +28189,16 @@ func ParseCreateEventResponse(rsp *http.Response) (*CreateEventResponse, error) 
 		}
 		response.JSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest struct {
+			Detail *string `json:"detail,omitempty"`
+			Error  string  `json:"error"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest TooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -28066,7 +28821,7 @@ func ParseBuyResponse(rsp *http.Response) (*BuyResponse, error) {
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest ScopeOrCrossOrigin
+		var dest TradeForbidden
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -28378,7 +29133,7 @@ func ParseSellResponse(rsp *http.Response) (*SellResponse, error) {
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest ScopeOrCrossOrigin
+		var dest TradeForbidden
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}

@@ -105,6 +105,19 @@
 // ceil(C(q) − min_k q_k) at the opening state ([Exclusive.SubsidyKopecks]),
 // covers the payout of any winning outcome after any sequence of trades.
 //
+// # Answers added later
+//
+// [SplitOther] adds an answer to an exclusive pool, taking its probability
+// p_new out of an "Other" outcome o: with r = p_new/p_o the new answer gets
+// q_o + b·ln r and Other q_o + b·ln(1 − r), whose terms e^{q/b} sum to
+// Other's old one, so C and every other price stay. In integer shares both
+// round down (the larger part first, the smaller taking what is left), so C
+// drops by less than a share, in the platform's favour. [Holding] is a
+// position, [Claims] what holdings pay per outcome; [Split.MapHolding] maps
+// each holding so that it pays, in every outcome, what it paid before, and
+// [RequiredEscrow] is the escrow that covers the claims after any later
+// trades, ceil(C(q) + max_k(claims_k − q_k)), which a split raises.
+//
 // # Types
 //
 // [Binary] is the platform's two-outcome market; [Exclusive] an exclusive

@@ -49,6 +49,9 @@ type Service struct {
 	// Now is the clock, in microseconds (what every store keeps); tests
 	// replace it.
 	Now func() time.Time
+	// Creators bounds what creators may do (creator_limits.go); the zero
+	// value bounds nothing.
+	Creators CreatorRules
 
 	// pools maps a market id to the markets of its exclusive pool,
 	// ascending (nil for a market of a non-exclusive pool), for the
@@ -56,6 +59,9 @@ type Service struct {
 	// exclusive ever change, so an entry never goes stale, and every
 	// process may keep its own; a market's first trade here reads it.
 	pools sync.Map
+	// creators maps a market id to its event's creator, which never
+	// changes (see creatorOf).
+	creators sync.Map
 }
 
 // NewService returns a Service on store.
@@ -96,7 +102,7 @@ type NewMarket struct {
 // CreateEvent publishes an event for creator (inactive until activated):
 // each market's LMSR opens at its probability and the platform treasury
 // escrows its worst-case loss. ErrForbidden if creator may not create
-// events; *input.Error.
+// events; *input.Error; ErrCreatorLimit past s.Creators' limits.
 func (s *Service) CreateEvent(ctx context.Context, creator *account.User, in NewEvent) (*Event, error) {
 	if creator == nil || !creator.IsCreator {
 		return nil, ErrForbidden
@@ -216,7 +222,7 @@ func (s *Service) CreateEvent(ctx context.Context, creator *account.User, in New
 			return nil, input.Invalid("pools", fmt.Sprintf("the markets would escrow more than %d kopecks, the most one event may: lower lmsr_b_kopecks or hold fewer markets", int64(MaxEventSubsidy)))
 		}
 	}
-	if err := s.store.CreateEvent(ctx, e, subsidies); err != nil {
+	if err := s.storeEvent(ctx, e, subsidies, escrow); err != nil {
 		if errors.Is(err, account.ErrBalanceLimit) {
 			return nil, input.Invalid("pools", fmt.Sprintf("the platform's treasury cannot escrow another %d kopecks: its subsidies would pass their bound of %d kopecks; lower lmsr_b_kopecks or hold fewer markets", escrow, int64(account.MaxExposure)))
 		}

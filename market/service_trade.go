@@ -167,7 +167,8 @@ func quote(m *Market, side Side, a Action, shares, amount, cost, fee int64) *Quo
 // its result; a refused trade returns its reason as the error.
 // ErrMarketNotFound, ErrClosed, ErrPriceMoved, ErrNoPosition,
 // ErrInsufficientShares, ErrTradeRefused, account.ErrInsufficientFunds,
-// ErrIdempotencyConflict, *input.Error.
+// ErrIdempotencyConflict, *input.Error; ErrForbidden for a creator's
+// trade on their own event when s.Creators.NoOwnTrades.
 //
 // A request with an idempotency key (a PartnerOrder's) runs at most once:
 // a repeat returns the original trade with Result.Replayed set and runs
@@ -198,6 +199,9 @@ func (s *Service) Execute(ctx context.Context, marketID int64, r Request) (*Resu
 			return nil, ErrNoPosition
 		}
 		r.UserID = id
+	}
+	if err := s.checkOwnTrade(ctx, marketID, r); err != nil {
+		return nil, err
 	}
 	pool, err := s.poolOf(ctx, marketID)
 	if err != nil {

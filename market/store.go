@@ -17,6 +17,14 @@ type Store interface {
 	// from the platform treasury to the market's escrow. e.Tags must
 	// each name a tag (*UnknownTagError, and nothing is written).
 	CreateEvent(ctx context.Context, e *Event, subsidies []int64) error
+	// CreateEventLimited is CreateEvent under a creator's limits. In the
+	// same transaction, before anything is written, it waits for every
+	// other CreateEventLimited of e.CreatorID to finish (PostgreSQL locks
+	// the creator's users row), reads the creator's CreatorLoad and calls
+	// check with it (after e.Tags are found to exist); when check fails,
+	// nothing is written and its error is returned. So of concurrent creations by one creator, each sees the
+	// others that committed.
+	CreateEventLimited(ctx context.Context, e *Event, subsidies []int64, check func(CreatorLoad) error) error
 	// Event returns event id with its pools and markets. ErrEventNotFound.
 	Event(ctx context.Context, id int64) (*Event, error)
 	// ActiveEvents returns active events, newest first.

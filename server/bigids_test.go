@@ -133,6 +133,8 @@ func (w *bigWorld) pathIDs(path string) map[string]string {
 		ids["id"] = id(w.poolA.ID)
 	case strings.HasPrefix(path, "/api/v1/admin/markets/"):
 		ids["id"] = id(w.a1.ID)
+	case strings.HasPrefix(path, "/api/v1/admin/events/"):
+		ids["id"] = id(w.event.ID)
 	case strings.HasPrefix(path, "/api/v1/admin/partners/"):
 		ids["id"] = id(w.pA.ID)
 	case strings.HasPrefix(path, "/api/v1/comments/"):
@@ -283,6 +285,11 @@ func (w *bigWorld) body(method, path string) any {
 		return map[string]any{"amount_kopecks": 100}
 	case "/api/v1/admin/markets/{id}/resolve":
 		return map[string]any{"won_side": "YES"}
+	case "/api/v1/admin/events/{id}/active":
+		return map[string]any{"is_active": true}
+	case "/api/v1/admin/users/{id}/events":
+		return map[string]any{"name": "Big ids", "pools": []any{map[string]any{"name": "Pool", "margin": 0, "lmsr_b_kopecks": 10000,
+			"markets": []any{map[string]any{"name": "Yes?", "probability": 0.5}}}}}
 	case "/api/v1/admin/partners/{id}/float":
 		return map[string]any{"amount_kopecks": 100}
 	case "/api/v1/admin/partners/{id}/webhook":

@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/predictkit/predictkit/account"
 	"github.com/predictkit/predictkit/chat"
 	"github.com/predictkit/predictkit/market"
 	"github.com/predictkit/predictkit/webhook"
@@ -173,6 +174,17 @@ type Config struct {
 	// is no such limit.
 	LoginFailuresPerAccount int
 
+	// CreatorMaxOpenEvents is the most open events one creator may have
+	// at a time: events with at least one unresolved market, hidden ones
+	// too; CreatorMaxSubsidyKopecks the most subsidy the treasury may have
+	// put up for their market makers together. Past either, a creator's
+	// new event is 409 creator_limit. 0 is no limit. CreatorsMayTradeOwn
+	// lets creators trade on their own events; false refuses such trades
+	// with 403 (market.CreatorRules).
+	CreatorMaxOpenEvents     int
+	CreatorMaxSubsidyKopecks int64
+	CreatorsMayTradeOwn      bool
+
 	// Store, when set, is used instead of the one DatabaseURL selects; the
 	// caller owns it (the server does not close it). Tests use it.
 	Store Store `json:"-"`
@@ -223,6 +235,9 @@ func DefaultConfig() Config {
 		RatePasswordReset:       DefaultRatePasswordReset,
 		RatePasswordResetEmail:  DefaultRatePasswordResetEmail,
 		LoginFailuresPerAccount: DefaultLoginFailuresPerAccount,
+
+		CreatorMaxOpenEvents: DefaultCreatorMaxOpenEvents,
+		CreatorsMayTradeOwn:  true,
 
 		ChatWebhookTimeout: chat.DefaultWebhookTimeout,
 		StreamRetention:    DefaultStreamRetention,
@@ -320,6 +335,21 @@ var (
 	// DefaultLoginFailuresPerAccount: 10 failed passwords per account in
 	// 15 minutes.
 	DefaultLoginFailuresPerAccount = 10
+)
+
+// DefaultCreatorMaxOpenEvents is the default Config.CreatorMaxOpenEvents:
+// more than a busy creator keeps open, few enough that a stolen or
+// careless creator account cannot flood the feed. The subsidy has no
+// default limit: how much of the treasury creators may put at risk is
+// the operator's to decide, and the treasury's own bound
+// (account.MaxExposure) still holds.
+const DefaultCreatorMaxOpenEvents = 100
+
+// The largest values of the creators' limits: far past any real use,
+// and MaxExposure is all the treasury may put up anyway.
+const (
+	maxCreatorOpenEvents = 1_000_000
+	maxCreatorSubsidy    = account.MaxExposure
 )
 
 // withDefaults fills the zero values of c that have a default.

@@ -64,6 +64,19 @@ func intSetting(flag, env, help string, lo, hi int, f func(*Config) *int) settin
 		}}
 }
 
+func int64Setting(flag, env, help string, lo, hi int64, f func(*Config) *int64) setting {
+	return setting{flag: flag, env: env, help: help,
+		get: func(c *Config) string { return strconv.FormatInt(*f(c), 10) },
+		set: func(c *Config, v string) error {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil || n < lo || n > hi {
+				return fmt.Errorf("must be an integer from %d to %d", lo, hi)
+			}
+			*f(c) = n
+			return nil
+		}}
+}
+
 func boolSetting(flag, env, help string, f func(*Config) *bool) setting {
 	return setting{flag: flag, env: env, help: help, isBool: true,
 		get: func(c *Config) string { return strconv.FormatBool(*f(c)) },
@@ -193,6 +206,11 @@ func settings() []setting {
 		rateSetting("rate-password-reset-email", "PREDICTKIT_RATE_PASSWORD_RESET_EMAIL", "password reset requests per e-mail address (N/s, N/m, N/h or off)", func(c *Config) *Rate { return &c.RatePasswordResetEmail }),
 		intSetting("login-failures-per-account", "PREDICTKIT_LOGIN_FAILURES_PER_ACCOUNT", "failed passwords one account may see in 15 minutes, from any address, before its logins are refused until then (0: no limit)",
 			0, maxLoginFailuresPerAccount, func(c *Config) *int { return &c.LoginFailuresPerAccount }),
+		intSetting("creator-max-open-events", "PREDICTKIT_CREATOR_MAX_OPEN_EVENTS", "most open events (with an unresolved market, hidden ones too) one creator may have; past it a new event is 409 creator_limit (0: no limit)",
+			0, maxCreatorOpenEvents, func(c *Config) *int { return &c.CreatorMaxOpenEvents }),
+		int64Setting("creator-max-subsidy-kopecks", "PREDICTKIT_CREATOR_MAX_SUBSIDY_KOPECKS", "most subsidy, in kopecks, the treasury may have put up for one creator's open events; past it a new event is 409 creator_limit (0: no limit)",
+			0, maxCreatorSubsidy, func(c *Config) *int64 { return &c.CreatorMaxSubsidyKopecks }),
+		boolSetting("creators-may-trade-own", "PREDICTKIT_CREATORS_MAY_TRADE_OWN", "let creators trade on their own events (false: such a buy or sell is 403 forbidden)", func(c *Config) *bool { return &c.CreatorsMayTradeOwn }),
 		secret(stringSetting("smtp-url", "PREDICTKIT_SMTP_URL", "SMTP server of the password reset mails: smtp://user:password@host:587?from=noreply@example.com (STARTTLS when offered; smtps:// for implicit TLS); empty sends no mail", func(c *Config) *string { return &c.SMTPURL })),
 		stringSetting("public-url", "PREDICTKIT_PUBLIC_URL", "base URL of the web app users open, for links in mails (<base>/reset-password?token=...); empty mails the token alone", func(c *Config) *string { return &c.PublicURL }),
 		{flag: "cors-origins", env: "PREDICTKIT_CORS_ORIGINS", help: "comma-separated origins browsers may call the API from (or *); only exact origins get credentials; empty disables CORS",

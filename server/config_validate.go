@@ -83,6 +83,12 @@ func (c Config) Validate() error {
 	if c.LoginFailuresPerAccount < 0 || c.LoginFailuresPerAccount > maxLoginFailuresPerAccount {
 		bad("PREDICTKIT_LOGIN_FAILURES_PER_ACCOUNT", "%d: must be 0 (off) to %d", c.LoginFailuresPerAccount, maxLoginFailuresPerAccount)
 	}
+	if c.CreatorMaxOpenEvents < 0 || c.CreatorMaxOpenEvents > maxCreatorOpenEvents {
+		bad("PREDICTKIT_CREATOR_MAX_OPEN_EVENTS", "%d: must be 0 (no limit) to %d", c.CreatorMaxOpenEvents, maxCreatorOpenEvents)
+	}
+	if c.CreatorMaxSubsidyKopecks < 0 || c.CreatorMaxSubsidyKopecks > maxCreatorSubsidy {
+		bad("PREDICTKIT_CREATOR_MAX_SUBSIDY_KOPECKS", "%d: must be 0 (no limit) to %d", c.CreatorMaxSubsidyKopecks, int64(maxCreatorSubsidy))
+	}
 	if c.AuthCache < 0 || c.AuthCache > time.Hour {
 		bad("PREDICTKIT_AUTH_CACHE", "%s: must be 0 (off) or a duration up to 1h", c.AuthCache)
 	}

@@ -202,6 +202,12 @@ func detail(err error) string {
 	if errors.As(err, &ie) {
 		return ie.Field + ": " + ie.Reason
 	}
+	// A refusal that says itself what the client may read
+	// (market.CreatorLimitError).
+	var d interface{ Detail() string }
+	if errors.As(err, &d) {
+		return d.Detail()
+	}
 	return ""
 }
 

@@ -18,7 +18,7 @@ import (
 // ledger audit. They take "Authorization: Bearer <admin token>" and answer
 // 404 when no admin token is configured.
 var AdminModule = fx.Module("admin",
-	fx.Provide(newAdminAuth, adminRoutes),
+	fx.Provide(newAdminAuth, adminRoutes, adminEventRoutes),
 )
 
 // AdminAuth checks the operator's token.

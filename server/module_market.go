@@ -32,9 +32,14 @@ func newTrader(cfg Config, store market.Store, m *Metrics) market.Trader {
 	return instrumentTrader(b, m)
 }
 
-func newMarketService(store market.Store, accounts *account.Service, trader market.Trader) *market.Service {
+func newMarketService(cfg Config, store market.Store, accounts *account.Service, trader market.Trader) *market.Service {
 	s := market.NewService(store, accounts)
 	s.Trader = trader
+	s.Creators = market.CreatorRules{
+		MaxOpenEvents:     int64(cfg.CreatorMaxOpenEvents),
+		MaxSubsidyKopecks: cfg.CreatorMaxSubsidyKopecks,
+		NoOwnTrades:       !cfg.CreatorsMayTradeOwn,
+	}
 	return s
 }
 
@@ -411,10 +416,13 @@ func (b *newEventBody) toDomain() market.NewEvent {
 
 // POST /events: a creator creates an event with its pools and markets.
 // Checks run 401, 403 (not a creator, before the body is read), 400
-// (invalid_request also for a tag the operator has not made).
+// (invalid_request also for a tag the operator has not made), 409
+// creator_limit (the creator's open events or their subsidy at the
+// limit: the detail says which, with the figures).
 var errsCreateEvent = table("internal_error",
 	unauthorized,
 	on(market.ErrForbidden, http.StatusForbidden, "forbidden"),
+	on(market.ErrCreatorLimit, http.StatusConflict, "creator_limit"),
 	on(account.ErrUserNotFound, http.StatusUnauthorized, "unauthorized"),
 )
 
@@ -514,6 +522,9 @@ func parseSide(s string) (market.Side, error) {
 // for what the trader cannot do or sent wrong.
 var tradeRules = []rule{
 	unauthorized,
+	// Only a creator's trade on their own event, when the operator
+	// forbids those.
+	on(market.ErrForbidden, http.StatusForbidden, "forbidden").saying("a creator may not trade on their own event"),
 	on(errInvalidID, http.StatusBadRequest, "invalid_id"),
 	on(market.ErrMarketNotFound, http.StatusNotFound, "market_not_found"),
 	on(market.ErrClosed, http.StatusConflict, "market_closed"),

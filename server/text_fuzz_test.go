@@ -224,6 +224,7 @@ var bodyTargets = []bodyTarget{
 				text("pools[0].markets[0].name", "M"), text("pools[0].markets[0].name_ru", "М"),
 				text("pools[0].markets[0].yes_name", "Yes"), text("pools[0].markets[0].no_name", "No"))
 		}},
+	{"POST /api/v1/admin/users/:id/events", newEventTextFields, newEventTextBody},
 	{"POST /api/v1/events/:id/pools/:pool_id/markets/:market_id/close", []string{"won_side"}, func(_ *fuzzWorld, _ int, text func(string, string) string) string {
 		return fmt.Sprintf(`{"won_side":%s}`, text("won_side", "MAYBE"))
 	}},
@@ -290,6 +291,7 @@ var noTextBody = []string{
 	"POST /api/v1/auth/logout",
 	"DELETE /api/v1/auth/session",
 	"POST /api/v1/events/:id/active",
+	"POST /api/v1/admin/events/:id/active",
 	"POST /api/v1/admin/users/:id/credit",
 	"POST /api/v1/admin/users/:id/password-reset",
 	"PATCH /api/v1/admin/users/:id",
@@ -359,6 +361,8 @@ func (w *fuzzWorld) pathParam(route, name string) string {
 		return "fuzz-tag"
 	}
 	switch {
+	case strings.HasSuffix(route, "/admin/users/:id/events"): // the owner must be a creator
+		return fmt.Sprint(w.creator.id)
 	case strings.Contains(route, "/events/"):
 		return fmt.Sprint(w.event.ID)
 	case strings.Contains(route, "/partners/"):

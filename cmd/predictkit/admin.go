@@ -61,6 +61,7 @@ var adminCommands = []adminCommand{
 	{"create-ad", "-user ID -type buy|sell -currency XXX -rate KOPECKS -min KOPECKS -max KOPECKS -methods A,B -duration MINUTES", "publish a P2P ad (approved and active)", adminCreateAd, ""},
 	{"moderate-ad", "-id ID [-active=BOOL] [-status pending|approved|rejected]", "activate, deactivate, approve or reject a P2P ad", adminModerateAd, ""},
 	{"chats", "[-all] [-limit N]", "list the support chats waiting for an operator (escalated and open); -all lists every session", adminChats, ""},
+	{"create-event", "-f FILE|- -creator ID [-activate]", "create an event (the JSON of POST /api/v1/events) owned by a creator, and print its pools and markets", adminCreateEvent, ""},
 	{"resolve", "-market ID -won YES|NO|VOID", "resolve or void any market as the operator (its creator gone, a wrong resolution about to happen)", adminResolve, ""},
 	{"audit", "", "run the ledger audit; exits 1 when it finds problems", adminAudit, ""},
 }

@@ -64,6 +64,25 @@
 // error of the final prices against the truth; it draws the price paths of
 // one run (-prices), the two P&L distributions (-pnl) and the sums of the
 // YES prices over one run (-sums).
+//
+// # Answers added later
+//
+// With -split it runs one exclusive pool of -outcomes markets, the last of
+// them Other, against traders whose beliefs cover one more outcome, hidden
+// in Other (-truth then takes -outcomes + 1 probabilities, the new answer
+// last). At step -split-at (default: half way) that outcome is added as a
+// market taking -split-share of Other's price (lmsr.SplitOther): every
+// trader's holdings are mapped, the escrow topped up to the new worst case,
+// and trading goes on with the new market. It checks that every trader is
+// paid, in every outcome, what their holdings would have paid without the
+// split, that the holdings' claims are q − q0 and within the escrow at
+// every step, and fails otherwise. It writes only the CSV
+//
+//	run,step,outcome,truth,q,q0,price,claim,escrow
+//
+// one row per run, step and outcome listed at that step.
+//
+//	go run ./examples/simulate -split -outcomes 4 -b 1000 -runs 50 -seed 1
 package main
 
 import (
@@ -103,6 +122,9 @@ type config struct {
 	noise, budget         float64
 	truth                 []float64 // nil: drawn per run from a flat Dirichlet
 	exclusive             bool      // compare independent binary markets with an exclusive pool
+	split                 bool      // add an answer to a pool's Other mid-run
+	splitAt               int       // -split: the step of the split
+	splitShare            float64   // -split: the new answer's share of Other's price
 	outDir                string    // where the outputs go; "": a new temporary directory
 	csvPath               string
 	pricesPath, pnlPath   string
@@ -131,6 +153,9 @@ func parseFlags(args []string, out io.Writer) (config, error) {
 	fs.StringVar(&c.sumsPath, "sums", "sums.png", "with -exclusive: file name in -out of the plot of the sum of the YES prices, .png or .svg (empty: none)")
 	fs.IntVar(&c.plotRun, "plot-run", 0, "which run's price paths to draw")
 	fs.BoolVar(&c.exclusive, "exclusive", false, "compare n independent binary markets (one per outcome, b each) with one exclusive pool (b), in kopecks")
+	fs.BoolVar(&c.split, "split", false, "run an exclusive pool whose last market is Other and add an answer out of it mid-run, checking every trader's payouts (CSV only)")
+	fs.IntVar(&c.splitAt, "split-at", 0, "with -split: the step at which the answer is added (default: half of -trades)")
+	fs.Float64Var(&c.splitShare, "split-share", 0.5, "with -split: the new answer's share of Other's price, in (0, 1)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -150,10 +175,23 @@ func parseFlags(args []string, out io.Writer) (config, error) {
 		return c, fmt.Errorf("-budget must be positive, got %v", c.budget)
 	case c.plotRun < 0 || c.plotRun >= c.runs:
 		return c, fmt.Errorf("-plot-run must be in [0, %d), got %d", c.runs, c.plotRun)
-	case c.exclusive && (c.b != math.Trunc(c.b) || c.b > lmsr.MaxQuantity):
-		return c, fmt.Errorf("-exclusive trades in kopecks: -b must be a whole number up to 2^53, got %v", c.b)
-	case c.exclusive && (c.budget != math.Trunc(c.budget) || c.budget > lmsr.MaxQuantity):
-		return c, fmt.Errorf("-exclusive trades in kopecks: -budget must be a whole number up to 2^53, got %v", c.budget)
+	case c.exclusive && c.split:
+		return c, errors.New("-exclusive and -split are separate modes: give one")
+	case (c.exclusive || c.split) && (c.b != math.Trunc(c.b) || c.b > lmsr.MaxQuantity):
+		return c, fmt.Errorf("-exclusive and -split trade in kopecks: -b must be a whole number up to 2^53, got %v", c.b)
+	case (c.exclusive || c.split) && (c.budget != math.Trunc(c.budget) || c.budget > lmsr.MaxQuantity):
+		return c, fmt.Errorf("-exclusive and -split trade in kopecks: -budget must be a whole number up to 2^53, got %v", c.budget)
+	case c.split && !(c.splitShare > 0 && c.splitShare < 1):
+		return c, fmt.Errorf("-split-share must be in (0, 1), got %v", c.splitShare)
+	case c.split && (c.splitAt < 0 || c.splitAt > c.trades):
+		return c, fmt.Errorf("-split-at must be in [1, %d], got %d", c.trades, c.splitAt)
+	}
+	if c.split {
+		if c.splitAt == 0 {
+			c.splitAt = max(1, c.trades/2)
+		}
+		// -split draws no plot.
+		c.pricesPath, c.pnlPath = "", ""
 	}
 	if truth != "" {
 		for _, f := range strings.Split(truth, ",") {
@@ -163,8 +201,12 @@ func parseFlags(args []string, out io.Writer) (config, error) {
 			}
 			c.truth = append(c.truth, p)
 		}
-		if len(c.truth) != c.outcomes {
-			return c, fmt.Errorf("-truth has %d probabilities for %d outcomes", len(c.truth), c.outcomes)
+		want := c.outcomes
+		if c.split {
+			want++ // the answer added later
+		}
+		if len(c.truth) != want {
+			return c, fmt.Errorf("-truth has %d probabilities for %d outcomes", len(c.truth), want)
 		}
 		// InitialQuantities checks the same conditions a truth must meet.
 		if _, err := lmsr.InitialQuantities(1, c.truth); err != nil {
@@ -193,6 +235,9 @@ func run(args []string, stdout io.Writer) error {
 	}
 	if cfg.exclusive {
 		return runExclusive(cfg, csvOut, file, stdout)
+	}
+	if cfg.split {
+		return runSplit(cfg, csvOut, file, stdout)
 	}
 	res, err := simulate(cfg, csvOut)
 	if err != nil {

@@ -13,12 +13,11 @@ import (
 	"github.com/predictkit/predictkit/market"
 )
 
-// CreateEvent implements market.Store. The subsidies are checked against
-// the treasury (account.Apply: account.ErrBalanceLimit past its bound)
-// before anything is written, so a refused event leaves nothing behind.
-func (s *Store) CreateEvent(_ context.Context, e *market.Event, subsidies []int64) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+// createEvent is CreateEvent; the caller holds s.mu. The subsidies are
+// checked against the treasury (account.Apply: account.ErrBalanceLimit
+// past its bound) before anything is written, so a refused event leaves
+// nothing behind.
+func (s *Store) createEvent(e *market.Event, subsidies []int64) error {
 	n := 0
 	for _, p := range e.Pools {
 		n += len(p.Markets)
@@ -30,9 +29,6 @@ func (s *Store) CreateEvent(_ context.Context, e *market.Event, subsidies []int6
 		if sub < 0 {
 			return fmt.Errorf("memory: create event: negative subsidy %d: %w", sub, account.ErrInvalidAmount)
 		}
-	}
-	if err := s.unknownTag(e.Tags); err != nil {
-		return err
 	}
 	now := s.now()
 	// Ids first, as PostgreSQL takes them from its sequences (a refused
@@ -59,10 +55,6 @@ func (s *Store) CreateEvent(_ context.Context, e *market.Event, subsidies []int6
 	}
 	ev := *e
 	ev.Name, ev.NameRu, ev.Pools = strings.Clone(e.Name), strings.Clone(e.NameRu), nil
-	ev.Tags = cloneStrings(e.Tags)
-	if e.Tags == nil {
-		e.Tags = []string{}
-	}
 	s.events[e.ID] = &ev
 	for _, p := range e.Pools {
 		pc := *p
@@ -107,15 +99,6 @@ func (s *Store) market(id int64) *market.Market {
 	p := s.pools[m.PoolID]
 	m.Margin, m.LiveAt, m.FinishAt, m.Exclusive = p.Margin, p.LiveAt, p.FinishAt, p.Exclusive
 	return &m
-}
-
-// cloneStrings is a deep copy of ss, never nil.
-func cloneStrings(ss []string) []string {
-	out := make([]string, len(ss))
-	for i, v := range ss {
-		out[i] = strings.Clone(v)
-	}
-	return out
 }
 
 func clonePtr[T any](p *T) *T {

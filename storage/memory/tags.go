@@ -49,6 +49,32 @@ func (s *Store) tagCounts() map[string]int64 {
 	return counts
 }
 
+// createTagged is createEvent for an event whose tags must each name a
+// tag (*market.UnknownTagError, and nothing is written); the caller holds
+// s.mu.
+func (s *Store) createTagged(e *market.Event, subsidies []int64) error {
+	if err := s.unknownTag(e.Tags); err != nil {
+		return err
+	}
+	if err := s.createEvent(e, subsidies); err != nil {
+		return err
+	}
+	s.events[e.ID].Tags = cloneStrings(e.Tags) // createEvent's copy shares the caller's slice
+	if e.Tags == nil {
+		e.Tags = []string{}
+	}
+	return nil
+}
+
+// cloneStrings is a deep copy of ss, never nil.
+func cloneStrings(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, v := range ss {
+		out[i] = strings.Clone(v)
+	}
+	return out
+}
+
 // unknownTag is the first of slugs that names no tag, as a
 // *market.UnknownTagError; nil when all do. Called with mu held.
 func (s *Store) unknownTag(slugs []string) error {

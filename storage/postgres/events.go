@@ -68,6 +68,14 @@ func scanEvents(rows pgx.Rows) ([]*market.Event, error) {
 // that would take the treasury past its bound are account.ErrBalanceLimit
 // (account.Apply, on the locked balance), and nothing is written.
 func (s *Store) CreateEvent(ctx context.Context, e *market.Event, subsidies []int64) error {
+	return s.CreateEventLimited(ctx, e, subsidies, nil)
+}
+
+// CreateEventLimited is CreateEvent that, when check is not nil, first
+// locks the creator's users row (serializing the creator's creations),
+// reads the creator's load (creatorLoad) and calls check, in the same
+// transaction.
+func (s *Store) CreateEventLimited(ctx context.Context, e *market.Event, subsidies []int64, check func(market.CreatorLoad) error) error {
 	var ms []*market.Market
 	for _, p := range e.Pools {
 		ms = append(ms, p.Markets...)
@@ -92,6 +100,11 @@ func (s *Store) CreateEvent(ctx context.Context, e *market.Event, subsidies []in
 	err := s.tx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
 		if err := lockTags(ctx, tx, e.Tags); err != nil {
 			return err
+		}
+		if check != nil {
+			if err := checkCreator(ctx, tx, e.CreatorID, check); err != nil {
+				return err
+			}
 		}
 		if err := tx.QueryRow(ctx, `INSERT INTO events (name, name_ru, creator_id, is_active, created_at)
 			VALUES ($1, $2, $3, $4, $5) RETURNING id`,

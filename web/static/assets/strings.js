@@ -65,6 +65,10 @@ export const en = {
   'feed.markets': '{n} market(s)',
   'feed.more_markets': 'and {n} more',
   'feed.empty': 'No active events yet.',
+  'feed.empty_creator': 'You are a creator: create the first event with POST /api/v1/events, described in the API reference.',
+  'feed.create_event': 'How to create an event',
+  'feed.empty_operator': 'Running this server? Create an event from a JSON file with {command}, or in the operator console.',
+  'feed.console': 'Operator console',
 
   'market.voided': 'Voided',
   'market.resolved_as': 'Resolved: {side}',
@@ -373,6 +377,10 @@ export const ru = {
   'feed.markets': 'рынков: {n}',
   'feed.more_markets': 'и ещё {n}',
   'feed.empty': 'Активных событий пока нет.',
+  'feed.empty_creator': 'Вы автор: создайте первое событие запросом POST /api/v1/events, он описан в справочнике API.',
+  'feed.create_event': 'Как создать событие',
+  'feed.empty_operator': 'Это ваш сервер? Создайте событие из JSON-файла командой {command} или в консоли оператора.',
+  'feed.console': 'Консоль оператора',
 
   'market.voided': 'Аннулирован',
   'market.resolved_as': 'Итог: {side}',

@@ -3,6 +3,7 @@
 import { h, clear } from '../dom.js';
 import { t, loc, pct } from '../i18n.js';
 import { api, query } from '../api.js';
+import { getMe, ready } from '../state.js';
 import { pageHeading, loading, empty, showError } from '../ui.js';
 
 const PAGE = 20;
@@ -41,7 +42,7 @@ export async function render(main, ctx) {
     }
     clear(state);
     const events = r.events || [];
-    if (offset === 0 && events.length === 0) state.append(empty(t('feed.empty')));
+    if (offset === 0 && events.length === 0) await emptyFeed(state, ctx);
     for (const ev of events) list.append(eventCard(ev));
     offset += events.length;
     clear(more);
@@ -51,6 +52,23 @@ export async function render(main, ctx) {
   }
   await load();
   follow(list, ctx);
+}
+
+// emptyFeed says how to start when there are no events: a creator is
+// shown where creating one is described, everyone else the operator's ways.
+async function emptyFeed(state, ctx) {
+  state.append(empty(t('feed.empty')));
+  await ready();
+  if (!ctx.isCurrent()) return;
+  const me = getMe();
+  if (me && me.is_creator) {
+    state.append(h('p', { class: 'muted' }, t('feed.empty_creator'), ' ',
+      h('a', { href: '/docs#/events/createEvent' }, t('feed.create_event'))));
+    return;
+  }
+  const [before, after] = t('feed.empty_operator').split('{command}');
+  state.append(h('p', { class: 'muted' }, before, h('code', null, 'predictkit admin create-event -f event.json -creator ID'), after,
+    ' ', h('a', { href: '/admin' }, t('feed.console'))));
 }
 
 // follow keeps the shown prices live: one stream for the events on the

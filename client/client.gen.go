@@ -1665,6 +1665,9 @@ type Event struct {
 	Name      string    `json:"name"`
 	NameRu    string    `json:"name_ru"`
 	Pools     []Pool    `json:"pools"`
+
+	// Tags the slugs of the tags the event carries, in the order its creator gave them; [] when none
+	Tags []string `json:"tags"`
 }
 
 // FinishPatch defines model for FinishPatch.
@@ -1791,6 +1794,12 @@ type NewEvent struct {
 	Name   string    `json:"name"`
 	NameRu *string   `json:"name_ru,omitempty"`
 	Pools  []NewPool `json:"pools"`
+
+	// Tags Slugs of tags the operator has made (`GET /api/v1/tags`), none
+	// repeated. A slug that breaks the rule, a repeated one, or one no
+	// tag has is 400 invalid_request naming `tags[i]`, and nothing is
+	// created.
+	Tags *[]string `json:"tags,omitempty"`
 }
 
 // NewMarket defines model for NewMarket.
@@ -2563,6 +2572,21 @@ type StreamTradeAction string
 // StreamTradeSide defines model for StreamTrade.Side.
 type StreamTradeSide string
 
+// Tag defines model for Tag.
+type Tag struct {
+	// Events how many active (listed) events carry the tag; hidden ones are not counted
+	Events int64  `json:"events"`
+	Name   string `json:"name"`
+	NameRu string `json:"name_ru"`
+	Slug   string `json:"slug"`
+}
+
+// TagRequest defines model for TagRequest.
+type TagRequest struct {
+	Name   string  `json:"name"`
+	NameRu *string `json:"name_ru,omitempty"`
+}
+
 // UserEnvelope defines model for UserEnvelope.
 type UserEnvelope struct {
 	User UserProfile `json:"user"`
@@ -3041,6 +3065,9 @@ type AdminSetPartnerWebhookJSONRequestBody = WebhookRequest
 
 // AdminMovePoolFinishJSONRequestBody defines body for AdminMovePoolFinish for application/json ContentType.
 type AdminMovePoolFinishJSONRequestBody = FinishPatch
+
+// AdminPutTagJSONRequestBody defines body for AdminPutTag for application/json ContentType.
+type AdminPutTagJSONRequestBody = TagRequest
 
 // AdminSetRolesJSONRequestBody defines body for AdminSetRoles for application/json ContentType.
 type AdminSetRolesJSONRequestBody = RolesPatch
@@ -3766,6 +3793,32 @@ type ClientInterface interface {
 	//
 	// Corresponds with PATCH /api/v1/admin/pools/{id} (the `AdminMovePoolFinish` operationId).
 	AdminMovePoolFinish(ctx context.Context, id int64, body AdminMovePoolFinishJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AdminPutTagWithBody Create a tag, or rename it; answers the tag (200 either way).
+	//
+	// The slug names the tag for good: 1 to 32 lower-case ASCII letters,
+	// digits and hyphens, not starting or ending with a hyphen. A PUT
+	// sets the tag's names whether or not it existed (200 both times,
+	// as the API's other PUTs answer); `events` is the count of listed
+	// events carrying it. A bad slug or name is 400 invalid_request.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PUT /api/v1/admin/tags/{slug} (the `AdminPutTag` operationId).
+	AdminPutTagWithBody(ctx context.Context, slug string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AdminPutTag Create a tag, or rename it; answers the tag (200 either way).
+	//
+	// The slug names the tag for good: 1 to 32 lower-case ASCII letters,
+	// digits and hyphens, not starting or ending with a hyphen. A PUT
+	// sets the tag's names whether or not it existed (200 both times,
+	// as the API's other PUTs answer); `events` is the count of listed
+	// events carrying it. A bad slug or name is 400 invalid_request.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PUT /api/v1/admin/tags/{slug} (the `AdminPutTag` operationId).
+	AdminPutTag(ctx context.Context, slug string, body AdminPutTagJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// AdminSearchUsers Find users by e-mail, name, nickname or id, newest first, a page at a time.
 	//
@@ -4982,6 +5035,15 @@ type ClientInterface interface {
 	// Corresponds with POST /api/v1/stream/tickets (the `CreateStreamTicket` operationId).
 	CreateStreamTicket(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListTags Every tag the operator keeps, by slug, with how many listed events carry it.
+	//
+	// `events` counts the active (listed) events that carry the tag;
+	// hidden events are not counted. The operator makes and renames
+	// tags with `PUT /api/v1/admin/tags/{slug}`.
+	//
+	// Corresponds with GET /api/v1/tags (the `ListTags` operationId).
+	ListTags(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetMyPnLChart The caller's cumulative realized profit and loss.
 	//
 	// Points ascend by timestamp: the registration with pnl 0, then one
@@ -5790,6 +5852,52 @@ func (c *Client) AdminMovePoolFinishWithBody(ctx context.Context, id int64, cont
 // Corresponds with PATCH /api/v1/admin/pools/{id} (the `AdminMovePoolFinish` operationId).
 func (c *Client) AdminMovePoolFinish(ctx context.Context, id int64, body AdminMovePoolFinishJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewAdminMovePoolFinishRequest(c.Server, id, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AdminPutTagWithBody Create a tag, or rename it; answers the tag (200 either way).
+//
+// The slug names the tag for good: 1 to 32 lower-case ASCII letters,
+// digits and hyphens, not starting or ending with a hyphen. A PUT
+// sets the tag's names whether or not it existed (200 both times,
+// as the API's other PUTs answer); `events` is the count of listed
+// events carrying it. A bad slug or name is 400 invalid_request.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PUT /api/v1/admin/tags/{slug} (the `AdminPutTag` operationId).
+func (c *Client) AdminPutTagWithBody(ctx context.Context, slug string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAdminPutTagRequestWithBody(c.Server, slug, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AdminPutTag Create a tag, or rename it; answers the tag (200 either way).
+//
+// The slug names the tag for good: 1 to 32 lower-case ASCII letters,
+// digits and hyphens, not starting or ending with a hyphen. A PUT
+// sets the tag's names whether or not it existed (200 both times,
+// as the API's other PUTs answer); `events` is the count of listed
+// events carrying it. A bad slug or name is 400 invalid_request.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PUT /api/v1/admin/tags/{slug} (the `AdminPutTag` operationId).
+func (c *Client) AdminPutTag(ctx context.Context, slug string, body AdminPutTagJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAdminPutTagRequest(c.Server, slug, body)
 	if err != nil {
 		return nil, err
 	}
@@ -7795,6 +7903,25 @@ func (c *Client) CreateStreamTicket(ctx context.Context, reqEditors ...RequestEd
 	return c.Client.Do(req)
 }
 
+// ListTags Every tag the operator keeps, by slug, with how many listed events carry it.
+//
+// `events` counts the active (listed) events that carry the tag;
+// hidden events are not counted. The operator makes and renames
+// tags with `PUT /api/v1/admin/tags/{slug}`.
+//
+// Corresponds with GET /api/v1/tags (the `ListTags` operationId).
+func (c *Client) ListTags(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListTagsRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetMyPnLChart The caller's cumulative realized profit and loss.
 //
 // Points ascend by timestamp: the registration with pnl 0, then one
@@ -8944,6 +9071,53 @@ func NewAdminMovePoolFinishRequestWithBody(server string, id int64, contentType 
 	}
 
 	req, err := http.NewRequest(http.MethodPatch, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewAdminPutTagRequest calls the generic AdminPutTag builder with application/json body
+func NewAdminPutTagRequest(server string, slug string, body AdminPutTagJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewAdminPutTagRequestWithBody(server, slug, "application/json", bodyReader)
+}
+
+// NewAdminPutTagRequestWithBody constructs an http.Request for the AdminPutTag method, with any body, and a specified content type
+func NewAdminPutTagRequestWithBody(server string, slug string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "slug", slug, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/admin/tags/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), body)
 	if err != nil {
 		return nil, err
 	}
@@ -11482,6 +11656,33 @@ func NewCreateStreamTicketRequest(server string) (*http.Request, error) {
 	return req, nil
 }
 
+// NewListTagsRequest constructs an http.Request for the ListTags method
+func NewListTagsRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/tags")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewGetMyPnLChartRequest constructs an http.Request for the GetMyPnLChart method
 func NewGetMyPnLChartRequest(server string) (*http.Request, error) {
 	var err error
@@ -12306,6 +12507,32 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with PATCH /api/v1/admin/pools/{id} (the `AdminMovePoolFinish` operationId).
 	AdminMovePoolFinishWithResponse(ctx context.Context, id int64, body AdminMovePoolFinishJSONRequestBody, reqEditors ...RequestEditorFn) (*AdminMovePoolFinishResponse, error)
+
+	// AdminPutTagWithBodyWithResponse Create a tag, or rename it; answers the tag (200 either way).
+	//
+	// The slug names the tag for good: 1 to 32 lower-case ASCII letters,
+	// digits and hyphens, not starting or ending with a hyphen. A PUT
+	// sets the tag's names whether or not it existed (200 both times,
+	// as the API's other PUTs answer); `events` is the count of listed
+	// events carrying it. A bad slug or name is 400 invalid_request.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /api/v1/admin/tags/{slug} (the `AdminPutTag` operationId).
+	AdminPutTagWithBodyWithResponse(ctx context.Context, slug string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AdminPutTagResponse, error)
+
+	// AdminPutTagWithResponse Create a tag, or rename it; answers the tag (200 either way).
+	//
+	// The slug names the tag for good: 1 to 32 lower-case ASCII letters,
+	// digits and hyphens, not starting or ending with a hyphen. A PUT
+	// sets the tag's names whether or not it existed (200 both times,
+	// as the API's other PUTs answer); `events` is the count of listed
+	// events carrying it. A bad slug or name is 400 invalid_request.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /api/v1/admin/tags/{slug} (the `AdminPutTag` operationId).
+	AdminPutTagWithResponse(ctx context.Context, slug string, body AdminPutTagJSONRequestBody, reqEditors ...RequestEditorFn) (*AdminPutTagResponse, error)
 
 	// AdminSearchUsersWithResponse Find users by e-mail, name, nickname or id, newest first, a page at a time.
 	//
@@ -13585,6 +13812,17 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /api/v1/stream/tickets (the `CreateStreamTicket` operationId).
 	CreateStreamTicketWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*CreateStreamTicketResponse, error)
+
+	// ListTagsWithResponse Every tag the operator keeps, by slug, with how many listed events carry it.
+	//
+	// `events` counts the active (listed) events that carry the tag;
+	// hidden events are not counted. The operator makes and renames
+	// tags with `PUT /api/v1/admin/tags/{slug}`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/tags (the `ListTags` operationId).
+	ListTagsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListTagsResponse, error)
 
 	// GetMyPnLChartWithResponse The caller's cumulative realized profit and loss.
 	//
@@ -15712,6 +15950,96 @@ func (r AdminMovePoolFinishResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r AdminMovePoolFinishResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type AdminPutTagResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Tag
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *InvalidRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *CrossOrigin
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *AdminDisabled
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *TooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r AdminPutTagResponse) GetJSON200() *Tag {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r AdminPutTagResponse) GetJSON400() *InvalidRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r AdminPutTagResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r AdminPutTagResponse) GetJSON403() *CrossOrigin {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r AdminPutTagResponse) GetJSON404() *AdminDisabled {
+	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r AdminPutTagResponse) GetJSON413() *TooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r AdminPutTagResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r AdminPutTagResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r AdminPutTagResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r AdminPutTagResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r AdminPutTagResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r AdminPutTagResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -20743,6 +21071,79 @@ func (r CreateStreamTicketResponse) ContentType() string {
 	return ""
 }
 
+type ListTagsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Tags []Tag `json:"tags"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *InvalidRequest
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ScopeOrCrossOrigin
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListTagsResponse) GetJSON200() *struct {
+	Tags []Tag `json:"tags"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListTagsResponse) GetJSON400() *InvalidRequest {
+	return r.JSON400
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListTagsResponse) GetJSON403() *ScopeOrCrossOrigin {
+	return r.JSON403
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r ListTagsResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListTagsResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ListTagsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListTagsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListTagsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListTagsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type GetMyPnLChartResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -21955,6 +22356,44 @@ func (c *ClientWithResponses) AdminMovePoolFinishWithResponse(ctx context.Contex
 		return nil, err
 	}
 	return ParseAdminMovePoolFinishResponse(rsp)
+}
+
+// AdminPutTagWithBodyWithResponse Create a tag, or rename it; answers the tag (200 either way).
+//
+// The slug names the tag for good: 1 to 32 lower-case ASCII letters,
+// digits and hyphens, not starting or ending with a hyphen. A PUT
+// sets the tag's names whether or not it existed (200 both times,
+// as the API's other PUTs answer); `events` is the count of listed
+// events carrying it. A bad slug or name is 400 invalid_request.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /api/v1/admin/tags/{slug} (the `AdminPutTag` operationId).
+func (c *ClientWithResponses) AdminPutTagWithBodyWithResponse(ctx context.Context, slug string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AdminPutTagResponse, error) {
+	rsp, err := c.AdminPutTagWithBody(ctx, slug, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAdminPutTagResponse(rsp)
+}
+
+// AdminPutTagWithResponse Create a tag, or rename it; answers the tag (200 either way).
+//
+// The slug names the tag for good: 1 to 32 lower-case ASCII letters,
+// digits and hyphens, not starting or ending with a hyphen. A PUT
+// sets the tag's names whether or not it existed (200 both times,
+// as the API's other PUTs answer); `events` is the count of listed
+// events carrying it. A bad slug or name is 400 invalid_request.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /api/v1/admin/tags/{slug} (the `AdminPutTag` operationId).
+func (c *ClientWithResponses) AdminPutTagWithResponse(ctx context.Context, slug string, body AdminPutTagJSONRequestBody, reqEditors ...RequestEditorFn) (*AdminPutTagResponse, error) {
+	rsp, err := c.AdminPutTag(ctx, slug, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAdminPutTagResponse(rsp)
 }
 
 // AdminSearchUsersWithResponse Find users by e-mail, name, nickname or id, newest first, a page at a time.
@@ -23702,6 +24141,23 @@ func (c *ClientWithResponses) CreateStreamTicketWithResponse(ctx context.Context
 		return nil, err
 	}
 	return ParseCreateStreamTicketResponse(rsp)
+}
+
+// ListTagsWithResponse Every tag the operator keeps, by slug, with how many listed events carry it.
+//
+// `events` counts the active (listed) events that carry the tag;
+// hidden events are not counted. The operator makes and renames
+// tags with `PUT /api/v1/admin/tags/{slug}`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/tags (the `ListTags` operationId).
+func (c *ClientWithResponses) ListTagsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListTagsResponse, error) {
+	rsp, err := c.ListTags(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListTagsResponse(rsp)
 }
 
 // GetMyPnLChartWithResponse The caller's cumulative realized profit and loss.
@@ -25497,6 +25953,81 @@ func ParseAdminMovePoolFinishResponse(rsp *http.Response) (*AdminMovePoolFinishR
 			return nil, err
 		}
 		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseAdminPutTagResponse parses an HTTP response from a AdminPutTagWithResponse call
+func ParseAdminPutTagResponse(rsp *http.Response) (*AdminPutTagResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &AdminPutTagResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Tag
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest InvalidRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest CrossOrigin
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest AdminDisabled
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest TooLarge
@@ -29688,6 +30219,62 @@ func ParseCreateStreamTicketResponse(rsp *http.Response) (*CreateStreamTicketRes
 			return nil, err
 		}
 		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseListTagsResponse parses an HTTP response from a ListTagsWithResponse call
+func ParseListTagsResponse(rsp *http.Response) (*ListTagsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListTagsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Tags []Tag `json:"tags"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest InvalidRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ScopeOrCrossOrigin
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
 		var dest UnsupportedMediaType

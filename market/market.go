@@ -48,7 +48,10 @@ type Event struct {
 	CreatorID int64
 	IsActive  bool
 	CreatedAt time.Time
-	Pools     []*Pool
+	// Tags are the slugs of the tags the event carries, in the order
+	// its creator gave them; never nil on a read.
+	Tags  []string
+	Pools []*Pool
 }
 
 // Pool groups the markets of one question (for example "who wins the

@@ -73,7 +73,10 @@ func NewService(store Store, users Users) *Service {
 type NewEvent struct {
 	Name   string
 	NameRu string
-	Pools  []NewPool
+	// Tags are slugs of tags the operator keeps (at most
+	// MaxTagsPerEvent, none repeated).
+	Tags  []string
+	Pools []NewPool
 }
 
 // NewPool is a pool of a NewEvent.
@@ -116,7 +119,11 @@ func (s *Service) CreateEvent(ctx context.Context, creator *account.User, in New
 	if len(in.Pools) == 0 || len(in.Pools) > MaxPools {
 		return nil, input.Invalid("pools", fmt.Sprintf("must hold 1 to %d pools", MaxPools))
 	}
-	e := &Event{Name: name, NameRu: nameRu, CreatorID: creator.ID, CreatedAt: now}
+	tags, err := checkEventTags(in.Tags)
+	if err != nil {
+		return nil, err
+	}
+	e := &Event{Name: name, NameRu: nameRu, CreatorID: creator.ID, CreatedAt: now, Tags: tags}
 	var subsidies []int64
 	for i, np := range in.Pools {
 		f := func(field string) string { return fmt.Sprintf("pools[%d].%s", i, field) }
@@ -219,7 +226,7 @@ func (s *Service) CreateEvent(ctx context.Context, creator *account.User, in New
 		if errors.Is(err, account.ErrBalanceLimit) {
 			return nil, input.Invalid("pools", fmt.Sprintf("the platform's treasury cannot escrow another %d kopecks: its subsidies would pass their bound of %d kopecks; lower lmsr_b_kopecks or hold fewer markets", escrow, int64(account.MaxExposure)))
 		}
-		return nil, err
+		return nil, tagRefusal(err, tags)
 	}
 	return e, nil
 }

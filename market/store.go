@@ -14,14 +14,15 @@ import (
 type Store interface {
 	// CreateEvent stores e with its pools and markets and sets every ID and
 	// CreatedAt. In the same transaction it posts each market's Subsidy
-	// from the platform treasury to the market's escrow.
+	// from the platform treasury to the market's escrow. e.Tags must
+	// each name a tag (*UnknownTagError, and nothing is written).
 	CreateEvent(ctx context.Context, e *Event, subsidies []int64) error
 	// CreateEventLimited is CreateEvent under a creator's limits. In the
 	// same transaction, before anything is written, it waits for every
 	// other CreateEventLimited of e.CreatorID to finish (PostgreSQL locks
 	// the creator's users row), reads the creator's CreatorLoad and calls
-	// check with it; when check fails, nothing is written and its error is
-	// returned. So of concurrent creations by one creator, each sees the
+	// check with it (after e.Tags are found to exist); when check fails,
+	// nothing is written and its error is returned. So of concurrent creations by one creator, each sees the
 	// others that committed.
 	CreateEventLimited(ctx context.Context, e *Event, subsidies []int64, check func(CreatorLoad) error) error
 	// Event returns event id with its pools and markets. ErrEventNotFound.
@@ -34,6 +35,11 @@ type Store interface {
 	Pool(ctx context.Context, id int64) (*Pool, error)
 	// Market returns market id. ErrMarketNotFound.
 	Market(ctx context.Context, id int64) (*Market, error)
+	// Tags returns every tag, ascending by slug, each with Events set.
+	Tags(ctx context.Context) ([]Tag, error)
+	// PutTag creates tag t.Slug or renames it to t's names, sets t.Events
+	// and reports whether it created the tag.
+	PutTag(ctx context.Context, t *Tag) (created bool, err error)
 
 	// Exec is the money path. In one transaction it locks market
 	// lock.MarketID (ErrMarketNotFound if it does not exist), then the

@@ -98,6 +98,8 @@ var walkedStatuses = map[string][]int{
 	"POST /api/v1/admin/chat/sessions/{session_id}/messages session_id":               lenientIDStatuses,
 	"POST /api/v1/admin/chat/sessions/{session_id}/close session_id":                  lenientIDStatuses,
 	"GET /api/v1/partner/users/{external_user_id} external_user_id":                   lenientStatuses, // a user without an account
+	// A slug of digits is a slug, one starting with a hyphen is not.
+	"PUT /api/v1/admin/tags/{slug} slug": {200, 200, 200, 400, 200, 400},
 	// Ids in bodies. The partner API answers TRADE_FAILED (400) for a
 	// market that does not exist; a reply to a comment that does not
 	// exist is 404, to -1 or a number past int64 400.
@@ -304,6 +306,8 @@ func (w *bigWorld) body(method, path string) any {
 		return map[string]any{"reaction": "like"}
 	case "/api/v1/events/{event_id}/comments":
 		return map[string]any{"content": "hello"}
+	case "/api/v1/admin/tags/{slug}":
+		return map[string]any{"name": "Numbers"}
 	}
 	return map[string]any{}
 }

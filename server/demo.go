@@ -64,8 +64,9 @@ type Demo struct {
 }
 
 // SeedDemo creates, through the services, a creator and two credited
-// traders (password DemoPassword), an active event with two pools of two
-// markets each, and a few trades.
+// traders (password DemoPassword), the tags football and finals, an
+// active event carrying both with two pools of two markets each, and a
+// few trades.
 func SeedDemo(ctx context.Context, accounts *account.Service, markets *market.Service) (*Demo, error) {
 	d := &Demo{}
 	reg := func(email, name string, balance, bonus int64) (*account.User, error) {
@@ -103,8 +104,13 @@ func SeedDemo(ctx context.Context, accounts *account.Service, markets *market.Se
 	}
 	d.CreatorID, d.AliceID, d.BobID = creator.ID, alice.ID, bob.ID
 
+	for _, t := range []market.Tag{{Slug: "football", Name: "Football", NameRu: "Футбол"}, {Slug: "finals", Name: "Finals", NameRu: "Финалы"}} {
+		if _, _, err := markets.PutTag(ctx, t.Slug, t.Name, t.NameRu); err != nil {
+			return nil, fmt.Errorf("tag %s: %w", t.Slug, err)
+		}
+	}
 	e, err := markets.CreateEvent(ctx, creator, market.NewEvent{
-		Name: "Demo Cup final", NameRu: "Финал Демо-кубка",
+		Name: "Demo Cup final", NameRu: "Финал Демо-кубка", Tags: []string{"football", "finals"},
 		Pools: []market.NewPool{
 			{Name: "Who lifts the cup?", NameRu: "Кто возьмёт кубок?",
 				Rules: "Resolves on the official result after extra time and penalties.", RulesRu: "По официальному итогу с учётом овертайма и пенальти.",

@@ -153,6 +153,7 @@ func (v *eventJSON) appendJSON(b []byte) ([]byte, bool) {
 	b = strconv.AppendInt(appendKey(b, "creator_id"), v.CreatorID, 10)
 	b = strconv.AppendBool(appendKey(b, "is_active"), v.IsActive)
 	b = appendJSONString(appendKey(b, "created_at"), v.CreatedAt)
+	b, _ = appendJSONArray(appendKey(b, "tags"), v.Tags, appendString)
 	if b, ok = appendJSONArray(appendKey(b, "pools"), v.Pools, appendPool); !ok {
 		return b, false
 	}

@@ -88,6 +88,12 @@ func randEvents(r *rand.Rand) eventsJSON {
 	for range r.IntN(3) {
 		e := eventJSON{ID: r.Int64(), Name: randString(r), NameRu: randString(r), CreatorID: r.Int64(), IsActive: r.IntN(2) == 0, CreatedAt: randString(r)}
 		if r.IntN(5) > 0 {
+			e.Tags = []string{}
+			for range r.IntN(3) {
+				e.Tags = append(e.Tags, randString(r))
+			}
+		}
+		if r.IntN(5) > 0 {
 			e.Pools = []poolJSON{}
 			for range r.IntN(3) {
 				e.Pools = append(e.Pools, randPool(r))

@@ -17,9 +17,10 @@ import (
 )
 
 // MarketModule provides the market service and the routes of events,
-// pools, markets, trading, positions, the PnL chart and the public feeds.
+// pools, markets, trading, positions, the PnL chart, the public feeds and
+// tags (module_tags.go).
 var MarketModule = fx.Module("market",
-	fx.Provide(newTrader, newMarketService, marketRoutes),
+	fx.Provide(newTrader, newMarketService, marketRoutes, tagRoutes),
 )
 
 // newTrader is the group commit every trade goes through, shared by the
@@ -374,6 +375,7 @@ func (h *marketHandlers) handleMarketClose(c *fiber.Ctx) error {
 type newEventBody struct {
 	Name   string        `json:"name"`
 	NameRu string        `json:"name_ru"`
+	Tags   []string      `json:"tags"`
 	Pools  []newPoolBody `json:"pools" validate:"required,dive"`
 }
 
@@ -399,7 +401,7 @@ type newMarketBody struct {
 }
 
 func (b *newEventBody) toDomain() market.NewEvent {
-	e := market.NewEvent{Name: b.Name, NameRu: b.NameRu}
+	e := market.NewEvent{Name: b.Name, NameRu: b.NameRu, Tags: b.Tags}
 	for _, p := range b.Pools {
 		np := market.NewPool{Name: p.Name, NameRu: p.NameRu, Rules: p.Rules, RulesRu: p.RulesRu,
 			Margin: *p.Margin, B: *p.LMSRBKopecks, LiveAt: p.LiveAt, FinishAt: p.FinishAt, Exclusive: p.Exclusive}
@@ -413,7 +415,8 @@ func (b *newEventBody) toDomain() market.NewEvent {
 }
 
 // POST /events: a creator creates an event with its pools and markets.
-// Checks run 401, 403 (not a creator, before the body is read), 400, 409
+// Checks run 401, 403 (not a creator, before the body is read), 400
+// (invalid_request also for a tag the operator has not made), 409
 // creator_limit (the creator's open events or their subsidy at the
 // limit: the detail says which, with the figures).
 var errsCreateEvent = table("internal_error",

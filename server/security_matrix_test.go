@@ -81,6 +81,7 @@ func accessMatrix() map[string][]cell {
 		"GET /docs":                      mxPublic(mxGet(mxPath("/docs")), 200),
 		"GET /docs/:file":                mxPublic(mxGet(mxPath("/docs/docs.css")), 200),
 		"GET /api/v1/events":             mxPublic(mxGet(mxPath("/api/v1/events")), 200),
+		"GET /api/v1/tags":               mxPublic(mxGet(mxPath("/api/v1/tags")), 200),
 		"GET /api/v1/events/:id":         mxPublic(mxGet(func(w *secWorld) string { return fmt.Sprintf("/api/v1/events/%d", w.event.ID) }), 200),
 		"GET /api/v1/pools/:id":          mxPublic(mxGet(func(w *secWorld) string { return fmt.Sprintf("/api/v1/pools/%d", w.poolA.ID) }), 200),
 		"GET /api/v1/markets/:market_id": mxPublic(mxGet(func(w *secWorld) string { return fmt.Sprintf("/api/v1/markets/%d", w.a1.ID) }), 200),

@@ -248,6 +248,9 @@ var bodyTargets = []bodyTarget{
 	{"POST /api/v1/admin/partners", []string{"name"}, func(_ *fuzzWorld, _ int, text func(string, string) string) string {
 		return fmt.Sprintf(`{"name":%s}`, text("name", "Text partner"))
 	}},
+	{"PUT /api/v1/admin/tags/:slug", []string{"name", "name_ru"}, func(_ *fuzzWorld, _ int, text func(string, string) string) string {
+		return fmt.Sprintf(`{"name":%s,"name_ru":%s}`, text("name", "Tag"), text("name_ru", "Тег"))
+	}},
 	{"PUT /api/v1/admin/partners/:id/webhook", []string{"url"}, func(_ *fuzzWorld, _ int, text func(string, string) string) string {
 		return fmt.Sprintf(`{"url":%s}`, text("url", "https://93.184.216.34/hook"))
 	}},
@@ -354,6 +357,8 @@ func (w *fuzzWorld) pathParam(route, name string) string {
 		return fmt.Sprint(w.event.ID)
 	case ":file":
 		return "index.html"
+	case ":slug":
+		return "fuzz-tag"
 	}
 	switch {
 	case strings.HasSuffix(route, "/admin/users/:id/events"): // the owner must be a creator
@@ -474,7 +479,7 @@ func textRequests(t *testing.T, routes []string, vs []hostile) []textRequest {
 			// escaped and raw, alone and after a valid value. An integer
 			// id gets each string once (escaped or raw in turn): any text
 			// is refused as invalid_id before a store is asked.
-			text := s == ":session_id" || s == ":external_user_id"
+			text := s == ":session_id" || s == ":external_user_id" || s == ":slug"
 			for k, v := range short {
 				if v.s == "" {
 					continue // an empty segment is another route

@@ -125,12 +125,16 @@ type eventJSON struct {
 	CreatorID int64      `json:"creator_id"`
 	IsActive  bool       `json:"is_active"`
 	CreatedAt string     `json:"created_at"`
+	Tags      []string   `json:"tags"`
 	Pools     []poolJSON `json:"pools"`
 }
 
 func eventView(e *market.Event, now time.Time) eventJSON {
 	v := eventJSON{ID: e.ID, Name: e.Name, NameRu: e.NameRu, CreatorID: e.CreatorID, IsActive: e.IsActive,
-		CreatedAt: ts(e.CreatedAt), Pools: make([]poolJSON, 0, len(e.Pools))}
+		CreatedAt: ts(e.CreatedAt), Tags: e.Tags, Pools: make([]poolJSON, 0, len(e.Pools))}
+	if v.Tags == nil { // always an array
+		v.Tags = []string{}
+	}
 	for _, p := range e.Pools {
 		v.Pools = append(v.Pools, poolView(p, now))
 	}

@@ -11,7 +11,7 @@ import (
 func (s *Store) CreateEvent(_ context.Context, e *market.Event, subsidies []int64) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.createEvent(e, subsidies)
+	return s.createTagged(e, subsidies)
 }
 
 // CreateEventLimited implements market.Store: the store's one lock
@@ -20,12 +20,15 @@ func (s *Store) CreateEvent(_ context.Context, e *market.Event, subsidies []int6
 func (s *Store) CreateEventLimited(_ context.Context, e *market.Event, subsidies []int64, check func(market.CreatorLoad) error) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.unknownTag(e.Tags); err != nil { // a bad request before a limit, as PostgreSQL checks them
+		return err
+	}
 	if check != nil {
 		if err := check(s.creatorLoad(e.CreatorID)); err != nil {
 			return err
 		}
 	}
-	return s.createEvent(e, subsidies)
+	return s.createTagged(e, subsidies)
 }
 
 // creatorLoad reads what creator id has open (market.CreatorLoad); the

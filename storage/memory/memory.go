@@ -63,9 +63,10 @@ type Store struct {
 
 	tickets map[string]ticketRec // stream tickets, made on first use (stream.go)
 
-	apiKeys *apiKeys      // personal API keys, made on first use (apikeys.go)
-	wh      *webhookState // partners' webhooks and deliveries, made on first use (webhooks.go)
-	board   boardState    // the leaderboard's buckets (leaderboard.go)
+	apiKeys *apiKeys              // personal API keys, made on first use (apikeys.go)
+	wh      *webhookState         // partners' webhooks and deliveries, made on first use (webhooks.go)
+	board   boardState            // the leaderboard's buckets (leaderboard.go)
+	tags    map[string]market.Tag // by slug, Events unset; made on first use (tags.go)
 
 	// changes is the change log (changes.go), appended to under mu.
 	changes *changelog.Memory

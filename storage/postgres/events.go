@@ -46,13 +46,14 @@ func scanPools(rows pgx.Rows) ([]*market.Pool, error) {
 	return ps, rows.Err()
 }
 
-const eventCols = `e.id, e.name, e.name_ru, e.creator_id, e.is_active, e.created_at`
+const eventCols = `e.id, e.name, e.name_ru, e.creator_id, e.is_active, e.created_at,
+	ARRAY(SELECT et.tag_slug FROM event_tags et WHERE et.event_id = e.id ORDER BY et.ordinal)`
 
 func scanEvents(rows pgx.Rows) ([]*market.Event, error) {
 	var es []*market.Event
 	for rows.Next() {
 		e := &market.Event{}
-		if err := rows.Scan(&e.ID, &e.Name, &e.NameRu, &e.CreatorID, &e.IsActive, &e.CreatedAt); err != nil {
+		if err := rows.Scan(&e.ID, &e.Name, &e.NameRu, &e.CreatorID, &e.IsActive, &e.CreatedAt, &e.Tags); err != nil {
 			rows.Close()
 			return nil, err
 		}
@@ -97,6 +98,9 @@ func (s *Store) CreateEventLimited(ctx context.Context, e *market.Event, subsidi
 		accountIDs map[account.Ref]int64
 	)
 	err := s.tx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
+		if err := lockTags(ctx, tx, e.Tags); err != nil {
+			return err
+		}
 		if check != nil {
 			if err := checkCreator(ctx, tx, e.CreatorID, check); err != nil {
 				return err
@@ -105,6 +109,9 @@ func (s *Store) CreateEventLimited(ctx context.Context, e *market.Event, subsidi
 		if err := tx.QueryRow(ctx, `INSERT INTO events (name, name_ru, creator_id, is_active, created_at)
 			VALUES ($1, $2, $3, $4, $5) RETURNING id`,
 			e.Name, e.NameRu, e.CreatorID, e.IsActive, created).Scan(&eventID); err != nil {
+			return err
+		}
+		if err := insertEventTags(ctx, tx, eventID, e.Tags); err != nil {
 			return err
 		}
 		var err error
@@ -153,6 +160,9 @@ func (s *Store) CreateEventLimited(ctx context.Context, e *market.Event, subsidi
 	s.accountIDs.remember(accountIDs, nil)
 
 	e.ID, e.CreatedAt = eventID, created
+	if e.Tags == nil {
+		e.Tags = []string{}
+	}
 	for pi, p := range e.Pools {
 		p.ID, p.EventID = poolIDs[pi], eventID
 		p.LiveAt, p.FinishAt = dbTime(p.LiveAt), dbTime(p.FinishAt)

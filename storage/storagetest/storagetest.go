@@ -60,6 +60,7 @@ func Run(t *testing.T, newStores func(t *testing.T) Stores) {
 	t.Run("ledger", func(t *testing.T) { testLedger(t, newStores) })
 	t.Run("money bounds", func(t *testing.T) { testLimits(t, newStores) })
 	t.Run("events", func(t *testing.T) { testEvents(t, newStores) })
+	t.Run("tags", func(t *testing.T) { testTags(t, newStores) })
 	t.Run("creator limits", func(t *testing.T) { testCreatorLimits(t, newStores) })
 	t.Run("trading", func(t *testing.T) { testTrading(t, newStores) })
 	t.Run("settlement", func(t *testing.T) { testSettlement(t, newStores) })

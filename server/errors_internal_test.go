@@ -46,6 +46,7 @@ var domainErrors = map[string]error{
 	"market.ErrForbidden":           market.ErrForbidden,
 	"market.ErrCreatorLimit":        market.ErrCreatorLimit,
 	"market.CreatorLimitError":      &market.CreatorLimitError{Limit: market.LimitOpenEvents, Max: 100, Current: 100, Adding: 1},
+	"market.UnknownTagError":        &market.UnknownTagError{Slug: "derby"},
 	"market.ErrResolved":            market.ErrResolved,
 	"market.ErrClosed":              market.ErrClosed,
 	"market.ErrPriceMoved":          market.ErrPriceMoved,
@@ -92,6 +93,8 @@ var notOnAnyRoute = map[string]string{
 	"account.ErrBalanceLimit": "the services that bring money in turn it into *input.Error (market.Service.CreateEvent, " +
 		"account.Service.Credit, partner.Service.FundFloat); trades and settlements only move money already in, " +
 		"which account.MaxExposure keeps within 4 × 10^18 kopecks",
+	"market.UnknownTagError": "a store's answer that market.Service.CreateEvent turns into the *input.Error naming tags[i] " +
+		"(400 invalid_request) before it leaves the service",
 }
 
 // answered500 are domain errors whose documented answer is a 500: an

@@ -17,6 +17,9 @@ module.exports = async (s, p) => {
 
   await op.getByRole('searchbox', { name: 'Search users' }).fill(p.user.email);
   await op.getByRole('button', { name: 'Search', exact: true }).click();
+  // The search's own answer first: a role change made on the newest users'
+  // list shown before it would have its notice replaced by the search's.
+  await op.getByRole('status').filter({ hasText: '1 users shown.' }).waitFor();
   const row = op.getByRole('row').filter({ hasText: p.user.email });
   await row.getByRole('button', { name: 'Make creator' }).click();
   await op.getByRole('status').filter({ hasText: 'is now a creator' }).waitFor();

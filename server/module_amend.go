@@ -62,8 +62,10 @@ var errsEditEvent = table("internal_error",
 	on(account.ErrUserNotFound, http.StatusUnauthorized, "unauthorized"),
 	on(market.ErrEventNotFound, http.StatusNotFound, "event_not_found"),
 	on(market.ErrForbidden, http.StatusForbidden, "forbidden"),
-	on(market.ErrEventTraded, http.StatusConflict, "event_traded"),
-	on(market.ErrEventResolved, http.StatusConflict, "event_resolved"),
+	on(market.ErrEventTraded, http.StatusConflict, "event_traded").
+		saying("the event has had a trade: names and rules never change after it (add an amendment instead)"),
+	on(market.ErrEventResolved, http.StatusConflict, "event_resolved").
+		saying("a market of the event is resolved: the event can no longer be edited (add an amendment instead)"),
 	on(market.ErrCreatorLimit, http.StatusConflict, "creator_limit"),
 )
 

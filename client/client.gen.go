@@ -4548,8 +4548,9 @@ type ClientInterface interface {
 	// event_traded) or finds its market gone (404 market_not_found).
 	//
 	// Checks run: 401, 400 invalid_id, 400 (the body's shape), 404, 403
-	// (not the event's creator), 400 (a field's rule, an unknown tag),
-	// 409.
+	// (not the event's creator), 400 (a field's rule), 409 event_traded
+	// or event_resolved, 400 (a tag the operator has not made), 409
+	// creator_limit.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -4577,8 +4578,9 @@ type ClientInterface interface {
 	// event_traded) or finds its market gone (404 market_not_found).
 	//
 	// Checks run: 401, 400 invalid_id, 400 (the body's shape), 404, 403
-	// (not the event's creator), 400 (a field's rule, an unknown tag),
-	// 409.
+	// (not the event's creator), 400 (a field's rule), 409 event_traded
+	// or event_resolved, 400 (a tag the operator has not made), 409
+	// creator_limit.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -7196,8 +7198,9 @@ func (c *Client) GetEvent(ctx context.Context, id int64, reqEditors ...RequestEd
 // event_traded) or finds its market gone (404 market_not_found).
 //
 // Checks run: 401, 400 invalid_id, 400 (the body's shape), 404, 403
-// (not the event's creator), 400 (a field's rule, an unknown tag),
-// 409.
+// (not the event's creator), 400 (a field's rule), 409 event_traded
+// or event_resolved, 400 (a tag the operator has not made), 409
+// creator_limit.
 //
 // Takes any type of body and a specified content type.
 //
@@ -7235,8 +7238,9 @@ func (c *Client) EditEventWithBody(ctx context.Context, id int64, contentType st
 // event_traded) or finds its market gone (404 market_not_found).
 //
 // Checks run: 401, 400 invalid_id, 400 (the body's shape), 404, 403
-// (not the event's creator), 400 (a field's rule, an unknown tag),
-// 409.
+// (not the event's creator), 400 (a field's rule), 409 event_traded
+// or event_resolved, 400 (a tag the operator has not made), 409
+// creator_limit.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -13606,8 +13610,9 @@ type ClientWithResponsesInterface interface {
 	// event_traded) or finds its market gone (404 market_not_found).
 	//
 	// Checks run: 401, 400 invalid_id, 400 (the body's shape), 404, 403
-	// (not the event's creator), 400 (a field's rule, an unknown tag),
-	// 409.
+	// (not the event's creator), 400 (a field's rule), 409 event_traded
+	// or event_resolved, 400 (a tag the operator has not made), 409
+	// creator_limit.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -13635,8 +13640,9 @@ type ClientWithResponsesInterface interface {
 	// event_traded) or finds its market gone (404 market_not_found).
 	//
 	// Checks run: 401, 400 invalid_id, 400 (the body's shape), 404, 403
-	// (not the event's creator), 400 (a field's rule, an unknown tag),
-	// 409.
+	// (not the event's creator), 400 (a field's rule), 409 event_traded
+	// or event_resolved, 400 (a tag the operator has not made), 409
+	// creator_limit.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -24045,8 +24051,9 @@ func (c *ClientWithResponses) GetEventWithResponse(ctx context.Context, id int64
 // event_traded) or finds its market gone (404 market_not_found).
 //
 // Checks run: 401, 400 invalid_id, 400 (the body's shape), 404, 403
-// (not the event's creator), 400 (a field's rule, an unknown tag),
-// 409.
+// (not the event's creator), 400 (a field's rule), 409 event_traded
+// or event_resolved, 400 (a tag the operator has not made), 409
+// creator_limit.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -24080,8 +24087,9 @@ func (c *ClientWithResponses) EditEventWithBodyWithResponse(ctx context.Context,
 // event_traded) or finds its market gone (404 market_not_found).
 //
 // Checks run: 401, 400 invalid_id, 400 (the body's shape), 404, 403
-// (not the event's creator), 400 (a field's rule, an unknown tag),
-// 409.
+// (not the event's creator), 400 (a field's rule), 409 event_traded
+// or event_resolved, 400 (a tag the operator has not made), 409
+// creator_limit.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

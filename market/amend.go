@@ -83,8 +83,9 @@ type EventEdit struct {
 // trade, as patch says (see EventPatch), and returns it as written.
 // Checks in order: ErrEventNotFound, ErrForbidden (callerID did not
 // create it), *input.Error (as CreateEvent's, and a patch that changes
-// nothing), ErrEventTraded, ErrEventResolved, ErrCreatorLimit (the new
-// pools' subsidy past s.Creators' limits).
+// nothing), ErrEventTraded, ErrEventResolved, *input.Error (a tag no
+// tag has, found by the store), ErrCreatorLimit (the new pools' subsidy
+// past s.Creators' limits).
 func (s *Service) EditEvent(ctx context.Context, callerID, eventID int64, patch EventPatch) (*Event, error) {
 	cur, err := s.store.Event(ctx, eventID)
 	if err != nil {

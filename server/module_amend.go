@@ -53,10 +53,10 @@ func (b *editEventBody) toDomain() market.EventPatch {
 // PATCH /events/{id}: the event's creator edits it before its first
 // trade. Checks run 401, 400 invalid_id, 400 invalid_request (the body's
 // shape), 404 event_not_found, 403 forbidden, 400 invalid_request (a
-// field's rule, an unknown tag, a patch that changes nothing), 409
-// event_traded (any trade on any of its markets), 409 event_resolved (a
-// market of it resolved or voided), 409 creator_limit (the new pools'
-// subsidy).
+// field's rule, a patch that changes nothing), 409 event_traded (any
+// trade on any of its markets), 409 event_resolved (a market of it
+// resolved or voided), 400 invalid_request (a tag the operator has not
+// made), 409 creator_limit (the new pools' subsidy).
 var errsEditEvent = table("internal_error",
 	unauthorized,
 	on(account.ErrUserNotFound, http.StatusUnauthorized, "unauthorized"),

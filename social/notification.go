@@ -21,6 +21,9 @@ const (
 	TypeMarketResolved = "market_resolved"
 	TypeCommentReply   = "comment_reply"
 	TypeSupportReply   = "support_reply"
+	// TypeEventAmended: the creator of an event the user holds a
+	// position in added an amendment (Excerpt, ExcerptRu).
+	TypeEventAmended = "event_amended"
 )
 
 // OutcomeVoid is NotificationData.Won of a market that was voided: every
@@ -59,6 +62,10 @@ type NotificationData struct {
 	Won        string `json:"won,omitempty"`    // how a market resolved: "YES", "NO" or "VOID" (OutcomeVoid)
 	Author     string `json:"author,omitempty"` // who replied
 	Excerpt    string `json:"excerpt,omitempty"`
+	// EventNameRu and ExcerptRu are EventName and Excerpt in Russian,
+	// when the author gave them (event_amended).
+	EventNameRu string `json:"event_name_ru,omitempty"`
+	ExcerptRu   string `json:"excerpt_ru,omitempty"`
 }
 
 // Render returns n's title and message in lang ("ru" or, by default, "en").
@@ -95,6 +102,11 @@ func (n *Notification) Render(lang string) (title, message string) {
 			return "Новый ответ", fmt.Sprintf("%s ответил(а) на ваш комментарий: %s", d.Author, d.Excerpt)
 		}
 		return "New reply", fmt.Sprintf("%s replied to your comment: %s", d.Author, d.Excerpt)
+	case TypeEventAmended:
+		if ru {
+			return "Уточнение условий", fmt.Sprintf("«%s»: %s", orDefault(d.EventNameRu, d.EventName), orDefault(d.ExcerptRu, d.Excerpt))
+		}
+		return "Event amended", fmt.Sprintf("%q: %s", d.EventName, d.Excerpt)
 	case TypeSupportReply:
 		if ru {
 			return "Ответ поддержки", d.Excerpt
@@ -102,6 +114,14 @@ func (n *Notification) Render(lang string) (title, message string) {
 		return "Support replied", d.Excerpt
 	}
 	return n.Type, ""
+}
+
+// orDefault is s, or def when s is empty.
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }
 
 func sideRu(s string) string {

@@ -38,6 +38,9 @@ func (s *Service) Close(ctx context.Context, callerID, eventID, poolID, marketID
 	if err != nil {
 		return err
 	}
+	if s.Challenge > 0 {
+		return s.propose(ctx, m, st, callerID)
+	}
 	return s.settle(ctx, m, st)
 }
 
@@ -55,7 +58,10 @@ func (s *Service) Resolve(ctx context.Context, marketID int64, wonSide string) e
 	if err != nil {
 		return err
 	}
-	return s.settle(ctx, m, st)
+	if err := s.settle(ctx, m, st); err != nil {
+		return err
+	}
+	return s.finishProposalOf(ctx, m.ID)
 }
 
 // settle resolves market m as st says. A market of an exclusive pool

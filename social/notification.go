@@ -21,6 +21,13 @@ const (
 	TypeMarketResolved = "market_resolved"
 	TypeCommentReply   = "comment_reply"
 	TypeSupportReply   = "support_reply"
+	// TypeResolutionProposed tells a holder that the creator proposed an
+	// outcome (Won) which becomes final at Until unless disputed.
+	TypeResolutionProposed = "resolution_proposed"
+	// TypeDisputeResolved tells a disputer the operator's outcome (Won)
+	// of a proposal (Proposed) and the bond returned (Amount; 0 when the
+	// platform kept it).
+	TypeDisputeResolved = "dispute_resolved"
 )
 
 // OutcomeVoid is NotificationData.Won of a market that was voided: every
@@ -59,6 +66,8 @@ type NotificationData struct {
 	Won        string `json:"won,omitempty"`    // how a market resolved: "YES", "NO" or "VOID" (OutcomeVoid)
 	Author     string `json:"author,omitempty"` // who replied
 	Excerpt    string `json:"excerpt,omitempty"`
+	Proposed   string `json:"proposed,omitempty"` // a disputed proposal's outcome
+	Until      string `json:"until,omitempty"`    // RFC 3339: when a proposed outcome becomes final
 }
 
 // Render returns n's title and message in lang ("ru" or, by default, "en").
@@ -95,6 +104,22 @@ func (n *Notification) Render(lang string) (title, message string) {
 			return "Новый ответ", fmt.Sprintf("%s ответил(а) на ваш комментарий: %s", d.Author, d.Excerpt)
 		}
 		return "New reply", fmt.Sprintf("%s replied to your comment: %s", d.Author, d.Excerpt)
+	case TypeResolutionProposed:
+		if ru {
+			return "Предложен исход", fmt.Sprintf("Создатель предлагает закрыть рынок «%s» исходом «%s». Исход станет окончательным %s, если его не оспорят.", d.MarketName, outcomeRu(d.Won), d.Until)
+		}
+		return "Outcome proposed", fmt.Sprintf("The creator proposes that %q resolves %s. It becomes final at %s unless disputed.", d.MarketName, d.Won, d.Until)
+	case TypeDisputeResolved:
+		if d.Amount > 0 {
+			if ru {
+				return "Спор решён", fmt.Sprintf("Оператор закрыл рынок «%s» исходом «%s» вместо предложенного «%s». Залог возвращён: %s", d.MarketName, outcomeRu(d.Won), outcomeRu(d.Proposed), rub(d.Amount, true))
+			}
+			return "Dispute upheld", fmt.Sprintf("The operator resolved %q %s instead of the proposed %s. Your bond is back: %s", d.MarketName, d.Won, d.Proposed, rub(d.Amount, false))
+		}
+		if ru {
+			return "Спор отклонён", fmt.Sprintf("Оператор подтвердил исход «%s» рынка «%s». Залог остаётся платформе.", outcomeRu(d.Won), d.MarketName)
+		}
+		return "Dispute rejected", fmt.Sprintf("The operator confirmed %s for %q. The platform keeps your bond.", d.Won, d.MarketName)
 	case TypeSupportReply:
 		if ru {
 			return "Ответ поддержки", d.Excerpt
@@ -102,6 +127,14 @@ func (n *Notification) Render(lang string) (title, message string) {
 		return "Support replied", d.Excerpt
 	}
 	return n.Type, ""
+}
+
+// outcomeRu is an outcome ("YES", "NO", "VOID") in Russian.
+func outcomeRu(s string) string {
+	if s == OutcomeVoid {
+		return "ОТМЕНА"
+	}
+	return sideRu(s)
 }
 
 func sideRu(s string) string {

@@ -99,8 +99,11 @@ func (p *Proposal) OutcomeFor(m *Market) string {
 // it already.
 type DisputeCheck struct {
 	Proposal *Proposal
-	Holder   bool
-	Repeat   bool
+	// Claimed: a worker has claimed the proposal to settle it, so its
+	// window is over whatever the clocks say.
+	Claimed bool
+	Holder  bool
+	Repeat  bool
 }
 
 // ProposalStore is what the challenge window needs from storage; both
@@ -123,9 +126,7 @@ type ProposalStore interface {
 	// (whose error it returns, writing nothing), posts d.Bond from the
 	// user's balance to the proposal's bond account
 	// (account.ErrInsufficientFunds), writes the dispute and marks the
-	// proposal disputed. A proposal a worker has claimed is reported to
-	// check as Done: its window is over. d.MarketID becomes the
-	// proposal's market.
+	// proposal disputed. d.MarketID becomes the proposal's market.
 	AddDispute(ctx context.Context, d *Dispute, check func(DisputeCheck) error) error
 	// ClaimProposals claims up to limit proposals that are not done and
 	// not claimed past now, and are either undisputed with
@@ -160,15 +161,14 @@ func DecideBonds(p *Proposal, ds []Dispute, final string, now time.Time) ([]acco
 	var ns []social.Notification
 	upheld := final != p.Outcome
 	for _, d := range ds {
-		if d.Bond <= 0 {
-			continue
-		}
 		to, back := account.Treasury, int64(0)
 		reason := "dispute_bond_forfeit"
 		if upheld {
 			to, back, reason = account.UserAccount(d.UserID), d.Bond, "dispute_bond_refund"
 		}
-		ps = append(ps, account.Posting{From: BondAccount(p.MarketID), To: to, Amount: d.Bond, Reason: reason, At: now})
+		if d.Bond > 0 {
+			ps = append(ps, account.Posting{From: BondAccount(p.MarketID), To: to, Amount: d.Bond, Reason: reason, At: now})
+		}
 		ns = append(ns, social.Notification{UserID: d.UserID, Type: social.TypeDisputeResolved, RelatedID: p.EventID, RelatedType: social.RelatedEvent, CreatedAt: now,
 			Data: social.NotificationData{MarketName: p.MarketName, Won: final, Proposed: p.Outcome, Amount: back}})
 	}

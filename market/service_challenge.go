@@ -60,7 +60,7 @@ func (s *Service) Dispute(ctx context.Context, userID, marketID int64, reason st
 		switch p := c.Proposal; {
 		case p == nil || p.Done:
 			return ErrNoProposal
-		case !now.Before(p.ChallengeUntil):
+		case c.Claimed || !now.Before(p.ChallengeUntil):
 			return ErrChallengeOver
 		case !c.Holder:
 			return ErrNotHolder

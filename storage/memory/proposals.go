@@ -144,7 +144,7 @@ func (s *Store) AddDispute(_ context.Context, d *market.Dispute, check func(mark
 	r := s.covering(m)
 	if r != nil {
 		c.Proposal = cloneProposal(r)
-		c.Proposal.Done = r.p.Done || !r.claimed.IsZero()
+		c.Claimed = !r.claimed.IsZero()
 		for _, id := range s.scope(m) {
 			for k := range s.open {
 				if k.market == id && k.user == d.UserID {

@@ -186,8 +186,7 @@ func (s *Store) AddDispute(ctx context.Context, d *market.Dispute, check func(ma
 			return err
 		}
 		if p != nil {
-			p.Done = p.Done || claimed
-			c.Proposal = p
+			c.Proposal, c.Claimed = p, claimed
 			scope := `market_id = $2 AND $3::bigint > 0`
 			if p.Exclusive {
 				scope = `market_id IN (SELECT id FROM markets WHERE pool_id = $3)`

@@ -233,7 +233,7 @@ func testChallenge(t *testing.T, newStores func(*testing.T) Stores) {
 		if ps, err := e.stores.Markets.ClaimProposals(e.ctx, at.Add(30*time.Second), time.Minute, 10); err != nil || len(ps) != 0 {
 			t.Fatalf("a claim within the lease: %v %v", ps, err)
 		}
-		if _, err := e.markets.Dispute(e.ctx, yes.ID, m.ID, "wrong"); !errors.Is(err, market.ErrNoProposal) && !errors.Is(err, market.ErrChallengeOver) {
+		if _, err := e.markets.Dispute(e.ctx, yes.ID, m.ID, "wrong"); !errors.Is(err, market.ErrChallengeOver) {
 			t.Fatalf("a dispute of a claimed proposal: %v", err)
 		}
 		// The claim "died": nothing settled. After the lease another worker
@@ -359,6 +359,64 @@ func testChallenge(t *testing.T, newStores func(*testing.T) Stores) {
 		}
 		if p, _ := e.markets.ProposalOf(e.ctx, ms[1].ID); p == nil || !p.Done || p.Final != "NO" {
 			t.Fatalf("the pool's proposal: %+v", p)
+		}
+		e.audit()
+	})
+
+	t.Run("a resolution whose bonds were not settled (the operator's call died after the settlement) is finished by the worker", func(t *testing.T) {
+		e := newChallengeEnv(t, newStores)
+		c := e.creator()
+		ev := e.event(c, 0.02, 20000, 0.5)
+		m := ev.Pools[0].Markets[0]
+		h := e.user("h", 100000, 0)
+		e.must(e.buy(h, m, market.No, 5000))
+		e.proposed(c, ev, m, "YES")
+		if _, err := e.markets.Dispute(e.ctx, h.ID, m.ID, "NO won"); err != nil {
+			t.Fatal(err)
+		}
+		// The settlement alone, as if the process died before the bonds.
+		if err := e.stores.Markets.Settle(e.ctx, m.ID, market.Settlement{Won: market.No, By: market.ResolvedByOperator}); err != nil {
+			t.Fatal(err)
+		}
+		if e.accountBalance(market.BondAccount(m.ID)) != testBond {
+			t.Fatal("the bond moved without the proposal's end")
+		}
+		b := e.balances(h).Balance
+		if n, err := e.markets.SettleDue(e.ctx, time.Minute, 10); n != 1 || err != nil {
+			t.Fatalf("the worker ended %d: %v", n, err)
+		}
+		if got := e.balances(h).Balance - b; got != testBond {
+			t.Fatalf("the disputer got %d back, want the bond %d", got, testBond)
+		}
+		if n, err := e.markets.SettleDue(e.ctx, time.Minute, 10); n != 0 || err != nil {
+			t.Fatalf("a second round ended %d: %v", n, err)
+		}
+		e.audit()
+	})
+
+	t.Run("without a bond a dispute still stops the settlement and its disputer hears the decision", func(t *testing.T) {
+		e := newChallengeEnv(t, newStores)
+		e.markets.DisputeBond = 0
+		c := e.creator()
+		ev := e.event(c, 0.02, 20000, 0.5)
+		m := ev.Pools[0].Markets[0]
+		h := e.user("h", 100000, 0)
+		e.must(e.buy(h, m, market.No, 5000))
+		e.proposed(c, ev, m, "YES")
+		b := e.balances(h)
+		d, err := e.markets.Dispute(e.ctx, h.ID, m.ID, "NO won")
+		if err != nil || d.Bond != 0 || e.balances(h) != b {
+			t.Fatalf("a dispute without a bond: %+v %v", d, err)
+		}
+		e.advance(2 * time.Hour)
+		if n, _ := e.markets.SettleDue(e.ctx, time.Minute, 10); n != 0 || e.market(m.ID).Resolved {
+			t.Fatal("a disputed proposal settled by itself")
+		}
+		if err := e.markets.Resolve(e.ctx, m.ID, "YES"); err != nil {
+			t.Fatal(err)
+		}
+		if ns := e.notesOf(h, social.TypeDisputeResolved); len(ns) != 1 || ns[0].Data.Won != "YES" || ns[0].Data.Amount != 0 {
+			t.Fatalf("the disputer's notifications: %+v", ns)
 		}
 		e.audit()
 	})

@@ -205,3 +205,14 @@ func withResolutions(ctx context.Context, markets *market.Service, vs []marketJS
 	}
 	return nil
 }
+
+// eventResolutions sets the resolutions of the market views of event
+// view v of event e (withResolutions).
+func eventResolutions(ctx context.Context, markets *market.Service, v *eventJSON, e *market.Event) error {
+	for i, p := range e.Pools {
+		if err := withResolutions(ctx, markets, v.Pools[i].Markets, p.Markets); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -490,10 +490,8 @@ func (h *marketHandlers) handleEvent(c *fiber.Ctx) error {
 		return err
 	}
 	v := eventView(e, h.markets.Now())
-	for i, p := range e.Pools {
-		if err := withResolutions(c.UserContext(), h.markets, v.Pools[i].Markets, p.Markets); err != nil {
-			return err
-		}
+	if err := eventResolutions(c.UserContext(), h.markets, &v, e); err != nil {
+		return err
 	}
 	return sendJSON(c, &v)
 }

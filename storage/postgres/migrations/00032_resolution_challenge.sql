@@ -33,6 +33,9 @@ CREATE TABLE resolution_proposals (
 CREATE UNIQUE INDEX resolution_proposals_pool_key ON resolution_proposals (pool_id) WHERE exclusive;
 -- The worker's scan: proposals not done, by deadline.
 CREATE INDEX resolution_proposals_open_idx ON resolution_proposals (challenge_until) WHERE NOT done;
+-- Every reference to a user has an index (a user's rows are found
+-- without a scan).
+CREATE INDEX resolution_proposals_proposed_by_idx ON resolution_proposals (proposed_by);
 
 CREATE TABLE resolution_disputes (
     market_id  bigint      NOT NULL REFERENCES resolution_proposals (market_id),
@@ -42,6 +45,8 @@ CREATE TABLE resolution_disputes (
     created_at timestamptz NOT NULL,
     PRIMARY KEY (market_id, user_id)
 );
+
+CREATE INDEX resolution_disputes_user_id_idx ON resolution_disputes (user_id);
 
 -- +goose Down
 

@@ -420,4 +420,27 @@ func testChallenge(t *testing.T, newStores func(*testing.T) Stores) {
 		}
 		e.audit()
 	})
+
+	t.Run("a proposal stands when the window is turned off: the creator cannot close over it, and it still settles at its deadline", func(t *testing.T) {
+		e := newChallengeEnv(t, newStores)
+		c := e.creator()
+		ev := e.event(c, 0.02, 20000, 0.5)
+		m := ev.Pools[0].Markets[0]
+		h := e.user("h", 100000, 0)
+		r := e.must(e.buy(h, m, market.Yes, 5000))
+		e.proposed(c, ev, m, "YES")
+		e.markets.Challenge = 0
+		if err := e.markets.Close(e.ctx, c.ID, ev.ID, m.PoolID, m.ID, "NO"); !errors.Is(err, market.ErrResolved) {
+			t.Fatalf("a close over the proposal: %v", err)
+		}
+		e.advance(time.Hour)
+		b := e.balances(h).Balance
+		if n, err := e.markets.SettleDue(e.ctx, time.Minute, 10); n != 1 || err != nil {
+			t.Fatalf("the worker ended %d: %v", n, err)
+		}
+		if got := e.balances(h).Balance - b; got != r.Trade.Shares || e.market(m.ID).Outcome() != "YES" {
+			t.Fatalf("paid %d, outcome %q", got, e.market(m.ID).Outcome())
+		}
+		e.audit()
+	})
 }

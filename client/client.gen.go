@@ -4848,7 +4848,9 @@ type ClientInterface interface {
 	// market, or its window is over), 403 `forbidden` (no open position
 	// in the market or its pool), 409 `already_disputed` (you disputed
 	// it already), 400 `insufficient_funds` (the bond). A refusal changes
-	// nothing.
+	// nothing. Personal API keys may not dispute (403
+	// `insufficient_scope`): a dispute puts up money on a person's
+	// judgement.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -4873,7 +4875,9 @@ type ClientInterface interface {
 	// market, or its window is over), 403 `forbidden` (no open position
 	// in the market or its pool), 409 `already_disputed` (you disputed
 	// it already), 400 `insufficient_funds` (the bond). A refusal changes
-	// nothing.
+	// nothing. Personal API keys may not dispute (403
+	// `insufficient_scope`): a dispute puts up money on a person's
+	// judgement.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -7607,7 +7611,9 @@ func (c *Client) MarketCandles(ctx context.Context, marketID int64, params *Mark
 // market, or its window is over), 403 `forbidden` (no open position
 // in the market or its pool), 409 `already_disputed` (you disputed
 // it already), 400 `insufficient_funds` (the bond). A refusal changes
-// nothing.
+// nothing. Personal API keys may not dispute (403
+// `insufficient_scope`): a dispute puts up money on a person's
+// judgement.
 //
 // Takes any type of body and a specified content type.
 //
@@ -7642,7 +7648,9 @@ func (c *Client) CreateDisputeWithBody(ctx context.Context, marketID int64, cont
 // market, or its window is over), 403 `forbidden` (no open position
 // in the market or its pool), 409 `already_disputed` (you disputed
 // it already), 400 `insufficient_funds` (the bond). A refusal changes
-// nothing.
+// nothing. Personal API keys may not dispute (403
+// `insufficient_scope`): a dispute puts up money on a person's
+// judgement.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -13888,7 +13896,9 @@ type ClientWithResponsesInterface interface {
 	// market, or its window is over), 403 `forbidden` (no open position
 	// in the market or its pool), 409 `already_disputed` (you disputed
 	// it already), 400 `insufficient_funds` (the bond). A refusal changes
-	// nothing.
+	// nothing. Personal API keys may not dispute (403
+	// `insufficient_scope`): a dispute puts up money on a person's
+	// judgement.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -13913,7 +13923,9 @@ type ClientWithResponsesInterface interface {
 	// market, or its window is over), 403 `forbidden` (no open position
 	// in the market or its pool), 409 `already_disputed` (you disputed
 	// it already), 400 `insufficient_funds` (the bond). A refusal changes
-	// nothing.
+	// nothing. Personal API keys may not dispute (403
+	// `insufficient_scope`): a dispute puts up money on a person's
+	// judgement.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -24381,7 +24393,9 @@ func (c *ClientWithResponses) MarketCandlesWithResponse(ctx context.Context, mar
 // market, or its window is over), 403 `forbidden` (no open position
 // in the market or its pool), 409 `already_disputed` (you disputed
 // it already), 400 `insufficient_funds` (the bond). A refusal changes
-// nothing.
+// nothing. Personal API keys may not dispute (403
+// `insufficient_scope`): a dispute puts up money on a person's
+// judgement.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -24412,7 +24426,9 @@ func (c *ClientWithResponses) CreateDisputeWithBodyWithResponse(ctx context.Cont
 // market, or its window is over), 403 `forbidden` (no open position
 // in the market or its pool), 409 `already_disputed` (you disputed
 // it already), 400 `insufficient_funds` (the bond). A refusal changes
-// nothing.
+// nothing. Personal API keys may not dispute (403
+// `insufficient_scope`): a dispute puts up money on a person's
+// judgement.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

@@ -106,6 +106,7 @@ func TestChallengeWindow(t *testing.T) {
 			})
 
 			t.Run("a dispute the rules refuse is a clear 4xx that changes nothing", func(t *testing.T) {
+				key := h.createKey(t, w.alice.token, "bot", "read", "trade")
 				cases := []struct {
 					name   string
 					r      req
@@ -122,6 +123,7 @@ func TestChallengeWindow(t *testing.T) {
 					{"on a market without a proposal", req{method: http.MethodPost, path: disputePath(w.a2.ID), token: w.alice.token, body: map[string]any{"reason": "x"}}, 409, "invalid_state"},
 					{"without a position", req{method: http.MethodPost, path: disputePath(w.a1.ID), token: carol.token, body: map[string]any{"reason": "x"}}, 403, "forbidden"},
 					{"without the bond", req{method: http.MethodPost, path: disputePath(w.a1.ID), token: dave.token, body: map[string]any{"reason": "x"}}, 400, "insufficient_funds"},
+					{"with a personal API key", req{method: http.MethodPost, path: disputePath(w.a1.ID), token: key.Key, body: map[string]any{"reason": "x"}}, 403, "insufficient_scope"},
 				}
 				for _, tc := range cases {
 					_, before, _ := h.audit(t)

@@ -65,19 +65,47 @@ func lockScope(ctx context.Context, tx pgx.Tx, id int64) ([]*market.Market, erro
 	return scanMarkets(rows)
 }
 
-// insertNotes writes notifications ns and returns their change-log
-// entries.
+// sqlInsertNotes writes the notifications of notificationArrays in one
+// statement and returns each one's id with its user.
+const sqlInsertNotes = `INSERT INTO notifications (user_id, type, related_id, related_type, data, created_at)
+SELECT u.user_id, u.type, u.related_id, u.related_type, u.data::jsonb, u.created_at
+FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::text[], $5::text[], $6::timestamptz[])
+	AS u(user_id, type, related_id, related_type, data, created_at)
+RETURNING id, user_id`
+
+// insertNotes writes notifications ns, at most one per user (a
+// proposal's holders, or its disputers), in one statement, and returns
+// their change-log entries.
 func insertNotes(ctx context.Context, tx pgx.Tx, ns []social.Notification, at time.Time) ([]changelog.Entry, error) {
-	var es []changelog.Entry
-	for _, n := range ns {
-		if n.CreatedAt.IsZero() {
-			n.CreatedAt = at
+	if len(ns) == 0 {
+		return nil, nil
+	}
+	for i := range ns {
+		if ns[i].CreatedAt.IsZero() {
+			ns[i].CreatedAt = at
 		}
-		n.CreatedAt = dbTime(n.CreatedAt)
-		if err := tx.QueryRow(ctx, sqlInsertNotification, n.UserID, n.Type, n.RelatedID, n.RelatedType, string(n.Data.AppendJSON(nil)), n.CreatedAt).Scan(&n.ID); err != nil {
+		ns[i].CreatedAt = dbTime(ns[i].CreatedAt)
+	}
+	rows, err := tx.Query(ctx, sqlInsertNotes, notificationArrays(len(ns), func(i int) *social.Notification { return &ns[i] }, at)...)
+	if err != nil {
+		return nil, err
+	}
+	ids := make(map[int64]int64, len(ns))
+	for rows.Next() {
+		var id, user int64
+		if err := rows.Scan(&id, &user); err != nil {
+			rows.Close()
 			return nil, err
 		}
-		es = append(es, social.NotificationChange(&n))
+		ids[user] = id
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	es := make([]changelog.Entry, 0, len(ns))
+	for i := range ns {
+		ns[i].ID = ids[ns[i].UserID]
+		es = append(es, social.NotificationChange(&ns[i]))
 	}
 	return es, nil
 }

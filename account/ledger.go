@@ -24,10 +24,11 @@ const (
 	KindFees         Kind = "platform_fees"     // margin collected on trades, one account per market
 	KindTreasury     Kind = "platform_treasury" // the platform's capital; funds market subsidies
 	KindExternal     Kind = "external"          // the outside world: deposits come from here
+	KindAnte         Kind = "proposal_ante"     // an event proposal's ante, held until the operator decides; owner: the event
 )
 
 // Kinds lists every account kind.
-var Kinds = []Kind{KindUser, KindUserBonus, KindPartnerFloat, KindEscrow, KindFees, KindTreasury, KindExternal}
+var Kinds = []Kind{KindUser, KindUserBonus, KindPartnerFloat, KindEscrow, KindFees, KindTreasury, KindExternal, KindAnte}
 
 // MayGoNegative reports whether an account of kind k may hold a negative
 // balance. Only the outside world and the platform's treasury may: a
@@ -67,6 +68,10 @@ func FloatAccount(id int64) Ref { return Ref{KindPartnerFloat, id} }
 
 // EscrowAccount is the escrow of market id.
 func EscrowAccount(id int64) Ref { return Ref{KindEscrow, id} }
+
+// AnteAccount holds the ante of the proposal of event id while the
+// operator decides on it.
+func AnteAccount(eventID int64) Ref { return Ref{KindAnte, eventID} }
 
 // Posting moves Amount kopecks from one account to another. Amount is
 // always positive; the direction is in From and To.

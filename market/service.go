@@ -52,6 +52,9 @@ type Service struct {
 	// Creators bounds what creators may do (creator_limits.go); the zero
 	// value bounds nothing.
 	Creators CreatorRules
+	// Proposals say whether users who are not creators may propose
+	// events (proposals.go); the zero value allows none.
+	Proposals ProposalRules
 
 	// pools maps a market id to the markets of its exclusive pool,
 	// ascending (nil for a market of a non-exclusive pool), for the
@@ -103,48 +106,81 @@ type NewMarket struct {
 // each market's LMSR opens at its probability and the platform treasury
 // escrows its worst-case loss. ErrForbidden if creator may not create
 // events; *input.Error; ErrCreatorLimit past s.Creators' limits.
+//
+// With s.Proposals on, a user who is not a creator proposes the event
+// instead (see propose): it is created proposed, holding the ante.
 func (s *Service) CreateEvent(ctx context.Context, creator *account.User, in NewEvent) (*Event, error) {
-	if creator == nil || !creator.IsCreator {
+	if creator == nil {
 		return nil, ErrForbidden
 	}
+	if !creator.IsCreator {
+		if !s.Proposals.On {
+			return nil, ErrForbidden
+		}
+		return s.propose(ctx, creator, in)
+	}
+	e, subsidies, escrow, err := s.buildEvent(creator.ID, in)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.storeEvent(ctx, e, subsidies, escrow); err != nil {
+		return nil, createRefusal(err, escrow, e.Tags)
+	}
+	return e, nil
+}
+
+// createRefusal is the error of a store's refusal of an event that
+// escrows escrow kopecks and carries tags.
+func createRefusal(err error, escrow int64, tags []string) error {
+	if errors.Is(err, account.ErrBalanceLimit) {
+		return input.Invalid("pools", fmt.Sprintf("the platform's treasury cannot escrow another %d kopecks: its subsidies would pass their bound of %d kopecks; lower lmsr_b_kopecks or hold fewer markets", escrow, int64(account.MaxExposure)))
+	}
+	return tagRefusal(err, tags)
+}
+
+// buildEvent checks in and builds the event creator creatorID would
+// create with it: the event (status approved), the subsidy of each of
+// its markets in order (pool by pool; an exclusive pool's is its first
+// market's, the others' 0) and their sum. It writes nothing.
+// *input.Error.
+func (s *Service) buildEvent(creatorID int64, in NewEvent) (e *Event, subsidies []int64, escrow int64, err error) {
 	now := s.Now()
 	name, err := text("name", in.Name, true, MaxNameLen)
 	if err != nil {
-		return nil, err
+		return nil, nil, 0, err
 	}
 	nameRu, err := text("name_ru", in.NameRu, false, MaxNameLen)
 	if err != nil {
-		return nil, err
+		return nil, nil, 0, err
 	}
 	if len(in.Pools) == 0 || len(in.Pools) > MaxPools {
-		return nil, input.Invalid("pools", fmt.Sprintf("must hold 1 to %d pools", MaxPools))
+		return nil, nil, 0, input.Invalid("pools", fmt.Sprintf("must hold 1 to %d pools", MaxPools))
 	}
 	tags, err := checkEventTags(in.Tags)
 	if err != nil {
-		return nil, err
+		return nil, nil, 0, err
 	}
-	e := &Event{Name: name, NameRu: nameRu, CreatorID: creator.ID, CreatedAt: now, Tags: tags}
-	var subsidies []int64
+	e = &Event{Name: name, NameRu: nameRu, CreatorID: creatorID, Status: StatusApproved, CreatedAt: now, Tags: tags}
 	for i, np := range in.Pools {
 		f := func(field string) string { return fmt.Sprintf("pools[%d].%s", i, field) }
 		p := &Pool{Margin: np.Margin, B: np.B, LiveAt: now, FinishAt: now.AddDate(0, 1, 0), Exclusive: np.Exclusive}
 		if p.Name, err = text(f("name"), np.Name, true, MaxNameLen); err != nil {
-			return nil, err
+			return nil, nil, 0, err
 		}
 		if p.NameRu, err = text(f("name_ru"), np.NameRu, false, MaxNameLen); err != nil {
-			return nil, err
+			return nil, nil, 0, err
 		}
 		if p.Rules, err = longText(f("rules"), np.Rules, MaxRulesLen); err != nil {
-			return nil, err
+			return nil, nil, 0, err
 		}
 		if p.RulesRu, err = longText(f("rules_ru"), np.RulesRu, MaxRulesLen); err != nil {
-			return nil, err
+			return nil, nil, 0, err
 		}
 		if math.IsNaN(np.Margin) || np.Margin < 0 || np.Margin > MaxMargin {
-			return nil, input.Invalid(f("margin"), fmt.Sprintf("must be 0 to %g", MaxMargin))
+			return nil, nil, 0, input.Invalid(f("margin"), fmt.Sprintf("must be 0 to %g", MaxMargin))
 		}
 		if np.B < MinLiquidity || np.B > MaxLiquidity {
-			return nil, input.Invalid(f("lmsr_b_kopecks"), fmt.Sprintf("must be %d to %d", MinLiquidity, int64(MaxLiquidity)))
+			return nil, nil, 0, input.Invalid(f("lmsr_b_kopecks"), fmt.Sprintf("must be %d to %d", MinLiquidity, int64(MaxLiquidity)))
 		}
 		// Stores keep microseconds: the window decided is the window kept.
 		if np.LiveAt != nil {
@@ -154,28 +190,28 @@ func (s *Service) CreateEvent(ctx context.Context, creator *account.User, in New
 			p.FinishAt = np.FinishAt.UTC().Truncate(time.Microsecond)
 		}
 		if !p.FinishAt.After(p.LiveAt) {
-			return nil, input.Invalid(f("finish_at"), "must be after live_at")
+			return nil, nil, 0, input.Invalid(f("finish_at"), "must be after live_at")
 		}
 		if len(np.Markets) == 0 || len(np.Markets) > MaxMarketsPerPool {
-			return nil, input.Invalid(f("markets"), fmt.Sprintf("must hold 1 to %d markets", MaxMarketsPerPool))
+			return nil, nil, 0, input.Invalid(f("markets"), fmt.Sprintf("must hold 1 to %d markets", MaxMarketsPerPool))
 		}
 		if np.Exclusive && len(np.Markets) < 2 {
-			return nil, input.Invalid(f("markets"), fmt.Sprintf("an exclusive pool must hold 2 to %d markets", MaxMarketsPerPool))
+			return nil, nil, 0, input.Invalid(f("markets"), fmt.Sprintf("an exclusive pool must hold 2 to %d markets", MaxMarketsPerPool))
 		}
 		for j, nm := range np.Markets {
 			g := func(field string) string { return fmt.Sprintf("pools[%d].markets[%d].%s", i, j, field) }
 			m := &Market{OutcomeIndex: j, B: np.B, Margin: np.Margin, LiveAt: p.LiveAt, FinishAt: p.FinishAt, Exclusive: np.Exclusive, CreatedAt: now}
 			if m.Name, err = text(g("name"), nm.Name, true, MaxNameLen); err != nil {
-				return nil, err
+				return nil, nil, 0, err
 			}
 			if m.NameRu, err = text(g("name_ru"), nm.NameRu, false, MaxNameLen); err != nil {
-				return nil, err
+				return nil, nil, 0, err
 			}
 			if m.YesName, err = text(g("yes_name"), nm.YesName, false, MaxNameLen); err != nil {
-				return nil, err
+				return nil, nil, 0, err
 			}
 			if m.NoName, err = text(g("no_name"), nm.NoName, false, MaxNameLen); err != nil {
-				return nil, err
+				return nil, nil, 0, err
 			}
 			if m.YesName == "" {
 				m.YesName = "Yes"
@@ -184,7 +220,7 @@ func (s *Service) CreateEvent(ctx context.Context, creator *account.User, in New
 				m.NoName = "No"
 			}
 			if math.IsNaN(nm.Probability) || nm.Probability < MinProbability || nm.Probability > MaxProbability {
-				return nil, input.Invalid(g("probability"), fmt.Sprintf("must be %g to %g", MinProbability, MaxProbability))
+				return nil, nil, 0, input.Invalid(g("probability"), fmt.Sprintf("must be %g to %g", MinProbability, MaxProbability))
 			}
 			p.Markets = append(p.Markets, m)
 			if np.Exclusive {
@@ -192,19 +228,19 @@ func (s *Service) CreateEvent(ctx context.Context, creator *account.User, in New
 			}
 			qy, qn, err := lmsr.InitialQ(np.B, nm.Probability)
 			if err != nil {
-				return nil, input.Invalid(g("probability"), err.Error())
+				return nil, nil, 0, input.Invalid(g("probability"), err.Error())
 			}
 			m.QYes, m.QNo, m.Q0Yes, m.Q0No = qy, qn, qy, qn
 			sub, err := lmsr.SubsidyKopecks(m.Pricer())
 			if err != nil {
-				return nil, input.Invalid(g("probability"), err.Error())
+				return nil, nil, 0, input.Invalid(g("probability"), err.Error())
 			}
 			subsidies = append(subsidies, sub)
 		}
 		if np.Exclusive {
 			sub, err := openExclusive(p, np.Markets)
 			if err != nil {
-				return nil, input.Invalid(f("markets"), err.Error())
+				return nil, nil, 0, input.Invalid(f("markets"), err.Error())
 			}
 			// One escrow for the pool, its first market's.
 			subsidies = append(subsidies, sub)
@@ -215,20 +251,13 @@ func (s *Service) CreateEvent(ctx context.Context, creator *account.User, in New
 	// What the event escrows, summed with checked arithmetic: at most
 	// MaxEventSubsidy. Whether the treasury can escrow it is the store's
 	// to check, under its lock (account.Apply: account.ErrBalanceLimit).
-	var escrow int64
 	for _, sub := range subsidies {
 		var ok bool
 		if escrow, ok = account.Add(escrow, sub); !ok || escrow > MaxEventSubsidy {
-			return nil, input.Invalid("pools", fmt.Sprintf("the markets would escrow more than %d kopecks, the most one event may: lower lmsr_b_kopecks or hold fewer markets", int64(MaxEventSubsidy)))
+			return nil, nil, 0, input.Invalid("pools", fmt.Sprintf("the markets would escrow more than %d kopecks, the most one event may: lower lmsr_b_kopecks or hold fewer markets", int64(MaxEventSubsidy)))
 		}
 	}
-	if err := s.storeEvent(ctx, e, subsidies, escrow); err != nil {
-		if errors.Is(err, account.ErrBalanceLimit) {
-			return nil, input.Invalid("pools", fmt.Sprintf("the platform's treasury cannot escrow another %d kopecks: its subsidies would pass their bound of %d kopecks; lower lmsr_b_kopecks or hold fewer markets", escrow, int64(account.MaxExposure)))
-		}
-		return nil, tagRefusal(err, tags)
-	}
-	return e, nil
+	return e, subsidies, escrow, nil
 }
 
 // openExclusive opens the markets of exclusive pool p at the
@@ -288,7 +317,8 @@ func checkText(rule func(field, s string) error, field, v string, required bool,
 
 // SetActive shows (active) or hides an event in the public feed. Checks
 // in order: ErrEventNotFound, ErrForbidden (caller is not the creator),
-// *input.Error (active is nil).
+// *input.Error (active is nil), ErrNotApproved (showing a proposal the
+// operator has not approved).
 func (s *Service) SetActive(ctx context.Context, callerID, eventID int64, active *bool) error {
 	e, err := s.store.Event(ctx, eventID)
 	if err != nil {
@@ -299,6 +329,9 @@ func (s *Service) SetActive(ctx context.Context, callerID, eventID int64, active
 	}
 	if active == nil {
 		return input.Invalid("is_active", "must be true or false")
+	}
+	if e.Status != StatusApproved && *active {
+		return ErrNotApproved
 	}
 	return s.store.SetEventActive(ctx, eventID, *active)
 }

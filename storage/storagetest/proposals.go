@@ -233,7 +233,7 @@ func testProposals(t *testing.T, newStores func(*testing.T) Stores) {
 				t.Fatalf("buy on a rejected proposal: err = %v", err)
 			}
 			for what, err := range map[string]error{
-				"reject twice":           second(e.markets.Reject(e.ctx, ev.ID, "again", true)),
+				"reject twice":            second(e.markets.Reject(e.ctx, ev.ID, "again", true)),
 				"approve after rejection": second(e.markets.Approve(e.ctx, ev.ID)),
 			} {
 				if !errors.Is(err, market.ErrNotProposed) {

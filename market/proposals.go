@@ -170,7 +170,7 @@ func (s *Service) Approve(ctx context.Context, id int64) (*Event, error) {
 // platform's treasury otherwise, and the proposer is notified. Checks in
 // order: *input.Error (reason), ErrEventNotFound, ErrNotProposed.
 func (s *Service) Reject(ctx context.Context, id int64, reason string, refund bool) (*Event, error) {
-	reason, err := longText("reason", reason, MaxReasonLen)
+	reason, err := checkText(input.MultilineText, "reason", reason, true, MaxReasonLen)
 	if err != nil {
 		return nil, err
 	}

@@ -206,7 +206,7 @@ var errsAdminResolve = table("internal_error",
 	on(errBadRequest, http.StatusBadRequest, "invalid request"),
 	on(market.ErrMarketNotFound, http.StatusNotFound, "market not found"),
 	on(market.ErrResolved, http.StatusConflict, "market already resolved"),
-	on(market.ErrNotApproved, http.StatusConflict, "invalid_state"),
+	on(market.ErrNotApproved, http.StatusConflict, "invalid_state").saying(notApprovedDetail),
 )
 
 type resolveBody struct {

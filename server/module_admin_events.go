@@ -70,7 +70,7 @@ func (h *adminEventHandlers) handleCreateEvent(c *fiber.Ctx) error {
 // approved: approve it instead).
 var errsAdminEventActive = table("internal_error", append(adminRules[:len(adminRules):len(adminRules)],
 	on(market.ErrEventNotFound, http.StatusNotFound, "event_not_found"),
-	on(market.ErrNotApproved, http.StatusConflict, "invalid_state"),
+	on(market.ErrNotApproved, http.StatusConflict, "invalid_state").saying(notApprovedDetail),
 )...)
 
 type activeBody struct {

@@ -292,7 +292,7 @@ var errsEventActive = table("internal_error",
 	on(market.ErrForbidden, http.StatusForbidden, "forbidden"),
 	on(input.ErrInvalid, http.StatusBadRequest, "invalid request"),
 	on(errBadRequest, http.StatusBadRequest, "invalid request"),
-	on(market.ErrNotApproved, http.StatusConflict, "invalid_state"),
+	on(market.ErrNotApproved, http.StatusConflict, "invalid_state").saying(notApprovedDetail),
 )
 
 // handleEventActive shows or hides an event. The body is read leniently
@@ -342,7 +342,7 @@ var errsMarketClose = table("internal_error",
 	on(input.ErrInvalid, http.StatusBadRequest, "invalid request"),
 	on(errBadRequest, http.StatusBadRequest, "invalid request"),
 	on(market.ErrResolved, http.StatusConflict, "market already resolved"),
-	on(market.ErrNotApproved, http.StatusConflict, "invalid_state"),
+	on(market.ErrNotApproved, http.StatusConflict, "invalid_state").saying(notApprovedDetail),
 )
 
 // handleMarketClose resolves a market and counts the settlement. The

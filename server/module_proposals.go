@@ -155,13 +155,17 @@ func (h *proposalHandlers) handleQueue(c *fiber.Ctx) error {
 	return c.JSON(fiber.Map{"events": out})
 }
 
+// notApprovedDetail is the detail of 409 invalid_state for what only an
+// approved event may do.
+const notApprovedDetail = "the event is a proposal the operator has not approved (awaiting a decision, or rejected)"
+
 // decisionRules are the refusals of a decision on a proposal, after the
 // operator routes' own: 404 event_not_found, 409 invalid_state (not a
 // proposal awaiting a decision: approved or rejected already, or a
 // creator's event).
 var decisionRules = slices.Concat(adminRules, []rule{
 	on(market.ErrEventNotFound, http.StatusNotFound, "event_not_found"),
-	on(market.ErrNotProposed, http.StatusConflict, "invalid_state"),
+	on(market.ErrNotProposed, http.StatusConflict, "invalid_state").saying("the event is not a proposal awaiting a decision: it was approved or rejected already, or a creator made it"),
 })
 
 // POST /admin/events/{id}/approve: the operator approves a proposal. The

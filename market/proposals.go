@@ -2,7 +2,6 @@ package market
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/predictkit/predictkit/account"
@@ -57,10 +56,11 @@ type ProposalRules struct {
 type Proposal struct {
 	// Ante is what the proposal held from its proposer, kopecks.
 	Ante int64
-	// Subsidies are what approval posts from the treasury to the escrow
-	// of each of the event's markets, in the order of Event.Pools and
-	// Pool.Markets (an exclusive pool's on its first market, 0 on the
-	// others): the subsidies the creation would have posted.
+	// Subsidies are what approval posts from the treasury: the
+	// subsidies the creation would have posted, in the order of
+	// Event.Pools, one per market of a binary pool (in Pool.Markets'
+	// order) and one per exclusive pool (to its escrow, its lowest id's
+	// market). An edit of a proposal's pools must recompute them.
 	Subsidies []int64
 	// DecidedAt is when the operator decided; nil while proposed.
 	DecidedAt *time.Time
@@ -100,7 +100,7 @@ func (s *Service) propose(ctx context.Context, proposer *account.User, in NewEve
 		return nil, err
 	}
 	e.Status = StatusProposed
-	e.Proposal = &Proposal{Ante: s.Proposals.AnteKopecks, Subsidies: subsidies}
+	e.Proposal = &Proposal{Ante: s.Proposals.AnteKopecks, Subsidies: pendingSubsidies(e, subsidies)}
 	for _, p := range e.Pools {
 		for _, m := range p.Markets {
 			m.Unapproved = true
@@ -110,6 +110,25 @@ func (s *Service) propose(ctx context.Context, proposer *account.User, in NewEve
 		return nil, createRefusal(err, escrow, e.Tags)
 	}
 	return e, nil
+}
+
+// pendingSubsidies are what a proposal keeps of the subsidies of its
+// markets (subsidies, as buildEvent gives them): one per market of a
+// binary pool, and one per exclusive pool (its escrow's), so that an
+// answer added to an exclusive pool later changes nothing of them.
+func pendingSubsidies(e *Event, subsidies []int64) []int64 {
+	out := []int64{}
+	i := 0
+	for _, p := range e.Pools {
+		if p.Exclusive {
+			out = append(out, subsidies[i])
+			i += len(p.Markets)
+			continue
+		}
+		out = append(out, subsidies[i:i+len(p.Markets)]...)
+		i += len(p.Markets)
+	}
+	return out
 }
 
 // Approve approves proposal id for the operator, in one transaction: the
@@ -130,17 +149,37 @@ func (s *Service) Approve(ctx context.Context, id int64) (*Event, error) {
 		}
 		out := &ProposalOutcome{Status: StatusApproved, Active: true, At: now}
 		var sum int64
-		i := 0
+		post := func(m *Market, sub int64) {
+			if sub > 0 {
+				out.Postings = append(out.Postings, account.Posting{From: account.Treasury, To: account.EscrowAccount(m.ID), Amount: sub, Reason: "subsidy", At: now})
+				sum += sub
+			}
+		}
+		subs := e.Proposal.Subsidies
+		next := func() int64 {
+			if len(subs) == 0 {
+				return 0
+			}
+			v := subs[0]
+			subs = subs[1:]
+			return v
+		}
 		for _, p := range e.Pools {
+			if len(p.Markets) == 0 {
+				continue
+			}
+			if p.Exclusive {
+				lead := p.Markets[0] // the pool's escrow is its lowest id's
+				for _, m := range p.Markets {
+					if m.ID < lead.ID {
+						lead = m
+					}
+				}
+				post(lead, next())
+				continue
+			}
 			for _, m := range p.Markets {
-				if i >= len(e.Proposal.Subsidies) {
-					return nil, fmt.Errorf("market: proposal %d holds %d subsidies for more markets", e.ID, len(e.Proposal.Subsidies))
-				}
-				if sub := e.Proposal.Subsidies[i]; sub > 0 {
-					out.Postings = append(out.Postings, account.Posting{From: account.Treasury, To: account.EscrowAccount(m.ID), Amount: sub, Reason: "subsidy", At: now})
-					sum += sub
-				}
-				i++
+				post(m, next())
 			}
 		}
 		escrow = sum

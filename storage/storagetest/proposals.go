@@ -143,21 +143,23 @@ func testProposals(t *testing.T, newStores func(*testing.T) Stores) {
 		}
 	})
 
-	for _, exclusive := range []bool{false, true} {
-		name := "approval of a binary pool"
-		probs := []float64{0.5, 0.3}
-		if exclusive {
-			name, probs = "approval of an exclusive pool", []float64{0.5, 0.3, 0.2}
-		}
+	mixed := proposal(true, 30000, 0.6, 0.3, 0.1)
+	mixed.Pools = append([]market.NewPool{proposal(false, 20000, 0.5, 0.3).Pools[0]}, mixed.Pools...)
+	mixed.Pools = append(mixed.Pools, proposal(false, 10000, 0.7).Pools[0])
+	for name, ne := range map[string]market.NewEvent{
+		"approval of a binary pool":                               proposal(false, 20000, 0.5, 0.3),
+		"approval of an exclusive pool":                           proposal(true, 20000, 0.5, 0.3, 0.2),
+		"approval of binary, exclusive and binary pools together": mixed,
+	} {
 		t.Run(name+" posts the subsidy a creator's event would, returns the ante, lists the event and notifies", func(t *testing.T) {
 			e := proposalEnv(t, newStores)
 			u := e.user("proposer", 50000, 0)
 			c := e.creator()
-			same, err := e.markets.CreateEvent(e.ctx, c, proposal(exclusive, 20000, probs...))
+			same, err := e.markets.CreateEvent(e.ctx, c, ne)
 			if err != nil {
 				t.Fatal(err)
 			}
-			ev := e.propose(u, proposal(exclusive, 20000, probs...))
+			ev := e.propose(u, ne)
 			treasury := e.accountBalance(account.Treasury)
 			got, err := e.markets.Approve(e.ctx, ev.ID)
 			if err != nil {
@@ -169,6 +171,13 @@ func testProposals(t *testing.T, newStores func(*testing.T) Stores) {
 			want := e.subsidyOf(same)
 			if sub := e.subsidyOf(got); sub != want || e.accountBalance(account.Treasury) != treasury-want {
 				t.Fatalf("subsidy %d, treasury moved by %d; want %d", sub, treasury-e.accountBalance(account.Treasury), want)
+			}
+			for i, p := range got.Pools {
+				for j, m := range p.Markets {
+					if g, w := e.escrowBalance(m.ID), e.escrowBalance(same.Pools[i].Markets[j].ID); g != w {
+						t.Fatalf("pool %d market %d escrows %d, the creator's same market %d", i, j, g, w)
+					}
+				}
 			}
 			if b := e.balances(u); b.Balance != 50000 || e.accountBalance(account.AnteAccount(ev.ID)) != 0 {
 				t.Fatalf("balance %d, ante account %d after approval", b.Balance, e.accountBalance(account.AnteAccount(ev.ID)))

@@ -225,6 +225,10 @@ var bodyTargets = []bodyTarget{
 				text("pools[0].markets[0].yes_name", "Yes"), text("pools[0].markets[0].no_name", "No"))
 		}},
 	{"POST /api/v1/admin/users/:id/events", newEventTextFields, newEventTextBody},
+	{"POST /api/v1/events/preview", newEventTextFields, newEventTextBody},
+	{"POST /api/v1/admin/events/:id/reject", []string{"reason"}, func(_ *fuzzWorld, _ int, text func(string, string) string) string {
+		return fmt.Sprintf(`{"reason":%s,"refund":true}`, text("reason", "Duplicate"))
+	}},
 	{"POST /api/v1/events/:id/pools/:pool_id/markets/:market_id/close", []string{"won_side"}, func(_ *fuzzWorld, _ int, text func(string, string) string) string {
 		return fmt.Sprintf(`{"won_side":%s}`, text("won_side", "MAYBE"))
 	}},
@@ -292,6 +296,7 @@ var noTextBody = []string{
 	"DELETE /api/v1/auth/session",
 	"POST /api/v1/events/:id/active",
 	"POST /api/v1/admin/events/:id/active",
+	"POST /api/v1/admin/events/:id/approve",
 	"POST /api/v1/admin/users/:id/credit",
 	"POST /api/v1/admin/users/:id/password-reset",
 	"PATCH /api/v1/admin/users/:id",

@@ -25,10 +25,11 @@ const (
 	KindTreasury     Kind = "platform_treasury" // the platform's capital; funds market subsidies
 	KindExternal     Kind = "external"          // the outside world: deposits come from here
 	KindDisputeBonds Kind = "dispute_bonds"     // bonds of the disputes of one proposed resolution, until the operator decides
+	KindAnte         Kind = "proposal_ante"     // an event proposal's ante, held until the operator decides; owner: the event
 )
 
 // Kinds lists every account kind.
-var Kinds = []Kind{KindUser, KindUserBonus, KindPartnerFloat, KindEscrow, KindFees, KindTreasury, KindExternal, KindDisputeBonds}
+var Kinds = []Kind{KindUser, KindUserBonus, KindPartnerFloat, KindEscrow, KindFees, KindTreasury, KindExternal, KindDisputeBonds, KindAnte}
 
 // MayGoNegative reports whether an account of kind k may hold a negative
 // balance. Only the outside world and the platform's treasury may: a
@@ -67,12 +68,16 @@ func BonusAccount(id int64) Ref { return Ref{KindUserBonus, id} }
 func FloatAccount(id int64) Ref { return Ref{KindPartnerFloat, id} }
 
 // DisputeBondAccount holds the bonds of the disputes of the proposed
-// resolution of market id (see market.Proposal) until the operator
+// resolution of market id (see market.ResolutionProposal) until the operator
 // decides.
 func DisputeBondAccount(id int64) Ref { return Ref{KindDisputeBonds, id} }
 
 // EscrowAccount is the escrow of market id.
 func EscrowAccount(id int64) Ref { return Ref{KindEscrow, id} }
+
+// AnteAccount holds the ante of the proposal of event id while the
+// operator decides on it.
+func AnteAccount(eventID int64) Ref { return Ref{KindAnte, eventID} }
 
 // Posting moves Amount kopecks from one account to another. Amount is
 // always positive; the direction is in From and To.

@@ -332,6 +332,45 @@ func (e DisputeQueueProposalsProposed) Valid() bool {
 	}
 }
 
+// Defines values for EventStatus.
+const (
+	EventStatusApproved EventStatus = "approved"
+	EventStatusProposed EventStatus = "proposed"
+	EventStatusRejected EventStatus = "rejected"
+)
+
+// Valid indicates whether the value is a known member of the EventStatus enum.
+func (e EventStatus) Valid() bool {
+	switch e {
+	case EventStatusApproved:
+		return true
+	case EventStatusProposed:
+		return true
+	case EventStatusRejected:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EventPreviewStatus.
+const (
+	EventPreviewStatusApproved EventPreviewStatus = "approved"
+	EventPreviewStatusProposed EventPreviewStatus = "proposed"
+)
+
+// Valid indicates whether the value is a known member of the EventPreviewStatus enum.
+func (e EventPreviewStatus) Valid() bool {
+	switch e {
+	case EventPreviewStatusApproved:
+		return true
+	case EventPreviewStatusProposed:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for MarketMarketType.
 const (
 	Lmsr MarketMarketType = "lmsr"
@@ -476,6 +515,8 @@ const (
 	NotificationTypeDisputeResolved    NotificationType = "dispute_resolved"
 	NotificationTypeEventAmended       NotificationType = "event_amended"
 	NotificationTypeMarketResolved     NotificationType = "market_resolved"
+	NotificationTypeProposalApproved   NotificationType = "proposal_approved"
+	NotificationTypeProposalRejected   NotificationType = "proposal_rejected"
 	NotificationTypeResolutionProposed NotificationType = "resolution_proposed"
 	NotificationTypeSupportReply       NotificationType = "support_reply"
 	NotificationTypeTradeExecuted      NotificationType = "trade_executed"
@@ -491,6 +532,10 @@ func (e NotificationType) Valid() bool {
 	case NotificationTypeEventAmended:
 		return true
 	case NotificationTypeMarketResolved:
+		return true
+	case NotificationTypeProposalApproved:
+		return true
+	case NotificationTypeProposalRejected:
 		return true
 	case NotificationTypeResolutionProposed:
 		return true
@@ -812,6 +857,27 @@ func (e ProfilePatchTheme) Valid() bool {
 	}
 }
 
+// Defines values for QueuedEventStatus.
+const (
+	QueuedEventStatusApproved QueuedEventStatus = "approved"
+	QueuedEventStatusProposed QueuedEventStatus = "proposed"
+	QueuedEventStatusRejected QueuedEventStatus = "rejected"
+)
+
+// Valid indicates whether the value is a known member of the QueuedEventStatus enum.
+func (e QueuedEventStatus) Valid() bool {
+	switch e {
+	case QueuedEventStatusApproved:
+		return true
+	case QueuedEventStatusProposed:
+		return true
+	case QueuedEventStatusRejected:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for QuoteAction.
 const (
 	QuoteActionBuy  QuoteAction = "buy"
@@ -1115,6 +1181,8 @@ const (
 	StreamNotificationTypeDisputeResolved    StreamNotificationType = "dispute_resolved"
 	StreamNotificationTypeEventAmended       StreamNotificationType = "event_amended"
 	StreamNotificationTypeMarketResolved     StreamNotificationType = "market_resolved"
+	StreamNotificationTypeProposalApproved   StreamNotificationType = "proposal_approved"
+	StreamNotificationTypeProposalRejected   StreamNotificationType = "proposal_rejected"
 	StreamNotificationTypeResolutionProposed StreamNotificationType = "resolution_proposed"
 	StreamNotificationTypeSupportReply       StreamNotificationType = "support_reply"
 	StreamNotificationTypeTradeExecuted      StreamNotificationType = "trade_executed"
@@ -1130,6 +1198,10 @@ func (e StreamNotificationType) Valid() bool {
 	case StreamNotificationTypeEventAmended:
 		return true
 	case StreamNotificationTypeMarketResolved:
+		return true
+	case StreamNotificationTypeProposalApproved:
+		return true
+	case StreamNotificationTypeProposalRejected:
 		return true
 	case StreamNotificationTypeResolutionProposed:
 		return true
@@ -1244,6 +1316,27 @@ func (e WebhookDeliveryType) Valid() bool {
 	case WebhookDeliveryTypeBetSettled:
 		return true
 	case WebhookDeliveryTypeMarketResolved:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AdminListEventsParamsStatus.
+const (
+	AdminListEventsParamsStatusApproved AdminListEventsParamsStatus = "approved"
+	AdminListEventsParamsStatusProposed AdminListEventsParamsStatus = "proposed"
+	AdminListEventsParamsStatusRejected AdminListEventsParamsStatus = "rejected"
+)
+
+// Valid indicates whether the value is a known member of the AdminListEventsParamsStatus enum.
+func (e AdminListEventsParamsStatus) Valid() bool {
+	switch e {
+	case AdminListEventsParamsStatusApproved:
+		return true
+	case AdminListEventsParamsStatusProposed:
+		return true
+	case AdminListEventsParamsStatusRejected:
 		return true
 	default:
 		return false
@@ -1778,16 +1871,31 @@ type Event struct {
 	// Amendments the creator's amendments, oldest first; [] when none
 	Amendments []Amendment `json:"amendments"`
 	CreatedAt  time.Time   `json:"created_at"`
-	CreatorID  int64       `json:"creator_id"`
-	ID         int64       `json:"id"`
-	IsActive   bool        `json:"is_active"`
-	Name       string      `json:"name"`
-	NameRu     string      `json:"name_ru"`
-	Pools      []Pool      `json:"pools"`
+
+	// CreatorID the creator; of a proposal, the proposer, who owns the event once approved
+	CreatorID int64  `json:"creator_id"`
+	ID        int64  `json:"id"`
+	IsActive  bool   `json:"is_active"`
+	Name      string `json:"name"`
+	NameRu    string `json:"name_ru"`
+	Pools     []Pool `json:"pools"`
+
+	// Proposal Present on an event a user proposed (docs/proposals.md).
+	Proposal *Proposal `json:"proposal,omitempty"`
+
+	// Status `approved` for a creator's event and an approved proposal;
+	// `proposed` while a proposal waits for the operator (it cannot
+	// be shown, traded or resolved); `rejected` for good.
+	Status EventStatus `json:"status"`
 
 	// Tags the slugs of the tags the event carries, in the order its creator gave them; [] when none
 	Tags []string `json:"tags"`
 }
+
+// EventStatus `approved` for a creator's event and an approved proposal;
+// `proposed` while a proposal waits for the operator (it cannot
+// be shown, traded or resolved); `rejected` for good.
+type EventStatus string
 
 // EventPatch Any field of NewEvent; each given replaces the event's (pools: the whole list, opened afresh).
 type EventPatch struct {
@@ -1796,6 +1904,31 @@ type EventPatch struct {
 	Pools  *[]NewPool `json:"pools,omitempty"`
 	Tags   *[]string  `json:"tags,omitempty"`
 }
+
+// EventPreview defines model for EventPreview.
+type EventPreview struct {
+	// AnteKopecks what a proposal would hold from the caller's balance; 0 for a creator
+	AnteKopecks int64 `json:"ante_kopecks"`
+	Pools       []struct {
+		Markets []struct {
+			// SubsidyKopecks the market's escrow; an exclusive pool's whole subsidy is on its first market, 0 on the others
+			SubsidyKopecks int64 `json:"subsidy_kopecks"`
+
+			// YesProbability the price the market would open at
+			YesProbability float64 `json:"yes_probability"`
+		} `json:"markets"`
+		SubsidyKopecks int64 `json:"subsidy_kopecks"`
+	} `json:"pools"`
+
+	// Status what POST /api/v1/events would create for the caller
+	Status EventPreviewStatus `json:"status"`
+
+	// SubsidyKopecks what the treasury would escrow for the event (at creation; for a proposal, at its approval): the sum of the pools' subsidies
+	SubsidyKopecks int64 `json:"subsidy_kopecks"`
+}
+
+// EventPreviewStatus what POST /api/v1/events would create for the caller
+type EventPreviewStatus string
 
 // FinishPatch defines model for FinishPatch.
 type FinishPatch struct {
@@ -2055,6 +2188,9 @@ type NewPool struct {
 // `dispute_resolved` — the operator resolved a proposal you
 // disputed, with the bond returned (or kept by the platform);
 // related_type `event`.
+// `proposal_approved`, `proposal_rejected` — the operator decided on
+// your event proposal (with a rejection's reason, and whether the
+// ante came back); related_type `event`.
 // `title` and `message` are rendered in the reader's profile
 // language (`en` or `ru`) when read.
 type Notification struct {
@@ -2456,6 +2592,60 @@ type ProfilePatchLanguage string
 // ProfilePatchTheme defines model for ProfilePatch.Theme.
 type ProfilePatchTheme string
 
+// Proposal Present on an event a user proposed (docs/proposals.md).
+type Proposal struct {
+	// AnteKopecks what the proposal held from the proposer's balance
+	AnteKopecks int64 `json:"ante_kopecks"`
+
+	// DecidedAt when the operator approved or rejected it; null while proposed
+	DecidedAt *time.Time `json:"decided_at"`
+
+	// Reason the operator's reason for a rejection; empty otherwise
+	Reason string `json:"reason"`
+
+	// Refunded a rejection gave the ante back
+	Refunded bool `json:"refunded"`
+}
+
+// QueuedEvent An event of the operator's queue, with its proposer.
+type QueuedEvent struct {
+	Amendments *[]Amendment `json:"amendments,omitempty"`
+
+	// AnteKopecks what the proposal holds (or held); 0 for a creator's event
+	AnteKopecks int64     `json:"ante_kopecks"`
+	CreatedAt   time.Time `json:"created_at"`
+
+	// CreatorID the creator; of a proposal, the proposer, who owns the event once approved
+	CreatorID int64  `json:"creator_id"`
+	ID        int64  `json:"id"`
+	IsActive  bool   `json:"is_active"`
+	Name      string `json:"name"`
+	NameRu    string `json:"name_ru"`
+	Pools     []Pool `json:"pools"`
+
+	// Proposal Present on an event a user proposed (docs/proposals.md).
+	Proposal *Proposal `json:"proposal,omitempty"`
+	Proposer struct {
+		Email    string  `json:"email"`
+		ID       int64   `json:"id"`
+		Name     string  `json:"name"`
+		Nickname *string `json:"nickname"`
+	} `json:"proposer"`
+
+	// Status `approved` for a creator's event and an approved proposal;
+	// `proposed` while a proposal waits for the operator (it cannot
+	// be shown, traded or resolved); `rejected` for good.
+	Status QueuedEventStatus `json:"status"`
+
+	// Tags the slugs of the tags the event carries, in the order its creator gave them; [] when none
+	Tags []string `json:"tags"`
+}
+
+// QueuedEventStatus `approved` for a creator's event and an approved proposal;
+// `proposed` while a proposal waits for the operator (it cannot
+// be shown, traded or resolved); `rejected` for good.
+type QueuedEventStatus string
+
 // Quote defines model for Quote.
 type Quote struct {
 	Action      QuoteAction `json:"action"`
@@ -2503,6 +2693,15 @@ type RegisterRequest struct {
 
 // RegisterRequestLanguage defines model for RegisterRequest.Language.
 type RegisterRequestLanguage string
+
+// RejectRequest defines model for RejectRequest.
+type RejectRequest struct {
+	// Reason why; the proposer reads it in their notification
+	Reason string `json:"reason"`
+
+	// Refund true gives the ante back to the proposer; false gives it to the platform's treasury
+	Refund bool `json:"refund"`
+}
 
 // ResetPasswordRequest defines model for ResetPasswordRequest.
 type ResetPasswordRequest struct {
@@ -2781,12 +2980,21 @@ type UserProfile struct {
 	IsStatsViewer          bool                `json:"is_stats_viewer"`
 	Language               UserProfileLanguage `json:"language"`
 	Level                  int                 `json:"level"`
-	Name                   string              `json:"name"`
-	Nickname               *string             `json:"nickname"`
-	PolygonAddress         string              `json:"polygon_address"`
-	Positions              []Position          `json:"positions"`
-	ProfileHidden          bool                `json:"profile_hidden"`
-	ReferralCode           string              `json:"referral_code"`
+
+	// MayCreateEvents the user is a creator: POST /api/v1/events creates an approved event
+	MayCreateEvents bool `json:"may_create_events"`
+
+	// MayProposeEvents the user is not a creator but the operator takes proposals (PREDICTKIT_PROPOSALS=on): POST /api/v1/events creates a proposal that holds proposal_ante_kopecks until the operator decides
+	MayProposeEvents bool       `json:"may_propose_events"`
+	Name             string     `json:"name"`
+	Nickname         *string    `json:"nickname"`
+	PolygonAddress   string     `json:"polygon_address"`
+	Positions        []Position `json:"positions"`
+	ProfileHidden    bool       `json:"profile_hidden"`
+
+	// ProposalAnteKopecks what a proposal of this user holds from their balance (the bonus balance does not count); 0 when may_propose_events is false
+	ProposalAnteKopecks int64  `json:"proposal_ante_kopecks"`
+	ReferralCode        string `json:"referral_code"`
 
 	// RegisteredDate YYYY-MM-DD
 	RegisteredDate   openapi_types.Date `json:"registered_date"`
@@ -3025,6 +3233,18 @@ type AdminChatSessionsParams struct {
 	Offset *string `form:"offset,omitempty" json:"offset,omitempty"`
 }
 
+// AdminListEventsParams defines parameters for AdminListEvents.
+type AdminListEventsParams struct {
+	Status *AdminListEventsParamsStatus `form:"status,omitempty" json:"status,omitempty"`
+
+	// Limit page size (0 = 20; over 100 is treated as 100)
+	Limit  *int `form:"limit,omitempty" json:"limit,omitempty"`
+	Offset *int `form:"offset,omitempty" json:"offset,omitempty"`
+}
+
+// AdminListEventsParamsStatus defines parameters for AdminListEvents.
+type AdminListEventsParamsStatus string
+
 // AdminListPartnerDeliveriesParams defines parameters for AdminListPartnerDeliveries.
 type AdminListPartnerDeliveriesParams struct {
 	// Limit page size, 1 to 100 (default 50)
@@ -3203,6 +3423,9 @@ type AdminChatReplyJSONRequestBody = ChatTextRequest
 // AdminSetEventActiveJSONRequestBody defines body for AdminSetEventActive for application/json ContentType.
 type AdminSetEventActiveJSONRequestBody = ActiveRequest
 
+// AdminRejectEventJSONRequestBody defines body for AdminRejectEvent for application/json ContentType.
+type AdminRejectEventJSONRequestBody = RejectRequest
+
 // AdminResolveMarketJSONRequestBody defines body for AdminResolveMarket for application/json ContentType.
 type AdminResolveMarketJSONRequestBody = ResolveRequest
 
@@ -3280,6 +3503,9 @@ type SetReactionJSONRequestBody = ReactionRequest
 
 // CreateEventJSONRequestBody defines body for CreateEvent for application/json ContentType.
 type CreateEventJSONRequestBody = NewEvent
+
+// PreviewEventJSONRequestBody defines body for PreviewEvent for application/json ContentType.
+type PreviewEventJSONRequestBody = NewEvent
 
 // PostCommentJSONRequestBody defines body for PostComment for application/json ContentType.
 type PostCommentJSONRequestBody = NewComment
@@ -3665,6 +3891,11 @@ type ClientInterface interface {
 	// Corresponds with GET /api/v1/admin/disputes (the `AdminListDisputes` operationId).
 	AdminListDisputes(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// AdminListEvents The operator's queue of proposals (or the approved or rejected events), oldest first, each with its proposer.
+	//
+	// Corresponds with GET /api/v1/admin/events (the `AdminListEvents` operationId).
+	AdminListEvents(ctx context.Context, params *AdminListEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// AdminSetEventActiveWithBody Show (true) or hide (false) any event in the feed, as the operator.
 	//
 	// Takes any type of body and a specified content type.
@@ -3678,6 +3909,46 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /api/v1/admin/events/{id}/active (the `AdminSetEventActive` operationId).
 	AdminSetEventActive(ctx context.Context, id int64, body AdminSetEventActiveJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AdminApproveEvent Approve a proposal.
+	//
+	// In one transaction: the ante goes back to the proposer, the
+	// platform's treasury escrows each market's subsidy (a proposal
+	// posts none before), the event becomes `approved` and active
+	// (listed in the feed), its markets take trades, and the proposer
+	// gets a `proposal_approved` notification. The proposer owns the
+	// event as its creator: the creators' limits count it (409
+	// creator_limit, and nothing changes), and they may hide, show and
+	// resolve it. Takes no body.
+	//
+	// Corresponds with POST /api/v1/admin/events/{id}/approve (the `AdminApproveEvent` operationId).
+	AdminApproveEvent(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AdminRejectEventWithBody Reject a proposal, giving its ante back or to the platform.
+	//
+	// In one transaction: the event becomes `rejected` (hidden and
+	// untradable for good), its ante goes back to the proposer when
+	// `refund` is true, to the platform's treasury otherwise, and the
+	// proposer gets a `proposal_rejected` notification with the reason.
+	// Both fields are required.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/admin/events/{id}/reject (the `AdminRejectEvent` operationId).
+	AdminRejectEventWithBody(ctx context.Context, id int64, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AdminRejectEvent Reject a proposal, giving its ante back or to the platform.
+	//
+	// In one transaction: the event becomes `rejected` (hidden and
+	// untradable for good), its ante goes back to the proposer when
+	// `refund` is true, to the platform's treasury otherwise, and the
+	// proposer gets a `proposal_rejected` notification with the reason.
+	// Both fields are required.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/admin/events/{id}/reject (the `AdminRejectEvent` operationId).
+	AdminRejectEvent(ctx context.Context, id int64, body AdminRejectEventJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// AdminResolveMarketWithBody Resolve or void any market, as the operator.
 	//
@@ -4574,7 +4845,7 @@ type ClientInterface interface {
 	// Corresponds with GET /api/v1/events (the `ListEvents` operationId).
 	ListEvents(ctx context.Context, params *ListEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// CreateEventWithBody Create an event with its pools and markets (creators only).
+	// CreateEventWithBody Create an event with its pools and markets (creators), or propose one (any user, with proposals on).
 	//
 	// The event starts inactive (hidden from the feed) until its creator
 	// activates it. Each market's LMSR opens at `probability`; the
@@ -4582,13 +4853,23 @@ type ClientInterface interface {
 	// operator's limits on one creator's open events (those with an
 	// unresolved market, hidden ones too) or on their subsidy: 409
 	// creator_limit.
+	//
+	// With `PREDICTKIT_PROPOSALS=on`, a signed-in user who is not a
+	// creator proposes the event instead: it is created with
+	// `"status":"proposed"`, holding an ante of
+	// `PREDICTKIT_PROPOSAL_ANTE_KOPECKS` from the proposer's balance (the
+	// bonus balance does not count; `400 insufficient_funds` without
+	// it), posts no subsidy, and cannot be activated, traded or
+	// resolved until the operator approves it (POST
+	// /api/v1/admin/events/{id}/approve). Off, such a user gets `403
+	// forbidden`. See docs/proposals.md.
 	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /api/v1/events (the `CreateEvent` operationId).
 	CreateEventWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// CreateEvent Create an event with its pools and markets (creators only).
+	// CreateEvent Create an event with its pools and markets (creators), or propose one (any user, with proposals on).
 	//
 	// The event starts inactive (hidden from the feed) until its creator
 	// activates it. Each market's LMSR opens at `probability`; the
@@ -4597,10 +4878,52 @@ type ClientInterface interface {
 	// unresolved market, hidden ones too) or on their subsidy: 409
 	// creator_limit.
 	//
+	// With `PREDICTKIT_PROPOSALS=on`, a signed-in user who is not a
+	// creator proposes the event instead: it is created with
+	// `"status":"proposed"`, holding an ante of
+	// `PREDICTKIT_PROPOSAL_ANTE_KOPECKS` from the proposer's balance (the
+	// bonus balance does not count; `400 insufficient_funds` without
+	// it), posts no subsidy, and cannot be activated, traded or
+	// resolved until the operator approves it (POST
+	// /api/v1/admin/events/{id}/approve). Off, such a user gets `403
+	// forbidden`. See docs/proposals.md.
+	//
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /api/v1/events (the `CreateEvent` operationId).
 	CreateEvent(ctx context.Context, body CreateEventJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PreviewEventWithBody Check an event's body as POST /api/v1/events would, and answer its subsidies, creating nothing.
+	//
+	// The body, the checks and their order are POST /api/v1/events's
+	// (401, 403 for a user who may neither create nor propose, 400
+	// invalid_request with the same detail, an unknown tag included);
+	// nothing is written. The answer is what the creation would post:
+	// each market's subsidy (an exclusive pool's on its first market),
+	// each pool's and the total, and, for a proposal, the ante it would
+	// hold. The creator's limits (409 creator_limit) and the proposer's
+	// balance are checked by the creation only.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/events/preview (the `PreviewEvent` operationId).
+	PreviewEventWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PreviewEvent Check an event's body as POST /api/v1/events would, and answer its subsidies, creating nothing.
+	//
+	// The body, the checks and their order are POST /api/v1/events's
+	// (401, 403 for a user who may neither create nor propose, 400
+	// invalid_request with the same detail, an unknown tag included);
+	// nothing is written. The answer is what the creation would post:
+	// each market's subsidy (an exclusive pool's on its first market),
+	// each pool's and the total, and, for a proposal, the ante it would
+	// hold. The creator's limits (409 creator_limit) and the proposer's
+	// balance are checked by the creation only.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/events/preview (the `PreviewEvent` operationId).
+	PreviewEvent(ctx context.Context, body PreviewEventJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListEventComments An event's top-level comments, newest first.
 	//
@@ -4747,7 +5070,9 @@ type ClientInterface interface {
 	// Caller must be the event's creator. Checks run in this order: 401
 	// (no or invalid token), 404 (no such event, or an id that is not an
 	// integer), 403 (not the creator), 400 (missing or non-boolean
-	// `is_active`). The body is read leniently so that this order holds.
+	// `is_active`), 409 invalid_state (showing a proposal the operator
+	// has not approved). The body is read leniently so that this order
+	// holds.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -4759,7 +5084,9 @@ type ClientInterface interface {
 	// Caller must be the event's creator. Checks run in this order: 401
 	// (no or invalid token), 404 (no such event, or an id that is not an
 	// integer), 403 (not the creator), 400 (missing or non-boolean
-	// `is_active`). The body is read leniently so that this order holds.
+	// `is_active`), 409 invalid_state (showing a proposal the operator
+	// has not approved). The body is read leniently so that this order
+	// holds.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -5650,6 +5977,21 @@ func (c *Client) AdminListDisputes(ctx context.Context, reqEditors ...RequestEdi
 	return c.Client.Do(req)
 }
 
+// AdminListEvents The operator's queue of proposals (or the approved or rejected events), oldest first, each with its proposer.
+//
+// Corresponds with GET /api/v1/admin/events (the `AdminListEvents` operationId).
+func (c *Client) AdminListEvents(ctx context.Context, params *AdminListEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAdminListEventsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // AdminSetEventActiveWithBody Show (true) or hide (false) any event in the feed, as the operator.
 //
 // Takes any type of body and a specified content type.
@@ -5674,6 +6016,76 @@ func (c *Client) AdminSetEventActiveWithBody(ctx context.Context, id int64, cont
 // Corresponds with POST /api/v1/admin/events/{id}/active (the `AdminSetEventActive` operationId).
 func (c *Client) AdminSetEventActive(ctx context.Context, id int64, body AdminSetEventActiveJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewAdminSetEventActiveRequest(c.Server, id, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AdminApproveEvent Approve a proposal.
+//
+// In one transaction: the ante goes back to the proposer, the
+// platform's treasury escrows each market's subsidy (a proposal
+// posts none before), the event becomes `approved` and active
+// (listed in the feed), its markets take trades, and the proposer
+// gets a `proposal_approved` notification. The proposer owns the
+// event as its creator: the creators' limits count it (409
+// creator_limit, and nothing changes), and they may hide, show and
+// resolve it. Takes no body.
+//
+// Corresponds with POST /api/v1/admin/events/{id}/approve (the `AdminApproveEvent` operationId).
+func (c *Client) AdminApproveEvent(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAdminApproveEventRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AdminRejectEventWithBody Reject a proposal, giving its ante back or to the platform.
+//
+// In one transaction: the event becomes `rejected` (hidden and
+// untradable for good), its ante goes back to the proposer when
+// `refund` is true, to the platform's treasury otherwise, and the
+// proposer gets a `proposal_rejected` notification with the reason.
+// Both fields are required.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/admin/events/{id}/reject (the `AdminRejectEvent` operationId).
+func (c *Client) AdminRejectEventWithBody(ctx context.Context, id int64, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAdminRejectEventRequestWithBody(c.Server, id, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AdminRejectEvent Reject a proposal, giving its ante back or to the platform.
+//
+// In one transaction: the event becomes `rejected` (hidden and
+// untradable for good), its ante goes back to the proposer when
+// `refund` is true, to the platform's treasury otherwise, and the
+// proposer gets a `proposal_rejected` notification with the reason.
+// Both fields are required.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/admin/events/{id}/reject (the `AdminRejectEvent` operationId).
+func (c *Client) AdminRejectEvent(ctx context.Context, id int64, body AdminRejectEventJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAdminRejectEventRequest(c.Server, id, body)
 	if err != nil {
 		return nil, err
 	}
@@ -7269,7 +7681,7 @@ func (c *Client) ListEvents(ctx context.Context, params *ListEventsParams, reqEd
 	return c.Client.Do(req)
 }
 
-// CreateEventWithBody Create an event with its pools and markets (creators only).
+// CreateEventWithBody Create an event with its pools and markets (creators), or propose one (any user, with proposals on).
 //
 // The event starts inactive (hidden from the feed) until its creator
 // activates it. Each market's LMSR opens at `probability`; the
@@ -7277,6 +7689,16 @@ func (c *Client) ListEvents(ctx context.Context, params *ListEventsParams, reqEd
 // operator's limits on one creator's open events (those with an
 // unresolved market, hidden ones too) or on their subsidy: 409
 // creator_limit.
+//
+// With `PREDICTKIT_PROPOSALS=on`, a signed-in user who is not a
+// creator proposes the event instead: it is created with
+// `"status":"proposed"`, holding an ante of
+// `PREDICTKIT_PROPOSAL_ANTE_KOPECKS` from the proposer's balance (the
+// bonus balance does not count; `400 insufficient_funds` without
+// it), posts no subsidy, and cannot be activated, traded or
+// resolved until the operator approves it (POST
+// /api/v1/admin/events/{id}/approve). Off, such a user gets `403
+// forbidden`. See docs/proposals.md.
 //
 // Takes any type of body and a specified content type.
 //
@@ -7293,7 +7715,7 @@ func (c *Client) CreateEventWithBody(ctx context.Context, contentType string, bo
 	return c.Client.Do(req)
 }
 
-// CreateEvent Create an event with its pools and markets (creators only).
+// CreateEvent Create an event with its pools and markets (creators), or propose one (any user, with proposals on).
 //
 // The event starts inactive (hidden from the feed) until its creator
 // activates it. Each market's LMSR opens at `probability`; the
@@ -7302,11 +7724,73 @@ func (c *Client) CreateEventWithBody(ctx context.Context, contentType string, bo
 // unresolved market, hidden ones too) or on their subsidy: 409
 // creator_limit.
 //
+// With `PREDICTKIT_PROPOSALS=on`, a signed-in user who is not a
+// creator proposes the event instead: it is created with
+// `"status":"proposed"`, holding an ante of
+// `PREDICTKIT_PROPOSAL_ANTE_KOPECKS` from the proposer's balance (the
+// bonus balance does not count; `400 insufficient_funds` without
+// it), posts no subsidy, and cannot be activated, traded or
+// resolved until the operator approves it (POST
+// /api/v1/admin/events/{id}/approve). Off, such a user gets `403
+// forbidden`. See docs/proposals.md.
+//
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /api/v1/events (the `CreateEvent` operationId).
 func (c *Client) CreateEvent(ctx context.Context, body CreateEventJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewCreateEventRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PreviewEventWithBody Check an event's body as POST /api/v1/events would, and answer its subsidies, creating nothing.
+//
+// The body, the checks and their order are POST /api/v1/events's
+// (401, 403 for a user who may neither create nor propose, 400
+// invalid_request with the same detail, an unknown tag included);
+// nothing is written. The answer is what the creation would post:
+// each market's subsidy (an exclusive pool's on its first market),
+// each pool's and the total, and, for a proposal, the ante it would
+// hold. The creator's limits (409 creator_limit) and the proposer's
+// balance are checked by the creation only.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/events/preview (the `PreviewEvent` operationId).
+func (c *Client) PreviewEventWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPreviewEventRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PreviewEvent Check an event's body as POST /api/v1/events would, and answer its subsidies, creating nothing.
+//
+// The body, the checks and their order are POST /api/v1/events's
+// (401, 403 for a user who may neither create nor propose, 400
+// invalid_request with the same detail, an unknown tag included);
+// nothing is written. The answer is what the creation would post:
+// each market's subsidy (an exclusive pool's on its first market),
+// each pool's and the total, and, for a proposal, the ante it would
+// hold. The creator's limits (409 creator_limit) and the proposer's
+// balance are checked by the creation only.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/events/preview (the `PreviewEvent` operationId).
+func (c *Client) PreviewEvent(ctx context.Context, body PreviewEventJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPreviewEventRequest(c.Server, body)
 	if err != nil {
 		return nil, err
 	}
@@ -7522,7 +8006,9 @@ func (c *Client) EditEvent(ctx context.Context, id int64, body EditEventJSONRequ
 // Caller must be the event's creator. Checks run in this order: 401
 // (no or invalid token), 404 (no such event, or an id that is not an
 // integer), 403 (not the creator), 400 (missing or non-boolean
-// `is_active`). The body is read leniently so that this order holds.
+// `is_active`), 409 invalid_state (showing a proposal the operator
+// has not approved). The body is read leniently so that this order
+// holds.
 //
 // Takes any type of body and a specified content type.
 //
@@ -7544,7 +8030,9 @@ func (c *Client) SetEventActiveWithBody(ctx context.Context, id int64, contentTy
 // Caller must be the event's creator. Checks run in this order: 401
 // (no or invalid token), 404 (no such event, or an id that is not an
 // integer), 403 (not the creator), 400 (missing or non-boolean
-// `is_active`). The body is read leniently so that this order holds.
+// `is_active`), 409 invalid_state (showing a proposal the operator
+// has not approved). The body is read leniently so that this order
+// holds.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -8981,6 +9469,84 @@ func NewAdminListDisputesRequest(server string) (*http.Request, error) {
 	return req, nil
 }
 
+// NewAdminListEventsRequest constructs an http.Request for the AdminListEvents method
+func NewAdminListEventsRequest(server string, params *AdminListEventsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/admin/events")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Status != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Offset != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "offset", *params.Offset, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewAdminSetEventActiveRequest calls the generic AdminSetEventActive builder with application/json body
 func NewAdminSetEventActiveRequest(server string, id int64, body AdminSetEventActiveJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -9009,6 +9575,87 @@ func NewAdminSetEventActiveRequestWithBody(server string, id int64, contentType 
 	}
 
 	operationPath := fmt.Sprintf("/api/v1/admin/events/%s/active", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewAdminApproveEventRequest constructs an http.Request for the AdminApproveEvent method
+func NewAdminApproveEventRequest(server string, id int64) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/admin/events/%s/approve", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewAdminRejectEventRequest calls the generic AdminRejectEvent builder with application/json body
+func NewAdminRejectEventRequest(server string, id int64, body AdminRejectEventJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewAdminRejectEventRequestWithBody(server, id, "application/json", bodyReader)
+}
+
+// NewAdminRejectEventRequestWithBody constructs an http.Request for the AdminRejectEvent method, with any body, and a specified content type
+func NewAdminRejectEventRequestWithBody(server string, id int64, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/admin/events/%s/reject", pathParam0)
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -10905,6 +11552,46 @@ func NewCreateEventRequestWithBody(server string, contentType string, body io.Re
 	}
 
 	operationPath := fmt.Sprintf("/api/v1/events")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewPreviewEventRequest calls the generic PreviewEvent builder with application/json body
+func NewPreviewEventRequest(server string, body PreviewEventJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPreviewEventRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewPreviewEventRequestWithBody constructs an http.Request for the PreviewEvent method, with any body, and a specified content type
+func NewPreviewEventRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/events/preview")
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -12981,6 +13668,13 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /api/v1/admin/disputes (the `AdminListDisputes` operationId).
 	AdminListDisputesWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*AdminListDisputesResponse, error)
 
+	// AdminListEventsWithResponse The operator's queue of proposals (or the approved or rejected events), oldest first, each with its proposer.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/admin/events (the `AdminListEvents` operationId).
+	AdminListEventsWithResponse(ctx context.Context, params *AdminListEventsParams, reqEditors ...RequestEditorFn) (*AdminListEventsResponse, error)
+
 	// AdminSetEventActiveWithBodyWithResponse Show (true) or hide (false) any event in the feed, as the operator.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -12994,6 +13688,48 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /api/v1/admin/events/{id}/active (the `AdminSetEventActive` operationId).
 	AdminSetEventActiveWithResponse(ctx context.Context, id int64, body AdminSetEventActiveJSONRequestBody, reqEditors ...RequestEditorFn) (*AdminSetEventActiveResponse, error)
+
+	// AdminApproveEventWithResponse Approve a proposal.
+	//
+	// In one transaction: the ante goes back to the proposer, the
+	// platform's treasury escrows each market's subsidy (a proposal
+	// posts none before), the event becomes `approved` and active
+	// (listed in the feed), its markets take trades, and the proposer
+	// gets a `proposal_approved` notification. The proposer owns the
+	// event as its creator: the creators' limits count it (409
+	// creator_limit, and nothing changes), and they may hide, show and
+	// resolve it. Takes no body.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/admin/events/{id}/approve (the `AdminApproveEvent` operationId).
+	AdminApproveEventWithResponse(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*AdminApproveEventResponse, error)
+
+	// AdminRejectEventWithBodyWithResponse Reject a proposal, giving its ante back or to the platform.
+	//
+	// In one transaction: the event becomes `rejected` (hidden and
+	// untradable for good), its ante goes back to the proposer when
+	// `refund` is true, to the platform's treasury otherwise, and the
+	// proposer gets a `proposal_rejected` notification with the reason.
+	// Both fields are required.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/admin/events/{id}/reject (the `AdminRejectEvent` operationId).
+	AdminRejectEventWithBodyWithResponse(ctx context.Context, id int64, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AdminRejectEventResponse, error)
+
+	// AdminRejectEventWithResponse Reject a proposal, giving its ante back or to the platform.
+	//
+	// In one transaction: the event becomes `rejected` (hidden and
+	// untradable for good), its ante goes back to the proposer when
+	// `refund` is true, to the platform's treasury otherwise, and the
+	// proposer gets a `proposal_rejected` notification with the reason.
+	// Both fields are required.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/admin/events/{id}/reject (the `AdminRejectEvent` operationId).
+	AdminRejectEventWithResponse(ctx context.Context, id int64, body AdminRejectEventJSONRequestBody, reqEditors ...RequestEditorFn) (*AdminRejectEventResponse, error)
 
 	// AdminResolveMarketWithBodyWithResponse Resolve or void any market, as the operator.
 	//
@@ -13928,7 +14664,7 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /api/v1/events (the `ListEvents` operationId).
 	ListEventsWithResponse(ctx context.Context, params *ListEventsParams, reqEditors ...RequestEditorFn) (*ListEventsResponse, error)
 
-	// CreateEventWithBodyWithResponse Create an event with its pools and markets (creators only).
+	// CreateEventWithBodyWithResponse Create an event with its pools and markets (creators), or propose one (any user, with proposals on).
 	//
 	// The event starts inactive (hidden from the feed) until its creator
 	// activates it. Each market's LMSR opens at `probability`; the
@@ -13936,13 +14672,23 @@ type ClientWithResponsesInterface interface {
 	// operator's limits on one creator's open events (those with an
 	// unresolved market, hidden ones too) or on their subsidy: 409
 	// creator_limit.
+	//
+	// With `PREDICTKIT_PROPOSALS=on`, a signed-in user who is not a
+	// creator proposes the event instead: it is created with
+	// `"status":"proposed"`, holding an ante of
+	// `PREDICTKIT_PROPOSAL_ANTE_KOPECKS` from the proposer's balance (the
+	// bonus balance does not count; `400 insufficient_funds` without
+	// it), posts no subsidy, and cannot be activated, traded or
+	// resolved until the operator approves it (POST
+	// /api/v1/admin/events/{id}/approve). Off, such a user gets `403
+	// forbidden`. See docs/proposals.md.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/v1/events (the `CreateEvent` operationId).
 	CreateEventWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateEventResponse, error)
 
-	// CreateEventWithResponse Create an event with its pools and markets (creators only).
+	// CreateEventWithResponse Create an event with its pools and markets (creators), or propose one (any user, with proposals on).
 	//
 	// The event starts inactive (hidden from the feed) until its creator
 	// activates it. Each market's LMSR opens at `probability`; the
@@ -13951,10 +14697,52 @@ type ClientWithResponsesInterface interface {
 	// unresolved market, hidden ones too) or on their subsidy: 409
 	// creator_limit.
 	//
+	// With `PREDICTKIT_PROPOSALS=on`, a signed-in user who is not a
+	// creator proposes the event instead: it is created with
+	// `"status":"proposed"`, holding an ante of
+	// `PREDICTKIT_PROPOSAL_ANTE_KOPECKS` from the proposer's balance (the
+	// bonus balance does not count; `400 insufficient_funds` without
+	// it), posts no subsidy, and cannot be activated, traded or
+	// resolved until the operator approves it (POST
+	// /api/v1/admin/events/{id}/approve). Off, such a user gets `403
+	// forbidden`. See docs/proposals.md.
+	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/v1/events (the `CreateEvent` operationId).
 	CreateEventWithResponse(ctx context.Context, body CreateEventJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateEventResponse, error)
+
+	// PreviewEventWithBodyWithResponse Check an event's body as POST /api/v1/events would, and answer its subsidies, creating nothing.
+	//
+	// The body, the checks and their order are POST /api/v1/events's
+	// (401, 403 for a user who may neither create nor propose, 400
+	// invalid_request with the same detail, an unknown tag included);
+	// nothing is written. The answer is what the creation would post:
+	// each market's subsidy (an exclusive pool's on its first market),
+	// each pool's and the total, and, for a proposal, the ante it would
+	// hold. The creator's limits (409 creator_limit) and the proposer's
+	// balance are checked by the creation only.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/events/preview (the `PreviewEvent` operationId).
+	PreviewEventWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PreviewEventResponse, error)
+
+	// PreviewEventWithResponse Check an event's body as POST /api/v1/events would, and answer its subsidies, creating nothing.
+	//
+	// The body, the checks and their order are POST /api/v1/events's
+	// (401, 403 for a user who may neither create nor propose, 400
+	// invalid_request with the same detail, an unknown tag included);
+	// nothing is written. The answer is what the creation would post:
+	// each market's subsidy (an exclusive pool's on its first market),
+	// each pool's and the total, and, for a proposal, the ante it would
+	// hold. The creator's limits (409 creator_limit) and the proposer's
+	// balance are checked by the creation only.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/events/preview (the `PreviewEvent` operationId).
+	PreviewEventWithResponse(ctx context.Context, body PreviewEventJSONRequestBody, reqEditors ...RequestEditorFn) (*PreviewEventResponse, error)
 
 	// ListEventCommentsWithResponse An event's top-level comments, newest first.
 	//
@@ -14105,7 +14893,9 @@ type ClientWithResponsesInterface interface {
 	// Caller must be the event's creator. Checks run in this order: 401
 	// (no or invalid token), 404 (no such event, or an id that is not an
 	// integer), 403 (not the creator), 400 (missing or non-boolean
-	// `is_active`). The body is read leniently so that this order holds.
+	// `is_active`), 409 invalid_state (showing a proposal the operator
+	// has not approved). The body is read leniently so that this order
+	// holds.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -14117,7 +14907,9 @@ type ClientWithResponsesInterface interface {
 	// Caller must be the event's creator. Checks run in this order: 401
 	// (no or invalid token), 404 (no such event, or an id that is not an
 	// integer), 403 (not the creator), 400 (missing or non-boolean
-	// `is_active`). The body is read leniently so that this order holds.
+	// `is_active`), 409 invalid_state (showing a proposal the operator
+	// has not approved). The body is read leniently so that this order
+	// holds.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -15446,6 +16238,93 @@ func (r AdminListDisputesResponse) ContentType() string {
 	return ""
 }
 
+type AdminListEventsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Events []QueuedEvent `json:"events"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *InvalidRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *CrossOrigin
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *AdminDisabled
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r AdminListEventsResponse) GetJSON200() *struct {
+	Events []QueuedEvent `json:"events"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r AdminListEventsResponse) GetJSON400() *InvalidRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r AdminListEventsResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r AdminListEventsResponse) GetJSON403() *CrossOrigin {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r AdminListEventsResponse) GetJSON404() *AdminDisabled {
+	return r.JSON404
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r AdminListEventsResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r AdminListEventsResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r AdminListEventsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r AdminListEventsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r AdminListEventsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r AdminListEventsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type AdminSetEventActiveResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -15459,6 +16338,11 @@ type AdminSetEventActiveResponse struct {
 	JSON403 *CrossOrigin
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *struct {
+		Detail *string `json:"detail,omitempty"`
+		Error  string  `json:"error"`
+	}
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *struct {
 		Detail *string `json:"detail,omitempty"`
 		Error  string  `json:"error"`
 	}
@@ -15496,6 +16380,14 @@ func (r AdminSetEventActiveResponse) GetJSON404() *struct {
 	Error  string  `json:"error"`
 } {
 	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r AdminSetEventActiveResponse) GetJSON409() *struct {
+	Detail *string `json:"detail,omitempty"`
+	Error  string  `json:"error"`
+} {
+	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -15536,6 +16428,217 @@ func (r AdminSetEventActiveResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r AdminSetEventActiveResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type AdminApproveEventResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Event
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *InvalidIDOrRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *CrossOrigin
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *struct {
+		Detail *string `json:"detail,omitempty"`
+		Error  string  `json:"error"`
+	}
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *struct {
+		Detail *string `json:"detail,omitempty"`
+		Error  string  `json:"error"`
+	}
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r AdminApproveEventResponse) GetJSON200() *Event {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r AdminApproveEventResponse) GetJSON400() *InvalidIDOrRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r AdminApproveEventResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r AdminApproveEventResponse) GetJSON403() *CrossOrigin {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r AdminApproveEventResponse) GetJSON404() *struct {
+	Detail *string `json:"detail,omitempty"`
+	Error  string  `json:"error"`
+} {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r AdminApproveEventResponse) GetJSON409() *struct {
+	Detail *string `json:"detail,omitempty"`
+	Error  string  `json:"error"`
+} {
+	return r.JSON409
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r AdminApproveEventResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r AdminApproveEventResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r AdminApproveEventResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r AdminApproveEventResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r AdminApproveEventResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r AdminApproveEventResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type AdminRejectEventResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Event
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *InvalidIDOrRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *CrossOrigin
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *struct {
+		Detail *string `json:"detail,omitempty"`
+		Error  string  `json:"error"`
+	}
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *struct {
+		Detail *string `json:"detail,omitempty"`
+		Error  string  `json:"error"`
+	}
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *TooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r AdminRejectEventResponse) GetJSON200() *Event {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r AdminRejectEventResponse) GetJSON400() *InvalidIDOrRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r AdminRejectEventResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r AdminRejectEventResponse) GetJSON403() *CrossOrigin {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r AdminRejectEventResponse) GetJSON404() *struct {
+	Detail *string `json:"detail,omitempty"`
+	Error  string  `json:"error"`
+} {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r AdminRejectEventResponse) GetJSON409() *struct {
+	Detail *string `json:"detail,omitempty"`
+	Error  string  `json:"error"`
+} {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r AdminRejectEventResponse) GetJSON413() *TooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r AdminRejectEventResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r AdminRejectEventResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r AdminRejectEventResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r AdminRejectEventResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r AdminRejectEventResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r AdminRejectEventResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -19572,7 +20675,10 @@ type CreateEventResponse struct {
 	// JSON201 the response for an HTTP 201 `application/json` response
 	JSON201 *Event
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *InvalidRequest
+	JSON400 *struct {
+		Detail *string `json:"detail,omitempty"`
+		Error  string  `json:"error"`
+	}
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
@@ -19596,7 +20702,10 @@ func (r CreateEventResponse) GetJSON201() *Event {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r CreateEventResponse) GetJSON400() *InvalidRequest {
+func (r CreateEventResponse) GetJSON400() *struct {
+	Detail *string `json:"detail,omitempty"`
+	Error  string  `json:"error"`
+} {
 	return r.JSON400
 }
 
@@ -19656,6 +20765,89 @@ func (r CreateEventResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r CreateEventResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PreviewEventResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *EventPreview
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *InvalidRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ForbiddenOrScope
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *TooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PreviewEventResponse) GetJSON200() *EventPreview {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PreviewEventResponse) GetJSON400() *InvalidRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PreviewEventResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PreviewEventResponse) GetJSON403() *ForbiddenOrScope {
+	return r.JSON403
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PreviewEventResponse) GetJSON413() *TooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r PreviewEventResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r PreviewEventResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r PreviewEventResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PreviewEventResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PreviewEventResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PreviewEventResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -20049,6 +21241,11 @@ type SetEventActiveResponse struct {
 		Detail *string `json:"detail,omitempty"`
 		Error  string  `json:"error"`
 	}
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *struct {
+		Detail *string `json:"detail,omitempty"`
+		Error  string  `json:"error"`
+	}
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
@@ -20086,6 +21283,14 @@ func (r SetEventActiveResponse) GetJSON404() *struct {
 	Error  string  `json:"error"`
 } {
 	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r SetEventActiveResponse) GetJSON409() *struct {
+	Detail *string `json:"detail,omitempty"`
+	Error  string  `json:"error"`
+} {
+	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -23253,6 +24458,19 @@ func (c *ClientWithResponses) AdminListDisputesWithResponse(ctx context.Context,
 	return ParseAdminListDisputesResponse(rsp)
 }
 
+// AdminListEventsWithResponse The operator's queue of proposals (or the approved or rejected events), oldest first, each with its proposer.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/admin/events (the `AdminListEvents` operationId).
+func (c *ClientWithResponses) AdminListEventsWithResponse(ctx context.Context, params *AdminListEventsParams, reqEditors ...RequestEditorFn) (*AdminListEventsResponse, error) {
+	rsp, err := c.AdminListEvents(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAdminListEventsResponse(rsp)
+}
+
 // AdminSetEventActiveWithBodyWithResponse Show (true) or hide (false) any event in the feed, as the operator.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -23277,6 +24495,66 @@ func (c *ClientWithResponses) AdminSetEventActiveWithResponse(ctx context.Contex
 		return nil, err
 	}
 	return ParseAdminSetEventActiveResponse(rsp)
+}
+
+// AdminApproveEventWithResponse Approve a proposal.
+//
+// In one transaction: the ante goes back to the proposer, the
+// platform's treasury escrows each market's subsidy (a proposal
+// posts none before), the event becomes `approved` and active
+// (listed in the feed), its markets take trades, and the proposer
+// gets a `proposal_approved` notification. The proposer owns the
+// event as its creator: the creators' limits count it (409
+// creator_limit, and nothing changes), and they may hide, show and
+// resolve it. Takes no body.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/admin/events/{id}/approve (the `AdminApproveEvent` operationId).
+func (c *ClientWithResponses) AdminApproveEventWithResponse(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*AdminApproveEventResponse, error) {
+	rsp, err := c.AdminApproveEvent(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAdminApproveEventResponse(rsp)
+}
+
+// AdminRejectEventWithBodyWithResponse Reject a proposal, giving its ante back or to the platform.
+//
+// In one transaction: the event becomes `rejected` (hidden and
+// untradable for good), its ante goes back to the proposer when
+// `refund` is true, to the platform's treasury otherwise, and the
+// proposer gets a `proposal_rejected` notification with the reason.
+// Both fields are required.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/admin/events/{id}/reject (the `AdminRejectEvent` operationId).
+func (c *ClientWithResponses) AdminRejectEventWithBodyWithResponse(ctx context.Context, id int64, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AdminRejectEventResponse, error) {
+	rsp, err := c.AdminRejectEventWithBody(ctx, id, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAdminRejectEventResponse(rsp)
+}
+
+// AdminRejectEventWithResponse Reject a proposal, giving its ante back or to the platform.
+//
+// In one transaction: the event becomes `rejected` (hidden and
+// untradable for good), its ante goes back to the proposer when
+// `refund` is true, to the platform's treasury otherwise, and the
+// proposer gets a `proposal_rejected` notification with the reason.
+// Both fields are required.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/admin/events/{id}/reject (the `AdminRejectEvent` operationId).
+func (c *ClientWithResponses) AdminRejectEventWithResponse(ctx context.Context, id int64, body AdminRejectEventJSONRequestBody, reqEditors ...RequestEditorFn) (*AdminRejectEventResponse, error) {
+	rsp, err := c.AdminRejectEvent(ctx, id, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAdminRejectEventResponse(rsp)
 }
 
 // AdminResolveMarketWithBodyWithResponse Resolve or void any market, as the operator.
@@ -24626,7 +25904,7 @@ func (c *ClientWithResponses) ListEventsWithResponse(ctx context.Context, params
 	return ParseListEventsResponse(rsp)
 }
 
-// CreateEventWithBodyWithResponse Create an event with its pools and markets (creators only).
+// CreateEventWithBodyWithResponse Create an event with its pools and markets (creators), or propose one (any user, with proposals on).
 //
 // The event starts inactive (hidden from the feed) until its creator
 // activates it. Each market's LMSR opens at `probability`; the
@@ -24634,6 +25912,16 @@ func (c *ClientWithResponses) ListEventsWithResponse(ctx context.Context, params
 // operator's limits on one creator's open events (those with an
 // unresolved market, hidden ones too) or on their subsidy: 409
 // creator_limit.
+//
+// With `PREDICTKIT_PROPOSALS=on`, a signed-in user who is not a
+// creator proposes the event instead: it is created with
+// `"status":"proposed"`, holding an ante of
+// `PREDICTKIT_PROPOSAL_ANTE_KOPECKS` from the proposer's balance (the
+// bonus balance does not count; `400 insufficient_funds` without
+// it), posts no subsidy, and cannot be activated, traded or
+// resolved until the operator approves it (POST
+// /api/v1/admin/events/{id}/approve). Off, such a user gets `403
+// forbidden`. See docs/proposals.md.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -24646,7 +25934,7 @@ func (c *ClientWithResponses) CreateEventWithBodyWithResponse(ctx context.Contex
 	return ParseCreateEventResponse(rsp)
 }
 
-// CreateEventWithResponse Create an event with its pools and markets (creators only).
+// CreateEventWithResponse Create an event with its pools and markets (creators), or propose one (any user, with proposals on).
 //
 // The event starts inactive (hidden from the feed) until its creator
 // activates it. Each market's LMSR opens at `probability`; the
@@ -24654,6 +25942,16 @@ func (c *ClientWithResponses) CreateEventWithBodyWithResponse(ctx context.Contex
 // operator's limits on one creator's open events (those with an
 // unresolved market, hidden ones too) or on their subsidy: 409
 // creator_limit.
+//
+// With `PREDICTKIT_PROPOSALS=on`, a signed-in user who is not a
+// creator proposes the event instead: it is created with
+// `"status":"proposed"`, holding an ante of
+// `PREDICTKIT_PROPOSAL_ANTE_KOPECKS` from the proposer's balance (the
+// bonus balance does not count; `400 insufficient_funds` without
+// it), posts no subsidy, and cannot be activated, traded or
+// resolved until the operator approves it (POST
+// /api/v1/admin/events/{id}/approve). Off, such a user gets `403
+// forbidden`. See docs/proposals.md.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -24664,6 +25962,50 @@ func (c *ClientWithResponses) CreateEventWithResponse(ctx context.Context, body 
 		return nil, err
 	}
 	return ParseCreateEventResponse(rsp)
+}
+
+// PreviewEventWithBodyWithResponse Check an event's body as POST /api/v1/events would, and answer its subsidies, creating nothing.
+//
+// The body, the checks and their order are POST /api/v1/events's
+// (401, 403 for a user who may neither create nor propose, 400
+// invalid_request with the same detail, an unknown tag included);
+// nothing is written. The answer is what the creation would post:
+// each market's subsidy (an exclusive pool's on its first market),
+// each pool's and the total, and, for a proposal, the ante it would
+// hold. The creator's limits (409 creator_limit) and the proposer's
+// balance are checked by the creation only.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/events/preview (the `PreviewEvent` operationId).
+func (c *ClientWithResponses) PreviewEventWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PreviewEventResponse, error) {
+	rsp, err := c.PreviewEventWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePreviewEventResponse(rsp)
+}
+
+// PreviewEventWithResponse Check an event's body as POST /api/v1/events would, and answer its subsidies, creating nothing.
+//
+// The body, the checks and their order are POST /api/v1/events's
+// (401, 403 for a user who may neither create nor propose, 400
+// invalid_request with the same detail, an unknown tag included);
+// nothing is written. The answer is what the creation would post:
+// each market's subsidy (an exclusive pool's on its first market),
+// each pool's and the total, and, for a proposal, the ante it would
+// hold. The creator's limits (409 creator_limit) and the proposer's
+// balance are checked by the creation only.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/events/preview (the `PreviewEvent` operationId).
+func (c *ClientWithResponses) PreviewEventWithResponse(ctx context.Context, body PreviewEventJSONRequestBody, reqEditors ...RequestEditorFn) (*PreviewEventResponse, error) {
+	rsp, err := c.PreviewEvent(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePreviewEventResponse(rsp)
 }
 
 // ListEventCommentsWithResponse An event's top-level comments, newest first.
@@ -24851,7 +26193,9 @@ func (c *ClientWithResponses) EditEventWithResponse(ctx context.Context, id int6
 // Caller must be the event's creator. Checks run in this order: 401
 // (no or invalid token), 404 (no such event, or an id that is not an
 // integer), 403 (not the creator), 400 (missing or non-boolean
-// `is_active`). The body is read leniently so that this order holds.
+// `is_active`), 409 invalid_state (showing a proposal the operator
+// has not approved). The body is read leniently so that this order
+// holds.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -24869,7 +26213,9 @@ func (c *ClientWithResponses) SetEventActiveWithBodyWithResponse(ctx context.Con
 // Caller must be the event's creator. Checks run in this order: 401
 // (no or invalid token), 404 (no such event, or an id that is not an
 // integer), 403 (not the creator), 400 (missing or non-boolean
-// `is_active`). The body is read leniently so that this order holds.
+// `is_active`), 409 invalid_state (showing a proposal the operator
+// has not approved). The body is read leniently so that this order
+// holds.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -26367,6 +27713,76 @@ func ParseAdminListDisputesResponse(rsp *http.Response) (*AdminListDisputesRespo
 	return response, nil
 }
 
+// ParseAdminListEventsResponse parses an HTTP response from a AdminListEventsWithResponse call
+func ParseAdminListEventsResponse(rsp *http.Response) (*AdminListEventsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &AdminListEventsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Events []QueuedEvent `json:"events"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest InvalidRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest CrossOrigin
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest AdminDisabled
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseAdminSetEventActiveResponse parses an HTTP response from a AdminSetEventActiveWithResponse call
 func ParseAdminSetEventActiveResponse(rsp *http.Response) (*AdminSetEventActiveResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -26418,6 +27834,185 @@ func ParseAdminSetEventActiveResponse(rsp *http.Response) (*AdminSetEventActiveR
 			return nil, err
 		}
 		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest struct {
+			Detail *string `json:"detail,omitempty"`
+			Error  string  `json:"error"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseAdminApproveEventResponse parses an HTTP response from a AdminApproveEventWithResponse call
+func ParseAdminApproveEventResponse(rsp *http.Response) (*AdminApproveEventResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &AdminApproveEventResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Event
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest InvalidIDOrRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest CrossOrigin
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest struct {
+			Detail *string `json:"detail,omitempty"`
+			Error  string  `json:"error"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest struct {
+			Detail *string `json:"detail,omitempty"`
+			Error  string  `json:"error"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseAdminRejectEventResponse parses an HTTP response from a AdminRejectEventWithResponse call
+func ParseAdminRejectEventResponse(rsp *http.Response) (*AdminRejectEventResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &AdminRejectEventResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Event
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest InvalidIDOrRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest CrossOrigin
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest struct {
+			Detail *string `json:"detail,omitempty"`
+			Error  string  `json:"error"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest struct {
+			Detail *string `json:"detail,omitempty"`
+			Error  string  `json:"error"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest TooLarge
@@ -29829,7 +31424,10 @@ func ParseCreateEventResponse(rsp *http.Response) (*CreateEventResponse, error) 
 		response.JSON201 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest InvalidRequest
+		var dest struct {
+			Detail *string `json:"detail,omitempty"`
+			Error  string  `json:"error"`
+		}
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -29858,6 +31456,74 @@ func ParseCreateEventResponse(rsp *http.Response) (*CreateEventResponse, error) 
 			return nil, err
 		}
 		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePreviewEventResponse parses an HTTP response from a PreviewEventWithResponse call
+func ParsePreviewEventResponse(rsp *http.Response) (*PreviewEventResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PreviewEventResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest EventPreview
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest InvalidRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenOrScope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest TooLarge
@@ -30242,6 +31908,16 @@ func ParseSetEventActiveResponse(rsp *http.Response) (*SetEventActiveResponse, e
 			return nil, err
 		}
 		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest struct {
+			Detail *string `json:"detail,omitempty"`
+			Error  string  `json:"error"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest TooLarge

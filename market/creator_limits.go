@@ -27,9 +27,11 @@ type CreatorRules struct {
 // CreatorLoad is what a creator has open, as a store reads it under the
 // lock of CreateEventLimited.
 type CreatorLoad struct {
-	// OpenEvents counts the creator's events that are not fully resolved:
-	// those with at least one unresolved market, hidden (inactive) ones
-	// included, since their escrows still hold the treasury's money.
+	// OpenEvents counts the creator's approved events that are not fully
+	// resolved: those with at least one unresolved market, hidden
+	// (inactive) ones included, since their escrows still hold the
+	// treasury's money. Proposals awaiting the operator and rejected ones
+	// do not count: they hold no subsidy (see Service.Approve).
 	OpenEvents int64
 	// SubsidyKopecks is the sum of the subsidy postings (reason
 	// "subsidy") from the treasury to the escrows of the markets of those

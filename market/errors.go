@@ -31,10 +31,21 @@ var (
 	// ErrDuplicateKey: a concurrent request recorded the same idempotency
 	// key first (on another market); retrying finds its trade.
 	ErrDuplicateKey = errors.New("market: idempotency key recorded concurrently")
+	// ErrNotProposed: the operator decides on an event that is not a
+	// proposal awaiting a decision (a creator's event, or a proposal
+	// approved or rejected already).
+	ErrNotProposed = errors.New("market: the event is not a proposal awaiting a decision")
+	// ErrNotApproved: the event is a proposal the operator has not
+	// approved (awaiting a decision, or rejected): it cannot be shown or
+	// its markets resolved.
+	ErrNotApproved = errors.New("market: the event is a proposal the operator has not approved")
 )
 
 // The two sides of the trading window, as ErrClosed says them.
 var (
 	errNotLive  = fmt.Errorf("%w: trading opens at the pool's live_at", ErrClosed)
 	errFinished = fmt.Errorf("%w: trading ended at the pool's finish_at", ErrClosed)
+	// errUnapproved: the market's event is a proposal the operator has
+	// not approved.
+	errUnapproved = fmt.Errorf("%w: its event is a proposal the operator has not approved", ErrClosed)
 )

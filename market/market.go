@@ -47,7 +47,14 @@ type Event struct {
 	NameRu    string
 	CreatorID int64
 	IsActive  bool
+	// Status is StatusApproved for an event a creator made, else that of
+	// a proposal (StatusProposed, then StatusApproved or StatusRejected:
+	// see Propose and docs/proposals.md).
+	Status    string
 	CreatedAt time.Time
+	// Proposal is what the event holds as a proposal; nil for an event a
+	// creator made.
+	Proposal *Proposal
 	// Tags are the slugs of the tags the event carries, in the order
 	// its creator gave them; never nil on a read.
 	Tags  []string
@@ -115,8 +122,12 @@ type Market struct {
 	// prices sum to 1); 0 when unknown. Stores do not keep it.
 	Price float64
 
-	Paused   bool
-	Resolved bool
+	Paused bool
+	// Unapproved is set while the market's event is not approved (a
+	// proposal awaiting the operator, or a rejected one): the market
+	// takes no trade and cannot be resolved, and its escrow is empty.
+	Unapproved bool
+	Resolved   bool
 	// WinningOutcome is the side that won, nil while unresolved and when
 	// the market was voided.
 	WinningOutcome *Side
@@ -189,6 +200,8 @@ func (m *Market) Tradable(now time.Time) bool { return m.refusal(now) == nil }
 // it takes them. The window is LiveAt <= now < FinishAt.
 func (m *Market) refusal(now time.Time) error {
 	switch {
+	case m.Unapproved:
+		return errUnapproved
 	case m.Resolved, m.Paused:
 		return ErrClosed
 	case now.Before(m.LiveAt):

@@ -44,10 +44,10 @@ const MaxDisputeReasonLen = 2000
 // kopecks.
 const DefaultDisputeBond = 10000
 
-// Proposal is a creator's proposed resolution in (or past) its challenge
+// ResolutionProposal is a creator's proposed resolution in (or past) its challenge
 // window. One market has at most one; an exclusive pool has at most one,
 // on the market the creator closed.
-type Proposal struct {
+type ResolutionProposal struct {
 	// MarketID is the market the creator closed; for an exclusive pool
 	// the proposal covers the whole pool.
 	MarketID  int64
@@ -75,7 +75,7 @@ type Proposal struct {
 
 // Dispute is one holder's challenge of a proposal, with its bond.
 type Dispute struct {
-	// MarketID is the proposal's (Proposal.MarketID).
+	// MarketID is the proposal's (ResolutionProposal.MarketID).
 	MarketID  int64
 	UserID    int64
 	Reason    string
@@ -86,7 +86,7 @@ type Dispute struct {
 // OutcomeFor is how p proposes to resolve market m (of p's market or
 // pool): the outcome of the market closed, or for another market of an
 // exclusive pool NO (another won) or VOID.
-func (p *Proposal) OutcomeFor(m *Market) string {
+func (p *ResolutionProposal) OutcomeFor(m *Market) string {
 	if m.ID == p.MarketID || p.Outcome == OutcomeVoid {
 		return p.Outcome
 	}
@@ -98,7 +98,7 @@ func (p *Proposal) OutcomeFor(m *Market) string {
 // an open position in its market or pool, and whether the user disputed
 // it already.
 type DisputeCheck struct {
-	Proposal *Proposal
+	ResolutionProposal *ResolutionProposal
 	// Claimed: a worker has claimed the proposal to settle it, so its
 	// window is over whatever the clocks say.
 	Claimed bool
@@ -117,10 +117,10 @@ type ProposalStore interface {
 	// EventID, Exclusive and CreatedAt) and the notifications notes
 	// returns for the holders of open positions in them (ascending user
 	// id, each once).
-	Propose(ctx context.Context, p *Proposal, notes func(p *Proposal, holders []int64) []social.Notification) error
+	Propose(ctx context.Context, p *ResolutionProposal, notes func(p *ResolutionProposal, holders []int64) []social.Notification) error
 	// ProposalOf returns the proposal that covers market id (its own or
 	// its exclusive pool's), done or not; nil and no error when none.
-	ProposalOf(ctx context.Context, marketID int64) (*Proposal, error)
+	ProposalOf(ctx context.Context, marketID int64) (*ResolutionProposal, error)
 	// AddDispute records d against the proposal that covers market
 	// d.MarketID, in one transaction: it locks the proposal, calls check
 	// (whose error it returns, writing nothing), posts d.Bond from the
@@ -133,18 +133,18 @@ type ProposalStore interface {
 	// ChallengeUntil <= now or on a resolved market: each is claimed
 	// until now+lease, so that no other worker takes it before then,
 	// and a claim that dies is taken again after it.
-	ClaimProposals(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]*Proposal, error)
+	ClaimProposals(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]*ResolutionProposal, error)
 	// FinishProposal ends the proposal of market marketID (its
-	// Proposal.MarketID) once that market resolved, in one transaction:
+	// ResolutionProposal.MarketID) once that market resolved, in one transaction:
 	// it locks the proposal (nothing to do if none or done), reads the
 	// market (ErrNotResolved while unresolved), calls decide with the
 	// proposal, its disputes and the market's outcome, writes the
 	// postings and notifications it returns and marks the proposal done
 	// with that outcome.
-	FinishProposal(ctx context.Context, marketID int64, decide func(p *Proposal, ds []Dispute, final string, now time.Time) ([]account.Posting, []social.Notification, error)) error
+	FinishProposal(ctx context.Context, marketID int64, decide func(p *ResolutionProposal, ds []Dispute, final string, now time.Time) ([]account.Posting, []social.Notification, error)) error
 	// DisputedProposals returns the disputed proposals not done, oldest
 	// deadline first, each with its disputes (oldest first).
-	DisputedProposals(ctx context.Context) ([]*Proposal, error)
+	DisputedProposals(ctx context.Context) ([]*ResolutionProposal, error)
 }
 
 // BondAccount is where the bonds of the disputes of proposal marketID
@@ -156,7 +156,7 @@ func BondAccount(marketID int64) account.Ref { return account.DisputeBondAccount
 // its disputer when final differs from the proposal, to the treasury (the
 // platform) when it is the same; and a dispute_resolved notification to
 // each disputer.
-func DecideBonds(p *Proposal, ds []Dispute, final string, now time.Time) ([]account.Posting, []social.Notification, error) {
+func DecideBonds(p *ResolutionProposal, ds []Dispute, final string, now time.Time) ([]account.Posting, []social.Notification, error) {
 	var ps []account.Posting
 	var ns []social.Notification
 	upheld := final != p.Outcome

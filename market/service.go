@@ -57,6 +57,9 @@ type Service struct {
 	// DisputeBond is what a dispute holds, kopecks.
 	Challenge   time.Duration
 	DisputeBond int64
+	// Proposals say whether users who are not creators may propose
+	// events (proposals.go); the zero value allows none.
+	Proposals ProposalRules
 
 	// pools maps a market id to the markets of its exclusive pool,
 	// ascending (nil for a market of a non-exclusive pool), for the
@@ -108,37 +111,63 @@ type NewMarket struct {
 // each market's LMSR opens at its probability and the platform treasury
 // escrows its worst-case loss. ErrForbidden if creator may not create
 // events; *input.Error; ErrCreatorLimit past s.Creators' limits.
+//
+// With s.Proposals on, a user who is not a creator proposes the event
+// instead (see propose): it is created proposed, holding the ante.
 func (s *Service) CreateEvent(ctx context.Context, creator *account.User, in NewEvent) (*Event, error) {
-	if creator == nil || !creator.IsCreator {
+	if creator == nil {
 		return nil, ErrForbidden
 	}
+	if !creator.IsCreator {
+		if !s.Proposals.On {
+			return nil, ErrForbidden
+		}
+		return s.propose(ctx, creator, in)
+	}
+	e, subsidies, escrow, err := s.buildEvent(creator.ID, in)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.storeEvent(ctx, e, subsidies, escrow); err != nil {
+		return nil, createRefusal(err, escrow, e.Tags)
+	}
+	return e, nil
+}
+
+// createRefusal is the error of a store's refusal of an event that
+// escrows escrow kopecks and carries tags.
+func createRefusal(err error, escrow int64, tags []string) error {
+	if errors.Is(err, account.ErrBalanceLimit) {
+		return input.Invalid("pools", fmt.Sprintf("the platform's treasury cannot escrow another %d kopecks: its subsidies would pass their bound of %d kopecks; lower lmsr_b_kopecks or hold fewer markets", escrow, int64(account.MaxExposure)))
+	}
+	return tagRefusal(err, tags)
+}
+
+// buildEvent checks in and builds the event creator creatorID would
+// create with it: the event (status approved), the subsidy of each of
+// its markets in order (pool by pool; an exclusive pool's is its first
+// market's, the others' 0) and their sum. It writes nothing.
+// *input.Error.
+func (s *Service) buildEvent(creatorID int64, in NewEvent) (e *Event, subsidies []int64, escrow int64, err error) {
 	now := s.Now()
 	name, err := text("name", in.Name, true, MaxNameLen)
 	if err != nil {
-		return nil, err
+		return nil, nil, 0, err
 	}
 	nameRu, err := text("name_ru", in.NameRu, false, MaxNameLen)
 	if err != nil {
-		return nil, err
+		return nil, nil, 0, err
 	}
 	tags, err := checkEventTags(in.Tags)
 	if err != nil {
-		return nil, err
+		return nil, nil, 0, err
 	}
-	e := &Event{Name: name, NameRu: nameRu, CreatorID: creator.ID, CreatedAt: now, Tags: tags}
 	o, err := openPools(now, in.Pools)
 	if err != nil {
-		return nil, err
+		return nil, nil, 0, err
 	}
-	e.Pools = o.pools
-	subsidies, escrow := o.subsidies, o.escrow
-	if err := s.storeEvent(ctx, e, subsidies, escrow); err != nil {
-		if errors.Is(err, account.ErrBalanceLimit) {
-			return nil, input.Invalid("pools", fmt.Sprintf("the platform's treasury cannot escrow another %d kopecks: its subsidies would pass their bound of %d kopecks; lower lmsr_b_kopecks or hold fewer markets", escrow, int64(account.MaxExposure)))
-		}
-		return nil, tagRefusal(err, tags)
-	}
-	return e, nil
+	e = &Event{Name: name, NameRu: nameRu, CreatorID: creatorID, Status: StatusApproved, CreatedAt: now, Tags: tags, Pools: o.pools}
+	return e, o.subsidies, o.escrow, nil
 }
 
 // opened is what openPools checked and opened.
@@ -160,6 +189,7 @@ func openPools(now time.Time, in []NewPool) (*opened, error) {
 	var (
 		e         = &Event{}
 		subsidies []int64
+		escrow    int64
 		err       error
 	)
 	for i, np := range in {
@@ -252,7 +282,6 @@ func openPools(now time.Time, in []NewPool) (*opened, error) {
 	// What the event escrows, summed with checked arithmetic: at most
 	// MaxEventSubsidy. Whether the treasury can escrow it is the store's
 	// to check, under its lock (account.Apply: account.ErrBalanceLimit).
-	var escrow int64
 	for _, sub := range subsidies {
 		var ok bool
 		if escrow, ok = account.Add(escrow, sub); !ok || escrow > MaxEventSubsidy {
@@ -319,7 +348,8 @@ func checkText(rule func(field, s string) error, field, v string, required bool,
 
 // SetActive shows (active) or hides an event in the public feed. Checks
 // in order: ErrEventNotFound, ErrForbidden (caller is not the creator),
-// *input.Error (active is nil).
+// *input.Error (active is nil), ErrNotApproved (showing a proposal the
+// operator has not approved).
 func (s *Service) SetActive(ctx context.Context, callerID, eventID int64, active *bool) error {
 	e, err := s.store.Event(ctx, eventID)
 	if err != nil {
@@ -330,6 +360,9 @@ func (s *Service) SetActive(ctx context.Context, callerID, eventID int64, active
 	}
 	if active == nil {
 		return input.Invalid("is_active", "must be true or false")
+	}
+	if e.Status != StatusApproved && *active {
+		return ErrNotApproved
 	}
 	return s.store.SetEventActive(ctx, eventID, *active)
 }

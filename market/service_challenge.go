@@ -11,21 +11,21 @@ import (
 )
 
 // propose records the creator's close of market m with settlement st as
-// a proposal that becomes final after s.Challenge (see Proposal).
+// a proposal that becomes final after s.Challenge (see ResolutionProposal).
 // ErrResolved when m (or its pool) is resolved or proposed already;
 // *input.Error for NO on a market of an exclusive pool, as a close.
-func (s *Service) propose(ctx context.Context, m *Market, st Settlement, creator int64) error {
+func (s *Service) proposeResolution(ctx context.Context, m *Market, st Settlement, creator int64) error {
 	if m.Exclusive && !st.Void && st.Won != Yes {
 		return input.Invalid("won_side", "a market of an exclusive pool resolves with YES, which resolves every other market of the pool NO, or VOID, which voids the pool")
 	}
 	now := s.Now()
-	p := &Proposal{MarketID: m.ID, Outcome: st.outcome(), By: creator, ChallengeUntil: now.Add(s.Challenge).Truncate(time.Microsecond), CreatedAt: now}
+	p := &ResolutionProposal{MarketID: m.ID, Outcome: st.outcome(), By: creator, ChallengeUntil: now.Add(s.Challenge).Truncate(time.Microsecond), CreatedAt: now}
 	return s.store.Propose(ctx, p, ProposalNotes)
 }
 
 // ProposalNotes are the resolution_proposed notifications of proposal p
 // to holders.
-func ProposalNotes(p *Proposal, holders []int64) []social.Notification {
+func ProposalNotes(p *ResolutionProposal, holders []int64) []social.Notification {
 	ns := make([]social.Notification, 0, len(holders))
 	for _, u := range holders {
 		ns = append(ns, social.Notification{UserID: u, Type: social.TypeResolutionProposed, RelatedID: p.EventID, RelatedType: social.RelatedEvent, CreatedAt: p.CreatedAt,
@@ -36,7 +36,7 @@ func ProposalNotes(p *Proposal, holders []int64) []social.Notification {
 
 // ProposalOf returns the proposal that covers market id, done or not;
 // nil when there is none.
-func (s *Service) ProposalOf(ctx context.Context, id int64) (*Proposal, error) {
+func (s *Service) ProposalOf(ctx context.Context, id int64) (*ResolutionProposal, error) {
 	return s.store.ProposalOf(ctx, id)
 }
 
@@ -57,7 +57,7 @@ func (s *Service) Dispute(ctx context.Context, userID, marketID int64, reason st
 	now := s.Now()
 	d := &Dispute{MarketID: marketID, UserID: userID, Reason: r, Bond: s.bond(), CreatedAt: now}
 	err = s.store.AddDispute(ctx, d, func(c DisputeCheck) error {
-		switch p := c.Proposal; {
+		switch p := c.ResolutionProposal; {
 		case p == nil || p.Done:
 			return ErrNoProposal
 		case c.Claimed || !now.Before(p.ChallengeUntil):
@@ -85,7 +85,7 @@ func (s *Service) bond() int64 {
 
 // DisputedProposals is the operator's queue: disputed proposals waiting
 // for a decision, with their disputes.
-func (s *Service) DisputedProposals(ctx context.Context) ([]*Proposal, error) {
+func (s *Service) DisputedProposals(ctx context.Context) ([]*ResolutionProposal, error) {
 	return s.store.DisputedProposals(ctx)
 }
 
@@ -114,7 +114,7 @@ func (s *Service) SettleDue(ctx context.Context, lease time.Duration, limit int)
 
 // endProposal settles claimed proposal p if its market is not resolved
 // (an undisputed proposal past its deadline) and finishes it.
-func (s *Service) endProposal(ctx context.Context, p *Proposal) error {
+func (s *Service) endProposal(ctx context.Context, p *ResolutionProposal) error {
 	m, err := s.store.Market(ctx, p.MarketID)
 	if err != nil {
 		return err

@@ -40,7 +40,7 @@ func (s *Service) Close(ctx context.Context, callerID, eventID, poolID, marketID
 		return err
 	}
 	if s.Challenge > 0 {
-		return s.propose(ctx, m, st, callerID)
+		return s.proposeResolution(ctx, m, st, callerID)
 	}
 	// A proposal made while the window was on still stands: only its
 	// deadline or the operator ends it.
@@ -76,6 +76,9 @@ func (s *Service) Resolve(ctx context.Context, marketID int64, wonSide string) e
 // resolves its whole pool: YES on it resolves every other market NO, and
 // VOID voids them all; NO alone names no winner and is invalid input.
 func (s *Service) settle(ctx context.Context, m *Market, st Settlement) error {
+	if m.Unapproved {
+		return ErrNotApproved
+	}
 	if !m.Exclusive {
 		return s.store.Settle(ctx, m.ID, st)
 	}
@@ -131,6 +134,10 @@ func AuditEscrows(es []EscrowState) []string {
 			p.need = max(p.need, m.Outstanding(Yes))
 			p.resolved = p.resolved && m.Resolved
 			p.escrows = append(p.escrows, e)
+			continue
+		}
+		if m.Unapproved && e.Balance != 0 {
+			problems = append(problems, fmt.Sprintf("market %d: its event is not approved but its escrow holds %d", m.ID, e.Balance))
 			continue
 		}
 		if m.Resolved {

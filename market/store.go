@@ -28,6 +28,31 @@ type Store interface {
 	// nothing is written and its error is returned. So of concurrent creations by one creator, each sees the
 	// others that committed.
 	CreateEventLimited(ctx context.Context, e *Event, subsidies []int64, check func(CreatorLoad) error) error
+	// ProposeEvent stores proposal e (Status StatusProposed, Proposal
+	// set; CreatorID is the proposer) as CreateEvent does, with every
+	// market Unapproved, but posts no subsidy: in the same transaction it
+	// posts e.Proposal.Ante, when positive, from the proposer's account
+	// to the event's ante account (account.AnteAccount), reason
+	// ReasonAnte, and keeps e.Proposal.Subsidies for the approval.
+	// account.ErrInsufficientFunds when the proposer's balance is short,
+	// *UnknownTagError; nothing is written then.
+	ProposeEvent(ctx context.Context, e *Event) error
+	// DecideProposal decides on event id in one transaction: it locks the
+	// event (ErrEventNotFound), then its creator as CreateEventLimited
+	// does and reads the creator's CreatorLoad, then the event's markets,
+	// and calls decide with the event as locked (pools and markets
+	// included) and the load; if decide fails, nothing is written and its
+	// error is returned. Otherwise it writes the outcome: the event's
+	// status, IsActive and Proposal's decision (DecidedAt, Reason,
+	// Refunded), the markets' Unapproved (set unless approved), the
+	// postings, checked on the locked balances (account.Apply's errors,
+	// and nothing written), and the notification with its change-log
+	// entry. It returns the event as written. decide may be called more
+	// than once.
+	DecideProposal(ctx context.Context, id int64, decide func(*Event, CreatorLoad) (*ProposalOutcome, error)) (*Event, error)
+	// EventsByStatus returns the events of status with their pools and
+	// markets, oldest (lowest id) first.
+	EventsByStatus(ctx context.Context, status string, limit, offset int) ([]*Event, error)
 	// Event returns event id with its pools, markets and amendments.
 	// ErrEventNotFound.
 	Event(ctx context.Context, id int64) (*Event, error)

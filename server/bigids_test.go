@@ -67,6 +67,8 @@ var walkedStatuses = map[string][]int{
 	"GET /api/v1/users/me/trades cursor (encoded)":                                    nonNegativeStatuses,
 	"GET /api/v1/users/me/positions/closed limit":                                     nonNegativeStatuses,
 	"GET /api/v1/users/me/positions/closed offset":                                    offsetStatuses,
+	"GET /api/v1/admin/events limit":                                                  nonNegativeStatuses,
+	"GET /api/v1/admin/events offset":                                                 offsetStatuses,
 	"GET /api/v1/events limit":                                                        nonNegativeStatuses,
 	"GET /api/v1/events offset":                                                       offsetStatuses,
 	"GET /api/v1/leaderboard limit":                                                   refusedStatuses,
@@ -289,6 +291,8 @@ func (w *bigWorld) body(method, path string) any {
 		return map[string]any{"won_side": "YES"}
 	case "/api/v1/admin/events/{id}/active":
 		return map[string]any{"is_active": true}
+	case "/api/v1/admin/events/{id}/reject":
+		return map[string]any{"reason": "Big ids", "refund": true}
 	case "/api/v1/admin/users/{id}/events":
 		return map[string]any{"name": "Big ids", "pools": []any{map[string]any{"name": "Pool", "margin": 0, "lmsr_b_kopecks": 10000,
 			"markets": []any{map[string]any{"name": "Yes?", "probability": 0.5}}}}}

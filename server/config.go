@@ -192,6 +192,12 @@ type Config struct {
 	// operator decides.
 	ResolutionChallenge time.Duration
 	DisputeBondKopecks  int64
+	// Proposals lets a signed-in user who is not a creator propose an
+	// event with POST /events: it is created proposed, holding
+	// ProposalAnteKopecks from the proposer's balance, and waits for the
+	// operator's approval (docs/proposals.md). Off, such a user gets 403.
+	Proposals           bool
+	ProposalAnteKopecks int64
 
 	// Store, when set, is used instead of the one DatabaseURL selects; the
 	// caller owns it (the server does not close it). Tests use it.
@@ -247,6 +253,7 @@ func DefaultConfig() Config {
 		CreatorMaxOpenEvents: DefaultCreatorMaxOpenEvents,
 		CreatorsMayTradeOwn:  true,
 		DisputeBondKopecks:   market.DefaultDisputeBond,
+		ProposalAnteKopecks:  DefaultProposalAnteKopecks,
 
 		ChatWebhookTimeout: chat.DefaultWebhookTimeout,
 		StreamRetention:    DefaultStreamRetention,
@@ -353,6 +360,11 @@ var (
 // the operator's to decide, and the treasury's own bound
 // (account.MaxExposure) still holds.
 const DefaultCreatorMaxOpenEvents = 100
+
+// DefaultProposalAnteKopecks is the default Config.ProposalAnteKopecks:
+// 100 RUB, enough that proposing is not free, little enough that a
+// serious proposer does not mind it held for a while.
+const DefaultProposalAnteKopecks = 10000
 
 // The largest values of the creators' limits: far past any real use,
 // and MaxExposure is all the treasury may put up anyway.

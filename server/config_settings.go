@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"golang.org/x/crypto/bcrypt"
+
+	"github.com/predictkit/predictkit/account"
 )
 
 // setting is one configuration knob: its flag, its environment variable,
@@ -84,6 +86,34 @@ func boolSetting(flag, env, help string, f func(*Config) *bool) setting {
 			b, err := strconv.ParseBool(v)
 			if err != nil {
 				return fmt.Errorf("must be true/false or 1/0")
+			}
+			*f(c) = b
+			return nil
+		}}
+}
+
+// onOffSetting is a boolSetting that also reads on and off, and says
+// on or off.
+func onOffSetting(flag, env, help string, f func(*Config) *bool) setting {
+	return setting{flag: flag, env: env, help: help, isBool: true,
+		get: func(c *Config) string {
+			if *f(c) {
+				return "on"
+			}
+			return "off"
+		},
+		set: func(c *Config, v string) error {
+			switch strings.ToLower(v) {
+			case "on":
+				*f(c) = true
+				return nil
+			case "off":
+				*f(c) = false
+				return nil
+			}
+			b, err := strconv.ParseBool(v)
+			if err != nil {
+				return fmt.Errorf("must be on or off (or true/false, 1/0)")
 			}
 			*f(c) = b
 			return nil
@@ -215,6 +245,9 @@ func settings() []setting {
 			0, maxResolutionChallenge, "must be 0 (off) or a duration up to 720h, such as 24h", func(c *Config) *time.Duration { return &c.ResolutionChallenge }),
 		int64Setting("dispute-bond-kopecks", "PREDICTKIT_DISPUTE_BOND_KOPECKS", "bond, in kopecks, a holder pays to dispute a proposed outcome: back when the operator decides otherwise, kept when it agrees (0: no bond)",
 			0, maxDisputeBond, func(c *Config) *int64 { return &c.DisputeBondKopecks }),
+		onOffSetting("proposals", "PREDICTKIT_PROPOSALS", "let signed-in users who are not creators propose events, which wait for the operator's approval (on or off)", func(c *Config) *bool { return &c.Proposals }),
+		int64Setting("proposal-ante-kopecks", "PREDICTKIT_PROPOSAL_ANTE_KOPECKS", "kopecks a proposal holds from its proposer's balance until the operator decides (0: none)",
+			0, account.MaxCredit, func(c *Config) *int64 { return &c.ProposalAnteKopecks }),
 		secret(stringSetting("smtp-url", "PREDICTKIT_SMTP_URL", "SMTP server of the password reset mails: smtp://user:password@host:587?from=noreply@example.com (STARTTLS when offered; smtps:// for implicit TLS); empty sends no mail", func(c *Config) *string { return &c.SMTPURL })),
 		stringSetting("public-url", "PREDICTKIT_PUBLIC_URL", "base URL of the web app users open, for links in mails (<base>/reset-password?token=...); empty mails the token alone", func(c *Config) *string { return &c.PublicURL }),
 		{flag: "cors-origins", env: "PREDICTKIT_CORS_ORIGINS", help: "comma-separated origins browsers may call the API from (or *); only exact origins get credentials; empty disables CORS",

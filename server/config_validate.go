@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/predictkit/predictkit/account"
 	"github.com/predictkit/predictkit/chat"
 	"github.com/predictkit/predictkit/mailer"
 	"github.com/predictkit/predictkit/webhook"
@@ -94,6 +95,9 @@ func (c Config) Validate() error {
 	}
 	if c.DisputeBondKopecks < 0 || c.DisputeBondKopecks > maxDisputeBond {
 		bad("PREDICTKIT_DISPUTE_BOND_KOPECKS", "%d: must be 0 (no bond) to %d", c.DisputeBondKopecks, int64(maxDisputeBond))
+	}
+	if c.ProposalAnteKopecks < 0 || c.ProposalAnteKopecks > account.MaxCredit {
+		bad("PREDICTKIT_PROPOSAL_ANTE_KOPECKS", "%d: must be 0 (none) to %d", c.ProposalAnteKopecks, int64(account.MaxCredit))
 	}
 	if c.AuthCache < 0 || c.AuthCache > time.Hour {
 		bad("PREDICTKIT_AUTH_CACHE", "%s: must be 0 (off) or a duration up to 1h", c.AuthCache)

@@ -165,6 +165,18 @@ func (v *eventJSON) appendJSON(b []byte) ([]byte, bool) {
 	if b, ok = appendJSONArray(appendKey(b, "pools"), v.Pools, appendPool); !ok {
 		return b, false
 	}
+	b = appendJSONString(appendKey(b, "status"), v.Status)
+	if p := v.Proposal; p != nil {
+		b = append(appendKey(b, "proposal"), '{')
+		b = strconv.AppendInt(appendKey(b, "ante_kopecks"), p.AnteKopecks, 10)
+		if b = appendKey(b, "decided_at"); p.DecidedAt != nil {
+			b = appendJSONString(b, *p.DecidedAt)
+		} else {
+			b = append(b, "null"...)
+		}
+		b = appendJSONString(appendKey(b, "reason"), p.Reason)
+		b = append(strconv.AppendBool(appendKey(b, "refunded"), p.Refunded), '}')
+	}
 	b, _ = appendJSONArray(appendKey(b, "amendments"), v.Amendments, appendAmendment)
 	return append(b, '}'), true
 }

@@ -222,7 +222,12 @@ func (p *profiles) build(ctx context.Context, u *account.User) (profileJSON, err
 	if err != nil {
 		return profileJSON{}, err
 	}
-	return profileView(u, b, open, closed, st), nil
+	v := profileView(u, b, open, closed, st)
+	v.MayCreateEvents = u.IsCreator
+	if pr := p.markets.Proposals; pr.On && !u.IsCreator {
+		v.MayProposeEvents, v.ProposalAnteKopecks = true, pr.AnteKopecks
+	}
+	return v, nil
 }
 
 // logoutHook runs at a user's logout, before the token is revoked (a

@@ -18,7 +18,7 @@ import (
 // ledger audit. They take "Authorization: Bearer <admin token>" and answer
 // 404 when no admin token is configured.
 var AdminModule = fx.Module("admin",
-	fx.Provide(newAdminAuth, adminRoutes, adminEventRoutes),
+	fx.Provide(newAdminAuth, adminRoutes, adminEventRoutes, proposalRoutes),
 )
 
 // AdminAuth checks the operator's token.
@@ -206,6 +206,7 @@ var errsAdminResolve = table("internal_error",
 	on(errBadRequest, http.StatusBadRequest, "invalid request"),
 	on(market.ErrMarketNotFound, http.StatusNotFound, "market not found"),
 	on(market.ErrResolved, http.StatusConflict, "market already resolved"),
+	on(market.ErrNotApproved, http.StatusConflict, "invalid_state").saying(notApprovedDetail),
 )
 
 type resolveBody struct {

@@ -66,9 +66,11 @@ func (h *adminEventHandlers) handleCreateEvent(c *fiber.Ctx) error {
 
 // POST /admin/events/{id}/active: the operator shows or hides any event.
 // Checks run as on every operator route, then 404 event_not_found, 400
-// invalid_request.
+// invalid_request, 409 invalid_state (showing a proposal that is not
+// approved: approve it instead).
 var errsAdminEventActive = table("internal_error", append(adminRules[:len(adminRules):len(adminRules)],
 	on(market.ErrEventNotFound, http.StatusNotFound, "event_not_found"),
+	on(market.ErrNotApproved, http.StatusConflict, "invalid_state").saying(notApprovedDetail),
 )...)
 
 type activeBody struct {

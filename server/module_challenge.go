@@ -151,8 +151,8 @@ var errsAdminDisputes = table("internal_error",
 	unauthorized,
 )
 
-// proposalJSON is a disputed proposal in the operator's queue.
-type proposalJSON struct {
+// disputedJSON is a disputed proposal in the operator's queue.
+type disputedJSON struct {
 	MarketID       int64         `json:"market_id"`
 	PoolID         int64         `json:"pool_id"`
 	EventID        int64         `json:"event_id"`
@@ -169,9 +169,9 @@ func (h *challengeHandlers) handleAdminDisputes(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	out := make([]proposalJSON, 0, len(ps))
+	out := make([]disputedJSON, 0, len(ps))
 	for _, p := range ps {
-		v := proposalJSON{MarketID: p.MarketID, PoolID: p.PoolID, EventID: p.EventID, MarketName: p.MarketName, Exclusive: p.Exclusive,
+		v := disputedJSON{MarketID: p.MarketID, PoolID: p.PoolID, EventID: p.EventID, MarketName: p.MarketName, Exclusive: p.Exclusive,
 			Proposed: p.Outcome, By: p.By, ChallengeUntil: ts(p.ChallengeUntil), Disputes: []disputeJSON{}}
 		for i := range p.Disputes {
 			v.Disputes = append(v.Disputes, disputeView(&p.Disputes[i]))
@@ -186,7 +186,7 @@ func (h *challengeHandlers) handleAdminDisputes(c *fiber.Ctx) error {
 // market, so only paused, unresolved markets are looked up, once per
 // exclusive pool.
 func withResolutions(ctx context.Context, markets *market.Service, vs []marketJSON, ms []*market.Market) error {
-	seen := map[int64]*market.Proposal{}
+	seen := map[int64]*market.ResolutionProposal{}
 	for i, m := range ms {
 		if !m.Paused || m.Resolved {
 			continue

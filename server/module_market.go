@@ -42,6 +42,7 @@ func newMarketService(cfg Config, store market.Store, accounts *account.Service,
 		NoOwnTrades:       !cfg.CreatorsMayTradeOwn,
 	}
 	s.Challenge, s.DisputeBond = cfg.ResolutionChallenge, cfg.DisputeBondKopecks
+	s.Proposals = market.ProposalRules{On: cfg.Proposals, AnteKopecks: cfg.ProposalAnteKopecks}
 	return s
 }
 
@@ -287,7 +288,8 @@ func (h *marketHandlers) handleLatestTrades(c *fiber.Ctx) error {
 
 // POST /events/{id}/active: the event's creator shows or hides it. Checks
 // run 401, 404, 403, 400 ("event not found", "invalid request": the
-// codes are phrases here).
+// codes are phrases here), 409 invalid_state (showing a proposal the
+// operator has not approved).
 var errsEventActive = table("internal_error",
 	unauthorized,
 	on(errInvalidID, http.StatusNotFound, "event not found"),
@@ -295,6 +297,7 @@ var errsEventActive = table("internal_error",
 	on(market.ErrForbidden, http.StatusForbidden, "forbidden"),
 	on(input.ErrInvalid, http.StatusBadRequest, "invalid request"),
 	on(errBadRequest, http.StatusBadRequest, "invalid request"),
+	on(market.ErrNotApproved, http.StatusConflict, "invalid_state").saying(notApprovedDetail),
 )
 
 // handleEventActive shows or hides an event. The body is read leniently
@@ -344,6 +347,7 @@ var errsMarketClose = table("internal_error",
 	on(input.ErrInvalid, http.StatusBadRequest, "invalid request"),
 	on(errBadRequest, http.StatusBadRequest, "invalid request"),
 	on(market.ErrResolved, http.StatusConflict, "market already resolved"),
+	on(market.ErrNotApproved, http.StatusConflict, "invalid_state").saying(notApprovedDetail),
 )
 
 // handleMarketClose resolves a market and counts the settlement. The
@@ -419,25 +423,28 @@ func (b *newEventBody) toDomain() market.NewEvent {
 	return e
 }
 
-// POST /events: a creator creates an event with its pools and markets.
-// Checks run 401, 403 (not a creator, before the body is read), 400
-// (invalid_request also for a tag the operator has not made), 409
-// creator_limit (the creator's open events or their subsidy at the
+// POST /events: a creator creates an event with its pools and markets;
+// with proposals on, any other user proposes one (docs/proposals.md).
+// Checks run 401, 403 (not a creator, proposals off: before the body is
+// read), 400 (invalid_request also for a tag the operator has not made;
+// insufficient_funds for a proposer whose balance is below the ante),
+// 409 creator_limit (the creator's open events or their subsidy at the
 // limit: the detail says which, with the figures).
 var errsCreateEvent = table("internal_error",
 	unauthorized,
 	on(market.ErrForbidden, http.StatusForbidden, "forbidden"),
 	on(market.ErrCreatorLimit, http.StatusConflict, "creator_limit"),
+	on(account.ErrInsufficientFunds, http.StatusBadRequest, "insufficient_funds").saying("the proposal's ante is more than your balance (the bonus balance does not count)"),
 	on(account.ErrUserNotFound, http.StatusUnauthorized, "unauthorized"),
 )
 
-// handleCreateEvent creates an event and answers it (201).
+// handleCreateEvent creates an event, or a proposal, and answers it (201).
 func (h *marketHandlers) handleCreateEvent(c *fiber.Ctx) error {
 	u, err := h.auth.User(c)
 	if err != nil {
 		return err
 	}
-	if !u.IsCreator { // 403 before the body is read, as for the other creator operations
+	if !u.IsCreator && !h.markets.Proposals.On { // 403 before the body is read, as for the other creator operations
 		return market.ErrForbidden
 	}
 	var b newEventBody

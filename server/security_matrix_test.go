@@ -287,6 +287,11 @@ func accessMatrix() map[string][]cell {
 			mxUserOnly(mxSend(http.MethodPost, mxPath("/api/v1/events"), func(*secWorld) any { return twoPoolEvent("Matrix") }), "unauthorized", pOtherCreator, 201, nil),
 			[]cell{{as: pAlice, req: mxSend(http.MethodPost, mxPath("/api/v1/events"), func(*secWorld) any { return twoPoolEvent("Matrix") }), status: 403, code: "forbidden"}},
 		),
+		// The preview answers whoever may create (or, with proposals on, propose).
+		"POST /api/v1/events/preview": mxCells(
+			mxUserOnly(mxSend(http.MethodPost, mxPath("/api/v1/events/preview"), func(*secWorld) any { return twoPoolEvent("Matrix") }), "unauthorized", pOtherCreator, 200, nil),
+			[]cell{{as: pAlice, req: mxSend(http.MethodPost, mxPath("/api/v1/events/preview"), func(*secWorld) any { return twoPoolEvent("Matrix") }), status: 403, code: "forbidden"}},
+		),
 		"POST /api/v1/events/:id/active": mxCells(
 			[]cell{
 				{as: pAlice, req: mxSend(http.MethodPost, activePath, func(*secWorld) any { return map[string]any{"is_active": false} }), status: 403, code: "forbidden"},

@@ -231,6 +231,10 @@ var bodyTargets = []bodyTarget{
 	{"POST /api/v1/events/:id/amendments", []string{"text", "text_ru"}, func(_ *fuzzWorld, _ int, text func(string, string) string) string {
 		return fmt.Sprintf(`{"text":%s,"text_ru":%s}`, text("text", "a note,\nline two"), text("text_ru", "уточнение"))
 	}},
+	{"POST /api/v1/events/preview", newEventTextFields, newEventTextBody},
+	{"POST /api/v1/admin/events/:id/reject", []string{"reason"}, func(_ *fuzzWorld, _ int, text func(string, string) string) string {
+		return fmt.Sprintf(`{"reason":%s,"refund":true}`, text("reason", "Duplicate"))
+	}},
 	{"POST /api/v1/events/:id/pools/:pool_id/markets/:market_id/close", []string{"won_side"}, func(_ *fuzzWorld, _ int, text func(string, string) string) string {
 		return fmt.Sprintf(`{"won_side":%s}`, text("won_side", "MAYBE"))
 	}},
@@ -301,6 +305,7 @@ var noTextBody = []string{
 	"DELETE /api/v1/auth/session",
 	"POST /api/v1/events/:id/active",
 	"POST /api/v1/admin/events/:id/active",
+	"POST /api/v1/admin/events/:id/approve",
 	"POST /api/v1/admin/users/:id/credit",
 	"POST /api/v1/admin/users/:id/password-reset",
 	"PATCH /api/v1/admin/users/:id",

@@ -51,7 +51,7 @@ type marketJSON struct {
 	Resolution *resolutionJSON `json:"resolution,omitempty"`
 }
 
-// resolutionJSON is a market's open proposal (market.Proposal) as that
+// resolutionJSON is a market's open proposal (market.ResolutionProposal) as that
 // market sees it.
 type resolutionJSON struct {
 	Proposed       string `json:"proposed"`
@@ -62,7 +62,7 @@ type resolutionJSON struct {
 
 // resolutionView is p as market m (of p's market or pool) sees it; nil
 // when p is nil or done.
-func resolutionView(p *market.Proposal, m *market.Market) *resolutionJSON {
+func resolutionView(p *market.ResolutionProposal, m *market.Market) *resolutionJSON {
 	if p == nil || p.Done {
 		return nil
 	}
@@ -150,11 +150,35 @@ type eventJSON struct {
 	Pools     []poolJSON `json:"pools"`
 	// Amendments are the creator's notes, oldest first (module_amend.go).
 	Amendments []amendmentJSON `json:"amendments"`
+	// Status is approved, proposed or rejected; Proposal is set on an
+	// event a user proposed (docs/proposals.md).
+	Status   string        `json:"status"`
+	Proposal *proposalJSON `json:"proposal,omitempty"`
+}
+
+// proposalJSON is what an event holds as a proposal: the ante and, once
+// the operator decided, when, why (a rejection's reason) and whether a
+// rejection gave the ante back.
+type proposalJSON struct {
+	AnteKopecks int64   `json:"ante_kopecks"`
+	DecidedAt   *string `json:"decided_at"`
+	Reason      string  `json:"reason"`
+	Refunded    bool    `json:"refunded"`
 }
 
 func eventView(e *market.Event, now time.Time) eventJSON {
 	v := eventJSON{ID: e.ID, Name: e.Name, NameRu: e.NameRu, CreatorID: e.CreatorID, IsActive: e.IsActive,
-		CreatedAt: ts(e.CreatedAt), Tags: e.Tags, Pools: make([]poolJSON, 0, len(e.Pools))}
+		CreatedAt: ts(e.CreatedAt), Tags: e.Tags, Pools: make([]poolJSON, 0, len(e.Pools)), Status: e.Status}
+	if v.Status == "" {
+		v.Status = market.StatusApproved
+	}
+	if p := e.Proposal; p != nil {
+		v.Proposal = &proposalJSON{AnteKopecks: p.Ante, Reason: p.Reason, Refunded: p.Refunded}
+		if p.DecidedAt != nil {
+			at := ts(*p.DecidedAt)
+			v.Proposal.DecidedAt = &at
+		}
+	}
 	if v.Tags == nil { // always an array
 		v.Tags = []string{}
 	}
@@ -261,26 +285,31 @@ func closedViews(ps []*market.PositionDetail) []closedPositionJSON {
 
 // profileJSON is the User profile of GET /auth/me.
 type profileJSON struct {
-	ID                     int64                `json:"id"`
-	Name                   string               `json:"name"`
-	Nickname               *string              `json:"nickname"`
-	ProfileHidden          bool                 `json:"profile_hidden"`
-	Email                  string               `json:"email"`
-	ReferralCode           string               `json:"referral_code"`
-	Language               string               `json:"language"`
-	Theme                  string               `json:"theme"`
-	Level                  int                  `json:"level"`
-	Balance                int64                `json:"balance"`
-	BonusBalance           int64                `json:"bonus_balance"`
-	TotalBalance           int64                `json:"total_balance"`
-	TronAddress            string               `json:"tron_address"`
-	BscAddress             string               `json:"bsc_address"`
-	PolygonAddress         string               `json:"polygon_address"`
-	EthereumAddress        string               `json:"ethereum_address"`
-	AvatarURL              *string              `json:"avatar_url"`
-	TelegramVerified       bool                 `json:"telegram_verified"`
-	IsCreator              bool                 `json:"is_creator"`
-	IsStatsViewer          bool                 `json:"is_stats_viewer"`
+	ID               int64   `json:"id"`
+	Name             string  `json:"name"`
+	Nickname         *string `json:"nickname"`
+	ProfileHidden    bool    `json:"profile_hidden"`
+	Email            string  `json:"email"`
+	ReferralCode     string  `json:"referral_code"`
+	Language         string  `json:"language"`
+	Theme            string  `json:"theme"`
+	Level            int     `json:"level"`
+	Balance          int64   `json:"balance"`
+	BonusBalance     int64   `json:"bonus_balance"`
+	TotalBalance     int64   `json:"total_balance"`
+	TronAddress      string  `json:"tron_address"`
+	BscAddress       string  `json:"bsc_address"`
+	PolygonAddress   string  `json:"polygon_address"`
+	EthereumAddress  string  `json:"ethereum_address"`
+	AvatarURL        *string `json:"avatar_url"`
+	TelegramVerified bool    `json:"telegram_verified"`
+	IsCreator        bool    `json:"is_creator"`
+	IsStatsViewer    bool    `json:"is_stats_viewer"`
+	// MayCreateEvents: the user is a creator; MayProposeEvents: not one,
+	// but proposals are on, each holding ProposalAnteKopecks.
+	MayCreateEvents        bool                 `json:"may_create_events"`
+	MayProposeEvents       bool                 `json:"may_propose_events"`
+	ProposalAnteKopecks    int64                `json:"proposal_ante_kopecks"`
 	Positions              []positionJSON       `json:"positions"`
 	ClosedPositions        []closedPositionJSON `json:"closed_positions"`
 	ClosedPositionsHasMore bool                 `json:"closed_positions_has_more"`

@@ -31,6 +31,11 @@ const (
 	// of a proposal (Proposed) and the bond returned (Amount; 0 when the
 	// platform kept it).
 	TypeDisputeResolved = "dispute_resolved"
+	// TypeProposalApproved and TypeProposalRejected tell a proposer the
+	// operator's decision on their event proposal: Amount is the ante
+	// returned, Excerpt a rejection's reason.
+	TypeProposalApproved = "proposal_approved"
+	TypeProposalRejected = "proposal_rejected"
 )
 
 // OutcomeVoid is NotificationData.Won of a market that was voided: every
@@ -132,6 +137,24 @@ func (n *Notification) Render(lang string) (title, message string) {
 			return "Спор отклонён", fmt.Sprintf("Оператор подтвердил исход «%s» рынка «%s». Залог остаётся платформе.", outcomeRu(d.Won), d.MarketName)
 		}
 		return "Dispute rejected", fmt.Sprintf("The operator confirmed %s for %q. The platform keeps your bond.", d.Won, d.MarketName)
+	case TypeProposalApproved:
+		if ru {
+			return "Предложение одобрено", fmt.Sprintf("Ваше событие «%s» одобрено и опубликовано. Залог возвращён: %s", d.EventName, rub(d.Amount, true))
+		}
+		return "Proposal approved", fmt.Sprintf("Your event %q was approved and published. Your ante came back: %s", d.EventName, rub(d.Amount, false))
+	case TypeProposalRejected:
+		if ru {
+			back := "Залог не возвращён."
+			if d.Amount > 0 {
+				back = "Залог возвращён: " + rub(d.Amount, true) + "."
+			}
+			return "Предложение отклонено", fmt.Sprintf("Ваше событие «%s» отклонено: %s. %s", d.EventName, d.Excerpt, back)
+		}
+		back := "The ante was kept."
+		if d.Amount > 0 {
+			back = "Your ante came back: " + rub(d.Amount, false) + "."
+		}
+		return "Proposal rejected", fmt.Sprintf("Your event %q was rejected: %s. %s", d.EventName, d.Excerpt, back)
 	case TypeSupportReply:
 		if ru {
 			return "Ответ поддержки", d.Excerpt

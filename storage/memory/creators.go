@@ -38,7 +38,7 @@ func (s *Store) creatorLoad(id int64) market.CreatorLoad {
 	var load market.CreatorLoad
 	open := map[int64]bool{} // the markets of the creator's open events
 	for eid, e := range s.events {
-		if e.CreatorID != id {
+		if e.CreatorID != id || e.Status != market.StatusApproved {
 			continue
 		}
 		var ms []int64

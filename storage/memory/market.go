@@ -53,8 +53,12 @@ func (s *Store) createEvent(e *market.Event, subsidies []int64) error {
 	if err := s.check(ps); err != nil {
 		return err
 	}
+	if e.Status == "" {
+		e.Status = market.StatusApproved
+	}
 	ev := *e
 	ev.Name, ev.NameRu, ev.Pools = strings.Clone(e.Name), strings.Clone(e.NameRu), nil
+	ev.Status, ev.Proposal = strings.Clone(e.Status), cloneProposal(e.Proposal)
 	s.events[e.ID] = &ev
 	for _, p := range e.Pools {
 		pc := *p
@@ -76,6 +80,7 @@ func (s *Store) event(id int64) *market.Event {
 	e := *s.events[id]
 	e.Pools = nil
 	e.Tags, e.Amendments = cloneStrings(e.Tags), append([]market.Amendment{}, s.amends[id]...)
+	e.Proposal = cloneProposal(e.Proposal)
 	for _, pid := range s.poolIDs[id] {
 		e.Pools = append(e.Pools, s.pool(pid))
 	}
@@ -99,14 +104,6 @@ func (s *Store) market(id int64) *market.Market {
 	p := s.pools[m.PoolID]
 	m.Margin, m.LiveAt, m.FinishAt, m.Exclusive = p.Margin, p.LiveAt, p.FinishAt, p.Exclusive
 	return &m
-}
-
-func clonePtr[T any](p *T) *T {
-	if p == nil {
-		return nil
-	}
-	c := *p
-	return &c
 }
 
 // Event implements market.Store.

@@ -13,7 +13,7 @@ import (
 // escrows of their markets.
 const sqlCreatorLoad = `WITH open AS (
 	SELECT e.id FROM events e
-	WHERE e.creator_id = $1
+	WHERE e.creator_id = $1 AND e.status = 'approved'
 		AND EXISTS (SELECT 1 FROM markets m WHERE m.event_id = e.id AND NOT m.resolved)
 )
 SELECT (SELECT count(*) FROM open),

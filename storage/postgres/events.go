@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"time"
@@ -47,15 +48,25 @@ func scanPools(rows pgx.Rows) ([]*market.Pool, error) {
 }
 
 const eventCols = `e.id, e.name, e.name_ru, e.creator_id, e.is_active, e.created_at,
-	ARRAY(SELECT et.tag_slug FROM event_tags et WHERE et.event_id = e.id ORDER BY et.ordinal)`
+	ARRAY(SELECT et.tag_slug FROM event_tags et WHERE et.event_id = e.id ORDER BY et.ordinal),
+	e.status, e.proposal_ante, e.proposal_subsidies, e.decided_at, e.decision_reason, e.ante_refunded`
 
 func scanEvents(rows pgx.Rows) ([]*market.Event, error) {
 	var es []*market.Event
 	for rows.Next() {
 		e := &market.Event{}
-		if err := rows.Scan(&e.ID, &e.Name, &e.NameRu, &e.CreatorID, &e.IsActive, &e.CreatedAt, &e.Tags); err != nil {
+		var (
+			ante *int64
+			p    market.Proposal
+		)
+		if err := rows.Scan(&e.ID, &e.Name, &e.NameRu, &e.CreatorID, &e.IsActive, &e.CreatedAt, &e.Tags,
+			&e.Status, &ante, &p.Subsidies, &p.DecidedAt, &p.Reason, &p.Refunded); err != nil {
 			rows.Close()
 			return nil, err
+		}
+		if ante != nil { // a proposal (migration 00029)
+			p.Ante = *ante
+			e.Proposal = &p
 		}
 		es = append(es, e)
 	}
@@ -89,6 +100,10 @@ func (s *Store) CreateEventLimited(ctx context.Context, e *market.Event, subsidi
 		}
 	}
 	created := now()
+	status := e.Status
+	if status == "" {
+		status = market.StatusApproved
+	}
 
 	var (
 		poolIDs   []int64
@@ -106,9 +121,14 @@ func (s *Store) CreateEventLimited(ctx context.Context, e *market.Event, subsidi
 				return err
 			}
 		}
-		if err := tx.QueryRow(ctx, `INSERT INTO events (name, name_ru, creator_id, is_active, created_at)
-			VALUES ($1, $2, $3, $4, $5) RETURNING id`,
-			e.Name, e.NameRu, e.CreatorID, e.IsActive, created).Scan(&eventID); err != nil {
+		var ante *int64
+		var pending []int64
+		if e.Proposal != nil {
+			ante, pending = &e.Proposal.Ante, e.Proposal.Subsidies
+		}
+		if err := tx.QueryRow(ctx, `INSERT INTO events (name, name_ru, creator_id, is_active, created_at, status, proposal_ante, proposal_subsidies)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id`,
+			e.Name, e.NameRu, e.CreatorID, e.IsActive, created, status, ante, pending).Scan(&eventID); err != nil {
 			return err
 		}
 		if err := insertEventTags(ctx, tx, eventID, e.Tags); err != nil {
@@ -120,6 +140,11 @@ func (s *Store) CreateEventLimited(ctx context.Context, e *market.Event, subsidi
 		}
 		if marketIDs, err = insertMarkets(ctx, tx, eventID, e.Pools, poolIDs, created); err != nil {
 			return err
+		}
+		if e.Proposal != nil {
+			if _, err := tx.Exec(ctx, `UPDATE markets SET unapproved = true WHERE event_id = $1`, eventID); err != nil {
+				return err
+			}
 		}
 
 		// Every market's escrow and fee account are made now, so that its
@@ -141,6 +166,15 @@ func (s *Store) CreateEventLimited(ctx context.Context, e *market.Event, subsidi
 		if len(postings) > 0 {
 			refs = append(refs, account.Treasury)
 		}
+		userMoved := false
+		if e.Proposal != nil && e.Proposal.Ante > 0 {
+			// The ante, from the proposer's balance (never the bonus), with
+			// the balance entry of the change log that Transfer writes.
+			u := e.CreatorID
+			refs = append(refs, account.UserAccount(u), account.BonusAccount(u), account.AnteAccount(eventID))
+			postings = append(postings, account.Posting{From: account.UserAccount(u), To: account.AnteAccount(eventID), Amount: e.Proposal.Ante, Reason: market.ReasonAnte, At: created})
+			userMoved = true
+		}
 		a, err := lockAccounts(ctx, tx, refs)
 		if err != nil {
 			return err
@@ -152,14 +186,18 @@ func (s *Store) CreateEventLimited(ctx context.Context, e *market.Event, subsidi
 		if err := a.check(postings); err != nil {
 			return err
 		}
-		return post(ctx, tx, a, postings, now())
+		before := maps.Clone(a.balance)
+		if err := post(ctx, tx, a, postings, now()); err != nil || !userMoved {
+			return err
+		}
+		return s.appendChanges(ctx, tx, account.BalanceChanges(before, postings, "", created))
 	})
 	if err != nil {
 		return translate(err, nil)
 	}
 	s.accountIDs.remember(accountIDs, nil)
 
-	e.ID, e.CreatedAt = eventID, created
+	e.ID, e.CreatedAt, e.Status = eventID, created, status
 	if e.Tags == nil {
 		e.Tags = []string{}
 	}

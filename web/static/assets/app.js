@@ -101,10 +101,13 @@ function renderHeader() {
   headerKey = key;
   renderFooter();
   const link = (href, label, extra) => {
-    const current = href === '/' ? path === '/' || path.startsWith('/events') : path === href || path.startsWith(href + '/');
+    const current = href === '/' ? path === '/' || (path.startsWith('/events') && path !== '/events/new') : path === href || path.startsWith(href + '/');
     return h('li', null, h('a', { href, 'aria-current': current ? 'page' : null }, label, extra));
   };
   const items = navItems.map(([href, key]) => link(href, t(key)));
+  if (me && (me.may_create_events || me.may_propose_events)) {
+    items.push(link('/events/new', me.may_create_events ? t('nav.new_event') : t('nav.propose_event')));
+  }
   if (me) {
     items.push(link('/notifications', t('nav.notifications'), h('span', { 'data-unread': '' })));
     items.push(link('/profile', t('nav.profile')));
@@ -248,6 +251,7 @@ function closeMeStream() {
 const routes = [
   [/^\/$/, () => import('./pages/feed.js')],
   [/^\/events\/(\d+)$/, () => import('./pages/event.js')],
+  [/^\/events\/new$/, () => import('./pages/new_event.js')],
   [/^\/login$/, () => import('./pages/auth.js'), 'login'],
   [/^\/register$/, () => import('./pages/auth.js'), 'register'],
   [/^\/forgot-password$/, () => import('./pages/reset.js'), 'forgot'],

@@ -12,12 +12,14 @@ import { partnersPage } from './partners.js';
 import { chatPage } from './chat.js';
 import { marketsPage } from './markets.js';
 import { auditPage } from './audit.js';
+import { proposalsPage } from './proposals.js';
 
 const sections = [
   ['users', usersPage],
   ['partners', partnersPage],
   ['chat', chatPage],
   ['markets', marketsPage],
+  ['proposals', proposalsPage],
   ['audit', auditPage],
 ];
 

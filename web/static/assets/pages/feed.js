@@ -25,6 +25,15 @@ function eventCard(ev) {
 
 export async function render(main, ctx) {
   main.append(pageHeading(t('feed.title')));
+  // Users who may create or propose events get the way to the form.
+  const cta = h('div');
+  main.append(cta);
+  ready().then(() => {
+    const me = getMe();
+    if (ctx.isCurrent() && me && (me.may_create_events || me.may_propose_events)) {
+      cta.append(h('p', null, h('a', { href: '/events/new', class: 'btn' }, me.may_create_events ? t('nav.new_event') : t('nav.propose_event'))));
+    }
+  });
   const list = h('ul', { class: 'cards' });
   const more = h('div', { class: 'actions' });
   const state = h('div', null, loading());

@@ -55,6 +55,8 @@ var domainErrors = map[string]error{
 	"market.ErrTradeRefused":        market.ErrTradeRefused,
 	"market.ErrIdempotencyConflict": market.ErrIdempotencyConflict,
 	"market.ErrDuplicateKey":        market.ErrDuplicateKey,
+	"market.ErrNoNewAnswer":         market.ErrNoNewAnswer,
+	"market.ErrPoolChanged":         market.ErrPoolChanged,
 
 	"partner.ErrUnauthorized":        partner.ErrUnauthorized,
 	"partner.ErrDisabled":            partner.ErrDisabled,
@@ -143,6 +145,10 @@ var canOccur = []struct {
 		"market.ErrPoolNotFound", "market.ErrForbidden", "input.Error", "input.ErrInvalid", "market.ErrResolved"}},
 	{"PATCH /admin/pools/{id}", errsAdminMoveFinish, []string{"server.errAdminOff", "account.ErrUnauthorized", "server.errInvalidID", "server.requestError",
 		"market.ErrPoolNotFound", "input.Error", "input.ErrInvalid", "market.ErrResolved"}},
+	{"POST /pools/{id}/answers", errsAddAnswer, []string{"account.ErrUnauthorized", "account.ErrUserNotFound", "server.errInvalidID", "server.requestError",
+		"market.ErrPoolNotFound", "market.ErrEventNotFound", "market.ErrForbidden", "input.Error", "input.ErrInvalid", "market.ErrNoNewAnswer", "account.ErrBalanceLimit"}},
+	{"POST /admin/pools/{id}/answers", errsAdminAddAnswer, []string{"server.errAdminOff", "account.ErrUnauthorized", "server.errInvalidID", "server.requestError",
+		"market.ErrPoolNotFound", "input.Error", "input.ErrInvalid", "market.ErrNoNewAnswer", "account.ErrBalanceLimit"}},
 	{"POST /events", errsCreateEvent, []string{"account.ErrUnauthorized", "account.ErrUserNotFound", "market.ErrForbidden", "input.Error", "input.ErrInvalid", "server.requestError",
 		"market.ErrCreatorLimit", "market.CreatorLimitError"}},
 	{"GET /events", errsEvents, []string{"server.requestError"}},
@@ -151,7 +157,7 @@ var canOccur = []struct {
 	{"GET /markets/{id}/quote", errsQuote, []string{"server.errInvalidID", "server.requestError", "market.ErrMarketNotFound", "market.ErrClosed", "market.ErrTradeRefused", "input.Error"}},
 	{"POST /markets/{id}/buy|sell", errsTrade, []string{"account.ErrUnauthorized", "account.ErrUserNotFound", "server.errInvalidID", "server.requestError",
 		"market.ErrMarketNotFound", "market.ErrClosed", "market.ErrPriceMoved", "market.ErrNoPosition", "market.ErrInsufficientShares",
-		"market.ErrTradeRefused", "account.ErrInsufficientFunds", "account.ErrInvalidAmount", "input.Error", "input.ErrInvalid", "market.ErrForbidden"}},
+		"market.ErrTradeRefused", "account.ErrInsufficientFunds", "account.ErrInvalidAmount", "input.Error", "input.ErrInvalid", "market.ErrForbidden", "market.ErrPoolChanged"}},
 	{"GET /markets/{id}/history", errsHistory, []string{"server.errInvalidID", "market.ErrMarketNotFound"}},
 	{"GET /markets/{id}/candles", errsCandles, []string{"server.errInvalidID", "server.requestError", "input.Error", "input.ErrInvalid", "market.ErrMarketNotFound"}},
 	{"admin routes", errsAdmin, []string{"server.errAdminOff", "account.ErrUnauthorized", "server.errInvalidID", "server.requestError",
@@ -196,7 +202,7 @@ var partnerTradeErrors = []string{"partner.ErrUnauthorized", "partner.ErrDisable
 	"input.Error", "input.ErrInvalid", "input.Error", "input.ErrInvalid", "partner.ErrNoAccount", "market.ErrNoPosition",
 	"partner.ErrIdempotencyConflict", "market.ErrIdempotencyConflict", "market.ErrDuplicateKey",
 	"market.ErrMarketNotFound", "market.ErrClosed", "market.ErrResolved", "market.ErrPriceMoved", "market.ErrInsufficientShares",
-	"market.ErrTradeRefused", "account.ErrInsufficientFunds", "account.ErrInvalidAmount", "server.errEncoding"}
+	"market.ErrTradeRefused", "account.ErrInsufficientFunds", "account.ErrInvalidAmount", "server.errEncoding", "market.ErrPoolChanged"}
 
 // exportedErrors parses the non-test Go files of a domain package and
 // returns its exported Err* variables and *Error types.

@@ -88,7 +88,7 @@ export const en = {
 
   'pool.exclusive': 'One answer wins: the probabilities add up to 100%.',
   'pool.answers': 'Answers',
-  'market.other': 'Other',
+  'market.other_tag': 'Other: none of the listed answers',
   'answer.title': 'Add an answer',
   'answer.explain': 'The new answer takes its probability out of “{other}” ({p} now). Every position pays in every outcome what it pays now.',
   'answer.name': 'Answer (English)',
@@ -410,7 +410,7 @@ export const ru = {
   'market.login_to_trade': 'Войдите, чтобы торговать',
 
   'pool.exclusive': 'Побеждает один ответ: вероятности в сумме дают 100%.',
-  'market.other': 'Другое',
+  'market.other_tag': 'Другое: ни один из ответов',
   'answer.title': 'Добавить ответ',
   'answer.explain': 'Новый ответ забирает свою вероятность у ответа «{other}» (сейчас {p}). Каждая позиция в каждом исходе платит столько же, сколько сейчас.',
   'answer.name': 'Ответ (по-английски)',

@@ -79,8 +79,8 @@ export async function render(main, ctx) {
     const tools = h('div');
     const article = h('article', { class: 'market', 'aria-labelledby': nameId },
       h('div', { class: 'market-head' },
-        h('h3', { class: 'market-name', id: nameId, tabindex: '-1' }, loc(m, 'name'),
-          m.other ? [' ', h('span', { class: 'tag tag-muted', 'data-other': '' }, t('market.other'))] : null),
+        h('h3', { class: 'market-name', id: nameId, tabindex: '-1' }, loc(m, 'name')),
+        m.other ? h('span', { class: 'tag tag-muted', 'data-other': '' }, t('market.other_tag')) : null,
         h('span', { 'data-status': '' })),
       priceLine,
       h('div', { class: 'prob-bar', 'aria-hidden': 'true' }, bar),

@@ -1183,14 +1183,17 @@ func (e WebhookDeliveryStatus) Valid() bool {
 
 // Defines values for WebhookDeliveryType.
 const (
-	WebhookDeliveryTypeBetSettled     WebhookDeliveryType = "bet.settled"
-	WebhookDeliveryTypeMarketResolved WebhookDeliveryType = "market.resolved"
+	WebhookDeliveryTypeBetSettled        WebhookDeliveryType = "bet.settled"
+	WebhookDeliveryTypeMarketAnswerAdded WebhookDeliveryType = "market.answer_added"
+	WebhookDeliveryTypeMarketResolved    WebhookDeliveryType = "market.resolved"
 )
 
 // Valid indicates whether the value is a known member of the WebhookDeliveryType enum.
 func (e WebhookDeliveryType) Valid() bool {
 	switch e {
 	case WebhookDeliveryTypeBetSettled:
+		return true
+	case WebhookDeliveryTypeMarketAnswerAdded:
 		return true
 	case WebhookDeliveryTypeMarketResolved:
 		return true

@@ -2,11 +2,13 @@ package memory
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"strings"
 
 	"github.com/predictkit/predictkit/account"
 	"github.com/predictkit/predictkit/market"
+	"github.com/predictkit/predictkit/webhook"
 )
 
 // AddAnswer implements market.Store under the store's mutex, which is the
@@ -93,7 +95,38 @@ func (s *Store) AddAnswer(_ context.Context, poolID int64, decide func(*market.A
 		eff.Notifications[i].ID = s.addNotification(eff.Notifications[i]).ID
 	}
 	s.logChanges(market.AnswerChanges(eff)...)
+	s.queueAnswerWebhooks(nm)
 	return eff, nil
+}
+
+// queueAnswerWebhooks queues a market.answer_added for each partner with
+// a webhook whose users hold open positions in the pool of new market nm.
+// Callers hold s.mu.
+func (s *Store) queueAnswerWebhooks(nm market.Market) {
+	if s.wh == nil || len(s.wh.hooks) == 0 {
+		return
+	}
+	inPool := map[int64]bool{}
+	for _, id := range s.marketIDs[nm.PoolID] {
+		inPool[id] = true
+	}
+	partners := map[int64]bool{}
+	for k := range s.open {
+		if !inPool[k.market] {
+			continue
+		}
+		if u, ok := s.users[k.user]; ok && u.u.PartnerID != 0 {
+			if _, hooked := s.wh.hooks[u.u.PartnerID]; hooked {
+				partners[u.u.PartnerID] = true
+			}
+		}
+	}
+	now := s.now()
+	for _, id := range slices.Sorted(maps.Keys(partners)) {
+		d := webhook.Delivery{PartnerID: id, Type: webhook.AnswerAdded, MarketID: nm.ID, EventID: nm.EventID,
+			CreatedAt: nm.CreatedAt, Status: webhook.Pending, NextAttemptAt: now, ExpiresAt: now.Add(webhook.DefaultWindow)}
+		s.addDelivery(&d)
+	}
 }
 
 func cmpID(a, b int64) int {

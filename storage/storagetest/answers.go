@@ -12,6 +12,7 @@ import (
 	"github.com/predictkit/predictkit/input"
 	"github.com/predictkit/predictkit/market"
 	"github.com/predictkit/predictkit/social"
+	"github.com/predictkit/predictkit/webhook"
 )
 
 // Answers added later (market.Service.AddAnswer, Store.AddAnswer): the
@@ -352,6 +353,41 @@ func testAnswers(t *testing.T, newStores func(*testing.T) Stores) {
 			t.Fatalf("after the trade the pool's prices sum to %v", sum)
 		}
 		e.audit()
+	})
+
+	t.Run("a partner with a webhook whose users hold positions in the pool is told of the answer, once", func(t *testing.T) {
+		if newStores(t).Webhooks == nil {
+			t.Skip("this store has no webhook store")
+		}
+		e := newEnv(t, newStores)
+		c := e.creator()
+		ev := e.otherEvent(c, 0, 10000, 2, 0.5, 0.3, 0.2)
+		ms := e.poolMarkets(ev.Pools[0].ID)
+		a, b, quiet := e.partner("A", 1_000_000), e.partner("B", 1_000_000), e.partner("Quiet", 1_000_000)
+		e.hook(a)
+		e.hook(quiet)
+		e.dispatch()
+		e.bet(a, "alice", ms[2], market.No, 2000)
+		e.bet(a, "bob", ms[0], market.Yes, 1000)
+		e.bet(b, "carol", ms[2], market.Yes, 1000)
+		m, err := e.markets.AddAnswer(e.ctx, c.ID, false, ev.Pools[0].ID, market.NewAnswer{Name: "Cid", Probability: 0.05})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.dispatch()
+		e.dispatch()
+		var got []*webhook.Delivery
+		for _, d := range e.log(a.ID) {
+			if d.Type == webhook.AnswerAdded {
+				got = append(got, d)
+			}
+		}
+		if len(got) != 1 || got[0].MarketID != m.ID || got[0].EventID != ev.ID || got[0].Status != webhook.Pending {
+			t.Fatalf("partner A's market.answer_added deliveries: %+v, want one for market %d", got, m.ID)
+		}
+		if ds := e.log(quiet.ID); len(ds) != 0 {
+			t.Fatalf("a partner without positions in the pool got %+v", ds)
+		}
 	})
 
 	t.Run("holders are notified and the change log tells of the answer and the new prices", func(t *testing.T) {

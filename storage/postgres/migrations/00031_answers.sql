@@ -17,8 +17,18 @@ ALTER TABLE markets ADD COLUMN other boolean NOT NULL DEFAULT false;
 ALTER TABLE markets ADD COLUMN pool_markets integer NOT NULL DEFAULT 0 CHECK (pool_markets >= 0);
 CREATE UNIQUE INDEX markets_pool_other_key ON markets (pool_id) WHERE other;
 
+-- Partners with a webhook whose users hold positions in the pool are told
+-- of the answer (market.answer_added, one per partner and new market).
+ALTER TABLE webhook_deliveries DROP CONSTRAINT webhook_deliveries_type_check;
+ALTER TABLE webhook_deliveries ADD CONSTRAINT webhook_deliveries_type_check
+    CHECK (type IN ('bet.settled', 'market.resolved', 'market.answer_added'));
+
 -- +goose Down
 
+DELETE FROM webhook_deliveries WHERE type = 'market.answer_added';
+ALTER TABLE webhook_deliveries DROP CONSTRAINT webhook_deliveries_type_check;
+ALTER TABLE webhook_deliveries ADD CONSTRAINT webhook_deliveries_type_check
+    CHECK (type IN ('bet.settled', 'market.resolved'));
 DROP INDEX markets_pool_other_key;
 ALTER TABLE markets DROP COLUMN pool_markets;
 ALTER TABLE markets DROP COLUMN other;

@@ -67,6 +67,8 @@ type splitScenario struct {
 	other int
 	users []*account.User
 	pool  int64
+	// creator made the event.
+	creator *account.User
 	// before are the users' open positions before the split, by user
 	// index; markets by index in the pool's id order.
 	before [][]heldPosition
@@ -98,7 +100,8 @@ func (sc *splitScenario) build(e *env, split bool) {
 	}
 	b := int64(500 + rng.IntN(20000))
 	margin := []float64{0, 0.02}[rng.IntN(2)]
-	ev := e.otherEvent(e.creator(), margin, b, sc.other, probs...)
+	sc.creator = e.creator()
+	ev := e.otherEvent(sc.creator, margin, b, sc.other, probs...)
 	sc.pool = ev.Pools[0].ID
 	ms := e.poolMarkets(sc.pool)
 	sc.users = nil
@@ -252,6 +255,7 @@ func testAnswers(t *testing.T, newStores func(*testing.T) Stores) {
 			sc.build(e, false)
 			ms := e.poolMarkets(sc.pool)
 			escrow, treasury := e.escrowBalance(ms[0].ID), e.treasury()
+			load := e.creatorLoad(sc.creator)
 			users := make([]int64, len(sc.users))
 			for i, u := range sc.users {
 				users[i] = e.totalBalance(u)
@@ -263,6 +267,10 @@ func testAnswers(t *testing.T, newStores func(*testing.T) Stores) {
 			top := e.escrowBalance(ms[0].ID) - escrow
 			if top < 0 || treasury-e.treasury() != top {
 				t.Fatalf("seed %d: the escrow grew by %d and the treasury gave %d", seed, top, treasury-e.treasury())
+			}
+			// The top-up is a subsidy of the creator's open event.
+			if got := e.creatorLoad(sc.creator).SubsidyKopecks - load.SubsidyKopecks; got != top {
+				t.Fatalf("seed %d: the creator's subsidy load grew by %d, the top-up was %d", seed, got, top)
 			}
 			for i, u := range sc.users {
 				if got := e.totalBalance(u); got != users[i] {

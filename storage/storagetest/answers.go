@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/predictkit/predictkit/account"
 	"github.com/predictkit/predictkit/changelog"
 	"github.com/predictkit/predictkit/input"
+	"github.com/predictkit/predictkit/lmsr"
 	"github.com/predictkit/predictkit/market"
 	"github.com/predictkit/predictkit/social"
 	"github.com/predictkit/predictkit/webhook"
@@ -396,6 +398,64 @@ func testAnswers(t *testing.T, newStores func(*testing.T) Stores) {
 		if ds := e.log(quiet.ID); len(ds) != 0 {
 			t.Fatalf("a partner without positions in the pool got %+v", ds)
 		}
+	})
+
+	t.Run("an answer added while trades run on the pool leaves every claim equal to q − q0 and the audits holding", func(t *testing.T) {
+		e := newEnv(t, newStores)
+		c := e.creator()
+		ev := e.otherEvent(c, 0.01, 10000, 3, 0.4, 0.3, 0.2, 0.1)
+		ms := e.poolMarkets(ev.Pools[0].ID)
+		traders := make([]*account.User, 4)
+		for i := range traders {
+			traders[i] = e.user("trader"+itoa(i), 1_000_000, 0)
+		}
+		var wg sync.WaitGroup
+		errs := make(chan error, 100)
+		for i, u := range traders {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for j := range 10 {
+					side := []market.Side{market.Yes, market.No}[(i+j)%2]
+					if _, err := e.buy(u, ms[(i+j)%len(ms)], side, 500); err != nil && !errors.Is(err, market.ErrPoolChanged) {
+						errs <- err
+					}
+				}
+			}()
+		}
+		if _, err := e.markets.AddAnswer(e.ctx, c.ID, false, ev.Pools[0].ID, market.NewAnswer{Name: "Late", Probability: 0.03}); err != nil {
+			t.Fatal(err)
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Errorf("a trade failed: %v", err)
+		}
+		after := e.poolMarkets(ev.Pools[0].ID)
+		idx := map[int64]int{}
+		for i, m := range after {
+			idx[m.ID] = i
+		}
+		var hs []lmsr.Holding
+		for _, u := range traders {
+			ps, err := e.stores.Markets.OpenPositions(e.ctx, u.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range ps {
+				hs = append(hs, lmsr.Holding{Market: idx[p.MarketID], Side: p.Side, Shares: p.Shares})
+			}
+		}
+		claims, err := lmsr.Claims(len(after), hs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, m := range after {
+			if claims[i] != m.QYes-m.Q0Yes {
+				t.Fatalf("outcome %d: the positions claim %d, q − q0 is %d", i, claims[i], m.QYes-m.Q0Yes)
+			}
+		}
+		e.audit()
 	})
 
 	t.Run("holders are notified and the change log tells of the answer and the new prices", func(t *testing.T) {

@@ -281,8 +281,8 @@ export async function render(main, ctx) {
       }
       const text = t('answer.added', { name: loc(m, 'name'), p: pct(m.yes_probability) });
       announce(text);
-      await reloadEvent();
       await loadMe();
+      await reloadEvent();
       const entry = markets.get(m.id);
       if (entry) {
         entry.view.result.textContent = text;
@@ -389,9 +389,10 @@ export async function render(main, ctx) {
       loadMe();
     });
     // An answer added to a pool: a new market, and holdings rewritten.
-    on('answer_added', () => {
-      reloadEvent();
-      loadMe();
+    // The holdings are read first, so that the repainted pools show them.
+    on('answer_added', async () => {
+      await loadMe();
+      await reloadEvent();
     });
     on('reset', () => {
       reloadEvent();

@@ -32,6 +32,9 @@ func TestAddAnswerInBrowser(t *testing.T) {
 		Refused  string `json:"refused"`
 		Added    string `json:"added"`
 		Held     string `json:"held"`
+		// Axe is axe-core's violations on the creator's page with the
+		// form; nil without it.
+		Axe []string `json:"axe"`
 	}
 	d.run(t, "add_answer", map[string]any{"creator": asBrowserUser(creator), "holder": asBrowserUser(holder), "event": ev.ID,
 		"other_name": "Other", "first_name": "Ann", "name": "Cid", "name_ru": "Сид", "percent": "5"}, &got)
@@ -46,6 +49,12 @@ func TestAddAnswerInBrowser(t *testing.T) {
 	}
 	if want := fmt.Sprintf("%d,%03d YES", no.Shares/1000, no.Shares%1000); !strings.Contains(got.Held, want) {
 		t.Errorf("the holder's Ann card shows %q, want the %s shares of the NO on Other", got.Held, want)
+	}
+	if got.Axe == nil {
+		t.Log("no axe-core: the form was not checked (PREDICTKIT_AXE_CORE)")
+	}
+	for _, v := range got.Axe {
+		t.Errorf("the event page with the Add an answer form: %s", v)
 	}
 	r := h.do(t, req{method: http.MethodGet, path: fmt.Sprintf("/api/v1/pools/%d", pool.ID)})
 	expect(t, r, http.StatusOK, "")

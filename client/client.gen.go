@@ -432,6 +432,7 @@ func (e NotificationRelatedType) Valid() bool {
 const (
 	NotificationTypeAnswerAdded    NotificationType = "answer_added"
 	NotificationTypeCommentReply   NotificationType = "comment_reply"
+	NotificationTypeEventAmended   NotificationType = "event_amended"
 	NotificationTypeMarketResolved NotificationType = "market_resolved"
 	NotificationTypeSupportReply   NotificationType = "support_reply"
 	NotificationTypeTradeExecuted  NotificationType = "trade_executed"
@@ -443,6 +444,8 @@ func (e NotificationType) Valid() bool {
 	case NotificationTypeAnswerAdded:
 		return true
 	case NotificationTypeCommentReply:
+		return true
+	case NotificationTypeEventAmended:
 		return true
 	case NotificationTypeMarketResolved:
 		return true
@@ -1068,6 +1071,7 @@ func (e StreamNotificationRelatedType) Valid() bool {
 const (
 	StreamNotificationTypeAnswerAdded    StreamNotificationType = "answer_added"
 	StreamNotificationTypeCommentReply   StreamNotificationType = "comment_reply"
+	StreamNotificationTypeEventAmended   StreamNotificationType = "event_amended"
 	StreamNotificationTypeMarketResolved StreamNotificationType = "market_resolved"
 	StreamNotificationTypeSupportReply   StreamNotificationType = "support_reply"
 	StreamNotificationTypeTradeExecuted  StreamNotificationType = "trade_executed"
@@ -1079,6 +1083,8 @@ func (e StreamNotificationType) Valid() bool {
 	case StreamNotificationTypeAnswerAdded:
 		return true
 	case StreamNotificationTypeCommentReply:
+		return true
+	case StreamNotificationTypeEventAmended:
 		return true
 	case StreamNotificationTypeMarketResolved:
 		return true
@@ -1385,6 +1391,23 @@ type AdminUserPage struct {
 	Users      []AdminUser `json:"users"`
 }
 
+// Amendment defines model for Amendment.
+type Amendment struct {
+	CreatedAt time.Time `json:"created_at"`
+	EventID   int64     `json:"event_id"`
+	ID        int64     `json:"id"`
+	Text      string    `json:"text"`
+
+	// TextRu "" when the creator gave none
+	TextRu string `json:"text_ru"`
+}
+
+// AmendmentRequest defines model for AmendmentRequest.
+type AmendmentRequest struct {
+	Text   string  `json:"text"`
+	TextRu *string `json:"text_ru,omitempty"`
+}
+
 // Audit defines model for Audit.
 type Audit struct {
 	Accounts       int64     `json:"accounts"`
@@ -1670,16 +1693,26 @@ type Error struct {
 
 // Event defines model for Event.
 type Event struct {
-	CreatedAt time.Time `json:"created_at"`
-	CreatorID int64     `json:"creator_id"`
-	ID        int64     `json:"id"`
-	IsActive  bool      `json:"is_active"`
-	Name      string    `json:"name"`
-	NameRu    string    `json:"name_ru"`
-	Pools     []Pool    `json:"pools"`
+	// Amendments the creator's amendments, oldest first; [] when none
+	Amendments []Amendment `json:"amendments"`
+	CreatedAt  time.Time   `json:"created_at"`
+	CreatorID  int64       `json:"creator_id"`
+	ID         int64       `json:"id"`
+	IsActive   bool        `json:"is_active"`
+	Name       string      `json:"name"`
+	NameRu     string      `json:"name_ru"`
+	Pools      []Pool      `json:"pools"`
 
 	// Tags the slugs of the tags the event carries, in the order its creator gave them; [] when none
 	Tags []string `json:"tags"`
+}
+
+// EventPatch Any field of NewEvent; each given replaces the event's (pools: the whole list, opened afresh).
+type EventPatch struct {
+	Name   *string    `json:"name,omitempty"`
+	NameRu *string    `json:"name_ru,omitempty"`
+	Pools  *[]NewPool `json:"pools,omitempty"`
+	Tags   *[]string  `json:"tags,omitempty"`
 }
 
 // FinishPatch defines model for FinishPatch.
@@ -1918,6 +1951,9 @@ type NewPool struct {
 // `answer_added` — an answer was added to a pool you held a position
 // in, taking its Other answer's probability (your positions pay in
 // every outcome what they paid before); related_type `event`.
+// `event_amended` — the creator of an event you hold an open
+// position in added an amendment; the message quotes it (in Russian
+// when the creator gave `text_ru`); related_type `event`.
 // `title` and `message` are rendered in the reader's profile
 // language (`en` or `ru`) when read.
 type Notification struct {
@@ -3176,8 +3212,14 @@ type CreateEventJSONRequestBody = NewEvent
 // PostCommentJSONRequestBody defines body for PostComment for application/json ContentType.
 type PostCommentJSONRequestBody = NewComment
 
+// EditEventJSONRequestBody defines body for EditEvent for application/json ContentType.
+type EditEventJSONRequestBody = EventPatch
+
 // SetEventActiveJSONRequestBody defines body for SetEventActive for application/json ContentType.
 type SetEventActiveJSONRequestBody = ActiveRequest
+
+// AddAmendmentJSONRequestBody defines body for AddAmendment for application/json ContentType.
+type AddAmendmentJSONRequestBody = AmendmentRequest
 
 // CloseMarketJSONRequestBody defines body for CloseMarket for application/json ContentType.
 type CloseMarketJSONRequestBody = CloseRequest
@@ -4619,6 +4661,66 @@ type ClientInterface interface {
 	// Corresponds with GET /api/v1/events/{id} (the `GetEvent` operationId).
 	GetEvent(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// EditEventWithBody Edit an event before its first trade (its creator only).
+	//
+	// Takes any field of `POST /api/v1/events`, each optional, with the
+	// same rules. A field given replaces the event's: `name`,
+	// `name_ru`, `tags` (the whole list; `[]` clears it) and `pools`
+	// (the whole list of pools: every market is opened afresh from the
+	// body, with new ids; the old markets' escrows go back to the
+	// platform's treasury and the new subsidies are escrowed, in the
+	// same transaction, and the creator's limits are checked on the new
+	// subsidy). Fields left out are kept, and so are `is_active` and the
+	// amendments. A body that gives no field is 400.
+	//
+	// Once any market of the event has had a trade (partner bets
+	// included, and even if it was sold back), nothing can change: 409
+	// event_traded; amendments (`POST /api/v1/events/{id}/amendments`)
+	// are the way to clarify. An event with a resolved (or voided)
+	// market: 409 event_resolved. An edit and a concurrent first trade
+	// take turns: the trade either comes first (the edit is then 409
+	// event_traded) or finds its market gone (404 market_not_found).
+	//
+	// Checks run: 401, 400 invalid_id, 400 (the body's shape), 404, 403
+	// (not the event's creator), 400 (a field's rule), 409 event_traded
+	// or event_resolved, 400 (a tag the operator has not made), 409
+	// creator_limit.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PATCH /api/v1/events/{id} (the `EditEvent` operationId).
+	EditEventWithBody(ctx context.Context, id int64, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// EditEvent Edit an event before its first trade (its creator only).
+	//
+	// Takes any field of `POST /api/v1/events`, each optional, with the
+	// same rules. A field given replaces the event's: `name`,
+	// `name_ru`, `tags` (the whole list; `[]` clears it) and `pools`
+	// (the whole list of pools: every market is opened afresh from the
+	// body, with new ids; the old markets' escrows go back to the
+	// platform's treasury and the new subsidies are escrowed, in the
+	// same transaction, and the creator's limits are checked on the new
+	// subsidy). Fields left out are kept, and so are `is_active` and the
+	// amendments. A body that gives no field is 400.
+	//
+	// Once any market of the event has had a trade (partner bets
+	// included, and even if it was sold back), nothing can change: 409
+	// event_traded; amendments (`POST /api/v1/events/{id}/amendments`)
+	// are the way to clarify. An event with a resolved (or voided)
+	// market: 409 event_resolved. An edit and a concurrent first trade
+	// take turns: the trade either comes first (the edit is then 409
+	// event_traded) or finds its market gone (404 market_not_found).
+	//
+	// Checks run: 401, 400 invalid_id, 400 (the body's shape), 404, 403
+	// (not the event's creator), 400 (a field's rule), 409 event_traded
+	// or event_resolved, 400 (a tag the operator has not made), 409
+	// creator_limit.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PATCH /api/v1/events/{id} (the `EditEvent` operationId).
+	EditEvent(ctx context.Context, id int64, body EditEventJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// SetEventActiveWithBody Show or hide an event in the public feed.
 	//
 	// Caller must be the event's creator. Checks run in this order: 401
@@ -4642,6 +4744,38 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /api/v1/events/{id}/active (the `SetEventActive` operationId).
 	SetEventActive(ctx context.Context, id int64, body SetEventActiveJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AddAmendmentWithBody Add an amendment to an event (its creator only), before or after its first trade.
+	//
+	// An amendment is a dated note shown with the event (its
+	// `amendments`, oldest first) in both languages; it never replaces
+	// the names or the rules. Every user with an open position on an
+	// unresolved market of the event gets an `event_amended`
+	// notification, in the same transaction. Allowed at any time, before
+	// the first trade too and after the event is resolved. `text` is
+	// required; both texts take up to 2000 characters, line breaks and
+	// tabs included, and no other control character.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/events/{id}/amendments (the `AddAmendment` operationId).
+	AddAmendmentWithBody(ctx context.Context, id int64, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AddAmendment Add an amendment to an event (its creator only), before or after its first trade.
+	//
+	// An amendment is a dated note shown with the event (its
+	// `amendments`, oldest first) in both languages; it never replaces
+	// the names or the rules. Every user with an open position on an
+	// unresolved market of the event gets an `event_amended`
+	// notification, in the same transaction. Allowed at any time, before
+	// the first trade too and after the event is resolved. `text` is
+	// required; both texts take up to 2000 characters, line breaks and
+	// tabs included, and no other control character.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/events/{id}/amendments (the `AddAmendment` operationId).
+	AddAmendment(ctx context.Context, id int64, body AddAmendmentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CloseMarketWithBody Resolve a market with its winning side, or void it.
 	//
@@ -7301,6 +7435,86 @@ func (c *Client) GetEvent(ctx context.Context, id int64, reqEditors ...RequestEd
 	return c.Client.Do(req)
 }
 
+// EditEventWithBody Edit an event before its first trade (its creator only).
+//
+// Takes any field of `POST /api/v1/events`, each optional, with the
+// same rules. A field given replaces the event's: `name`,
+// `name_ru`, `tags` (the whole list; `[]` clears it) and `pools`
+// (the whole list of pools: every market is opened afresh from the
+// body, with new ids; the old markets' escrows go back to the
+// platform's treasury and the new subsidies are escrowed, in the
+// same transaction, and the creator's limits are checked on the new
+// subsidy). Fields left out are kept, and so are `is_active` and the
+// amendments. A body that gives no field is 400.
+//
+// Once any market of the event has had a trade (partner bets
+// included, and even if it was sold back), nothing can change: 409
+// event_traded; amendments (`POST /api/v1/events/{id}/amendments`)
+// are the way to clarify. An event with a resolved (or voided)
+// market: 409 event_resolved. An edit and a concurrent first trade
+// take turns: the trade either comes first (the edit is then 409
+// event_traded) or finds its market gone (404 market_not_found).
+//
+// Checks run: 401, 400 invalid_id, 400 (the body's shape), 404, 403
+// (not the event's creator), 400 (a field's rule), 409 event_traded
+// or event_resolved, 400 (a tag the operator has not made), 409
+// creator_limit.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PATCH /api/v1/events/{id} (the `EditEvent` operationId).
+func (c *Client) EditEventWithBody(ctx context.Context, id int64, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewEditEventRequestWithBody(c.Server, id, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// EditEvent Edit an event before its first trade (its creator only).
+//
+// Takes any field of `POST /api/v1/events`, each optional, with the
+// same rules. A field given replaces the event's: `name`,
+// `name_ru`, `tags` (the whole list; `[]` clears it) and `pools`
+// (the whole list of pools: every market is opened afresh from the
+// body, with new ids; the old markets' escrows go back to the
+// platform's treasury and the new subsidies are escrowed, in the
+// same transaction, and the creator's limits are checked on the new
+// subsidy). Fields left out are kept, and so are `is_active` and the
+// amendments. A body that gives no field is 400.
+//
+// Once any market of the event has had a trade (partner bets
+// included, and even if it was sold back), nothing can change: 409
+// event_traded; amendments (`POST /api/v1/events/{id}/amendments`)
+// are the way to clarify. An event with a resolved (or voided)
+// market: 409 event_resolved. An edit and a concurrent first trade
+// take turns: the trade either comes first (the edit is then 409
+// event_traded) or finds its market gone (404 market_not_found).
+//
+// Checks run: 401, 400 invalid_id, 400 (the body's shape), 404, 403
+// (not the event's creator), 400 (a field's rule), 409 event_traded
+// or event_resolved, 400 (a tag the operator has not made), 409
+// creator_limit.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PATCH /api/v1/events/{id} (the `EditEvent` operationId).
+func (c *Client) EditEvent(ctx context.Context, id int64, body EditEventJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewEditEventRequest(c.Server, id, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // SetEventActiveWithBody Show or hide an event in the public feed.
 //
 // Caller must be the event's creator. Checks run in this order: 401
@@ -7335,6 +7549,58 @@ func (c *Client) SetEventActiveWithBody(ctx context.Context, id int64, contentTy
 // Corresponds with POST /api/v1/events/{id}/active (the `SetEventActive` operationId).
 func (c *Client) SetEventActive(ctx context.Context, id int64, body SetEventActiveJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewSetEventActiveRequest(c.Server, id, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AddAmendmentWithBody Add an amendment to an event (its creator only), before or after its first trade.
+//
+// An amendment is a dated note shown with the event (its
+// `amendments`, oldest first) in both languages; it never replaces
+// the names or the rules. Every user with an open position on an
+// unresolved market of the event gets an `event_amended`
+// notification, in the same transaction. Allowed at any time, before
+// the first trade too and after the event is resolved. `text` is
+// required; both texts take up to 2000 characters, line breaks and
+// tabs included, and no other control character.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/events/{id}/amendments (the `AddAmendment` operationId).
+func (c *Client) AddAmendmentWithBody(ctx context.Context, id int64, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAddAmendmentRequestWithBody(c.Server, id, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AddAmendment Add an amendment to an event (its creator only), before or after its first trade.
+//
+// An amendment is a dated note shown with the event (its
+// `amendments`, oldest first) in both languages; it never replaces
+// the names or the rules. Every user with an open position on an
+// unresolved market of the event gets an `event_amended`
+// notification, in the same transaction. Allowed at any time, before
+// the first trade too and after the event is resolved. `text` is
+// required; both texts take up to 2000 characters, line breaks and
+// tabs included, and no other control character.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/events/{id}/amendments (the `AddAmendment` operationId).
+func (c *Client) AddAmendment(ctx context.Context, id int64, body AddAmendmentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAddAmendmentRequest(c.Server, id, body)
 	if err != nil {
 		return nil, err
 	}
@@ -10814,6 +11080,53 @@ func NewGetEventRequest(server string, id int64) (*http.Request, error) {
 	return req, nil
 }
 
+// NewEditEventRequest calls the generic EditEvent builder with application/json body
+func NewEditEventRequest(server string, id int64, body EditEventJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewEditEventRequestWithBody(server, id, "application/json", bodyReader)
+}
+
+// NewEditEventRequestWithBody constructs an http.Request for the EditEvent method, with any body, and a specified content type
+func NewEditEventRequestWithBody(server string, id int64, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/events/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPatch, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewSetEventActiveRequest calls the generic SetEventActive builder with application/json body
 func NewSetEventActiveRequest(server string, id int64, body SetEventActiveJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -10842,6 +11155,53 @@ func NewSetEventActiveRequestWithBody(server string, id int64, contentType strin
 	}
 
 	operationPath := fmt.Sprintf("/api/v1/events/%s/active", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewAddAmendmentRequest calls the generic AddAmendment builder with application/json body
+func NewAddAmendmentRequest(server string, id int64, body AddAmendmentJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewAddAmendmentRequestWithBody(server, id, "application/json", bodyReader)
+}
+
+// NewAddAmendmentRequestWithBody constructs an http.Request for the AddAmendment method, with any body, and a specified content type
+func NewAddAmendmentRequestWithBody(server string, id int64, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/events/%s/amendments", pathParam0)
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -13705,6 +14065,66 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /api/v1/events/{id} (the `GetEvent` operationId).
 	GetEventWithResponse(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*GetEventResponse, error)
 
+	// EditEventWithBodyWithResponse Edit an event before its first trade (its creator only).
+	//
+	// Takes any field of `POST /api/v1/events`, each optional, with the
+	// same rules. A field given replaces the event's: `name`,
+	// `name_ru`, `tags` (the whole list; `[]` clears it) and `pools`
+	// (the whole list of pools: every market is opened afresh from the
+	// body, with new ids; the old markets' escrows go back to the
+	// platform's treasury and the new subsidies are escrowed, in the
+	// same transaction, and the creator's limits are checked on the new
+	// subsidy). Fields left out are kept, and so are `is_active` and the
+	// amendments. A body that gives no field is 400.
+	//
+	// Once any market of the event has had a trade (partner bets
+	// included, and even if it was sold back), nothing can change: 409
+	// event_traded; amendments (`POST /api/v1/events/{id}/amendments`)
+	// are the way to clarify. An event with a resolved (or voided)
+	// market: 409 event_resolved. An edit and a concurrent first trade
+	// take turns: the trade either comes first (the edit is then 409
+	// event_traded) or finds its market gone (404 market_not_found).
+	//
+	// Checks run: 401, 400 invalid_id, 400 (the body's shape), 404, 403
+	// (not the event's creator), 400 (a field's rule), 409 event_traded
+	// or event_resolved, 400 (a tag the operator has not made), 409
+	// creator_limit.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /api/v1/events/{id} (the `EditEvent` operationId).
+	EditEventWithBodyWithResponse(ctx context.Context, id int64, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*EditEventResponse, error)
+
+	// EditEventWithResponse Edit an event before its first trade (its creator only).
+	//
+	// Takes any field of `POST /api/v1/events`, each optional, with the
+	// same rules. A field given replaces the event's: `name`,
+	// `name_ru`, `tags` (the whole list; `[]` clears it) and `pools`
+	// (the whole list of pools: every market is opened afresh from the
+	// body, with new ids; the old markets' escrows go back to the
+	// platform's treasury and the new subsidies are escrowed, in the
+	// same transaction, and the creator's limits are checked on the new
+	// subsidy). Fields left out are kept, and so are `is_active` and the
+	// amendments. A body that gives no field is 400.
+	//
+	// Once any market of the event has had a trade (partner bets
+	// included, and even if it was sold back), nothing can change: 409
+	// event_traded; amendments (`POST /api/v1/events/{id}/amendments`)
+	// are the way to clarify. An event with a resolved (or voided)
+	// market: 409 event_resolved. An edit and a concurrent first trade
+	// take turns: the trade either comes first (the edit is then 409
+	// event_traded) or finds its market gone (404 market_not_found).
+	//
+	// Checks run: 401, 400 invalid_id, 400 (the body's shape), 404, 403
+	// (not the event's creator), 400 (a field's rule), 409 event_traded
+	// or event_resolved, 400 (a tag the operator has not made), 409
+	// creator_limit.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /api/v1/events/{id} (the `EditEvent` operationId).
+	EditEventWithResponse(ctx context.Context, id int64, body EditEventJSONRequestBody, reqEditors ...RequestEditorFn) (*EditEventResponse, error)
+
 	// SetEventActiveWithBodyWithResponse Show or hide an event in the public feed.
 	//
 	// Caller must be the event's creator. Checks run in this order: 401
@@ -13728,6 +14148,38 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /api/v1/events/{id}/active (the `SetEventActive` operationId).
 	SetEventActiveWithResponse(ctx context.Context, id int64, body SetEventActiveJSONRequestBody, reqEditors ...RequestEditorFn) (*SetEventActiveResponse, error)
+
+	// AddAmendmentWithBodyWithResponse Add an amendment to an event (its creator only), before or after its first trade.
+	//
+	// An amendment is a dated note shown with the event (its
+	// `amendments`, oldest first) in both languages; it never replaces
+	// the names or the rules. Every user with an open position on an
+	// unresolved market of the event gets an `event_amended`
+	// notification, in the same transaction. Allowed at any time, before
+	// the first trade too and after the event is resolved. `text` is
+	// required; both texts take up to 2000 characters, line breaks and
+	// tabs included, and no other control character.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/events/{id}/amendments (the `AddAmendment` operationId).
+	AddAmendmentWithBodyWithResponse(ctx context.Context, id int64, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AddAmendmentResponse, error)
+
+	// AddAmendmentWithResponse Add an amendment to an event (its creator only), before or after its first trade.
+	//
+	// An amendment is a dated note shown with the event (its
+	// `amendments`, oldest first) in both languages; it never replaces
+	// the names or the rules. Every user with an open position on an
+	// unresolved market of the event gets an `event_amended`
+	// notification, in the same transaction. Allowed at any time, before
+	// the first trade too and after the event is resolved. `text` is
+	// required; both texts take up to 2000 characters, line breaks and
+	// tabs included, and no other control character.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/events/{id}/amendments (the `AddAmendment` operationId).
+	AddAmendmentWithResponse(ctx context.Context, id int64, body AddAmendmentJSONRequestBody, reqEditors ...RequestEditorFn) (*AddAmendmentResponse, error)
 
 	// CloseMarketWithBodyWithResponse Resolve a market with its winning side, or void it.
 	//
@@ -19506,6 +19958,115 @@ func (r GetEventResponse) ContentType() string {
 	return ""
 }
 
+type EditEventResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Event
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *InvalidIDOrRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ForbiddenOrScope
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *struct {
+		Detail *string `json:"detail,omitempty"`
+		Error  string  `json:"error"`
+	}
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *struct {
+		Detail *string `json:"detail,omitempty"`
+		Error  string  `json:"error"`
+	}
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *TooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r EditEventResponse) GetJSON200() *Event {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r EditEventResponse) GetJSON400() *InvalidIDOrRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r EditEventResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r EditEventResponse) GetJSON403() *ForbiddenOrScope {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r EditEventResponse) GetJSON404() *struct {
+	Detail *string `json:"detail,omitempty"`
+	Error  string  `json:"error"`
+} {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r EditEventResponse) GetJSON409() *struct {
+	Detail *string `json:"detail,omitempty"`
+	Error  string  `json:"error"`
+} {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r EditEventResponse) GetJSON413() *TooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r EditEventResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r EditEventResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r EditEventResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r EditEventResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r EditEventResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r EditEventResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type SetEventActiveResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -19602,6 +20163,102 @@ func (r SetEventActiveResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r SetEventActiveResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type AddAmendmentResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *Amendment
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *InvalidIDOrRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ForbiddenOrScope
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *struct {
+		Detail *string `json:"detail,omitempty"`
+		Error  string  `json:"error"`
+	}
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *TooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r AddAmendmentResponse) GetJSON201() *Amendment {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r AddAmendmentResponse) GetJSON400() *InvalidIDOrRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r AddAmendmentResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r AddAmendmentResponse) GetJSON403() *ForbiddenOrScope {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r AddAmendmentResponse) GetJSON404() *struct {
+	Detail *string `json:"detail,omitempty"`
+	Error  string  `json:"error"`
+} {
+	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r AddAmendmentResponse) GetJSON413() *TooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r AddAmendmentResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r AddAmendmentResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r AddAmendmentResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r AddAmendmentResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r AddAmendmentResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r AddAmendmentResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -24177,6 +24834,78 @@ func (c *ClientWithResponses) GetEventWithResponse(ctx context.Context, id int64
 	return ParseGetEventResponse(rsp)
 }
 
+// EditEventWithBodyWithResponse Edit an event before its first trade (its creator only).
+//
+// Takes any field of `POST /api/v1/events`, each optional, with the
+// same rules. A field given replaces the event's: `name`,
+// `name_ru`, `tags` (the whole list; `[]` clears it) and `pools`
+// (the whole list of pools: every market is opened afresh from the
+// body, with new ids; the old markets' escrows go back to the
+// platform's treasury and the new subsidies are escrowed, in the
+// same transaction, and the creator's limits are checked on the new
+// subsidy). Fields left out are kept, and so are `is_active` and the
+// amendments. A body that gives no field is 400.
+//
+// Once any market of the event has had a trade (partner bets
+// included, and even if it was sold back), nothing can change: 409
+// event_traded; amendments (`POST /api/v1/events/{id}/amendments`)
+// are the way to clarify. An event with a resolved (or voided)
+// market: 409 event_resolved. An edit and a concurrent first trade
+// take turns: the trade either comes first (the edit is then 409
+// event_traded) or finds its market gone (404 market_not_found).
+//
+// Checks run: 401, 400 invalid_id, 400 (the body's shape), 404, 403
+// (not the event's creator), 400 (a field's rule), 409 event_traded
+// or event_resolved, 400 (a tag the operator has not made), 409
+// creator_limit.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /api/v1/events/{id} (the `EditEvent` operationId).
+func (c *ClientWithResponses) EditEventWithBodyWithResponse(ctx context.Context, id int64, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*EditEventResponse, error) {
+	rsp, err := c.EditEventWithBody(ctx, id, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseEditEventResponse(rsp)
+}
+
+// EditEventWithResponse Edit an event before its first trade (its creator only).
+//
+// Takes any field of `POST /api/v1/events`, each optional, with the
+// same rules. A field given replaces the event's: `name`,
+// `name_ru`, `tags` (the whole list; `[]` clears it) and `pools`
+// (the whole list of pools: every market is opened afresh from the
+// body, with new ids; the old markets' escrows go back to the
+// platform's treasury and the new subsidies are escrowed, in the
+// same transaction, and the creator's limits are checked on the new
+// subsidy). Fields left out are kept, and so are `is_active` and the
+// amendments. A body that gives no field is 400.
+//
+// Once any market of the event has had a trade (partner bets
+// included, and even if it was sold back), nothing can change: 409
+// event_traded; amendments (`POST /api/v1/events/{id}/amendments`)
+// are the way to clarify. An event with a resolved (or voided)
+// market: 409 event_resolved. An edit and a concurrent first trade
+// take turns: the trade either comes first (the edit is then 409
+// event_traded) or finds its market gone (404 market_not_found).
+//
+// Checks run: 401, 400 invalid_id, 400 (the body's shape), 404, 403
+// (not the event's creator), 400 (a field's rule), 409 event_traded
+// or event_resolved, 400 (a tag the operator has not made), 409
+// creator_limit.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /api/v1/events/{id} (the `EditEvent` operationId).
+func (c *ClientWithResponses) EditEventWithResponse(ctx context.Context, id int64, body EditEventJSONRequestBody, reqEditors ...RequestEditorFn) (*EditEventResponse, error) {
+	rsp, err := c.EditEvent(ctx, id, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseEditEventResponse(rsp)
+}
+
 // SetEventActiveWithBodyWithResponse Show or hide an event in the public feed.
 //
 // Caller must be the event's creator. Checks run in this order: 401
@@ -24211,6 +24940,50 @@ func (c *ClientWithResponses) SetEventActiveWithResponse(ctx context.Context, id
 		return nil, err
 	}
 	return ParseSetEventActiveResponse(rsp)
+}
+
+// AddAmendmentWithBodyWithResponse Add an amendment to an event (its creator only), before or after its first trade.
+//
+// An amendment is a dated note shown with the event (its
+// `amendments`, oldest first) in both languages; it never replaces
+// the names or the rules. Every user with an open position on an
+// unresolved market of the event gets an `event_amended`
+// notification, in the same transaction. Allowed at any time, before
+// the first trade too and after the event is resolved. `text` is
+// required; both texts take up to 2000 characters, line breaks and
+// tabs included, and no other control character.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/events/{id}/amendments (the `AddAmendment` operationId).
+func (c *ClientWithResponses) AddAmendmentWithBodyWithResponse(ctx context.Context, id int64, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AddAmendmentResponse, error) {
+	rsp, err := c.AddAmendmentWithBody(ctx, id, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAddAmendmentResponse(rsp)
+}
+
+// AddAmendmentWithResponse Add an amendment to an event (its creator only), before or after its first trade.
+//
+// An amendment is a dated note shown with the event (its
+// `amendments`, oldest first) in both languages; it never replaces
+// the names or the rules. Every user with an open position on an
+// unresolved market of the event gets an `event_amended`
+// notification, in the same transaction. Allowed at any time, before
+// the first trade too and after the event is resolved. `text` is
+// required; both texts take up to 2000 characters, line breaks and
+// tabs included, and no other control character.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/events/{id}/amendments (the `AddAmendment` operationId).
+func (c *ClientWithResponses) AddAmendmentWithResponse(ctx context.Context, id int64, body AddAmendmentJSONRequestBody, reqEditors ...RequestEditorFn) (*AddAmendmentResponse, error) {
+	rsp, err := c.AddAmendment(ctx, id, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAddAmendmentResponse(rsp)
 }
 
 // CloseMarketWithBodyWithResponse Resolve a market with its winning side, or void it.
@@ -29399,6 +30172,94 @@ func ParseGetEventResponse(rsp *http.Response) (*GetEventResponse, error) {
 	return response, nil
 }
 
+// ParseEditEventResponse parses an HTTP response from a EditEventWithResponse call
+func ParseEditEventResponse(rsp *http.Response) (*EditEventResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &EditEventResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Event
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest InvalidIDOrRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenOrScope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest struct {
+			Detail *string `json:"detail,omitempty"`
+			Error  string  `json:"error"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest struct {
+			Detail *string `json:"detail,omitempty"`
+			Error  string  `json:"error"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseSetEventActiveResponse parses an HTTP response from a SetEventActiveWithResponse call
 func ParseSetEventActiveResponse(rsp *http.Response) (*SetEventActiveResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -29425,6 +30286,84 @@ func ParseSetEventActiveResponse(rsp *http.Response) (*SetEventActiveResponse, e
 			Detail *string `json:"detail,omitempty"`
 			Error  string  `json:"error"`
 		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenOrScope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest struct {
+			Detail *string `json:"detail,omitempty"`
+			Error  string  `json:"error"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseAddAmendmentResponse parses an HTTP response from a AddAmendmentWithResponse call
+func ParseAddAmendmentResponse(rsp *http.Response) (*AddAmendmentResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &AddAmendmentResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest Amendment
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest InvalidIDOrRequest
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}

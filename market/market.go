@@ -52,6 +52,9 @@ type Event struct {
 	// its creator gave them; never nil on a read.
 	Tags  []string
 	Pools []*Pool
+	// Amendments are the notes its creator added (amend.go), oldest
+	// first; never nil on a read of Event or ActiveEvents.
+	Amendments []Amendment
 }
 
 // Pool groups the markets of one question (for example "who wins the

@@ -119,16 +119,48 @@ func (s *Service) CreateEvent(ctx context.Context, creator *account.User, in New
 	if err != nil {
 		return nil, err
 	}
-	if len(in.Pools) == 0 || len(in.Pools) > MaxPools {
-		return nil, input.Invalid("pools", fmt.Sprintf("must hold 1 to %d pools", MaxPools))
-	}
 	tags, err := checkEventTags(in.Tags)
 	if err != nil {
 		return nil, err
 	}
 	e := &Event{Name: name, NameRu: nameRu, CreatorID: creator.ID, CreatedAt: now, Tags: tags}
-	var subsidies []int64
-	for i, np := range in.Pools {
+	o, err := openPools(now, in.Pools)
+	if err != nil {
+		return nil, err
+	}
+	e.Pools = o.pools
+	subsidies, escrow := o.subsidies, o.escrow
+	if err := s.storeEvent(ctx, e, subsidies, escrow); err != nil {
+		if errors.Is(err, account.ErrBalanceLimit) {
+			return nil, input.Invalid("pools", fmt.Sprintf("the platform's treasury cannot escrow another %d kopecks: its subsidies would pass their bound of %d kopecks; lower lmsr_b_kopecks or hold fewer markets", escrow, int64(account.MaxExposure)))
+		}
+		return nil, tagRefusal(err, tags)
+	}
+	return e, nil
+}
+
+// opened is what openPools checked and opened.
+type opened struct {
+	pools []*Pool
+	// subsidies are each market's, counting pool by pool (an exclusive
+	// pool's is its first market's); escrow is their checked sum.
+	subsidies []int64
+	escrow    int64
+}
+
+// openPools checks the pools of a new event (or of an edit that
+// replaces an event's pools) and opens their markets at now.
+// *input.Error.
+func openPools(now time.Time, in []NewPool) (*opened, error) {
+	if len(in) == 0 || len(in) > MaxPools {
+		return nil, input.Invalid("pools", fmt.Sprintf("must hold 1 to %d pools", MaxPools))
+	}
+	var (
+		e         = &Event{}
+		subsidies []int64
+		err       error
+	)
+	for i, np := range in {
 		f := func(field string) string { return fmt.Sprintf("pools[%d].%s", i, field) }
 		p := &Pool{Margin: np.Margin, B: np.B, LiveAt: now, FinishAt: now.AddDate(0, 1, 0), Exclusive: np.Exclusive}
 		if p.Name, err = text(f("name"), np.Name, true, MaxNameLen); err != nil {
@@ -228,13 +260,7 @@ func (s *Service) CreateEvent(ctx context.Context, creator *account.User, in New
 			return nil, input.Invalid("pools", fmt.Sprintf("the markets would escrow more than %d kopecks, the most one event may: lower lmsr_b_kopecks or hold fewer markets", int64(MaxEventSubsidy)))
 		}
 	}
-	if err := s.storeEvent(ctx, e, subsidies, escrow); err != nil {
-		if errors.Is(err, account.ErrBalanceLimit) {
-			return nil, input.Invalid("pools", fmt.Sprintf("the platform's treasury cannot escrow another %d kopecks: its subsidies would pass their bound of %d kopecks; lower lmsr_b_kopecks or hold fewer markets", escrow, int64(account.MaxExposure)))
-		}
-		return nil, tagRefusal(err, tags)
-	}
-	return e, nil
+	return &opened{pools: e.Pools, subsidies: subsidies, escrow: escrow}, nil
 }
 
 // openExclusive opens the markets of exclusive pool p at the

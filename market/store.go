@@ -25,9 +25,11 @@ type Store interface {
 	// nothing is written and its error is returned. So of concurrent creations by one creator, each sees the
 	// others that committed.
 	CreateEventLimited(ctx context.Context, e *Event, subsidies []int64, check func(CreatorLoad) error) error
-	// Event returns event id with its pools and markets. ErrEventNotFound.
+	// Event returns event id with its pools, markets and amendments.
+	// ErrEventNotFound.
 	Event(ctx context.Context, id int64) (*Event, error)
-	// ActiveEvents returns active events, newest first.
+	// ActiveEvents returns active events, newest first, with their
+	// amendments.
 	ActiveEvents(ctx context.Context, limit, offset int) ([]*Event, error)
 	// SetEventActive shows or hides event id. ErrEventNotFound.
 	SetEventActive(ctx context.Context, id int64, active bool) error
@@ -35,6 +37,22 @@ type Store interface {
 	Pool(ctx context.Context, id int64) (*Pool, error)
 	// Market returns market id. ErrMarketNotFound.
 	Market(ctx context.Context, id int64) (*Market, error)
+	// EditEvent writes edit (see EventEdit), in one transaction: it
+	// locks the event (ErrEventNotFound), then its markets in ascending id
+	// order as trades lock them, reads whether any of them has a trade and
+	// calls edit.Decide; unless it refuses, it replaces the names and tags
+	// given and, when edit.Pools is set, posts each old market's escrow
+	// back to the treasury (ReasonSubsidyRefund), deletes the old pools
+	// and markets, calls edit.Check with the creator's load under the
+	// creator's lock, and stores the new ones as CreateEvent does, their
+	// subsidies posted from the treasury. It returns the event as written
+	// (with its amendments).
+	EditEvent(ctx context.Context, edit EventEdit) (*Event, error)
+	// AddAmendment stores a (ErrEventNotFound), setting its ID, and in the
+	// same transaction a copy of note for every user with an open position
+	// on an unresolved market of the event, with the UserID and CreatedAt
+	// (a.CreatedAt) set.
+	AddAmendment(ctx context.Context, a *Amendment, note social.Notification) error
 	// Tags returns every tag, ascending by slug, each with Events set.
 	Tags(ctx context.Context) ([]Tag, error)
 	// PutTag creates tag t.Slug or renames it to t's names, sets t.Events

@@ -67,6 +67,9 @@ type fuzzWorld struct {
 	pA, pB, pOff apiNewPartner
 	chat         *chatClient
 	session      string // the public id of Alice's chat session
+	// draft is an event of the creator's that is never activated: the
+	// hostile-text walk's amendments go there, out of the listed feed.
+	draft apiEvent
 }
 
 func newFuzzWorld(t *testing.T, h *harness) *fuzzWorld {
@@ -81,6 +84,7 @@ func newFuzzWorld(t *testing.T, h *harness) *fuzzWorld {
 	w.revoked = login.AccessToken
 	expect(t, h.do(t, req{method: http.MethodPost, path: "/api/v1/auth/logout", token: w.revoked}), http.StatusOK, "")
 	h.buy(t, w.alice.token, w.a1.ID, "YES", 10_000)
+	w.draft = h.createEvent(t, w.creator.token, twoPoolEvent("Draft"))
 	w.pA = h.createPartner(t, "A", 1_000_000)
 	w.pB = h.createPartner(t, "B", 1_000_000)
 	w.pOff = h.createPartner(t, "Off", 1_000_000)

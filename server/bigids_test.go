@@ -310,6 +310,10 @@ func (w *bigWorld) body(method, path string) any {
 		return map[string]any{"content": "hello"}
 	case "/api/v1/admin/tags/{slug}":
 		return map[string]any{"name": "Numbers"}
+	case "/api/v1/events/{id}":
+		return map[string]any{"name": "Big ids"}
+	case "/api/v1/events/{id}/amendments":
+		return map[string]any{"text": "Big ids"}
 	}
 	return map[string]any{}
 }

@@ -158,6 +158,17 @@ func (v *eventJSON) appendJSON(b []byte) ([]byte, bool) {
 	if b, ok = appendJSONArray(appendKey(b, "pools"), v.Pools, appendPool); !ok {
 		return b, false
 	}
+	b, _ = appendJSONArray(appendKey(b, "amendments"), v.Amendments, appendAmendment)
+	return append(b, '}'), true
+}
+
+func appendAmendment(b []byte, v *amendmentJSON) ([]byte, bool) {
+	b = append(b, '{')
+	b = strconv.AppendInt(appendKey(b, "id"), v.ID, 10)
+	b = strconv.AppendInt(appendKey(b, "event_id"), v.EventID, 10)
+	b = appendJSONString(appendKey(b, "text"), v.Text)
+	b = appendJSONString(appendKey(b, "text_ru"), v.TextRu)
+	b = appendJSONString(appendKey(b, "created_at"), v.CreatedAt)
 	return append(b, '}'), true
 }
 

@@ -99,6 +99,12 @@ func randEvents(r *rand.Rand) eventsJSON {
 				e.Pools = append(e.Pools, randPool(r))
 			}
 		}
+		if r.IntN(5) > 0 {
+			e.Amendments = []amendmentJSON{}
+			for range r.IntN(3) {
+				e.Amendments = append(e.Amendments, amendmentJSON{ID: r.Int64(), EventID: r.Int64(), Text: randString(r), TextRu: randString(r), CreatedAt: randString(r)})
+			}
+		}
 		v.Events = append(v.Events, e)
 	}
 	return v

@@ -20,7 +20,7 @@ import (
 // pools, markets, trading, positions, the PnL chart, the public feeds and
 // tags (module_tags.go).
 var MarketModule = fx.Module("market",
-	fx.Provide(newTrader, newMarketService, marketRoutes, tagRoutes),
+	fx.Provide(newTrader, newMarketService, marketRoutes, tagRoutes, amendRoutes),
 )
 
 // newTrader is the group commit every trade goes through, shared by the

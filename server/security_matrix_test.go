@@ -17,6 +17,10 @@ func accessMatrix() map[string][]cell {
 	}
 	closePath := func(w *secWorld) string { return w.closePath(w.event.ID, w.poolB.ID, w.b1.ID) }
 	activePath := func(w *secWorld) string { return fmt.Sprintf("/api/v1/events/%d/active", w.event.ID) }
+	otherEventPath := func(w *secWorld) string { return fmt.Sprintf("/api/v1/events/%d", w.otherEvent.ID) }
+	renameBody := func(*secWorld) any { return map[string]any{"name_ru": "Матрица"} }
+	amendPath := func(w *secWorld) string { return fmt.Sprintf("/api/v1/events/%d/amendments", w.event.ID) }
+	amendBody := func(*secWorld) any { return map[string]any{"text": "A note from the matrix"} }
 	poolPath := func(w *secWorld) string { return fmt.Sprintf("/api/v1/pools/%d", w.poolA.ID) }
 	answersPath := func(w *secWorld) string { return fmt.Sprintf("/api/v1/pools/%d/answers", w.poolA.ID) }
 	answerBody := func(*secWorld) any { return map[string]any{"name": "Matrix", "probability": 0.01} }
@@ -287,6 +291,22 @@ func accessMatrix() map[string][]cell {
 				{as: pOtherCreator, req: mxSend(http.MethodPost, activePath, func(*secWorld) any { return map[string]any{"is_active": false} }), status: 403, code: "forbidden"},
 			},
 			mxUserOnly(mxSend(http.MethodPost, activePath, func(*secWorld) any { return map[string]any{"is_active": true} }), "unauthorized", pCreator, 200, nil),
+		),
+		// Edits (before the first trade) and amendments: the event's
+		// creator only. The other creator's event has had no trade.
+		"PATCH /api/v1/events/:id": mxCells(
+			[]cell{
+				{as: pAlice, req: mxSend(http.MethodPatch, otherEventPath, renameBody), status: 403, code: "forbidden"},
+				{as: pCreator, req: mxSend(http.MethodPatch, otherEventPath, renameBody), status: 403, code: "forbidden"},
+			},
+			mxUserOnly(mxSend(http.MethodPatch, otherEventPath, renameBody), "unauthorized", pOtherCreator, 200, nil),
+		),
+		"POST /api/v1/events/:id/amendments": mxCells(
+			[]cell{
+				{as: pAlice, req: mxSend(http.MethodPost, amendPath, amendBody), status: 403, code: "forbidden"},
+				{as: pOtherCreator, req: mxSend(http.MethodPost, amendPath, amendBody), status: 403, code: "forbidden"},
+			},
+			mxUserOnly(mxSend(http.MethodPost, amendPath, amendBody), "unauthorized", pCreator, 201, nil),
 		),
 		"PATCH /api/v1/pools/:id": mxCells(
 			[]cell{

@@ -129,6 +129,8 @@ type eventJSON struct {
 	CreatedAt string     `json:"created_at"`
 	Tags      []string   `json:"tags"`
 	Pools     []poolJSON `json:"pools"`
+	// Amendments are the creator's notes, oldest first (module_amend.go).
+	Amendments []amendmentJSON `json:"amendments"`
 }
 
 func eventView(e *market.Event, now time.Time) eventJSON {
@@ -139,6 +141,10 @@ func eventView(e *market.Event, now time.Time) eventJSON {
 	}
 	for _, p := range e.Pools {
 		v.Pools = append(v.Pools, poolView(p, now))
+	}
+	v.Amendments = make([]amendmentJSON, 0, len(e.Amendments))
+	for i := range e.Amendments {
+		v.Amendments = append(v.Amendments, amendmentView(&e.Amendments[i]))
 	}
 	return v
 }

@@ -117,6 +117,8 @@ func (x *NotificationData) AppendJSON(b []byte) []byte {
 	str(`"author":`, x.Author)
 	str(`"excerpt":`, x.Excerpt)
 	str(`"other":`, x.Other)
+	str(`"event_name_ru":`, x.EventNameRu)
+	str(`"excerpt_ru":`, x.ExcerptRu)
 	return append(b, '}')
 }
 

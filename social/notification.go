@@ -25,6 +25,9 @@ const (
 	// answer was added to it, taking part of its Other answer's
 	// probability (MarketName the new answer, Other the Other answer).
 	TypeAnswerAdded = "answer_added"
+	// TypeEventAmended: the creator of an event the user holds a
+	// position in added an amendment (Excerpt, ExcerptRu).
+	TypeEventAmended = "event_amended"
 )
 
 // OutcomeVoid is NotificationData.Won of a market that was voided: every
@@ -64,6 +67,10 @@ type NotificationData struct {
 	Author     string `json:"author,omitempty"` // who replied
 	Excerpt    string `json:"excerpt,omitempty"`
 	Other      string `json:"other,omitempty"` // an answer_added's Other answer
+	// EventNameRu and ExcerptRu are EventName and Excerpt in Russian,
+	// when the author gave them (event_amended).
+	EventNameRu string `json:"event_name_ru,omitempty"`
+	ExcerptRu   string `json:"excerpt_ru,omitempty"`
 }
 
 // Render returns n's title and message in lang ("ru" or, by default, "en").
@@ -105,6 +112,11 @@ func (n *Notification) Render(lang string) (title, message string) {
 			return "Новый ответ в событии", fmt.Sprintf("В событие «%s» добавлен ответ «%s»; его вероятность взята из ответа «%s». Ваши позиции платят в каждом исходе столько же, сколько раньше.", d.EventName, d.MarketName, d.Other)
 		}
 		return "Answer added", fmt.Sprintf("%q was added to %q, taking its probability from %q. Your positions pay in every outcome what they paid before.", d.MarketName, d.EventName, d.Other)
+	case TypeEventAmended:
+		if ru {
+			return "Уточнение условий", fmt.Sprintf("«%s»: %s", orDefault(d.EventNameRu, d.EventName), orDefault(d.ExcerptRu, d.Excerpt))
+		}
+		return "Event amended", fmt.Sprintf("%q: %s", d.EventName, d.Excerpt)
 	case TypeSupportReply:
 		if ru {
 			return "Ответ поддержки", d.Excerpt
@@ -112,6 +124,14 @@ func (n *Notification) Render(lang string) (title, message string) {
 		return "Support replied", d.Excerpt
 	}
 	return n.Type, ""
+}
+
+// orDefault is s, or def when s is empty.
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }
 
 func sideRu(s string) string {

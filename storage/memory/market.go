@@ -75,7 +75,7 @@ func (s *Store) createEvent(e *market.Event, subsidies []int64) error {
 func (s *Store) event(id int64) *market.Event {
 	e := *s.events[id]
 	e.Pools = nil
-	e.Tags = cloneStrings(e.Tags)
+	e.Tags, e.Amendments = cloneStrings(e.Tags), append([]market.Amendment{}, s.amends[id]...)
 	for _, pid := range s.poolIDs[id] {
 		e.Pools = append(e.Pools, s.pool(pid))
 	}

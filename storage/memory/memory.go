@@ -68,6 +68,10 @@ type Store struct {
 	board   boardState            // the leaderboard's buckets (leaderboard.go)
 	tags    map[string]market.Tag // by slug, Events unset; made on first use (tags.go)
 
+	// amends are the events' amendments, by event, oldest first; made on
+	// first use (amend.go).
+	amends map[int64][]market.Amendment
+
 	// changes is the change log (changes.go), appended to under mu.
 	changes *changelog.Memory
 }

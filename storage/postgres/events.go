@@ -354,6 +354,9 @@ func (s *Store) Event(ctx context.Context, id int64) (*market.Event, error) {
 		return nil, translate(err, nil)
 	}
 	attachPools(es, pools)
+	if err := s.attachAmendments(ctx, es); err != nil {
+		return nil, translate(err, nil)
+	}
 	return es[0], nil
 }
 
@@ -383,6 +386,9 @@ func (s *Store) ActiveEvents(ctx context.Context, limit, offset int) ([]*market.
 		return nil, translate(err, nil)
 	}
 	attachPools(es, pools)
+	if err := s.attachAmendments(ctx, es); err != nil {
+		return nil, translate(err, nil)
+	}
 	return es, nil
 }
 

@@ -62,6 +62,7 @@ func Run(t *testing.T, newStores func(t *testing.T) Stores) {
 	t.Run("events", func(t *testing.T) { testEvents(t, newStores) })
 	t.Run("tags", func(t *testing.T) { testTags(t, newStores) })
 	t.Run("creator limits", func(t *testing.T) { testCreatorLimits(t, newStores) })
+	t.Run("edits and amendments", func(t *testing.T) { testAmend(t, newStores) })
 	t.Run("trading", func(t *testing.T) { testTrading(t, newStores) })
 	t.Run("settlement", func(t *testing.T) { testSettlement(t, newStores) })
 	t.Run("trading window", func(t *testing.T) { testWindow(t, newStores) })

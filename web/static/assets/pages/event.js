@@ -10,6 +10,7 @@ import { pageHeading, loading, showError, announce, statusBox, empty, inlineAler
 import { tradeForm } from './trade.js';
 import { candleChart } from './chart.js';
 import { comments } from './comments.js';
+import { amendmentsSection } from './amendments.js';
 
 function statusTag(m) {
   if (m.resolved) {
@@ -47,8 +48,10 @@ export async function render(main, ctx) {
   let openForm = null; // the market id whose trade form is open
 
   if (!ev.is_active) main.append(h('p', { class: 'notice' }, t('event.hidden')));
+  const amendBox = h('div');
   main.append(
     h('p', { class: 'meta' }, t('event.created', { t: dateTime(ev.created_at) })),
+    amendBox,
     h('div', { class: 'two-col' },
       h('div', null,
         poolsBox,
@@ -322,13 +325,29 @@ export async function render(main, ctx) {
       showError(e);
       return;
     }
+    heading.textContent = loc(ev, 'name');
     paintPools();
+    paintAmendments();
     chart.setMarkets(allMarkets());
+  }
+
+  // ---- amendments (pages/amendments.js) ----
+
+  function paintAmendments() {
+    clear(amendBox, amendmentsSection(ev, {
+      isCreator: isCreator(),
+      onChanged: async (focusId) => {
+        await reloadEvent();
+        const el = document.getElementById(focusId);
+        if (el) el.focus();
+      },
+    }));
   }
 
   const allMarkets = () => (ev.pools || []).flatMap((p) => p.markets || []);
 
   paintPools();
+  paintAmendments();
 
   // ---- chart ----
 
@@ -416,6 +435,7 @@ export async function render(main, ctx) {
     if (id !== lastMe) {
       lastMe = id;
       paintPools();
+      paintAmendments();
       commentsView.reload();
     }
   }));

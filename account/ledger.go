@@ -24,10 +24,11 @@ const (
 	KindFees         Kind = "platform_fees"     // margin collected on trades, one account per market
 	KindTreasury     Kind = "platform_treasury" // the platform's capital; funds market subsidies
 	KindExternal     Kind = "external"          // the outside world: deposits come from here
+	KindDisputeBonds Kind = "dispute_bonds"     // bonds of the disputes of one proposed resolution, until the operator decides
 )
 
 // Kinds lists every account kind.
-var Kinds = []Kind{KindUser, KindUserBonus, KindPartnerFloat, KindEscrow, KindFees, KindTreasury, KindExternal}
+var Kinds = []Kind{KindUser, KindUserBonus, KindPartnerFloat, KindEscrow, KindFees, KindTreasury, KindExternal, KindDisputeBonds}
 
 // MayGoNegative reports whether an account of kind k may hold a negative
 // balance. Only the outside world and the platform's treasury may: a
@@ -64,6 +65,11 @@ func BonusAccount(id int64) Ref { return Ref{KindUserBonus, id} }
 
 // FloatAccount is the float of partner id.
 func FloatAccount(id int64) Ref { return Ref{KindPartnerFloat, id} }
+
+// DisputeBondAccount holds the bonds of the disputes of the proposed
+// resolution of market id (see market.Proposal) until the operator
+// decides.
+func DisputeBondAccount(id int64) Ref { return Ref{KindDisputeBonds, id} }
 
 // EscrowAccount is the escrow of market id.
 func EscrowAccount(id int64) Ref { return Ref{KindEscrow, id} }

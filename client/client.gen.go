@@ -311,6 +311,27 @@ func (e CreatedAPIKeyScopes) Valid() bool {
 	}
 }
 
+// Defines values for DisputeQueueProposalsProposed.
+const (
+	DisputeQueueProposalsProposedNO   DisputeQueueProposalsProposed = "NO"
+	DisputeQueueProposalsProposedVOID DisputeQueueProposalsProposed = "VOID"
+	DisputeQueueProposalsProposedYES  DisputeQueueProposalsProposed = "YES"
+)
+
+// Valid indicates whether the value is a known member of the DisputeQueueProposalsProposed enum.
+func (e DisputeQueueProposalsProposed) Valid() bool {
+	switch e {
+	case DisputeQueueProposalsProposedNO:
+		return true
+	case DisputeQueueProposalsProposedVOID:
+		return true
+	case DisputeQueueProposalsProposedYES:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for MarketMarketType.
 const (
 	Lmsr MarketMarketType = "lmsr"
@@ -365,6 +386,27 @@ func (e MarketWinningOutcome) Valid() bool {
 	case MarketWinningOutcomeVOID:
 		return true
 	case MarketWinningOutcomeYES:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MarketResolutionProposed.
+const (
+	MarketResolutionProposedNO   MarketResolutionProposed = "NO"
+	MarketResolutionProposedVOID MarketResolutionProposed = "VOID"
+	MarketResolutionProposedYES  MarketResolutionProposed = "YES"
+)
+
+// Valid indicates whether the value is a known member of the MarketResolutionProposed enum.
+func (e MarketResolutionProposed) Valid() bool {
+	switch e {
+	case MarketResolutionProposedNO:
+		return true
+	case MarketResolutionProposedVOID:
+		return true
+	case MarketResolutionProposedYES:
 		return true
 	default:
 		return false
@@ -430,12 +472,14 @@ func (e NotificationRelatedType) Valid() bool {
 
 // Defines values for NotificationType.
 const (
-	NotificationTypeAnswerAdded    NotificationType = "answer_added"
-	NotificationTypeCommentReply   NotificationType = "comment_reply"
-	NotificationTypeEventAmended   NotificationType = "event_amended"
-	NotificationTypeMarketResolved NotificationType = "market_resolved"
-	NotificationTypeSupportReply   NotificationType = "support_reply"
-	NotificationTypeTradeExecuted  NotificationType = "trade_executed"
+	NotificationTypeAnswerAdded        NotificationType = "answer_added"
+	NotificationTypeCommentReply       NotificationType = "comment_reply"
+	NotificationTypeDisputeResolved    NotificationType = "dispute_resolved"
+	NotificationTypeEventAmended       NotificationType = "event_amended"
+	NotificationTypeMarketResolved     NotificationType = "market_resolved"
+	NotificationTypeResolutionProposed NotificationType = "resolution_proposed"
+	NotificationTypeSupportReply       NotificationType = "support_reply"
+	NotificationTypeTradeExecuted      NotificationType = "trade_executed"
 )
 
 // Valid indicates whether the value is a known member of the NotificationType enum.
@@ -445,9 +489,13 @@ func (e NotificationType) Valid() bool {
 		return true
 	case NotificationTypeCommentReply:
 		return true
+	case NotificationTypeDisputeResolved:
+		return true
 	case NotificationTypeEventAmended:
 		return true
 	case NotificationTypeMarketResolved:
+		return true
+	case NotificationTypeResolutionProposed:
 		return true
 	case NotificationTypeSupportReply:
 		return true
@@ -1069,12 +1117,14 @@ func (e StreamNotificationRelatedType) Valid() bool {
 
 // Defines values for StreamNotificationType.
 const (
-	StreamNotificationTypeAnswerAdded    StreamNotificationType = "answer_added"
-	StreamNotificationTypeCommentReply   StreamNotificationType = "comment_reply"
-	StreamNotificationTypeEventAmended   StreamNotificationType = "event_amended"
-	StreamNotificationTypeMarketResolved StreamNotificationType = "market_resolved"
-	StreamNotificationTypeSupportReply   StreamNotificationType = "support_reply"
-	StreamNotificationTypeTradeExecuted  StreamNotificationType = "trade_executed"
+	StreamNotificationTypeAnswerAdded        StreamNotificationType = "answer_added"
+	StreamNotificationTypeCommentReply       StreamNotificationType = "comment_reply"
+	StreamNotificationTypeDisputeResolved    StreamNotificationType = "dispute_resolved"
+	StreamNotificationTypeEventAmended       StreamNotificationType = "event_amended"
+	StreamNotificationTypeMarketResolved     StreamNotificationType = "market_resolved"
+	StreamNotificationTypeResolutionProposed StreamNotificationType = "resolution_proposed"
+	StreamNotificationTypeSupportReply       StreamNotificationType = "support_reply"
+	StreamNotificationTypeTradeExecuted      StreamNotificationType = "trade_executed"
 )
 
 // Valid indicates whether the value is a known member of the StreamNotificationType enum.
@@ -1084,9 +1134,13 @@ func (e StreamNotificationType) Valid() bool {
 		return true
 	case StreamNotificationTypeCommentReply:
 		return true
+	case StreamNotificationTypeDisputeResolved:
+		return true
 	case StreamNotificationTypeEventAmended:
 		return true
 	case StreamNotificationTypeMarketResolved:
+		return true
+	case StreamNotificationTypeResolutionProposed:
 		return true
 	case StreamNotificationTypeSupportReply:
 		return true
@@ -1682,6 +1736,46 @@ type CreditRequest struct {
 	Bonus *bool `json:"bonus,omitempty"`
 }
 
+// Dispute defines model for Dispute.
+type Dispute struct {
+	// BondKopecks the bond held from the disputer's balance
+	BondKopecks int64     `json:"bond_kopecks"`
+	CreatedAt   time.Time `json:"created_at"`
+
+	// MarketID the market whose outcome was proposed (on an exclusive pool, the market the creator closed)
+	MarketID int64  `json:"market_id"`
+	Reason   string `json:"reason"`
+	UserID   int64  `json:"user_id"`
+}
+
+// DisputeQueue defines model for DisputeQueue.
+type DisputeQueue struct {
+	Proposals []struct {
+		By             int64     `json:"by"`
+		ChallengeUntil time.Time `json:"challenge_until"`
+		Disputes       []Dispute `json:"disputes"`
+		EventID        int64     `json:"event_id"`
+
+		// Exclusive the proposal covers the market's whole exclusive pool
+		Exclusive  bool   `json:"exclusive"`
+		MarketID   int64  `json:"market_id"`
+		MarketName string `json:"market_name"`
+		PoolID     int64  `json:"pool_id"`
+
+		// Proposed the outcome proposed for market_id
+		Proposed DisputeQueueProposalsProposed `json:"proposed"`
+	} `json:"proposals"`
+}
+
+// DisputeQueueProposalsProposed the outcome proposed for market_id
+type DisputeQueueProposalsProposed string
+
+// DisputeRequest defines model for DisputeRequest.
+type DisputeRequest struct {
+	// Reason why the proposed outcome is wrong
+	Reason string `json:"reason"`
+}
+
 // Error defines model for Error.
 type Error struct {
 	// Detail "<field>: <reason>" for invalid input
@@ -1785,8 +1879,16 @@ type Market struct {
 	QNo int64 `json:"q_no"`
 
 	// QYes LMSR quantity of YES (shares); in an exclusive pool, the quantity of the market's outcome
-	QYes     int64 `json:"q_yes"`
-	Resolved bool  `json:"resolved"`
+	QYes int64 `json:"q_yes"`
+
+	// Resolution The creator's proposed outcome while it waits (the challenge
+	// window): until `challenge_until` unless disputed, then for the
+	// operator. Absent when the market has none. The market is paused
+	// meanwhile. On an exclusive pool every market of the pool carries
+	// it, each with its own outcome (the proposed winner `YES`, the
+	// others `NO`; or `VOID` for all).
+	Resolution *MarketResolution `json:"resolution,omitempty"`
+	Resolved   bool              `json:"resolved"`
 
 	// ResolvedAt when the market resolved; null while unresolved
 	ResolvedAt *time.Time `json:"resolved_at"`
@@ -1817,6 +1919,29 @@ type MarketResolvedBy string
 
 // MarketWinningOutcome how the market resolved; VOID when it was voided; null while unresolved
 type MarketWinningOutcome string
+
+// MarketResolution The creator's proposed outcome while it waits (the challenge
+// window): until `challenge_until` unless disputed, then for the
+// operator. Absent when the market has none. The market is paused
+// meanwhile. On an exclusive pool every market of the pool carries
+// it, each with its own outcome (the proposed winner `YES`, the
+// others `NO`; or `VOID` for all).
+type MarketResolution struct {
+	// By the creator who proposed it
+	By int64 `json:"by"`
+
+	// ChallengeUntil when an undisputed proposal settles
+	ChallengeUntil time.Time `json:"challenge_until"`
+
+	// Disputed a holder disputed it: it waits for the operator
+	Disputed bool `json:"disputed"`
+
+	// Proposed the outcome proposed for this market
+	Proposed MarketResolutionProposed `json:"proposed"`
+}
+
+// MarketResolutionProposed the outcome proposed for this market
+type MarketResolutionProposed string
 
 // NewAPIKey defines model for NewAPIKey.
 type NewAPIKey struct {
@@ -1954,6 +2079,12 @@ type NewPool struct {
 // `event_amended` — the creator of an event you hold an open
 // position in added an amendment; the message quotes it (in Russian
 // when the creator gave `text_ru`); related_type `event`.
+// `resolution_proposed` — the creator proposed the outcome of a
+// market you hold a position in, final at the time it names unless
+// disputed (the challenge window); related_type `event`.
+// `dispute_resolved` — the operator resolved a proposal you
+// disputed, with the bond returned (or kept by the platform);
+// related_type `event`.
 // `title` and `message` are rendered in the reader's profile
 // language (`en` or `ru`) when read.
 type Notification struct {
@@ -2586,7 +2717,7 @@ type StreamNotification struct {
 	} `json:"balances,omitempty"`
 	CreatedAt time.Time `json:"created_at"`
 
-	// Data what the notification says: market_name, side, action, shares, amount (kopecks), won (YES, NO or VOID), author, excerpt, event_name, other (an answer_added's Other answer); those its type uses
+	// Data what the notification says: market_name, side, action, shares, amount (kopecks), won (YES, NO or VOID), author, excerpt, event_name, other (an answer_added's Other answer), proposed (a disputed proposal's outcome), until (when a proposed outcome becomes final); those its type uses
 	Data        *map[string]interface{}       `json:"data,omitempty"`
 	ID          int64                         `json:"id"`
 	Message     string                        `json:"message"`
@@ -3227,6 +3358,9 @@ type CloseMarketJSONRequestBody = CloseRequest
 // BuyJSONRequestBody defines body for Buy for application/json ContentType.
 type BuyJSONRequestBody = BuyRequest
 
+// CreateDisputeJSONRequestBody defines body for CreateDispute for application/json ContentType.
+type CreateDisputeJSONRequestBody = DisputeRequest
+
 // SellJSONRequestBody defines body for Sell for application/json ContentType.
 type SellJSONRequestBody = SellRequest
 
@@ -3608,6 +3742,17 @@ type ClientInterface interface {
 	// Corresponds with POST /api/v1/admin/chat/sessions/{session_id}/messages (the `AdminChatReply` operationId).
 	AdminChatReply(ctx context.Context, sessionID string, body AdminChatReplyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// AdminListDisputes The queue of disputed proposals waiting for the operator.
+	//
+	// Every proposed outcome that a holder disputed and that is not
+	// resolved yet, oldest deadline first, with its disputes (oldest
+	// first). Resolve each with `adminResolveMarket` on its market (or
+	// any market of its exclusive pool). Checks run 404 `not_found` (no
+	// admin token configured), 401.
+	//
+	// Corresponds with GET /api/v1/admin/disputes (the `AdminListDisputes` operationId).
+	AdminListDisputes(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// AdminSetEventActiveWithBody Show (true) or hide (false) any event in the feed, as the operator.
 	//
 	// Takes any type of body and a specified content type.
@@ -3635,7 +3780,12 @@ type ClientInterface interface {
 	// market of an exclusive pool, which resolves whole: `YES` on its
 	// winner, or `VOID`), 409 `market already resolved` (of two
 	// concurrent resolutions, by the operator or the creator, one settles
-	// and the other gets 409).
+	// and the other gets 409). An operator's resolution is final at once,
+	// also of a market whose outcome the creator proposed (the challenge
+	// window): it ends the proposal, and returns the bonds of its
+	// disputes when its outcome differs from the proposal, or gives them
+	// to the platform when it agrees; each disputer is notified
+	// (`dispute_resolved`).
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -3655,7 +3805,12 @@ type ClientInterface interface {
 	// market of an exclusive pool, which resolves whole: `YES` on its
 	// winner, or `VOID`), 409 `market already resolved` (of two
 	// concurrent resolutions, by the operator or the creator, one settles
-	// and the other gets 409).
+	// and the other gets 409). An operator's resolution is final at once,
+	// also of a market whose outcome the creator proposed (the challenge
+	// window): it ends the proposal, and returns the bonds of its
+	// disputes when its outcome differs from the proposal, or gives them
+	// to the platform when it agrees; each disputer is notified
+	// (`dispute_resolved`).
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -4797,6 +4952,16 @@ type ClientInterface interface {
 	// (resolved already; of two concurrent closes, also of two markets of
 	// one exclusive pool, one settles and the other gets 409).
 	//
+	// With `PREDICTKIT_RESOLUTION_CHALLENGE` set (the challenge window,
+	// see `createDispute`), the close still answers `200` but only
+	// proposes the outcome: the market (on an exclusive pool, every
+	// market of the pool) stops trading at once (`paused`, trades 409
+	// `market_closed`), its view carries `resolution`, holders are
+	// notified (`resolution_proposed`), and the outcome settles as above
+	// at `resolution.challenge_until` unless a holder disputes it. A
+	// second close of the market (or of any market of the pool) is 409
+	// `market already resolved`.
+	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /api/v1/events/{id}/pools/{pool_id}/markets/{market_id}/close (the `CloseMarket` operationId).
@@ -4821,6 +4986,16 @@ type ClientInterface interface {
 	// invalid `won_side`, or `NO` on a market of an exclusive pool), 409
 	// (resolved already; of two concurrent closes, also of two markets of
 	// one exclusive pool, one settles and the other gets 409).
+	//
+	// With `PREDICTKIT_RESOLUTION_CHALLENGE` set (the challenge window,
+	// see `createDispute`), the close still answers `200` but only
+	// proposes the outcome: the market (on an exclusive pool, every
+	// market of the pool) stops trading at once (`paused`, trades 409
+	// `market_closed`), its view carries `resolution`, holders are
+	// notified (`resolution_proposed`), and the outcome settles as above
+	// at `resolution.challenge_until` unless a holder disputes it. A
+	// second close of the market (or of any market of the pool) is 409
+	// `market already resolved`.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -4922,6 +5097,60 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /api/v1/markets/{market_id}/candles (the `MarketCandles` operationId).
 	MarketCandles(ctx context.Context, marketID int64, params *MarketCandlesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateDisputeWithBody Dispute the creator's proposed outcome, paying a bond.
+	//
+	// The challenge window (`PREDICTKIT_RESOLUTION_CHALLENGE`): while a
+	// creator's proposed outcome waits (the market's `resolution`,
+	// before `challenge_until`), any user with an open position in the
+	// market (for an exclusive pool: in any market of the pool) may
+	// dispute it once, with a reason. The dispute holds
+	// `PREDICTKIT_DISPUTE_BOND_KOPECKS` (default 10000) from the
+	// disputer's `balance` until the operator decides
+	// (`adminResolveMarket`): the bond comes back when the operator's
+	// outcome differs from the proposal and goes to the platform when it
+	// agrees. A disputed proposal no longer settles by itself. Checks
+	// run in this order: 401, 400 `invalid_id`, 400 `invalid_request`
+	// (the body, or `reason` empty or over 2000 characters), 404
+	// `market_not_found`, 409 `invalid_state` (no proposal open on the
+	// market, or its window is over), 403 `forbidden` (no open position
+	// in the market or its pool), 409 `already_disputed` (you disputed
+	// it already), 400 `insufficient_funds` (the bond). A refusal changes
+	// nothing. Personal API keys may not dispute (403
+	// `insufficient_scope`): a dispute puts up money on a person's
+	// judgement.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/markets/{market_id}/disputes (the `CreateDispute` operationId).
+	CreateDisputeWithBody(ctx context.Context, marketID int64, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateDispute Dispute the creator's proposed outcome, paying a bond.
+	//
+	// The challenge window (`PREDICTKIT_RESOLUTION_CHALLENGE`): while a
+	// creator's proposed outcome waits (the market's `resolution`,
+	// before `challenge_until`), any user with an open position in the
+	// market (for an exclusive pool: in any market of the pool) may
+	// dispute it once, with a reason. The dispute holds
+	// `PREDICTKIT_DISPUTE_BOND_KOPECKS` (default 10000) from the
+	// disputer's `balance` until the operator decides
+	// (`adminResolveMarket`): the bond comes back when the operator's
+	// outcome differs from the proposal and goes to the platform when it
+	// agrees. A disputed proposal no longer settles by itself. Checks
+	// run in this order: 401, 400 `invalid_id`, 400 `invalid_request`
+	// (the body, or `reason` empty or over 2000 characters), 404
+	// `market_not_found`, 409 `invalid_state` (no proposal open on the
+	// market, or its window is over), 403 `forbidden` (no open position
+	// in the market or its pool), 409 `already_disputed` (you disputed
+	// it already), 400 `insufficient_funds` (the bond). A refusal changes
+	// nothing. Personal API keys may not dispute (403
+	// `insufficient_scope`): a dispute puts up money on a person's
+	// judgement.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/markets/{market_id}/disputes (the `CreateDispute` operationId).
+	CreateDispute(ctx context.Context, marketID int64, body CreateDisputeJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// MarketHistory Price history, oldest first; the opening price, then one point per trade (the latest 1000).
 	//
@@ -5592,6 +5821,27 @@ func (c *Client) AdminChatReply(ctx context.Context, sessionID string, body Admi
 	return c.Client.Do(req)
 }
 
+// AdminListDisputes The queue of disputed proposals waiting for the operator.
+//
+// Every proposed outcome that a holder disputed and that is not
+// resolved yet, oldest deadline first, with its disputes (oldest
+// first). Resolve each with `adminResolveMarket` on its market (or
+// any market of its exclusive pool). Checks run 404 `not_found` (no
+// admin token configured), 401.
+//
+// Corresponds with GET /api/v1/admin/disputes (the `AdminListDisputes` operationId).
+func (c *Client) AdminListDisputes(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAdminListDisputesRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // AdminSetEventActiveWithBody Show (true) or hide (false) any event in the feed, as the operator.
 //
 // Takes any type of body and a specified content type.
@@ -5639,7 +5889,12 @@ func (c *Client) AdminSetEventActive(ctx context.Context, id int64, body AdminSe
 // market of an exclusive pool, which resolves whole: `YES` on its
 // winner, or `VOID`), 409 `market already resolved` (of two
 // concurrent resolutions, by the operator or the creator, one settles
-// and the other gets 409).
+// and the other gets 409). An operator's resolution is final at once,
+// also of a market whose outcome the creator proposed (the challenge
+// window): it ends the proposal, and returns the bonds of its
+// disputes when its outcome differs from the proposal, or gives them
+// to the platform when it agrees; each disputer is notified
+// (`dispute_resolved`).
 //
 // Takes any type of body and a specified content type.
 //
@@ -5669,7 +5924,12 @@ func (c *Client) AdminResolveMarketWithBody(ctx context.Context, id int64, conte
 // market of an exclusive pool, which resolves whole: `YES` on its
 // winner, or `VOID`), 409 `market already resolved` (of two
 // concurrent resolutions, by the operator or the creator, one settles
-// and the other gets 409).
+// and the other gets 409). An operator's resolution is final at once,
+// also of a market whose outcome the creator proposed (the challenge
+// window): it ends the proposal, and returns the bonds of its
+// disputes when its outcome differs from the proposal, or gives them
+// to the platform when it agrees; each disputer is notified
+// (`dispute_resolved`).
 //
 // Takes a body of the `application/json` content type.
 //
@@ -7631,6 +7891,16 @@ func (c *Client) AddAmendment(ctx context.Context, id int64, body AddAmendmentJS
 // (resolved already; of two concurrent closes, also of two markets of
 // one exclusive pool, one settles and the other gets 409).
 //
+// With `PREDICTKIT_RESOLUTION_CHALLENGE` set (the challenge window,
+// see `createDispute`), the close still answers `200` but only
+// proposes the outcome: the market (on an exclusive pool, every
+// market of the pool) stops trading at once (`paused`, trades 409
+// `market_closed`), its view carries `resolution`, holders are
+// notified (`resolution_proposed`), and the outcome settles as above
+// at `resolution.challenge_until` unless a holder disputes it. A
+// second close of the market (or of any market of the pool) is 409
+// `market already resolved`.
+//
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /api/v1/events/{id}/pools/{pool_id}/markets/{market_id}/close (the `CloseMarket` operationId).
@@ -7665,6 +7935,16 @@ func (c *Client) CloseMarketWithBody(ctx context.Context, id int64, poolID int64
 // invalid `won_side`, or `NO` on a market of an exclusive pool), 409
 // (resolved already; of two concurrent closes, also of two markets of
 // one exclusive pool, one settles and the other gets 409).
+//
+// With `PREDICTKIT_RESOLUTION_CHALLENGE` set (the challenge window,
+// see `createDispute`), the close still answers `200` but only
+// proposes the outcome: the market (on an exclusive pool, every
+// market of the pool) stops trading at once (`paused`, trades 409
+// `market_closed`), its view carries `resolution`, holders are
+// notified (`resolution_proposed`), and the outcome settles as above
+// at `resolution.challenge_until` unless a holder disputes it. A
+// second close of the market (or of any market of the pool) is 409
+// `market already resolved`.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -7827,6 +8107,80 @@ func (c *Client) Buy(ctx context.Context, marketID int64, body BuyJSONRequestBod
 // Corresponds with GET /api/v1/markets/{market_id}/candles (the `MarketCandles` operationId).
 func (c *Client) MarketCandles(ctx context.Context, marketID int64, params *MarketCandlesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewMarketCandlesRequest(c.Server, marketID, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateDisputeWithBody Dispute the creator's proposed outcome, paying a bond.
+//
+// The challenge window (`PREDICTKIT_RESOLUTION_CHALLENGE`): while a
+// creator's proposed outcome waits (the market's `resolution`,
+// before `challenge_until`), any user with an open position in the
+// market (for an exclusive pool: in any market of the pool) may
+// dispute it once, with a reason. The dispute holds
+// `PREDICTKIT_DISPUTE_BOND_KOPECKS` (default 10000) from the
+// disputer's `balance` until the operator decides
+// (`adminResolveMarket`): the bond comes back when the operator's
+// outcome differs from the proposal and goes to the platform when it
+// agrees. A disputed proposal no longer settles by itself. Checks
+// run in this order: 401, 400 `invalid_id`, 400 `invalid_request`
+// (the body, or `reason` empty or over 2000 characters), 404
+// `market_not_found`, 409 `invalid_state` (no proposal open on the
+// market, or its window is over), 403 `forbidden` (no open position
+// in the market or its pool), 409 `already_disputed` (you disputed
+// it already), 400 `insufficient_funds` (the bond). A refusal changes
+// nothing. Personal API keys may not dispute (403
+// `insufficient_scope`): a dispute puts up money on a person's
+// judgement.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/markets/{market_id}/disputes (the `CreateDispute` operationId).
+func (c *Client) CreateDisputeWithBody(ctx context.Context, marketID int64, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateDisputeRequestWithBody(c.Server, marketID, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateDispute Dispute the creator's proposed outcome, paying a bond.
+//
+// The challenge window (`PREDICTKIT_RESOLUTION_CHALLENGE`): while a
+// creator's proposed outcome waits (the market's `resolution`,
+// before `challenge_until`), any user with an open position in the
+// market (for an exclusive pool: in any market of the pool) may
+// dispute it once, with a reason. The dispute holds
+// `PREDICTKIT_DISPUTE_BOND_KOPECKS` (default 10000) from the
+// disputer's `balance` until the operator decides
+// (`adminResolveMarket`): the bond comes back when the operator's
+// outcome differs from the proposal and goes to the platform when it
+// agrees. A disputed proposal no longer settles by itself. Checks
+// run in this order: 401, 400 `invalid_id`, 400 `invalid_request`
+// (the body, or `reason` empty or over 2000 characters), 404
+// `market_not_found`, 409 `invalid_state` (no proposal open on the
+// market, or its window is over), 403 `forbidden` (no open position
+// in the market or its pool), 409 `already_disputed` (you disputed
+// it already), 400 `insufficient_funds` (the bond). A refusal changes
+// nothing. Personal API keys may not dispute (403
+// `insufficient_scope`): a dispute puts up money on a person's
+// judgement.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/markets/{market_id}/disputes (the `CreateDispute` operationId).
+func (c *Client) CreateDispute(ctx context.Context, marketID int64, body CreateDisputeJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateDisputeRequest(c.Server, marketID, body)
 	if err != nil {
 		return nil, err
 	}
@@ -8932,6 +9286,33 @@ func NewAdminChatReplyRequestWithBody(server string, sessionID string, contentTy
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewAdminListDisputesRequest constructs an http.Request for the AdminListDisputes method
+func NewAdminListDisputesRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/admin/disputes")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
 
 	return req, nil
 }
@@ -11549,6 +11930,53 @@ func NewMarketCandlesRequest(server string, marketID int64, params *MarketCandle
 	return req, nil
 }
 
+// NewCreateDisputeRequest calls the generic CreateDispute builder with application/json body
+func NewCreateDisputeRequest(server string, marketID int64, body CreateDisputeJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateDisputeRequestWithBody(server, marketID, "application/json", bodyReader)
+}
+
+// NewCreateDisputeRequestWithBody constructs an http.Request for the CreateDispute method, with any body, and a specified content type
+func NewCreateDisputeRequestWithBody(server string, marketID int64, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "market_id", marketID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/markets/%s/disputes", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewMarketHistoryRequest constructs an http.Request for the MarketHistory method
 func NewMarketHistoryRequest(server string, marketID int64) (*http.Request, error) {
 	var err error
@@ -12970,6 +13398,19 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /api/v1/admin/chat/sessions/{session_id}/messages (the `AdminChatReply` operationId).
 	AdminChatReplyWithResponse(ctx context.Context, sessionID string, body AdminChatReplyJSONRequestBody, reqEditors ...RequestEditorFn) (*AdminChatReplyResponse, error)
 
+	// AdminListDisputesWithResponse The queue of disputed proposals waiting for the operator.
+	//
+	// Every proposed outcome that a holder disputed and that is not
+	// resolved yet, oldest deadline first, with its disputes (oldest
+	// first). Resolve each with `adminResolveMarket` on its market (or
+	// any market of its exclusive pool). Checks run 404 `not_found` (no
+	// admin token configured), 401.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/admin/disputes (the `AdminListDisputes` operationId).
+	AdminListDisputesWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*AdminListDisputesResponse, error)
+
 	// AdminSetEventActiveWithBodyWithResponse Show (true) or hide (false) any event in the feed, as the operator.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -12997,7 +13438,12 @@ type ClientWithResponsesInterface interface {
 	// market of an exclusive pool, which resolves whole: `YES` on its
 	// winner, or `VOID`), 409 `market already resolved` (of two
 	// concurrent resolutions, by the operator or the creator, one settles
-	// and the other gets 409).
+	// and the other gets 409). An operator's resolution is final at once,
+	// also of a market whose outcome the creator proposed (the challenge
+	// window): it ends the proposal, and returns the bonds of its
+	// disputes when its outcome differs from the proposal, or gives them
+	// to the platform when it agrees; each disputer is notified
+	// (`dispute_resolved`).
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -13017,7 +13463,12 @@ type ClientWithResponsesInterface interface {
 	// market of an exclusive pool, which resolves whole: `YES` on its
 	// winner, or `VOID`), 409 `market already resolved` (of two
 	// concurrent resolutions, by the operator or the creator, one settles
-	// and the other gets 409).
+	// and the other gets 409). An operator's resolution is final at once,
+	// also of a market whose outcome the creator proposed (the challenge
+	// window): it ends the proposal, and returns the bonds of its
+	// disputes when its outcome differs from the proposal, or gives them
+	// to the platform when it agrees; each disputer is notified
+	// (`dispute_resolved`).
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -14201,6 +14652,16 @@ type ClientWithResponsesInterface interface {
 	// (resolved already; of two concurrent closes, also of two markets of
 	// one exclusive pool, one settles and the other gets 409).
 	//
+	// With `PREDICTKIT_RESOLUTION_CHALLENGE` set (the challenge window,
+	// see `createDispute`), the close still answers `200` but only
+	// proposes the outcome: the market (on an exclusive pool, every
+	// market of the pool) stops trading at once (`paused`, trades 409
+	// `market_closed`), its view carries `resolution`, holders are
+	// notified (`resolution_proposed`), and the outcome settles as above
+	// at `resolution.challenge_until` unless a holder disputes it. A
+	// second close of the market (or of any market of the pool) is 409
+	// `market already resolved`.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/v1/events/{id}/pools/{pool_id}/markets/{market_id}/close (the `CloseMarket` operationId).
@@ -14225,6 +14686,16 @@ type ClientWithResponsesInterface interface {
 	// invalid `won_side`, or `NO` on a market of an exclusive pool), 409
 	// (resolved already; of two concurrent closes, also of two markets of
 	// one exclusive pool, one settles and the other gets 409).
+	//
+	// With `PREDICTKIT_RESOLUTION_CHALLENGE` set (the challenge window,
+	// see `createDispute`), the close still answers `200` but only
+	// proposes the outcome: the market (on an exclusive pool, every
+	// market of the pool) stops trading at once (`paused`, trades 409
+	// `market_closed`), its view carries `resolution`, holders are
+	// notified (`resolution_proposed`), and the outcome settles as above
+	// at `resolution.challenge_until` unless a holder disputes it. A
+	// second close of the market (or of any market of the pool) is 409
+	// `market already resolved`.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -14334,6 +14805,60 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /api/v1/markets/{market_id}/candles (the `MarketCandles` operationId).
 	MarketCandlesWithResponse(ctx context.Context, marketID int64, params *MarketCandlesParams, reqEditors ...RequestEditorFn) (*MarketCandlesResponse, error)
+
+	// CreateDisputeWithBodyWithResponse Dispute the creator's proposed outcome, paying a bond.
+	//
+	// The challenge window (`PREDICTKIT_RESOLUTION_CHALLENGE`): while a
+	// creator's proposed outcome waits (the market's `resolution`,
+	// before `challenge_until`), any user with an open position in the
+	// market (for an exclusive pool: in any market of the pool) may
+	// dispute it once, with a reason. The dispute holds
+	// `PREDICTKIT_DISPUTE_BOND_KOPECKS` (default 10000) from the
+	// disputer's `balance` until the operator decides
+	// (`adminResolveMarket`): the bond comes back when the operator's
+	// outcome differs from the proposal and goes to the platform when it
+	// agrees. A disputed proposal no longer settles by itself. Checks
+	// run in this order: 401, 400 `invalid_id`, 400 `invalid_request`
+	// (the body, or `reason` empty or over 2000 characters), 404
+	// `market_not_found`, 409 `invalid_state` (no proposal open on the
+	// market, or its window is over), 403 `forbidden` (no open position
+	// in the market or its pool), 409 `already_disputed` (you disputed
+	// it already), 400 `insufficient_funds` (the bond). A refusal changes
+	// nothing. Personal API keys may not dispute (403
+	// `insufficient_scope`): a dispute puts up money on a person's
+	// judgement.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/markets/{market_id}/disputes (the `CreateDispute` operationId).
+	CreateDisputeWithBodyWithResponse(ctx context.Context, marketID int64, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateDisputeResponse, error)
+
+	// CreateDisputeWithResponse Dispute the creator's proposed outcome, paying a bond.
+	//
+	// The challenge window (`PREDICTKIT_RESOLUTION_CHALLENGE`): while a
+	// creator's proposed outcome waits (the market's `resolution`,
+	// before `challenge_until`), any user with an open position in the
+	// market (for an exclusive pool: in any market of the pool) may
+	// dispute it once, with a reason. The dispute holds
+	// `PREDICTKIT_DISPUTE_BOND_KOPECKS` (default 10000) from the
+	// disputer's `balance` until the operator decides
+	// (`adminResolveMarket`): the bond comes back when the operator's
+	// outcome differs from the proposal and goes to the platform when it
+	// agrees. A disputed proposal no longer settles by itself. Checks
+	// run in this order: 401, 400 `invalid_id`, 400 `invalid_request`
+	// (the body, or `reason` empty or over 2000 characters), 404
+	// `market_not_found`, 409 `invalid_state` (no proposal open on the
+	// market, or its window is over), 403 `forbidden` (no open position
+	// in the market or its pool), 409 `already_disputed` (you disputed
+	// it already), 400 `insufficient_funds` (the bond). A refusal changes
+	// nothing. Personal API keys may not dispute (403
+	// `insufficient_scope`): a dispute puts up money on a person's
+	// judgement.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/markets/{market_id}/disputes (the `CreateDispute` operationId).
+	CreateDisputeWithResponse(ctx context.Context, marketID int64, body CreateDisputeJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateDisputeResponse, error)
 
 	// MarketHistoryWithResponse Price history, oldest first; the opening price, then one point per trade (the latest 1000).
 	//
@@ -15374,6 +15899,81 @@ func (r AdminChatReplyResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r AdminChatReplyResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type AdminListDisputesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *DisputeQueue
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *CrossOrigin
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *struct {
+		Detail *string `json:"detail,omitempty"`
+		Error  string  `json:"error"`
+	}
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r AdminListDisputesResponse) GetJSON200() *DisputeQueue {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r AdminListDisputesResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r AdminListDisputesResponse) GetJSON403() *CrossOrigin {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r AdminListDisputesResponse) GetJSON404() *struct {
+	Detail *string `json:"detail,omitempty"`
+	Error  string  `json:"error"`
+} {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r AdminListDisputesResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r AdminListDisputesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r AdminListDisputesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r AdminListDisputesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r AdminListDisputesResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -20812,6 +21412,121 @@ func (r MarketCandlesResponse) ContentType() string {
 	return ""
 }
 
+type CreateDisputeResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *Dispute
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *struct {
+		Detail *string `json:"detail,omitempty"`
+		Error  string  `json:"error"`
+	}
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *struct {
+		Detail *string `json:"detail,omitempty"`
+		Error  string  `json:"error"`
+	}
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *MarketNotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *struct {
+		Detail *string `json:"detail,omitempty"`
+		Error  string  `json:"error"`
+	}
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *TooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r CreateDisputeResponse) GetJSON201() *Dispute {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r CreateDisputeResponse) GetJSON400() *struct {
+	Detail *string `json:"detail,omitempty"`
+	Error  string  `json:"error"`
+} {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CreateDisputeResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CreateDisputeResponse) GetJSON403() *struct {
+	Detail *string `json:"detail,omitempty"`
+	Error  string  `json:"error"`
+} {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r CreateDisputeResponse) GetJSON404() *MarketNotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r CreateDisputeResponse) GetJSON409() *struct {
+	Detail *string `json:"detail,omitempty"`
+	Error  string  `json:"error"`
+} {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r CreateDisputeResponse) GetJSON413() *TooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r CreateDisputeResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r CreateDisputeResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateDisputeResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateDisputeResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateDisputeResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateDisputeResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type MarketHistoryResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -23265,6 +23980,25 @@ func (c *ClientWithResponses) AdminChatReplyWithResponse(ctx context.Context, se
 	return ParseAdminChatReplyResponse(rsp)
 }
 
+// AdminListDisputesWithResponse The queue of disputed proposals waiting for the operator.
+//
+// Every proposed outcome that a holder disputed and that is not
+// resolved yet, oldest deadline first, with its disputes (oldest
+// first). Resolve each with `adminResolveMarket` on its market (or
+// any market of its exclusive pool). Checks run 404 `not_found` (no
+// admin token configured), 401.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/admin/disputes (the `AdminListDisputes` operationId).
+func (c *ClientWithResponses) AdminListDisputesWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*AdminListDisputesResponse, error) {
+	rsp, err := c.AdminListDisputes(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAdminListDisputesResponse(rsp)
+}
+
 // AdminSetEventActiveWithBodyWithResponse Show (true) or hide (false) any event in the feed, as the operator.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -23304,7 +24038,12 @@ func (c *ClientWithResponses) AdminSetEventActiveWithResponse(ctx context.Contex
 // market of an exclusive pool, which resolves whole: `YES` on its
 // winner, or `VOID`), 409 `market already resolved` (of two
 // concurrent resolutions, by the operator or the creator, one settles
-// and the other gets 409).
+// and the other gets 409). An operator's resolution is final at once,
+// also of a market whose outcome the creator proposed (the challenge
+// window): it ends the proposal, and returns the bonds of its
+// disputes when its outcome differs from the proposal, or gives them
+// to the platform when it agrees; each disputer is notified
+// (`dispute_resolved`).
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -23330,7 +24069,12 @@ func (c *ClientWithResponses) AdminResolveMarketWithBodyWithResponse(ctx context
 // market of an exclusive pool, which resolves whole: `YES` on its
 // winner, or `VOID`), 409 `market already resolved` (of two
 // concurrent resolutions, by the operator or the creator, one settles
-// and the other gets 409).
+// and the other gets 409). An operator's resolution is final at once,
+// also of a market whose outcome the creator proposed (the challenge
+// window): it ends the proposal, and returns the bonds of its
+// disputes when its outcome differs from the proposal, or gives them
+// to the platform when it agrees; each disputer is notified
+// (`dispute_resolved`).
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -25006,6 +25750,16 @@ func (c *ClientWithResponses) AddAmendmentWithResponse(ctx context.Context, id i
 // (resolved already; of two concurrent closes, also of two markets of
 // one exclusive pool, one settles and the other gets 409).
 //
+// With `PREDICTKIT_RESOLUTION_CHALLENGE` set (the challenge window,
+// see `createDispute`), the close still answers `200` but only
+// proposes the outcome: the market (on an exclusive pool, every
+// market of the pool) stops trading at once (`paused`, trades 409
+// `market_closed`), its view carries `resolution`, holders are
+// notified (`resolution_proposed`), and the outcome settles as above
+// at `resolution.challenge_until` unless a holder disputes it. A
+// second close of the market (or of any market of the pool) is 409
+// `market already resolved`.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /api/v1/events/{id}/pools/{pool_id}/markets/{market_id}/close (the `CloseMarket` operationId).
@@ -25036,6 +25790,16 @@ func (c *ClientWithResponses) CloseMarketWithBodyWithResponse(ctx context.Contex
 // invalid `won_side`, or `NO` on a market of an exclusive pool), 409
 // (resolved already; of two concurrent closes, also of two markets of
 // one exclusive pool, one settles and the other gets 409).
+//
+// With `PREDICTKIT_RESOLUTION_CHALLENGE` set (the challenge window,
+// see `createDispute`), the close still answers `200` but only
+// proposes the outcome: the market (on an exclusive pool, every
+// market of the pool) stops trading at once (`paused`, trades 409
+// `market_closed`), its view carries `resolution`, holders are
+// notified (`resolution_proposed`), and the outcome settles as above
+// at `resolution.challenge_until` unless a holder disputes it. A
+// second close of the market (or of any market of the pool) is 409
+// `market already resolved`.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -25186,6 +25950,72 @@ func (c *ClientWithResponses) MarketCandlesWithResponse(ctx context.Context, mar
 		return nil, err
 	}
 	return ParseMarketCandlesResponse(rsp)
+}
+
+// CreateDisputeWithBodyWithResponse Dispute the creator's proposed outcome, paying a bond.
+//
+// The challenge window (`PREDICTKIT_RESOLUTION_CHALLENGE`): while a
+// creator's proposed outcome waits (the market's `resolution`,
+// before `challenge_until`), any user with an open position in the
+// market (for an exclusive pool: in any market of the pool) may
+// dispute it once, with a reason. The dispute holds
+// `PREDICTKIT_DISPUTE_BOND_KOPECKS` (default 10000) from the
+// disputer's `balance` until the operator decides
+// (`adminResolveMarket`): the bond comes back when the operator's
+// outcome differs from the proposal and goes to the platform when it
+// agrees. A disputed proposal no longer settles by itself. Checks
+// run in this order: 401, 400 `invalid_id`, 400 `invalid_request`
+// (the body, or `reason` empty or over 2000 characters), 404
+// `market_not_found`, 409 `invalid_state` (no proposal open on the
+// market, or its window is over), 403 `forbidden` (no open position
+// in the market or its pool), 409 `already_disputed` (you disputed
+// it already), 400 `insufficient_funds` (the bond). A refusal changes
+// nothing. Personal API keys may not dispute (403
+// `insufficient_scope`): a dispute puts up money on a person's
+// judgement.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/markets/{market_id}/disputes (the `CreateDispute` operationId).
+func (c *ClientWithResponses) CreateDisputeWithBodyWithResponse(ctx context.Context, marketID int64, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateDisputeResponse, error) {
+	rsp, err := c.CreateDisputeWithBody(ctx, marketID, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateDisputeResponse(rsp)
+}
+
+// CreateDisputeWithResponse Dispute the creator's proposed outcome, paying a bond.
+//
+// The challenge window (`PREDICTKIT_RESOLUTION_CHALLENGE`): while a
+// creator's proposed outcome waits (the market's `resolution`,
+// before `challenge_until`), any user with an open position in the
+// market (for an exclusive pool: in any market of the pool) may
+// dispute it once, with a reason. The dispute holds
+// `PREDICTKIT_DISPUTE_BOND_KOPECKS` (default 10000) from the
+// disputer's `balance` until the operator decides
+// (`adminResolveMarket`): the bond comes back when the operator's
+// outcome differs from the proposal and goes to the platform when it
+// agrees. A disputed proposal no longer settles by itself. Checks
+// run in this order: 401, 400 `invalid_id`, 400 `invalid_request`
+// (the body, or `reason` empty or over 2000 characters), 404
+// `market_not_found`, 409 `invalid_state` (no proposal open on the
+// market, or its window is over), 403 `forbidden` (no open position
+// in the market or its pool), 409 `already_disputed` (you disputed
+// it already), 400 `insufficient_funds` (the bond). A refusal changes
+// nothing. Personal API keys may not dispute (403
+// `insufficient_scope`): a dispute puts up money on a person's
+// judgement.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/markets/{market_id}/disputes (the `CreateDispute` operationId).
+func (c *ClientWithResponses) CreateDisputeWithResponse(ctx context.Context, marketID int64, body CreateDisputeJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateDisputeResponse, error) {
+	rsp, err := c.CreateDispute(ctx, marketID, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateDisputeResponse(rsp)
 }
 
 // MarketHistoryWithResponse Price history, oldest first; the opening price, then one point per trade (the latest 1000).
@@ -26341,6 +27171,63 @@ func ParseAdminChatReplyResponse(rsp *http.Response) (*AdminChatReplyResponse, e
 			return nil, err
 		}
 		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseAdminListDisputesResponse parses an HTTP response from a AdminListDisputesWithResponse call
+func ParseAdminListDisputesResponse(rsp *http.Response) (*AdminListDisputesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &AdminListDisputesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest DisputeQueue
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest CrossOrigin
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest struct {
+			Detail *string `json:"detail,omitempty"`
+			Error  string  `json:"error"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Internal
@@ -30834,6 +31721,97 @@ func ParseMarketCandlesResponse(rsp *http.Response) (*MarketCandlesResponse, err
 			return nil, err
 		}
 		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseCreateDisputeResponse parses an HTTP response from a CreateDisputeWithResponse call
+func ParseCreateDisputeResponse(rsp *http.Response) (*CreateDisputeResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateDisputeResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest Dispute
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest struct {
+			Detail *string `json:"detail,omitempty"`
+			Error  string  `json:"error"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest struct {
+			Detail *string `json:"detail,omitempty"`
+			Error  string  `json:"error"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest MarketNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest struct {
+			Detail *string `json:"detail,omitempty"`
+			Error  string  `json:"error"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
 		var dest UnsupportedMediaType

@@ -22,7 +22,8 @@ import (
 
 var (
 	// ErrNoNewAnswer: the pool takes no new answer, because it has no
-	// Other market (a binary pool has none) or it is resolved. HTTP 409
+	// Other market (a binary pool has none), or it is resolved or paused
+	// (a creator's proposed resolution pauses it). HTTP 409
 	// invalid_state.
 	ErrNoNewAnswer = errors.New("market: the pool takes no new answer")
 	// ErrPoolChanged: a trade locked an exclusive pool's markets from a
@@ -168,7 +169,8 @@ func (s *Service) AddAnswer(ctx context.Context, callerID int64, operator bool, 
 //   - the escrow's top-up from the treasury, Split.TopUp;
 //   - an answer_added notification to every holder.
 //
-// ErrNoNewAnswer; *input.Error for a probability not below Other's.
+// ErrNoNewAnswer (no Other market; a market resolved or paused; 50
+// markets already); *input.Error for a probability not below Other's.
 func DecideAnswer(st *AnswerState, in NewAnswer) (*AnswerEffects, error) {
 	ms := st.Markets
 	if len(ms) < 2 || !ms[0].Exclusive {
@@ -177,7 +179,7 @@ func DecideAnswer(st *AnswerState, in NewAnswer) (*AnswerEffects, error) {
 	other, next := -1, 0
 	idx := make(map[int64]int, len(ms))
 	for i, m := range ms {
-		if m.Resolved {
+		if m.Resolved || m.Paused {
 			return nil, ErrNoNewAnswer
 		}
 		if i > 0 && m.ID <= ms[i-1].ID {
@@ -233,7 +235,7 @@ func DecideAnswer(st *AnswerState, in NewAnswer) (*AnswerEffects, error) {
 	o := ms[other]
 	nm := &Market{ID: st.MarketID, PoolID: o.PoolID, EventID: o.EventID, Name: in.Name, NameRu: in.NameRu,
 		YesName: "Yes", NoName: "No", OutcomeIndex: next, B: o.B, Margin: o.Margin,
-		LiveAt: o.LiveAt, FinishAt: o.FinishAt, Exclusive: true, Paused: o.Paused, CreatedAt: st.Now,
+		LiveAt: o.LiveAt, FinishAt: o.FinishAt, Exclusive: true, CreatedAt: st.Now,
 		QYes: split.Pool.Q[n], QNo: views[n].QNo, Q0Yes: split.Q0[n], Q0No: views[n].QNo, PoolMarkets: n + 1}
 	eff := &AnswerEffects{Market: nm, Split: split}
 	for i, m := range ms {

@@ -147,6 +147,7 @@ func TestDecideAnswerRefusals(t *testing.T) {
 		{"a probability above Other's", nil, 0.5, input.ErrInvalid},
 		{"a pool without Other", func(st *AnswerState) { st.Markets[2].Other = false }, 0.05, ErrNoNewAnswer},
 		{"a resolved pool", func(st *AnswerState) { st.Markets[0].Resolved = true }, 0.05, ErrNoNewAnswer},
+		{"a pool paused by a proposed resolution", func(st *AnswerState) { st.Markets[1].Paused = true }, 0.05, ErrNoNewAnswer},
 		{"a binary pool", func(st *AnswerState) { st.Markets, st.Positions = st.Markets[2:], nil }, 0.05, ErrNoNewAnswer},
 	} {
 		t.Run(c.name+" is refused", func(t *testing.T) {

@@ -289,6 +289,7 @@ func (s Settlement) Finish(st *State) (*Effects, error) {
 		return nil, fmt.Errorf("market %d: escrow is %d after paying the winners", m.ID, left)
 	}
 	m.Resolved = true
+	m.Paused = false // a proposal paused it (proposal.go); resolved says the rest
 	m.ResolvedAt = &now
 	m.ResolvedBy = s.resolver()
 	if s.Void {

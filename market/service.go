@@ -52,6 +52,11 @@ type Service struct {
 	// Creators bounds what creators may do (creator_limits.go); the zero
 	// value bounds nothing.
 	Creators CreatorRules
+	// Challenge, when positive, makes a creator's close propose its
+	// outcome, final after this long unless disputed (proposal.go);
+	// DisputeBond is what a dispute holds, kopecks.
+	Challenge   time.Duration
+	DisputeBond int64
 
 	// pools maps a market id to the markets of its exclusive pool,
 	// ascending (nil for a market of a non-exclusive pool), for the

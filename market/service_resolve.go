@@ -14,9 +14,10 @@ import (
 // settled exactly once (see Settlement). Checks in order:
 // ErrMarketNotFound (also when the ids do not belong together),
 // ErrForbidden (caller is not the event's creator), *input.Error (bad
-// wonSide, or NO on a market of an exclusive pool), ErrResolved. On a
-// market of an exclusive pool, YES or VOID resolves the whole pool (see
-// settle).
+// wonSide, or NO on a market of an exclusive pool), ErrResolved (also
+// while a proposal covers the market). On a market of an exclusive pool,
+// YES or VOID resolves the whole pool (see settle). With s.Challenge set
+// it proposes the outcome instead (proposal.go).
 func (s *Service) Close(ctx context.Context, callerID, eventID, poolID, marketID int64, wonSide string) error {
 	m, err := s.store.Market(ctx, marketID)
 	if err != nil {
@@ -38,6 +39,16 @@ func (s *Service) Close(ctx context.Context, callerID, eventID, poolID, marketID
 	if err != nil {
 		return err
 	}
+	if s.Challenge > 0 {
+		return s.propose(ctx, m, st, callerID)
+	}
+	// A proposal made while the window was on still stands: only its
+	// deadline or the operator ends it.
+	if p, err := s.store.ProposalOf(ctx, m.ID); err != nil {
+		return err
+	} else if p != nil && !p.Done {
+		return ErrResolved
+	}
 	return s.settle(ctx, m, st)
 }
 
@@ -55,7 +66,10 @@ func (s *Service) Resolve(ctx context.Context, marketID int64, wonSide string) e
 	if err != nil {
 		return err
 	}
-	return s.settle(ctx, m, st)
+	if err := s.settle(ctx, m, st); err != nil {
+		return err
+	}
+	return s.finishProposalOf(ctx, m.ID)
 }
 
 // settle resolves market m as st says. A market of an exclusive pool

@@ -12,6 +12,9 @@ import (
 // storage/memory and storage/postgres; storage/storagetest holds the suite
 // both pass.
 type Store interface {
+	// ProposalStore keeps the challenge window's proposals and disputes
+	// (proposal.go).
+	ProposalStore
 	// CreateEvent stores e with its pools and markets and sets every ID and
 	// CreatedAt. In the same transaction it posts each market's Subsidy
 	// from the platform treasury to the market's escrow. e.Tags must

@@ -281,6 +281,8 @@ func (w *bigWorld) body(method, path string) any {
 		return map[string]any{"side": "YES", "amount_kopecks": 100}
 	case "/api/v1/markets/{market_id}/sell":
 		return map[string]any{"side": "YES", "shares": 1}
+	case "/api/v1/markets/{market_id}/disputes":
+		return map[string]any{"reason": "walked"}
 	case "/api/v1/admin/users/{id}/credit":
 		return map[string]any{"amount_kopecks": 100}
 	case "/api/v1/admin/markets/{id}/resolve":

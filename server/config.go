@@ -185,6 +185,14 @@ type Config struct {
 	CreatorMaxSubsidyKopecks int64
 	CreatorsMayTradeOwn      bool
 
+	// ResolutionChallenge, when positive, makes a creator's close propose
+	// its outcome, final after this long unless a holder disputes it
+	// (docs/challenge-window.md); 0 resolves at once. DisputeBondKopecks
+	// is what a dispute holds from the disputer's balance until the
+	// operator decides.
+	ResolutionChallenge time.Duration
+	DisputeBondKopecks  int64
+
 	// Store, when set, is used instead of the one DatabaseURL selects; the
 	// caller owns it (the server does not close it). Tests use it.
 	Store Store `json:"-"`
@@ -238,6 +246,7 @@ func DefaultConfig() Config {
 
 		CreatorMaxOpenEvents: DefaultCreatorMaxOpenEvents,
 		CreatorsMayTradeOwn:  true,
+		DisputeBondKopecks:   market.DefaultDisputeBond,
 
 		ChatWebhookTimeout: chat.DefaultWebhookTimeout,
 		StreamRetention:    DefaultStreamRetention,
@@ -350,6 +359,13 @@ const DefaultCreatorMaxOpenEvents = 100
 const (
 	maxCreatorOpenEvents = 1_000_000
 	maxCreatorSubsidy    = account.MaxExposure
+)
+
+// The largest challenge window (30 days) and dispute bond (10^12
+// kopecks): far past any real use.
+const (
+	maxResolutionChallenge = 720 * time.Hour
+	maxDisputeBond         = 1_000_000_000_000
 )
 
 // withDefaults fills the zero values of c that have a default.

@@ -89,6 +89,12 @@ func (c Config) Validate() error {
 	if c.CreatorMaxSubsidyKopecks < 0 || c.CreatorMaxSubsidyKopecks > maxCreatorSubsidy {
 		bad("PREDICTKIT_CREATOR_MAX_SUBSIDY_KOPECKS", "%d: must be 0 (no limit) to %d", c.CreatorMaxSubsidyKopecks, int64(maxCreatorSubsidy))
 	}
+	if c.ResolutionChallenge < 0 || c.ResolutionChallenge > maxResolutionChallenge {
+		bad("PREDICTKIT_RESOLUTION_CHALLENGE", "%s: must be 0 (off) or a duration up to 720h", c.ResolutionChallenge)
+	}
+	if c.DisputeBondKopecks < 0 || c.DisputeBondKopecks > maxDisputeBond {
+		bad("PREDICTKIT_DISPUTE_BOND_KOPECKS", "%d: must be 0 (no bond) to %d", c.DisputeBondKopecks, int64(maxDisputeBond))
+	}
 	if c.AuthCache < 0 || c.AuthCache > time.Hour {
 		bad("PREDICTKIT_AUTH_CACHE", "%s: must be 0 (off) or a duration up to 1h", c.AuthCache)
 	}

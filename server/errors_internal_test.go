@@ -59,6 +59,11 @@ var domainErrors = map[string]error{
 	"market.ErrDuplicateKey":        market.ErrDuplicateKey,
 	"market.ErrNoNewAnswer":         market.ErrNoNewAnswer,
 	"market.ErrPoolChanged":         market.ErrPoolChanged,
+	"market.ErrNoProposal":          market.ErrNoProposal,
+	"market.ErrChallengeOver":       market.ErrChallengeOver,
+	"market.ErrNotHolder":           market.ErrNotHolder,
+	"market.ErrAlreadyDisputed":     market.ErrAlreadyDisputed,
+	"market.ErrNotResolved":         market.ErrNotResolved,
 
 	"partner.ErrUnauthorized":        partner.ErrUnauthorized,
 	"partner.ErrDisabled":            partner.ErrDisabled,
@@ -97,6 +102,8 @@ var notOnAnyRoute = map[string]string{
 	"account.ErrBalanceLimit": "the services that bring money in turn it into *input.Error (market.Service.CreateEvent, " +
 		"account.Service.Credit, partner.Service.FundFloat); trades and settlements only move money already in, " +
 		"which account.MaxExposure keeps within 4 × 10^18 kopecks",
+	"market.ErrNotResolved": "only the challenge window's worker meets it (a store's FinishProposal before the market resolved), " +
+		"and logs it; the proposal is claimed again after its lease",
 	"market.UnknownTagError": "a store's answer that market.Service.CreateEvent turns into the *input.Error naming tags[i] " +
 		"(400 invalid_request) before it leaves the service",
 }
@@ -165,6 +172,10 @@ var canOccur = []struct {
 	{"POST /markets/{id}/buy|sell", errsTrade, []string{"account.ErrUnauthorized", "account.ErrUserNotFound", "server.errInvalidID", "server.requestError",
 		"market.ErrMarketNotFound", "market.ErrClosed", "market.ErrPriceMoved", "market.ErrNoPosition", "market.ErrInsufficientShares",
 		"market.ErrTradeRefused", "account.ErrInsufficientFunds", "account.ErrInvalidAmount", "input.Error", "input.ErrInvalid", "market.ErrForbidden", "market.ErrPoolChanged"}},
+	{"POST /markets/{id}/disputes", errsDispute, []string{"account.ErrUnauthorized", "account.ErrUserNotFound", "server.errInvalidID", "server.requestError",
+		"input.Error", "input.ErrInvalid", "market.ErrMarketNotFound", "market.ErrNoProposal", "market.ErrChallengeOver", "market.ErrNotHolder",
+		"market.ErrAlreadyDisputed", "account.ErrInsufficientFunds"}},
+	{"GET /admin/disputes", errsAdminDisputes, []string{"server.errAdminOff", "account.ErrUnauthorized"}},
 	{"GET /markets/{id}/history", errsHistory, []string{"server.errInvalidID", "market.ErrMarketNotFound"}},
 	{"GET /markets/{id}/candles", errsCandles, []string{"server.errInvalidID", "server.requestError", "input.Error", "input.ErrInvalid", "market.ErrMarketNotFound"}},
 	{"admin routes", errsAdmin, []string{"server.errAdminOff", "account.ErrUnauthorized", "server.errInvalidID", "server.requestError",

@@ -100,6 +100,14 @@ func (v *marketJSON) appendJSON(b []byte) ([]byte, bool) {
 	b = appendJSONNullString(appendKey(b, "resolved_at"), v.ResolvedAt)
 	b = appendJSONNullString(appendKey(b, "resolved_by"), v.ResolvedBy)
 	b = strconv.AppendBool(appendKey(b, "other"), v.Other)
+	if r := v.Resolution; r != nil {
+		b = append(appendKey(b, "resolution"), '{')
+		b = appendJSONString(appendKey(b, "proposed"), r.Proposed)
+		b = strconv.AppendInt(appendKey(b, "by"), r.By, 10)
+		b = appendJSONString(appendKey(b, "challenge_until"), r.ChallengeUntil)
+		b = strconv.AppendBool(appendKey(b, "disputed"), r.Disputed)
+		b = append(b, '}')
+	}
 	return append(b, '}'), true
 }
 

@@ -55,6 +55,9 @@ func randMarket(r *rand.Rand) marketJSON {
 		at, by := randString(r), randString(r)
 		m.ResolvedAt, m.ResolvedBy = &at, &by
 	}
+	if r.IntN(2) == 0 {
+		m.Resolution = &resolutionJSON{Proposed: randString(r), By: r.Int64(), ChallengeUntil: randString(r), Disputed: r.IntN(2) == 0}
+	}
 	return m
 }
 

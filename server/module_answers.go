@@ -27,9 +27,10 @@ func (b *answerBody) toDomain() market.NewAnswer {
 }
 
 // errNoNewAnswer is the 409 of a pool that takes no new answer: it has no
-// Other answer, or it is resolved.
+// Other answer, or it is resolved or paused (a creator's proposed
+// resolution pauses it).
 var errNoNewAnswer = on(market.ErrNoNewAnswer, http.StatusConflict, "invalid_state").
-	saying("the pool takes no new answer: it has no Other answer, or it is resolved")
+	saying("the pool takes no new answer: it has no Other answer, or it is resolved or paused")
 
 // errAnswerSubsidy is the 400 of a split whose escrow top-up the treasury
 // cannot make (its subsidies would pass their bound).

@@ -20,7 +20,8 @@ import (
 // pools, markets, trading, positions, the PnL chart, the public feeds and
 // tags (module_tags.go).
 var MarketModule = fx.Module("market",
-	fx.Provide(newTrader, newMarketService, marketRoutes, tagRoutes, amendRoutes),
+	fx.Provide(newTrader, newMarketService, marketRoutes, tagRoutes, amendRoutes, challengeRoutes),
+	fx.Invoke(runChallengeWorker),
 )
 
 // newTrader is the group commit every trade goes through, shared by the
@@ -40,6 +41,7 @@ func newMarketService(cfg Config, store market.Store, accounts *account.Service,
 		MaxSubsidyKopecks: cfg.CreatorMaxSubsidyKopecks,
 		NoOwnTrades:       !cfg.CreatorsMayTradeOwn,
 	}
+	s.Challenge, s.DisputeBond = cfg.ResolutionChallenge, cfg.DisputeBondKopecks
 	return s
 }
 
@@ -194,6 +196,9 @@ func (h *marketHandlers) handlePool(c *fiber.Ctx) error {
 		return err
 	}
 	v := poolView(p, h.markets.Now())
+	if err := withResolutions(c.UserContext(), h.markets, v.Markets, p.Markets); err != nil {
+		return err
+	}
 	return sendJSON(c, &v)
 }
 
@@ -489,6 +494,9 @@ func (h *marketHandlers) handleEvent(c *fiber.Ctx) error {
 		return err
 	}
 	v := eventView(e, h.markets.Now())
+	if err := eventResolutions(c.UserContext(), h.markets, &v, e); err != nil {
+		return err
+	}
 	return sendJSON(c, &v)
 }
 
@@ -508,8 +516,11 @@ func (h *marketHandlers) handleMarket(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	v := marketView(m, h.markets.Now())
-	return sendJSON(c, &v)
+	v := []marketJSON{marketView(m, h.markets.Now())}
+	if err := withResolutions(c.UserContext(), h.markets, v, []*market.Market{m}); err != nil {
+		return err
+	}
+	return sendJSON(c, &v[0])
 }
 
 // parseSide reads the side of a quote, a buy or a sell.

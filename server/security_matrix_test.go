@@ -273,6 +273,10 @@ func accessMatrix() map[string][]cell {
 					aliceHolds(t, h, w, r)
 				}),
 		),
+		// Without the challenge window no market has a proposed outcome.
+		"POST /api/v1/markets/:market_id/disputes": mxUserOnly(mxSend(http.MethodPost, func(w *secWorld) string {
+			return fmt.Sprintf("/api/v1/markets/%d/disputes", w.a1.ID)
+		}, func(*secWorld) any { return map[string]any{"reason": "wrong"} }), "unauthorized", pAlice, 409, nil),
 		"POST /api/v1/markets/:market_id/sell": mxCells(
 			mxUserOnly(trade("sell", func(*secWorld) any { return map[string]any{"side": "YES", "shares": 10} }), "unauthorized", pAlice, 200, nil),
 			[]cell{{as: pBob, req: trade("sell", func(*secWorld) any { return map[string]any{"side": "YES", "shares": 10} }),

@@ -243,6 +243,9 @@ var bodyTargets = []bodyTarget{
 	{"POST /api/v1/markets/:market_id/sell", []string{"side"}, func(_ *fuzzWorld, _ int, text func(string, string) string) string {
 		return fmt.Sprintf(`{"side":%s,"shares":1}`, text("side", "YES"))
 	}},
+	{"POST /api/v1/markets/:market_id/disputes", []string{"reason"}, func(_ *fuzzWorld, _ int, text func(string, string) string) string {
+		return fmt.Sprintf(`{"reason":%s}`, text("reason", "the match was abandoned"))
+	}},
 	{"POST /api/v1/partner/bet", []string{"external_user_id", "side", "client_bet_id"}, func(w *fuzzWorld, n int, text func(string, string) string) string {
 		return fmt.Sprintf(`{"external_user_id":%s,"market_id":%d,"side":%s,"amount_kopecks":1000,"client_bet_id":%s}`,
 			text("external_user_id", "text-user"), w.a1.ID, text("side", "yes"), text("client_bet_id", fmt.Sprintf("text-%d", n)))
@@ -402,7 +405,7 @@ func noControls(rune) bool { return false }
 func lineBreaksAndTabs(r rune) bool { return r == '\n' || r == '\r' || r == '\t' }
 
 // multiline are the fields that document line breaks and tabs.
-var multiline = []string{"pools[0].rules", "pools[0].rules_ru", "content", "text", "text_ru", "instructions"}
+var multiline = []string{"pools[0].rules", "pools[0].rules_ru", "content", "text", "text_ru", "instructions", "reason"}
 
 // textRequests is every hostile request of the test, for the routes of
 // the app and the values vs.

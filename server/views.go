@@ -48,6 +48,27 @@ type marketJSON struct {
 	ResolvedBy *string `json:"resolved_by"`
 	// Other marks the Other answer of an exclusive pool.
 	Other bool `json:"other"`
+	// Resolution is the creator's proposed outcome while it waits out
+	// its challenge window or the operator; absent otherwise.
+	Resolution *resolutionJSON `json:"resolution,omitempty"`
+}
+
+// resolutionJSON is a market's open proposal (market.Proposal) as that
+// market sees it.
+type resolutionJSON struct {
+	Proposed       string `json:"proposed"`
+	By             int64  `json:"by"`
+	ChallengeUntil string `json:"challenge_until"`
+	Disputed       bool   `json:"disputed"`
+}
+
+// resolutionView is p as market m (of p's market or pool) sees it; nil
+// when p is nil or done.
+func resolutionView(p *market.Proposal, m *market.Market) *resolutionJSON {
+	if p == nil || p.Done {
+		return nil
+	}
+	return &resolutionJSON{Proposed: p.OutcomeFor(m), By: p.By, ChallengeUntil: ts(p.ChallengeUntil), Disputed: p.Disputed}
 }
 
 // marketView is m as seen at now: trading_open says whether it takes

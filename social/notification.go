@@ -28,6 +28,13 @@ const (
 	// TypeEventAmended: the creator of an event the user holds a
 	// position in added an amendment (Excerpt, ExcerptRu).
 	TypeEventAmended = "event_amended"
+	// TypeResolutionProposed tells a holder that the creator proposed an
+	// outcome (Won) which becomes final at Until unless disputed.
+	TypeResolutionProposed = "resolution_proposed"
+	// TypeDisputeResolved tells a disputer the operator's outcome (Won)
+	// of a proposal (Proposed) and the bond returned (Amount; 0 when the
+	// platform kept it).
+	TypeDisputeResolved = "dispute_resolved"
 )
 
 // OutcomeVoid is NotificationData.Won of a market that was voided: every
@@ -71,6 +78,8 @@ type NotificationData struct {
 	// when the author gave them (event_amended).
 	EventNameRu string `json:"event_name_ru,omitempty"`
 	ExcerptRu   string `json:"excerpt_ru,omitempty"`
+	Proposed    string `json:"proposed,omitempty"` // a disputed proposal's outcome
+	Until       string `json:"until,omitempty"`    // RFC 3339: when a proposed outcome becomes final
 }
 
 // Render returns n's title and message in lang ("ru" or, by default, "en").
@@ -117,6 +126,22 @@ func (n *Notification) Render(lang string) (title, message string) {
 			return "Уточнение условий", fmt.Sprintf("«%s»: %s", orDefault(d.EventNameRu, d.EventName), orDefault(d.ExcerptRu, d.Excerpt))
 		}
 		return "Event amended", fmt.Sprintf("%q: %s", d.EventName, d.Excerpt)
+	case TypeResolutionProposed:
+		if ru {
+			return "Предложен исход", fmt.Sprintf("Создатель предлагает закрыть рынок «%s» исходом «%s». Исход станет окончательным %s, если его не оспорят.", d.MarketName, outcomeRu(d.Won), d.Until)
+		}
+		return "Outcome proposed", fmt.Sprintf("The creator proposes that %q resolves %s. It becomes final at %s unless disputed.", d.MarketName, d.Won, d.Until)
+	case TypeDisputeResolved:
+		if d.Amount > 0 {
+			if ru {
+				return "Спор решён", fmt.Sprintf("Оператор закрыл рынок «%s» исходом «%s» вместо предложенного «%s». Залог возвращён: %s", d.MarketName, outcomeRu(d.Won), outcomeRu(d.Proposed), rub(d.Amount, true))
+			}
+			return "Dispute upheld", fmt.Sprintf("The operator resolved %q %s instead of the proposed %s. Your bond is back: %s", d.MarketName, d.Won, d.Proposed, rub(d.Amount, false))
+		}
+		if ru {
+			return "Спор отклонён", fmt.Sprintf("Оператор подтвердил исход «%s» рынка «%s». Залог остаётся платформе.", outcomeRu(d.Won), d.MarketName)
+		}
+		return "Dispute rejected", fmt.Sprintf("The operator confirmed %s for %q. The platform keeps your bond.", d.Won, d.MarketName)
 	case TypeSupportReply:
 		if ru {
 			return "Ответ поддержки", d.Excerpt
@@ -132,6 +157,14 @@ func orDefault(s, def string) string {
 		return def
 	}
 	return s
+}
+
+// outcomeRu is an outcome ("YES", "NO", "VOID") in Russian.
+func outcomeRu(s string) string {
+	if s == OutcomeVoid {
+		return "ОТМЕНА"
+	}
+	return sideRu(s)
 }
 
 func sideRu(s string) string {

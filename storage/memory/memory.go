@@ -67,6 +67,7 @@ type Store struct {
 	wh      *webhookState         // partners' webhooks and deliveries, made on first use (webhooks.go)
 	board   boardState            // the leaderboard's buckets (leaderboard.go)
 	tags    map[string]market.Tag // by slug, Events unset; made on first use (tags.go)
+	prop    *proposals            // the challenge window's, made on first use (proposals.go)
 
 	// amends are the events' amendments, by event, oldest first; made on
 	// first use (amend.go).

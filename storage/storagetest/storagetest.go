@@ -63,6 +63,7 @@ func Run(t *testing.T, newStores func(t *testing.T) Stores) {
 	t.Run("tags", func(t *testing.T) { testTags(t, newStores) })
 	t.Run("creator limits", func(t *testing.T) { testCreatorLimits(t, newStores) })
 	t.Run("edits and amendments", func(t *testing.T) { testAmend(t, newStores) })
+	t.Run("challenge window", func(t *testing.T) { testChallenge(t, newStores) })
 	t.Run("trading", func(t *testing.T) { testTrading(t, newStores) })
 	t.Run("settlement", func(t *testing.T) { testSettlement(t, newStores) })
 	t.Run("trading window", func(t *testing.T) { testWindow(t, newStores) })

@@ -5,9 +5,10 @@
 // each behind a confirmation, and a hidden event's button to show it.
 
 import { api } from '../api.js';
-import { loc, pct } from '../i18n.js';
+import { loc, pct, dateTime } from '../i18n.js';
 import { h, clear, qs, field, table, confirmDialog } from './ui.js';
 import { ta } from './i18n-admin.js';
+import { disputesSection } from './disputes.js';
 
 const admin = { admin: true };
 
@@ -26,6 +27,7 @@ export async function marketsPage(root, ctx, rest) {
         else id.input.focus();
       },
     }, id.node, h('button', { type: 'submit', class: 'btn btn-primary' }, ta('markets.load'))),
+    disputesSection(ctx),
     h('h2', null, ta('markets.active')), list,
     createForm(ctx));
   const { events } = await api('GET', '/api/v1/events' + qs({ limit: 100 }));
@@ -103,6 +105,8 @@ async function eventPage(root, ctx, eventID) {
   };
 
   const stateText = (m) => {
+    const r = m.resolution;
+    if (r) return r.disputed ? ta('markets.proposedDisputed', { side: sideName(r.proposed) }) : ta('markets.proposed', { side: sideName(r.proposed), until: dateTime(r.challenge_until) });
     if (!m.resolved) return ta('markets.open');
     const by = m.resolved_by === 'operator' ? ta('markets.by.operator') : m.resolved_by === 'creator' ? ta('markets.by.creator') : '—';
     return m.winning_outcome === 'VOID' ? ta('markets.voided', { by }) : ta('markets.resolvedAs', { side: sideName(m.winning_outcome), by });

@@ -13,6 +13,7 @@ import { comments } from './comments.js';
 import { amendmentsSection } from './amendments.js';
 
 function statusTag(m) {
+  if (m.resolution) return h('span', { class: 'tag tag-muted' }, t('market.proposed', { side: sideName(m.resolution.proposed) }));
   if (m.resolved) {
     if (m.winning_outcome === 'VOID') return h('span', { class: 'tag tag-muted' }, t('market.voided'));
     const yes = m.winning_outcome !== 'NO';
@@ -80,6 +81,7 @@ export async function render(main, ctx) {
     const slot = h('div');
     const result = statusBox();
     const tools = h('div');
+    const proposal = h('div');
     const article = h('article', { class: 'market', 'aria-labelledby': nameId },
       h('div', { class: 'market-head' },
         h('h3', { class: 'market-name', id: nameId, tabindex: '-1' }, loc(m, 'name')),
@@ -88,8 +90,8 @@ export async function render(main, ctx) {
       priceLine,
       h('div', { class: 'prob-bar', 'aria-hidden': 'true' }, bar),
       h('p', { class: 'meta', 'data-volume': '' }),
-      hold, actions, slot, result, tools);
-    const view = { article, price, noPrice, bar, hold, actions, slot, result, tools };
+      hold, proposal, actions, slot, result, tools);
+    const view = { article, price, noPrice, bar, hold, proposal, actions, slot, result, tools };
     markets.set(m.id, { m, pool, view });
     paintMarket(m.id);
     return article;
@@ -122,8 +124,54 @@ export async function render(main, ctx) {
     view.article.querySelector('[data-volume]').textContent = t('market.volume', { v: money(m.volume) }) + names
       + (m.resolved && m.resolved_by ? ` · ${t('market.resolved_by', { who: t(m.resolved_by === 'operator' ? 'market.by_operator' : 'market.by_creator') })}` : '');
     paintHoldings(id);
+    paintProposal(id, pool);
     paintActions(id);
     paintTools(id, pool);
+  }
+
+  // ---- the challenge window: a proposed outcome, and holders' disputes ----
+
+  function paintProposal(id, pool) {
+    const { m, view } = markets.get(id);
+    clear(view.proposal);
+    const r = m.resolution;
+    if (!r) return;
+    const s = sideName(r.proposed);
+    view.proposal.append(h('p', { class: 'notice' }, r.disputed ? t('proposal.disputed', { side: s }) : t('proposal.pending', { side: s, t: dateTime(r.challenge_until) })));
+    // Holders of the market (of any answer of an exclusive question) may
+    // dispute before the deadline; the server has the last word.
+    const ids = pool.exclusive ? (pool.markets || []).map((x) => x.id) : [id];
+    if (r.disputed || Date.parse(r.challenge_until) <= Date.now() || !ids.some((x) => positionsOf(x).length)) return;
+    const box = h('div');
+    const open = h('button', { type: 'button', class: 'btn', onClick: () => {
+      const reasonId = `dispute-${id}-reason`;
+      const reason = h('textarea', { id: reasonId, rows: '3', required: true, maxlength: '2000' });
+      clear(box, h('form', { class: 'dispute-form', onSubmit: async (e) => {
+        e.preventDefault();
+        if (!reason.value.trim()) { reason.focus(); return; }
+        try {
+          await api('POST', `/markets/${id}/disputes`, { reason: reason.value });
+        } catch (err) {
+          showError(err);
+          return;
+        }
+        announce(t('proposal.disputed_done'));
+        await loadMe();
+        await reloadEvent();
+        const entry = markets.get(id);
+        if (entry) {
+          entry.view.result.textContent = t('proposal.disputed_done');
+          entry.view.article.querySelector('h3').focus();
+        }
+      } },
+      h('label', { for: reasonId }, t('proposal.reason')), reason,
+      h('p', { class: 'meta' }, t('proposal.bond_note')),
+      h('div', { class: 'actions' },
+        h('button', { type: 'submit', class: 'btn btn-primary' }, t('proposal.send')),
+        h('button', { type: 'button', class: 'btn', onClick: () => { clear(box); open.focus(); } }, t('action.cancel')))));
+      reason.focus();
+    } }, t('proposal.dispute'));
+    view.proposal.append(h('div', { class: 'actions' }, open), box);
   }
 
   function paintHoldings(id) {
@@ -197,7 +245,7 @@ export async function render(main, ctx) {
   function paintTools(id, pool) {
     const { m, view } = markets.get(id);
     clear(view.tools);
-    if (!isCreator() || m.resolved) return;
+    if (!isCreator() || m.resolved || m.resolution) return;
     const confirmBox = h('div');
     const ask = (won) => {
       let key = 'resolve.confirm_' + won.toLowerCase();
@@ -225,11 +273,13 @@ export async function render(main, ctx) {
       showError(e);
       return;
     }
-    announce(t('resolve.done'));
     await reloadEvent();
     const entry = markets.get(id);
+    // With the challenge window the close only proposes the outcome.
+    const done = entry && entry.m.resolution ? t('proposal.made') : t('resolve.done');
+    announce(done);
     if (entry) {
-      entry.view.result.textContent = t('resolve.done');
+      entry.view.result.textContent = done;
       entry.view.article.querySelector('h3').focus();
     }
   }

@@ -5,6 +5,7 @@ import (
 	"math"
 	"net/http"
 	"testing"
+	"time"
 )
 
 // otherEvent is an event with one exclusive pool of Ann (0.5), Bob (0.3)
@@ -208,4 +209,34 @@ func (h *harness) createdPool(t *testing.T, id int64) []apiMarket {
 	var p apiPool
 	r.decode(t, &p)
 	return p.Markets
+}
+
+// TestAnswersAddedLaterAfterAProposal: with the challenge window, a
+// creator's close proposes the pool's winner and pauses the pool; an
+// answer is then 409 invalid_state and changes nothing.
+func TestAnswersAddedLaterAfterAProposal(t *testing.T) {
+	for _, sc := range stores() {
+		t.Run("on the "+sc.name+" store", func(t *testing.T) {
+			h := newHarness(t, sc.new(t), challengeOn(time.Hour))
+			w := newWorld(t, h)
+			ev := h.createEvent(t, w.creator.token, otherEvent())
+			h.activate(t, w.creator.token, ev.ID, true)
+			pool := ev.Pools[0]
+			h.buy(t, w.alice.token, pool.Markets[2].ID, "YES", 1000)
+			r := h.do(t, req{method: http.MethodPost, path: w.closePath(ev.ID, pool.ID, pool.Markets[0].ID), token: w.creator.token, body: map[string]any{"won_side": "YES"}})
+			expect(t, r, http.StatusOK, "")
+			r = h.do(t, req{method: http.MethodPost, path: fmt.Sprintf("/api/v1/pools/%d/answers", pool.ID), token: w.creator.token,
+				body: map[string]any{"name": "Cid", "probability": 0.05}})
+			expect(t, r, http.StatusConflict, "invalid_state")
+			r = h.do(t, req{method: http.MethodPost, path: fmt.Sprintf("/api/v1/admin/pools/%d/answers", pool.ID), token: adminToken,
+				body: map[string]any{"name": "Cid", "probability": 0.05}})
+			expect(t, r, http.StatusConflict, "invalid_state")
+			if got := len(h.createdPool(t, pool.ID)); got != 3 {
+				t.Fatalf("the proposed pool has %d markets", got)
+			}
+			if ok, _, problems := h.audit(t); !ok {
+				t.Fatalf("audit: %v", problems)
+			}
+		})
+	}
 }

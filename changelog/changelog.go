@@ -31,6 +31,10 @@ const (
 	Price Type = "price"
 	// MarketResolved is a market resolved YES or NO, or voided.
 	MarketResolved Type = "market_resolved"
+	// AnswerAdded is an answer added to an exclusive pool, taking part of
+	// its Other answer's probability (the new market's; a price entry
+	// follows for every market of the pool).
+	AnswerAdded Type = "answer_added"
 	// Comment is a new comment or reply on an event.
 	Comment Type = "comment"
 	// Notification is a notification for one user.

@@ -511,6 +511,7 @@ func (e NotificationRelatedType) Valid() bool {
 
 // Defines values for NotificationType.
 const (
+	NotificationTypeAnswerAdded        NotificationType = "answer_added"
 	NotificationTypeCommentReply       NotificationType = "comment_reply"
 	NotificationTypeDisputeResolved    NotificationType = "dispute_resolved"
 	NotificationTypeEventAmended       NotificationType = "event_amended"
@@ -525,6 +526,8 @@ const (
 // Valid indicates whether the value is a known member of the NotificationType enum.
 func (e NotificationType) Valid() bool {
 	switch e {
+	case NotificationTypeAnswerAdded:
+		return true
 	case NotificationTypeCommentReply:
 		return true
 	case NotificationTypeDisputeResolved:
@@ -1123,6 +1126,7 @@ func (e StreamMarketResolvedWinningOutcome) Valid() bool {
 
 // Defines values for StreamMessageEvent.
 const (
+	StreamMessageEventAnswerAdded    StreamMessageEvent = "answer_added"
 	StreamMessageEventBalance        StreamMessageEvent = "balance"
 	StreamMessageEventComment        StreamMessageEvent = "comment"
 	StreamMessageEventMarketResolved StreamMessageEvent = "market_resolved"
@@ -1135,6 +1139,8 @@ const (
 // Valid indicates whether the value is a known member of the StreamMessageEvent enum.
 func (e StreamMessageEvent) Valid() bool {
 	switch e {
+	case StreamMessageEventAnswerAdded:
+		return true
 	case StreamMessageEventBalance:
 		return true
 	case StreamMessageEventComment:
@@ -1177,6 +1183,7 @@ func (e StreamNotificationRelatedType) Valid() bool {
 
 // Defines values for StreamNotificationType.
 const (
+	StreamNotificationTypeAnswerAdded        StreamNotificationType = "answer_added"
 	StreamNotificationTypeCommentReply       StreamNotificationType = "comment_reply"
 	StreamNotificationTypeDisputeResolved    StreamNotificationType = "dispute_resolved"
 	StreamNotificationTypeEventAmended       StreamNotificationType = "event_amended"
@@ -1191,6 +1198,8 @@ const (
 // Valid indicates whether the value is a known member of the StreamNotificationType enum.
 func (e StreamNotificationType) Valid() bool {
 	switch e {
+	case StreamNotificationTypeAnswerAdded:
+		return true
 	case StreamNotificationTypeCommentReply:
 		return true
 	case StreamNotificationTypeDisputeResolved:
@@ -1306,14 +1315,17 @@ func (e WebhookDeliveryStatus) Valid() bool {
 
 // Defines values for WebhookDeliveryType.
 const (
-	WebhookDeliveryTypeBetSettled     WebhookDeliveryType = "bet.settled"
-	WebhookDeliveryTypeMarketResolved WebhookDeliveryType = "market.resolved"
+	WebhookDeliveryTypeBetSettled        WebhookDeliveryType = "bet.settled"
+	WebhookDeliveryTypeMarketAnswerAdded WebhookDeliveryType = "market.answer_added"
+	WebhookDeliveryTypeMarketResolved    WebhookDeliveryType = "market.resolved"
 )
 
 // Valid indicates whether the value is a known member of the WebhookDeliveryType enum.
 func (e WebhookDeliveryType) Valid() bool {
 	switch e {
 	case WebhookDeliveryTypeBetSettled:
+		return true
+	case WebhookDeliveryTypeMarketAnswerAdded:
 		return true
 	case WebhookDeliveryTypeMarketResolved:
 		return true
@@ -1982,16 +1994,19 @@ type LoginRequest struct {
 // Market defines model for Market.
 type Market struct {
 	// B LMSR liquidity (kopecks / shares)
-	B            int64            `json:"b"`
-	EventID      int64            `json:"event_id"`
-	ID           int64            `json:"id"`
-	MarketType   MarketMarketType `json:"market_type"`
-	Name         string           `json:"name"`
-	NameRu       string           `json:"name_ru"`
-	NoName       string           `json:"no_name"`
-	OutcomeIndex int              `json:"outcome_index"`
-	Paused       bool             `json:"paused"`
-	PoolID       int64            `json:"pool_id"`
+	B          int64            `json:"b"`
+	EventID    int64            `json:"event_id"`
+	ID         int64            `json:"id"`
+	MarketType MarketMarketType `json:"market_type"`
+	Name       string           `json:"name"`
+	NameRu     string           `json:"name_ru"`
+	NoName     string           `json:"no_name"`
+
+	// Other the Other answer of an exclusive pool ("none of the answers listed"): answers added later (POST /api/v1/pools/{id}/answers) take their probability out of it
+	Other        bool  `json:"other"`
+	OutcomeIndex int   `json:"outcome_index"`
+	Paused       bool  `json:"paused"`
+	PoolID       int64 `json:"pool_id"`
 
 	// QNo LMSR quantity of NO (shares); in an exclusive pool, round(b·ln Σ_{j≠i} e^{q_j/b}), the quantity of the other outcomes together, so that the binary price formula gives the market's price
 	QNo int64 `json:"q_no"`
@@ -2071,6 +2086,15 @@ type NewAPIKey struct {
 // NewAPIKeyScopes defines model for NewAPIKey.Scopes.
 type NewAPIKeyScopes string
 
+// NewAnswer defines model for NewAnswer.
+type NewAnswer struct {
+	Name   string  `json:"name"`
+	NameRu *string `json:"name_ru,omitempty"`
+
+	// Probability the new answer's YES probability, taken out of the Other answer's: above 0 and below Other's current YES probability
+	Probability float64 `json:"probability"`
+}
+
 // NewComment defines model for NewComment.
 type NewComment struct {
 	// Content 1 to 2000 characters once trimmed; no control characters but line breaks and tabs
@@ -2098,6 +2122,9 @@ type NewMarket struct {
 	Name   string  `json:"name"`
 	NameRu *string `json:"name_ru,omitempty"`
 	NoName *string `json:"no_name,omitempty"`
+
+	// Other marks the Other answer of an exclusive pool ("none of the answers listed"), whose probability answers added later take; at most one per pool, and only in an exclusive pool (400 invalid_request otherwise)
+	Other *bool `json:"other,omitempty"`
 
 	// Probability opening YES price
 	Probability float64 `json:"probability"`
@@ -2179,6 +2206,9 @@ type NewPool struct {
 // comment's id (its replies list the new one).
 // `support_reply` — support answered you in the chat; related_type
 // `chat`.
+// `answer_added` — an answer was added to a pool you held a position
+// in, taking its Other answer's probability (your positions pay in
+// every outcome what they paid before); related_type `event`.
 // `event_amended` — the creator of an event you hold an open
 // position in added an amendment; the message quotes it (in Russian
 // when the creator gave `text_ru`); related_type `event`.
@@ -2802,6 +2832,26 @@ type Status struct {
 // StatusStatus defines model for Status.Status.
 type StatusStatus string
 
+// StreamAnswerAdded An answer added to an exclusive pool (POST /api/v1/pools/{id}/answers), followed by a price message for every market of the pool (trade_id 0).
+type StreamAnswerAdded struct {
+	CreatedAt time.Time `json:"created_at"`
+	EventID   int64     `json:"event_id"`
+
+	// MarketID the new market
+	MarketID int64  `json:"market_id"`
+	Name     string `json:"name"`
+	NameRu   string `json:"name_ru"`
+
+	// OtherMarketID the Other market whose probability it took
+	OtherMarketID int64 `json:"other_market_id"`
+	OutcomeIndex  int   `json:"outcome_index"`
+	PoolID        int64 `json:"pool_id"`
+
+	// TopUpKopecks what the platform's treasury added to the pool's escrow
+	TopUpKopecks   int64   `json:"top_up_kopecks"`
+	YesProbability float64 `json:"yes_probability"`
+}
+
 // StreamBalance Your balances after a change (in kopecks), one per transaction that moved them; a settlement's payout comes as your settlement notification's balances instead.
 type StreamBalance struct {
 	Balance      int64 `json:"balance"`
@@ -2834,7 +2884,7 @@ type StreamMarketResolvedWinningOutcome string
 
 // StreamMessage One message of the live stream (GET /api/v1/stream), as its three fields.
 type StreamMessage struct {
-	// Data by event: trade StreamTrade, price StreamPrice, market_resolved StreamMarketResolved, comment Comment, notification StreamNotification, balance StreamBalance, reset StreamReset
+	// Data by event: trade StreamTrade, price StreamPrice, market_resolved StreamMarketResolved, answer_added StreamAnswerAdded, comment Comment, notification StreamNotification, balance StreamBalance, reset StreamReset
 	Data StreamMessage_Data `json:"data"`
 
 	// Event what data is
@@ -2844,7 +2894,7 @@ type StreamMessage struct {
 	ID int64 `json:"id"`
 }
 
-// StreamMessage_Data by event: trade StreamTrade, price StreamPrice, market_resolved StreamMarketResolved, comment Comment, notification StreamNotification, balance StreamBalance, reset StreamReset
+// StreamMessage_Data by event: trade StreamTrade, price StreamPrice, market_resolved StreamMarketResolved, answer_added StreamAnswerAdded, comment Comment, notification StreamNotification, balance StreamBalance, reset StreamReset
 type StreamMessage_Data struct {
 	union json.RawMessage
 }
@@ -2866,7 +2916,7 @@ type StreamNotification struct {
 	} `json:"balances,omitempty"`
 	CreatedAt time.Time `json:"created_at"`
 
-	// Data what the notification says: market_name, side, action, shares, amount (kopecks), won (YES, NO or VOID), author, excerpt, event_name, proposed (a disputed proposal's outcome), until (when a proposed outcome becomes final); those its type uses
+	// Data what the notification says: market_name, side, action, shares, amount (kopecks), won (YES, NO or VOID), author, excerpt, event_name, other (an answer_added's Other answer), proposed (a disputed proposal's outcome), until (when a proposed outcome becomes final); those its type uses
 	Data        *map[string]interface{}       `json:"data,omitempty"`
 	ID          int64                         `json:"id"`
 	Message     string                        `json:"message"`
@@ -2893,7 +2943,7 @@ type StreamPrice struct {
 	QNo      int64     `json:"q_no"`
 	QYes     int64     `json:"q_yes"`
 
-	// TradeID the trade that moved it
+	// TradeID the trade that moved it; 0 for an answer added to the pool
 	TradeID        int64   `json:"trade_id"`
 	YesProbability float64 `json:"yes_probability"`
 }
@@ -3136,6 +3186,12 @@ type InvalidRequest struct {
 
 // MarketNotFound defines model for MarketNotFound.
 type MarketNotFound struct {
+	Detail *string `json:"detail,omitempty"`
+	Error  string  `json:"error"`
+}
+
+// NoNewAnswer defines model for NoNewAnswer.
+type NoNewAnswer struct {
 	Detail *string `json:"detail,omitempty"`
 	Error  string  `json:"error"`
 }
@@ -3456,6 +3512,9 @@ type AdminSetPartnerWebhookJSONRequestBody = WebhookRequest
 // AdminMovePoolFinishJSONRequestBody defines body for AdminMovePoolFinish for application/json ContentType.
 type AdminMovePoolFinishJSONRequestBody = FinishPatch
 
+// AdminAddAnswerJSONRequestBody defines body for AdminAddAnswer for application/json ContentType.
+type AdminAddAnswerJSONRequestBody = NewAnswer
+
 // AdminPutTagJSONRequestBody defines body for AdminPutTag for application/json ContentType.
 type AdminPutTagJSONRequestBody = TagRequest
 
@@ -3540,6 +3599,9 @@ type PartnerSellJSONRequestBody = PartnerSellRequest
 // MovePoolFinishJSONRequestBody defines body for MovePoolFinish for application/json ContentType.
 type MovePoolFinishJSONRequestBody = FinishPatch
 
+// AddAnswerJSONRequestBody defines body for AddAnswer for application/json ContentType.
+type AddAnswerJSONRequestBody = NewAnswer
+
 // AsStreamTrade returns the union data inside the StreamMessage_Data as a StreamTrade
 func (t StreamMessage_Data) AsStreamTrade() (StreamTrade, error) {
 	var body StreamTrade
@@ -3608,6 +3670,32 @@ func (t *StreamMessage_Data) FromStreamMarketResolved(v StreamMarketResolved) er
 
 // MergeStreamMarketResolved performs a merge with any union data inside the StreamMessage_Data, using the provided StreamMarketResolved
 func (t *StreamMessage_Data) MergeStreamMarketResolved(v StreamMarketResolved) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsStreamAnswerAdded returns the union data inside the StreamMessage_Data as a StreamAnswerAdded
+func (t StreamMessage_Data) AsStreamAnswerAdded() (StreamAnswerAdded, error) {
+	var body StreamAnswerAdded
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromStreamAnswerAdded overwrites any union data inside the StreamMessage_Data as the provided StreamAnswerAdded
+func (t *StreamMessage_Data) FromStreamAnswerAdded(v StreamAnswerAdded) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeStreamAnswerAdded performs a merge with any union data inside the StreamMessage_Data, using the provided StreamAnswerAdded
+func (t *StreamMessage_Data) MergeStreamAnswerAdded(v StreamAnswerAdded) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -4261,6 +4349,52 @@ type ClientInterface interface {
 	//
 	// Corresponds with PATCH /api/v1/admin/pools/{id} (the `AdminMovePoolFinish` operationId).
 	AdminMovePoolFinish(ctx context.Context, id int64, body AdminMovePoolFinishJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AdminAddAnswerWithBody Add an answer to any exclusive pool with an Other answer, as the operator.
+	//
+	// The new answer takes `probability` out of the pool's Other answer
+	// (the market created with `"other": true`): Other keeps the rest,
+	// every other price and the LMSR's cost function stay as they were,
+	// and no holder's claim changes: every position pays, in every
+	// outcome, exactly what it paid before, Other's old outcome being
+	// "the new answer or Other". A YES on Other also becomes a YES on
+	// the new answer; a NO on Other becomes a YES on every other answer;
+	// cost bases are divided among the positions a holding becomes
+	// (docs/answer-split.md). The pool's escrow is topped up from the
+	// platform's treasury, as a subsidy, to cover the new worst case, in
+	// the same transaction. Every holder of a position in the pool gets
+	// an `answer_added` notification; the stream sends an `answer_added`
+	// message and a `price` message for every market of the pool.
+	// Answers 201 with the new market (appended: the next
+	// `outcome_index`).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/admin/pools/{id}/answers (the `AdminAddAnswer` operationId).
+	AdminAddAnswerWithBody(ctx context.Context, id int64, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AdminAddAnswer Add an answer to any exclusive pool with an Other answer, as the operator.
+	//
+	// The new answer takes `probability` out of the pool's Other answer
+	// (the market created with `"other": true`): Other keeps the rest,
+	// every other price and the LMSR's cost function stay as they were,
+	// and no holder's claim changes: every position pays, in every
+	// outcome, exactly what it paid before, Other's old outcome being
+	// "the new answer or Other". A YES on Other also becomes a YES on
+	// the new answer; a NO on Other becomes a YES on every other answer;
+	// cost bases are divided among the positions a holding becomes
+	// (docs/answer-split.md). The pool's escrow is topped up from the
+	// platform's treasury, as a subsidy, to cover the new worst case, in
+	// the same transaction. Every holder of a position in the pool gets
+	// an `answer_added` notification; the stream sends an `answer_added`
+	// message and a `price` message for every market of the pool.
+	// Answers 201 with the new market (appended: the next
+	// `outcome_index`).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/admin/pools/{id}/answers (the `AdminAddAnswer` operationId).
+	AdminAddAnswer(ctx context.Context, id int64, body AdminAddAnswerJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// AdminPutTagWithBody Create a tag, or rename it; answers the tag (200 either way).
 	//
@@ -5636,6 +5770,64 @@ type ClientInterface interface {
 	// Corresponds with PATCH /api/v1/pools/{id} (the `MovePoolFinish` operationId).
 	MovePoolFinish(ctx context.Context, id int64, body MovePoolFinishJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// AddAnswerWithBody Add an answer to an exclusive pool, taking its probability out of the Other answer.
+	//
+	// The new answer takes `probability` out of the pool's Other answer
+	// (the market created with `"other": true`): Other keeps the rest,
+	// every other price and the LMSR's cost function stay as they were,
+	// and no holder's claim changes: every position pays, in every
+	// outcome, exactly what it paid before, Other's old outcome being
+	// "the new answer or Other". A YES on Other also becomes a YES on
+	// the new answer; a NO on Other becomes a YES on every other answer;
+	// cost bases are divided among the positions a holding becomes
+	// (docs/answer-split.md). The pool's escrow is topped up from the
+	// platform's treasury, as a subsidy, to cover the new worst case, in
+	// the same transaction. Every holder of a position in the pool gets
+	// an `answer_added` notification; the stream sends an `answer_added`
+	// message and a `price` message for every market of the pool.
+	// Answers 201 with the new market (appended: the next
+	// `outcome_index`).
+	// Checks run in this order: 401, 400 `invalid_pool_id`, 400
+	// `invalid_request` (the body), 404, 403 (not the creator of the
+	// pool's event; the operator uses POST
+	// /api/v1/admin/pools/{id}/answers), 400 `invalid_request` (name,
+	// probability not in (0, 1)), 409 `invalid_state`, 400
+	// `invalid_request` (probability not below Other's).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/pools/{id}/answers (the `AddAnswer` operationId).
+	AddAnswerWithBody(ctx context.Context, id int64, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AddAnswer Add an answer to an exclusive pool, taking its probability out of the Other answer.
+	//
+	// The new answer takes `probability` out of the pool's Other answer
+	// (the market created with `"other": true`): Other keeps the rest,
+	// every other price and the LMSR's cost function stay as they were,
+	// and no holder's claim changes: every position pays, in every
+	// outcome, exactly what it paid before, Other's old outcome being
+	// "the new answer or Other". A YES on Other also becomes a YES on
+	// the new answer; a NO on Other becomes a YES on every other answer;
+	// cost bases are divided among the positions a holding becomes
+	// (docs/answer-split.md). The pool's escrow is topped up from the
+	// platform's treasury, as a subsidy, to cover the new worst case, in
+	// the same transaction. Every holder of a position in the pool gets
+	// an `answer_added` notification; the stream sends an `answer_added`
+	// message and a `price` message for every market of the pool.
+	// Answers 201 with the new market (appended: the next
+	// `outcome_index`).
+	// Checks run in this order: 401, 400 `invalid_pool_id`, 400
+	// `invalid_request` (the body), 404, 403 (not the creator of the
+	// pool's event; the operator uses POST
+	// /api/v1/admin/pools/{id}/answers), 400 `invalid_request` (name,
+	// probability not in (0, 1)), 409 `invalid_state`, 400
+	// `invalid_request` (probability not below Other's).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/pools/{id}/answers (the `AddAnswer` operationId).
+	AddAnswer(ctx context.Context, id int64, body AddAnswerJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// Stream Live events (Server-Sent Events) of the topics you name.
 	//
 	// A `text/event-stream` of the change log: every trade, price,
@@ -6658,6 +6850,72 @@ func (c *Client) AdminMovePoolFinishWithBody(ctx context.Context, id int64, cont
 // Corresponds with PATCH /api/v1/admin/pools/{id} (the `AdminMovePoolFinish` operationId).
 func (c *Client) AdminMovePoolFinish(ctx context.Context, id int64, body AdminMovePoolFinishJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewAdminMovePoolFinishRequest(c.Server, id, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AdminAddAnswerWithBody Add an answer to any exclusive pool with an Other answer, as the operator.
+//
+// The new answer takes `probability` out of the pool's Other answer
+// (the market created with `"other": true`): Other keeps the rest,
+// every other price and the LMSR's cost function stay as they were,
+// and no holder's claim changes: every position pays, in every
+// outcome, exactly what it paid before, Other's old outcome being
+// "the new answer or Other". A YES on Other also becomes a YES on
+// the new answer; a NO on Other becomes a YES on every other answer;
+// cost bases are divided among the positions a holding becomes
+// (docs/answer-split.md). The pool's escrow is topped up from the
+// platform's treasury, as a subsidy, to cover the new worst case, in
+// the same transaction. Every holder of a position in the pool gets
+// an `answer_added` notification; the stream sends an `answer_added`
+// message and a `price` message for every market of the pool.
+// Answers 201 with the new market (appended: the next
+// `outcome_index`).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/admin/pools/{id}/answers (the `AdminAddAnswer` operationId).
+func (c *Client) AdminAddAnswerWithBody(ctx context.Context, id int64, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAdminAddAnswerRequestWithBody(c.Server, id, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AdminAddAnswer Add an answer to any exclusive pool with an Other answer, as the operator.
+//
+// The new answer takes `probability` out of the pool's Other answer
+// (the market created with `"other": true`): Other keeps the rest,
+// every other price and the LMSR's cost function stay as they were,
+// and no holder's claim changes: every position pays, in every
+// outcome, exactly what it paid before, Other's old outcome being
+// "the new answer or Other". A YES on Other also becomes a YES on
+// the new answer; a NO on Other becomes a YES on every other answer;
+// cost bases are divided among the positions a holding becomes
+// (docs/answer-split.md). The pool's escrow is topped up from the
+// platform's treasury, as a subsidy, to cover the new worst case, in
+// the same transaction. Every holder of a position in the pool gets
+// an `answer_added` notification; the stream sends an `answer_added`
+// message and a `price` message for every market of the pool.
+// Answers 201 with the new market (appended: the next
+// `outcome_index`).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/admin/pools/{id}/answers (the `AdminAddAnswer` operationId).
+func (c *Client) AdminAddAnswer(ctx context.Context, id int64, body AdminAddAnswerJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAdminAddAnswerRequest(c.Server, id, body)
 	if err != nil {
 		return nil, err
 	}
@@ -8902,6 +9160,84 @@ func (c *Client) MovePoolFinish(ctx context.Context, id int64, body MovePoolFini
 	return c.Client.Do(req)
 }
 
+// AddAnswerWithBody Add an answer to an exclusive pool, taking its probability out of the Other answer.
+//
+// The new answer takes `probability` out of the pool's Other answer
+// (the market created with `"other": true`): Other keeps the rest,
+// every other price and the LMSR's cost function stay as they were,
+// and no holder's claim changes: every position pays, in every
+// outcome, exactly what it paid before, Other's old outcome being
+// "the new answer or Other". A YES on Other also becomes a YES on
+// the new answer; a NO on Other becomes a YES on every other answer;
+// cost bases are divided among the positions a holding becomes
+// (docs/answer-split.md). The pool's escrow is topped up from the
+// platform's treasury, as a subsidy, to cover the new worst case, in
+// the same transaction. Every holder of a position in the pool gets
+// an `answer_added` notification; the stream sends an `answer_added`
+// message and a `price` message for every market of the pool.
+// Answers 201 with the new market (appended: the next
+// `outcome_index`).
+// Checks run in this order: 401, 400 `invalid_pool_id`, 400
+// `invalid_request` (the body), 404, 403 (not the creator of the
+// pool's event; the operator uses POST
+// /api/v1/admin/pools/{id}/answers), 400 `invalid_request` (name,
+// probability not in (0, 1)), 409 `invalid_state`, 400
+// `invalid_request` (probability not below Other's).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/pools/{id}/answers (the `AddAnswer` operationId).
+func (c *Client) AddAnswerWithBody(ctx context.Context, id int64, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAddAnswerRequestWithBody(c.Server, id, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AddAnswer Add an answer to an exclusive pool, taking its probability out of the Other answer.
+//
+// The new answer takes `probability` out of the pool's Other answer
+// (the market created with `"other": true`): Other keeps the rest,
+// every other price and the LMSR's cost function stay as they were,
+// and no holder's claim changes: every position pays, in every
+// outcome, exactly what it paid before, Other's old outcome being
+// "the new answer or Other". A YES on Other also becomes a YES on
+// the new answer; a NO on Other becomes a YES on every other answer;
+// cost bases are divided among the positions a holding becomes
+// (docs/answer-split.md). The pool's escrow is topped up from the
+// platform's treasury, as a subsidy, to cover the new worst case, in
+// the same transaction. Every holder of a position in the pool gets
+// an `answer_added` notification; the stream sends an `answer_added`
+// message and a `price` message for every market of the pool.
+// Answers 201 with the new market (appended: the next
+// `outcome_index`).
+// Checks run in this order: 401, 400 `invalid_pool_id`, 400
+// `invalid_request` (the body), 404, 403 (not the creator of the
+// pool's event; the operator uses POST
+// /api/v1/admin/pools/{id}/answers), 400 `invalid_request` (name,
+// probability not in (0, 1)), 409 `invalid_state`, 400
+// `invalid_request` (probability not below Other's).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/pools/{id}/answers (the `AddAnswer` operationId).
+func (c *Client) AddAnswer(ctx context.Context, id int64, body AddAnswerJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAddAnswerRequest(c.Server, id, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // Stream Live events (Server-Sent Events) of the topics you name.
 //
 // A `text/event-stream` of the change log: every trade, price,
@@ -10365,6 +10701,53 @@ func NewAdminMovePoolFinishRequestWithBody(server string, id int64, contentType 
 	}
 
 	req, err := http.NewRequest(http.MethodPatch, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewAdminAddAnswerRequest calls the generic AdminAddAnswer builder with application/json body
+func NewAdminAddAnswerRequest(server string, id int64, body AdminAddAnswerJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewAdminAddAnswerRequestWithBody(server, id, "application/json", bodyReader)
+}
+
+// NewAdminAddAnswerRequestWithBody constructs an http.Request for the AdminAddAnswer method, with any body, and a specified content type
+func NewAdminAddAnswerRequestWithBody(server string, id int64, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/admin/pools/%s/answers", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
 	if err != nil {
 		return nil, err
 	}
@@ -13015,6 +13398,53 @@ func NewMovePoolFinishRequestWithBody(server string, id int64, contentType strin
 	return req, nil
 }
 
+// NewAddAnswerRequest calls the generic AddAnswer builder with application/json body
+func NewAddAnswerRequest(server string, id int64, body AddAnswerJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewAddAnswerRequestWithBody(server, id, "application/json", bodyReader)
+}
+
+// NewAddAnswerRequestWithBody constructs an http.Request for the AddAnswer method, with any body, and a specified content type
+func NewAddAnswerRequestWithBody(server string, id int64, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/pools/%s/answers", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewStreamRequest constructs an http.Request for the Stream method
 func NewStreamRequest(server string, params *StreamParams) (*http.Request, error) {
 	var err error
@@ -14054,6 +14484,52 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with PATCH /api/v1/admin/pools/{id} (the `AdminMovePoolFinish` operationId).
 	AdminMovePoolFinishWithResponse(ctx context.Context, id int64, body AdminMovePoolFinishJSONRequestBody, reqEditors ...RequestEditorFn) (*AdminMovePoolFinishResponse, error)
+
+	// AdminAddAnswerWithBodyWithResponse Add an answer to any exclusive pool with an Other answer, as the operator.
+	//
+	// The new answer takes `probability` out of the pool's Other answer
+	// (the market created with `"other": true`): Other keeps the rest,
+	// every other price and the LMSR's cost function stay as they were,
+	// and no holder's claim changes: every position pays, in every
+	// outcome, exactly what it paid before, Other's old outcome being
+	// "the new answer or Other". A YES on Other also becomes a YES on
+	// the new answer; a NO on Other becomes a YES on every other answer;
+	// cost bases are divided among the positions a holding becomes
+	// (docs/answer-split.md). The pool's escrow is topped up from the
+	// platform's treasury, as a subsidy, to cover the new worst case, in
+	// the same transaction. Every holder of a position in the pool gets
+	// an `answer_added` notification; the stream sends an `answer_added`
+	// message and a `price` message for every market of the pool.
+	// Answers 201 with the new market (appended: the next
+	// `outcome_index`).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/admin/pools/{id}/answers (the `AdminAddAnswer` operationId).
+	AdminAddAnswerWithBodyWithResponse(ctx context.Context, id int64, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AdminAddAnswerResponse, error)
+
+	// AdminAddAnswerWithResponse Add an answer to any exclusive pool with an Other answer, as the operator.
+	//
+	// The new answer takes `probability` out of the pool's Other answer
+	// (the market created with `"other": true`): Other keeps the rest,
+	// every other price and the LMSR's cost function stay as they were,
+	// and no holder's claim changes: every position pays, in every
+	// outcome, exactly what it paid before, Other's old outcome being
+	// "the new answer or Other". A YES on Other also becomes a YES on
+	// the new answer; a NO on Other becomes a YES on every other answer;
+	// cost bases are divided among the positions a holding becomes
+	// (docs/answer-split.md). The pool's escrow is topped up from the
+	// platform's treasury, as a subsidy, to cover the new worst case, in
+	// the same transaction. Every holder of a position in the pool gets
+	// an `answer_added` notification; the stream sends an `answer_added`
+	// message and a `price` message for every market of the pool.
+	// Answers 201 with the new market (appended: the next
+	// `outcome_index`).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/admin/pools/{id}/answers (the `AdminAddAnswer` operationId).
+	AdminAddAnswerWithResponse(ctx context.Context, id int64, body AdminAddAnswerJSONRequestBody, reqEditors ...RequestEditorFn) (*AdminAddAnswerResponse, error)
 
 	// AdminPutTagWithBodyWithResponse Create a tag, or rename it; answers the tag (200 either way).
 	//
@@ -15488,6 +15964,64 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with PATCH /api/v1/pools/{id} (the `MovePoolFinish` operationId).
 	MovePoolFinishWithResponse(ctx context.Context, id int64, body MovePoolFinishJSONRequestBody, reqEditors ...RequestEditorFn) (*MovePoolFinishResponse, error)
+
+	// AddAnswerWithBodyWithResponse Add an answer to an exclusive pool, taking its probability out of the Other answer.
+	//
+	// The new answer takes `probability` out of the pool's Other answer
+	// (the market created with `"other": true`): Other keeps the rest,
+	// every other price and the LMSR's cost function stay as they were,
+	// and no holder's claim changes: every position pays, in every
+	// outcome, exactly what it paid before, Other's old outcome being
+	// "the new answer or Other". A YES on Other also becomes a YES on
+	// the new answer; a NO on Other becomes a YES on every other answer;
+	// cost bases are divided among the positions a holding becomes
+	// (docs/answer-split.md). The pool's escrow is topped up from the
+	// platform's treasury, as a subsidy, to cover the new worst case, in
+	// the same transaction. Every holder of a position in the pool gets
+	// an `answer_added` notification; the stream sends an `answer_added`
+	// message and a `price` message for every market of the pool.
+	// Answers 201 with the new market (appended: the next
+	// `outcome_index`).
+	// Checks run in this order: 401, 400 `invalid_pool_id`, 400
+	// `invalid_request` (the body), 404, 403 (not the creator of the
+	// pool's event; the operator uses POST
+	// /api/v1/admin/pools/{id}/answers), 400 `invalid_request` (name,
+	// probability not in (0, 1)), 409 `invalid_state`, 400
+	// `invalid_request` (probability not below Other's).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/pools/{id}/answers (the `AddAnswer` operationId).
+	AddAnswerWithBodyWithResponse(ctx context.Context, id int64, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AddAnswerResponse, error)
+
+	// AddAnswerWithResponse Add an answer to an exclusive pool, taking its probability out of the Other answer.
+	//
+	// The new answer takes `probability` out of the pool's Other answer
+	// (the market created with `"other": true`): Other keeps the rest,
+	// every other price and the LMSR's cost function stay as they were,
+	// and no holder's claim changes: every position pays, in every
+	// outcome, exactly what it paid before, Other's old outcome being
+	// "the new answer or Other". A YES on Other also becomes a YES on
+	// the new answer; a NO on Other becomes a YES on every other answer;
+	// cost bases are divided among the positions a holding becomes
+	// (docs/answer-split.md). The pool's escrow is topped up from the
+	// platform's treasury, as a subsidy, to cover the new worst case, in
+	// the same transaction. Every holder of a position in the pool gets
+	// an `answer_added` notification; the stream sends an `answer_added`
+	// message and a `price` message for every market of the pool.
+	// Answers 201 with the new market (appended: the next
+	// `outcome_index`).
+	// Checks run in this order: 401, 400 `invalid_pool_id`, 400
+	// `invalid_request` (the body), 404, 403 (not the creator of the
+	// pool's event; the operator uses POST
+	// /api/v1/admin/pools/{id}/answers), 400 `invalid_request` (name,
+	// probability not in (0, 1)), 409 `invalid_state`, 400
+	// `invalid_request` (probability not below Other's).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/pools/{id}/answers (the `AddAnswer` operationId).
+	AddAnswerWithResponse(ctx context.Context, id int64, body AddAnswerJSONRequestBody, reqEditors ...RequestEditorFn) (*AddAnswerResponse, error)
 
 	// StreamWithResponse Live events (Server-Sent Events) of the topics you name.
 	//
@@ -18105,6 +18639,109 @@ func (r AdminMovePoolFinishResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r AdminMovePoolFinishResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type AdminAddAnswerResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *Market
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *InvalidIDOrRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *CrossOrigin
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *struct {
+		Detail *string `json:"detail,omitempty"`
+		Error  string  `json:"error"`
+	}
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *NoNewAnswer
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *TooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r AdminAddAnswerResponse) GetJSON201() *Market {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r AdminAddAnswerResponse) GetJSON400() *InvalidIDOrRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r AdminAddAnswerResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r AdminAddAnswerResponse) GetJSON403() *CrossOrigin {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r AdminAddAnswerResponse) GetJSON404() *struct {
+	Detail *string `json:"detail,omitempty"`
+	Error  string  `json:"error"`
+} {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r AdminAddAnswerResponse) GetJSON409() *NoNewAnswer {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r AdminAddAnswerResponse) GetJSON413() *TooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r AdminAddAnswerResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r AdminAddAnswerResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r AdminAddAnswerResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r AdminAddAnswerResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r AdminAddAnswerResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r AdminAddAnswerResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -23439,6 +24076,115 @@ func (r MovePoolFinishResponse) ContentType() string {
 	return ""
 }
 
+type AddAnswerResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *Market
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *struct {
+		Detail *string `json:"detail,omitempty"`
+		Error  string  `json:"error"`
+	}
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ForbiddenOrScope
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *struct {
+		Detail *string `json:"detail,omitempty"`
+		Error  string  `json:"error"`
+	}
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *NoNewAnswer
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *TooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r AddAnswerResponse) GetJSON201() *Market {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r AddAnswerResponse) GetJSON400() *struct {
+	Detail *string `json:"detail,omitempty"`
+	Error  string  `json:"error"`
+} {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r AddAnswerResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r AddAnswerResponse) GetJSON403() *ForbiddenOrScope {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r AddAnswerResponse) GetJSON404() *struct {
+	Detail *string `json:"detail,omitempty"`
+	Error  string  `json:"error"`
+} {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r AddAnswerResponse) GetJSON409() *NoNewAnswer {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r AddAnswerResponse) GetJSON413() *TooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r AddAnswerResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r AddAnswerResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r AddAnswerResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r AddAnswerResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r AddAnswerResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r AddAnswerResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // StreamResponse200Headers the declared response headers of an HTTP 200 response for Stream
 type StreamResponse200Headers struct {
 	CacheControl *string
@@ -25035,6 +25781,64 @@ func (c *ClientWithResponses) AdminMovePoolFinishWithResponse(ctx context.Contex
 		return nil, err
 	}
 	return ParseAdminMovePoolFinishResponse(rsp)
+}
+
+// AdminAddAnswerWithBodyWithResponse Add an answer to any exclusive pool with an Other answer, as the operator.
+//
+// The new answer takes `probability` out of the pool's Other answer
+// (the market created with `"other": true`): Other keeps the rest,
+// every other price and the LMSR's cost function stay as they were,
+// and no holder's claim changes: every position pays, in every
+// outcome, exactly what it paid before, Other's old outcome being
+// "the new answer or Other". A YES on Other also becomes a YES on
+// the new answer; a NO on Other becomes a YES on every other answer;
+// cost bases are divided among the positions a holding becomes
+// (docs/answer-split.md). The pool's escrow is topped up from the
+// platform's treasury, as a subsidy, to cover the new worst case, in
+// the same transaction. Every holder of a position in the pool gets
+// an `answer_added` notification; the stream sends an `answer_added`
+// message and a `price` message for every market of the pool.
+// Answers 201 with the new market (appended: the next
+// `outcome_index`).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/admin/pools/{id}/answers (the `AdminAddAnswer` operationId).
+func (c *ClientWithResponses) AdminAddAnswerWithBodyWithResponse(ctx context.Context, id int64, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AdminAddAnswerResponse, error) {
+	rsp, err := c.AdminAddAnswerWithBody(ctx, id, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAdminAddAnswerResponse(rsp)
+}
+
+// AdminAddAnswerWithResponse Add an answer to any exclusive pool with an Other answer, as the operator.
+//
+// The new answer takes `probability` out of the pool's Other answer
+// (the market created with `"other": true`): Other keeps the rest,
+// every other price and the LMSR's cost function stay as they were,
+// and no holder's claim changes: every position pays, in every
+// outcome, exactly what it paid before, Other's old outcome being
+// "the new answer or Other". A YES on Other also becomes a YES on
+// the new answer; a NO on Other becomes a YES on every other answer;
+// cost bases are divided among the positions a holding becomes
+// (docs/answer-split.md). The pool's escrow is topped up from the
+// platform's treasury, as a subsidy, to cover the new worst case, in
+// the same transaction. Every holder of a position in the pool gets
+// an `answer_added` notification; the stream sends an `answer_added`
+// message and a `price` message for every market of the pool.
+// Answers 201 with the new market (appended: the next
+// `outcome_index`).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/admin/pools/{id}/answers (the `AdminAddAnswer` operationId).
+func (c *ClientWithResponses) AdminAddAnswerWithResponse(ctx context.Context, id int64, body AdminAddAnswerJSONRequestBody, reqEditors ...RequestEditorFn) (*AdminAddAnswerResponse, error) {
+	rsp, err := c.AdminAddAnswer(ctx, id, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAdminAddAnswerResponse(rsp)
 }
 
 // AdminPutTagWithBodyWithResponse Create a tag, or rename it; answers the tag (200 either way).
@@ -26985,6 +27789,76 @@ func (c *ClientWithResponses) MovePoolFinishWithResponse(ctx context.Context, id
 		return nil, err
 	}
 	return ParseMovePoolFinishResponse(rsp)
+}
+
+// AddAnswerWithBodyWithResponse Add an answer to an exclusive pool, taking its probability out of the Other answer.
+//
+// The new answer takes `probability` out of the pool's Other answer
+// (the market created with `"other": true`): Other keeps the rest,
+// every other price and the LMSR's cost function stay as they were,
+// and no holder's claim changes: every position pays, in every
+// outcome, exactly what it paid before, Other's old outcome being
+// "the new answer or Other". A YES on Other also becomes a YES on
+// the new answer; a NO on Other becomes a YES on every other answer;
+// cost bases are divided among the positions a holding becomes
+// (docs/answer-split.md). The pool's escrow is topped up from the
+// platform's treasury, as a subsidy, to cover the new worst case, in
+// the same transaction. Every holder of a position in the pool gets
+// an `answer_added` notification; the stream sends an `answer_added`
+// message and a `price` message for every market of the pool.
+// Answers 201 with the new market (appended: the next
+// `outcome_index`).
+// Checks run in this order: 401, 400 `invalid_pool_id`, 400
+// `invalid_request` (the body), 404, 403 (not the creator of the
+// pool's event; the operator uses POST
+// /api/v1/admin/pools/{id}/answers), 400 `invalid_request` (name,
+// probability not in (0, 1)), 409 `invalid_state`, 400
+// `invalid_request` (probability not below Other's).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/pools/{id}/answers (the `AddAnswer` operationId).
+func (c *ClientWithResponses) AddAnswerWithBodyWithResponse(ctx context.Context, id int64, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AddAnswerResponse, error) {
+	rsp, err := c.AddAnswerWithBody(ctx, id, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAddAnswerResponse(rsp)
+}
+
+// AddAnswerWithResponse Add an answer to an exclusive pool, taking its probability out of the Other answer.
+//
+// The new answer takes `probability` out of the pool's Other answer
+// (the market created with `"other": true`): Other keeps the rest,
+// every other price and the LMSR's cost function stay as they were,
+// and no holder's claim changes: every position pays, in every
+// outcome, exactly what it paid before, Other's old outcome being
+// "the new answer or Other". A YES on Other also becomes a YES on
+// the new answer; a NO on Other becomes a YES on every other answer;
+// cost bases are divided among the positions a holding becomes
+// (docs/answer-split.md). The pool's escrow is topped up from the
+// platform's treasury, as a subsidy, to cover the new worst case, in
+// the same transaction. Every holder of a position in the pool gets
+// an `answer_added` notification; the stream sends an `answer_added`
+// message and a `price` message for every market of the pool.
+// Answers 201 with the new market (appended: the next
+// `outcome_index`).
+// Checks run in this order: 401, 400 `invalid_pool_id`, 400
+// `invalid_request` (the body), 404, 403 (not the creator of the
+// pool's event; the operator uses POST
+// /api/v1/admin/pools/{id}/answers), 400 `invalid_request` (name,
+// probability not in (0, 1)), 409 `invalid_state`, 400
+// `invalid_request` (probability not below Other's).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/pools/{id}/answers (the `AddAnswer` operationId).
+func (c *ClientWithResponses) AddAnswerWithResponse(ctx context.Context, id int64, body AddAnswerJSONRequestBody, reqEditors ...RequestEditorFn) (*AddAnswerResponse, error) {
+	rsp, err := c.AddAnswer(ctx, id, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAddAnswerResponse(rsp)
 }
 
 // StreamWithResponse Live events (Server-Sent Events) of the topics you name.
@@ -29204,6 +30078,91 @@ func ParseAdminMovePoolFinishResponse(rsp *http.Response) (*AdminMovePoolFinishR
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
 		var dest WindowResolved
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseAdminAddAnswerResponse parses an HTTP response from a AdminAddAnswerWithResponse call
+func ParseAdminAddAnswerResponse(rsp *http.Response) (*AdminAddAnswerResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &AdminAddAnswerResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest Market
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest InvalidIDOrRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest CrossOrigin
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest struct {
+			Detail *string `json:"detail,omitempty"`
+			Error  string  `json:"error"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest NoNewAnswer
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -33621,6 +34580,94 @@ func ParseMovePoolFinishResponse(rsp *http.Response) (*MovePoolFinishResponse, e
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
 		var dest WindowResolved
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseAddAnswerResponse parses an HTTP response from a AddAnswerWithResponse call
+func ParseAddAnswerResponse(rsp *http.Response) (*AddAnswerResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &AddAnswerResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest Market
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest struct {
+			Detail *string `json:"detail,omitempty"`
+			Error  string  `json:"error"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenOrScope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest struct {
+			Detail *string `json:"detail,omitempty"`
+			Error  string  `json:"error"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest NoNewAnswer
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}

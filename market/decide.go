@@ -264,6 +264,9 @@ func (d *decision) openPool(st *State) error {
 	if !m.Exclusive || len(st.Pool) < 2 {
 		return fmt.Errorf("market %d: exclusive pool locked with %d markets", m.ID, len(st.Pool))
 	}
+	if m.PoolMarkets > 0 && len(st.Pool) != m.PoolMarkets {
+		return fmt.Errorf("market %d: %w: locked %d of its pool's %d markets", m.ID, ErrPoolChanged, len(st.Pool), m.PoolMarkets)
+	}
 	d.idx = -1
 	d.pool = make([]Market, len(st.Pool))
 	q := make([]int64, len(st.Pool))

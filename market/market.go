@@ -117,6 +117,16 @@ type Market struct {
 	// every trade on any market of the pool changes; Q0Yes is the opening
 	// quantity. The pool's escrow is its first market's (lowest id).
 	Exclusive bool
+	// Other marks the Other market of an exclusive pool, the outcome
+	// "none of the answers listed": answers added later
+	// (Service.AddAnswer) take their probability out of it. At most one
+	// per pool.
+	Other bool
+	// PoolMarkets, on a market of an exclusive pool that has had an
+	// answer added, is how many markets the pool has; 0 for a pool that
+	// never had one, whose markets never changed. A trade that locked a
+	// different number of the pool's markets fails with ErrPoolChanged.
+	PoolMarkets int
 	// Price, on a market of an exclusive pool, is its outcome's price in
 	// the pool as the service computed it from the whole pool (the pool's
 	// prices sum to 1); 0 when unknown. Stores do not keep it.

@@ -105,6 +105,9 @@ type NewMarket struct {
 	Name, NameRu    string
 	Probability     float64
 	YesName, NoName string
+	// Other marks the Other market of an exclusive pool (at most one per
+	// pool): answers added later take their probability out of it.
+	Other bool
 }
 
 // CreateEvent publishes an event for creator (inactive until activated):
@@ -231,7 +234,10 @@ func openPools(now time.Time, in []NewPool) (*opened, error) {
 		}
 		for j, nm := range np.Markets {
 			g := func(field string) string { return fmt.Sprintf("pools[%d].markets[%d].%s", i, j, field) }
-			m := &Market{OutcomeIndex: j, B: np.B, Margin: np.Margin, LiveAt: p.LiveAt, FinishAt: p.FinishAt, Exclusive: np.Exclusive, CreatedAt: now}
+			m := &Market{OutcomeIndex: j, B: np.B, Margin: np.Margin, LiveAt: p.LiveAt, FinishAt: p.FinishAt, Exclusive: np.Exclusive, Other: nm.Other, CreatedAt: now}
+			if err := checkOther(np, j, g("other")); err != nil {
+				return nil, err
+			}
 			if m.Name, err = text(g("name"), nm.Name, true, MaxNameLen); err != nil {
 				return nil, err
 			}

@@ -2,6 +2,7 @@ package market
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -208,7 +209,18 @@ func (s *Service) Execute(ctx context.Context, marketID int64, r Request) (*Resu
 		return nil, err
 	}
 	r.Pool = pool
-	return outcome(s.Trader.Trade(ctx, marketID, r))
+	res, err := outcome(s.Trader.Trade(ctx, marketID, r))
+	if pool != nil && errors.Is(err, ErrPoolChanged) {
+		// An answer was added to the pool since its list was read.
+		for _, id := range pool {
+			s.pools.Delete(id)
+		}
+		if r.Pool, err = s.poolOf(ctx, marketID); err != nil {
+			return nil, err
+		}
+		return outcome(s.Trader.Trade(ctx, marketID, r))
+	}
+	return res, err
 }
 
 // poolOf returns the markets of the exclusive pool of market id, for

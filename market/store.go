@@ -135,6 +135,17 @@ type Store interface {
 	// Settlements of PoolSettlement.Plan. Of two concurrent resolutions
 	// of one pool, the second finds it resolved.
 	SettlePool(ctx context.Context, poolID int64, ps PoolSettlement) error
+	// AddAnswer adds an answer to exclusive pool poolID, in one
+	// transaction: it locks the pool's markets in ascending id order
+	// (ErrPoolNotFound if there is no such pool), loads every open
+	// position of the pool, the balances of the pool's escrow (its first
+	// market's) and the treasury, and the event's name, takes the new
+	// market's id, calls decide (whose error it returns with nothing
+	// written) and writes the AnswerEffects: the new market, the other
+	// markets' new state, the positions, the postings, the notifications,
+	// and the change log's entries (AnswerChanges). It returns the
+	// AnswerEffects with the ids of new positions set.
+	AddAnswer(ctx context.Context, poolID int64, decide func(*AnswerState) (*AnswerEffects, error)) (*AnswerEffects, error)
 	// MoveFinish moves the end of pool id's trading window, in one
 	// transaction: it locks the pool's markets in ascending id order
 	// (ErrPoolNotFound if the pool does not exist), calls move.Decide with

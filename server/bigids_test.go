@@ -302,6 +302,8 @@ func (w *bigWorld) body(method, path string) any {
 		return map[string]any{"url": "https://hooks.partner.example/predictkit"}
 	case "/api/v1/admin/partners/{id}":
 		return map[string]any{"disabled": false}
+	case "/api/v1/pools/{id}/answers", "/api/v1/admin/pools/{id}/answers":
+		return map[string]any{"name": "Big ids", "probability": 0.01}
 	case "/api/v1/pools/{id}", "/api/v1/admin/pools/{id}":
 		return map[string]any{"finish_at": time.Now().Add(90 * 24 * time.Hour).UTC().Format(time.RFC3339)}
 	case "/api/v1/admin/p2p/users/{id}/stats":

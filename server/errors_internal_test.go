@@ -59,6 +59,8 @@ var domainErrors = map[string]error{
 	"market.ErrTradeRefused":        market.ErrTradeRefused,
 	"market.ErrIdempotencyConflict": market.ErrIdempotencyConflict,
 	"market.ErrDuplicateKey":        market.ErrDuplicateKey,
+	"market.ErrNoNewAnswer":         market.ErrNoNewAnswer,
+	"market.ErrPoolChanged":         market.ErrPoolChanged,
 	"market.ErrNoProposal":          market.ErrNoProposal,
 	"market.ErrChallengeOver":       market.ErrChallengeOver,
 	"market.ErrNotHolder":           market.ErrNotHolder,
@@ -154,6 +156,10 @@ var canOccur = []struct {
 		"market.ErrPoolNotFound", "market.ErrForbidden", "input.Error", "input.ErrInvalid", "market.ErrResolved"}},
 	{"PATCH /admin/pools/{id}", errsAdminMoveFinish, []string{"server.errAdminOff", "account.ErrUnauthorized", "server.errInvalidID", "server.requestError",
 		"market.ErrPoolNotFound", "input.Error", "input.ErrInvalid", "market.ErrResolved"}},
+	{"POST /pools/{id}/answers", errsAddAnswer, []string{"account.ErrUnauthorized", "account.ErrUserNotFound", "server.errInvalidID", "server.requestError",
+		"market.ErrPoolNotFound", "market.ErrEventNotFound", "market.ErrForbidden", "input.Error", "input.ErrInvalid", "market.ErrNoNewAnswer", "account.ErrBalanceLimit"}},
+	{"POST /admin/pools/{id}/answers", errsAdminAddAnswer, []string{"server.errAdminOff", "account.ErrUnauthorized", "server.errInvalidID", "server.requestError",
+		"market.ErrPoolNotFound", "input.Error", "input.ErrInvalid", "market.ErrNoNewAnswer", "account.ErrBalanceLimit"}},
 	{"POST /events", errsCreateEvent, []string{"account.ErrUnauthorized", "account.ErrUserNotFound", "market.ErrForbidden", "input.Error", "input.ErrInvalid", "server.requestError",
 		"market.ErrCreatorLimit", "market.CreatorLimitError", "account.ErrInsufficientFunds"}},
 	{"PATCH /events/{id}", errsEditEvent, []string{"account.ErrUnauthorized", "account.ErrUserNotFound", "server.errInvalidID", "server.requestError",
@@ -174,7 +180,7 @@ var canOccur = []struct {
 	{"GET /markets/{id}/quote", errsQuote, []string{"server.errInvalidID", "server.requestError", "market.ErrMarketNotFound", "market.ErrClosed", "market.ErrTradeRefused", "input.Error"}},
 	{"POST /markets/{id}/buy|sell", errsTrade, []string{"account.ErrUnauthorized", "account.ErrUserNotFound", "server.errInvalidID", "server.requestError",
 		"market.ErrMarketNotFound", "market.ErrClosed", "market.ErrPriceMoved", "market.ErrNoPosition", "market.ErrInsufficientShares",
-		"market.ErrTradeRefused", "account.ErrInsufficientFunds", "account.ErrInvalidAmount", "input.Error", "input.ErrInvalid", "market.ErrForbidden"}},
+		"market.ErrTradeRefused", "account.ErrInsufficientFunds", "account.ErrInvalidAmount", "input.Error", "input.ErrInvalid", "market.ErrForbidden", "market.ErrPoolChanged"}},
 	{"POST /markets/{id}/disputes", errsDispute, []string{"account.ErrUnauthorized", "account.ErrUserNotFound", "server.errInvalidID", "server.requestError",
 		"input.Error", "input.ErrInvalid", "market.ErrMarketNotFound", "market.ErrNoProposal", "market.ErrChallengeOver", "market.ErrNotHolder",
 		"market.ErrAlreadyDisputed", "account.ErrInsufficientFunds"}},
@@ -223,7 +229,7 @@ var partnerTradeErrors = []string{"partner.ErrUnauthorized", "partner.ErrDisable
 	"input.Error", "input.ErrInvalid", "input.Error", "input.ErrInvalid", "partner.ErrNoAccount", "market.ErrNoPosition",
 	"partner.ErrIdempotencyConflict", "market.ErrIdempotencyConflict", "market.ErrDuplicateKey",
 	"market.ErrMarketNotFound", "market.ErrClosed", "market.ErrResolved", "market.ErrPriceMoved", "market.ErrInsufficientShares",
-	"market.ErrTradeRefused", "account.ErrInsufficientFunds", "account.ErrInvalidAmount", "server.errEncoding"}
+	"market.ErrTradeRefused", "account.ErrInsufficientFunds", "account.ErrInvalidAmount", "server.errEncoding", "market.ErrPoolChanged"}
 
 // exportedErrors parses the non-test Go files of a domain package and
 // returns its exported Err* variables and *Error types.

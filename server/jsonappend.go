@@ -99,6 +99,7 @@ func (v *marketJSON) appendJSON(b []byte) ([]byte, bool) {
 	b = appendJSONString(appendKey(b, "no_name"), v.NoName)
 	b = appendJSONNullString(appendKey(b, "resolved_at"), v.ResolvedAt)
 	b = appendJSONNullString(appendKey(b, "resolved_by"), v.ResolvedBy)
+	b = strconv.AppendBool(appendKey(b, "other"), v.Other)
 	if r := v.Resolution; r != nil {
 		b = append(appendKey(b, "resolution"), '{')
 		b = appendJSONString(appendKey(b, "proposed"), r.Proposed)

@@ -292,6 +292,7 @@ func refusalReason(err error) string {
 		{market.ErrInsufficientShares, "insufficient_shares"},
 		{market.ErrNoPosition, "no_position"},
 		{market.ErrPriceMoved, "price_moved"},
+		{market.ErrPoolChanged, "price_moved"},
 		{market.ErrClosed, "market_closed"},
 		{market.ErrResolved, "market_closed"},
 		{market.ErrMarketNotFound, "market_not_found"},

@@ -65,6 +65,8 @@ func marketRoutes(markets *market.Service, auth *Auth, admin *AdminAuth, metrics
 		{Method: http.MethodGet, Path: "/api/v1/pools/:id", Errors: errsPool, Handler: h.handlePool},
 		{Method: http.MethodPatch, Path: "/api/v1/pools/:id", Errors: errsMoveFinish, Handler: h.handleMoveFinish},
 		{Method: http.MethodPatch, Path: "/api/v1/admin/pools/:id", Errors: errsAdminMoveFinish, Handler: admin.guard(h.handleAdminMoveFinish)},
+		{Method: http.MethodPost, Path: "/api/v1/pools/:id/answers", Errors: errsAddAnswer, Handler: h.handleAddAnswer},
+		{Method: http.MethodPost, Path: "/api/v1/admin/pools/:id/answers", Errors: errsAdminAddAnswer, Handler: admin.guard(h.handleAdminAddAnswer)},
 		{Method: http.MethodGet, Path: "/api/v1/market/trades/latest", Errors: errsLatestTrades, Handler: h.handleLatestTrades},
 		{Method: http.MethodPost, Path: "/api/v1/events/:id/active", Errors: errsEventActive, Handler: h.handleEventActive},
 		{Method: http.MethodPost, Path: "/api/v1/events/:id/pools/:pool_id/markets/:market_id/close", Errors: errsMarketClose, Handler: h.handleMarketClose},
@@ -407,6 +409,8 @@ type newMarketBody struct {
 	Probability *float64 `json:"probability" validate:"required"`
 	YesName     string   `json:"yes_name"`
 	NoName      string   `json:"no_name"`
+	// Other marks the Other answer of an exclusive pool.
+	Other bool `json:"other"`
 }
 
 func (b *newEventBody) toDomain() market.NewEvent {
@@ -416,7 +420,7 @@ func (b *newEventBody) toDomain() market.NewEvent {
 			Margin: *p.Margin, B: *p.LMSRBKopecks, LiveAt: p.LiveAt, FinishAt: p.FinishAt, Exclusive: p.Exclusive}
 		for _, m := range p.Markets {
 			np.Markets = append(np.Markets, market.NewMarket{Name: m.Name, NameRu: m.NameRu,
-				Probability: *m.Probability, YesName: m.YesName, NoName: m.NoName})
+				Probability: *m.Probability, YesName: m.YesName, NoName: m.NoName, Other: m.Other})
 		}
 		e.Pools = append(e.Pools, np)
 	}
@@ -548,6 +552,9 @@ var tradeRules = []rule{
 	on(market.ErrClosed, http.StatusConflict, "market_closed"),
 	on(market.ErrResolved, http.StatusConflict, "market_closed"),
 	on(market.ErrPriceMoved, http.StatusConflict, "price_moved"),
+	// An answer was added to the pool twice while the trade ran (the
+	// service runs it again once): the prices moved.
+	on(market.ErrPoolChanged, http.StatusConflict, "price_moved").saying("an answer was added to the pool: send the trade again"),
 	on(account.ErrInsufficientFunds, http.StatusBadRequest, "insufficient_funds"),
 	on(market.ErrNoPosition, http.StatusBadRequest, "insufficient_shares"),
 	on(market.ErrInsufficientShares, http.StatusBadRequest, "insufficient_shares"),

@@ -174,6 +174,7 @@ var (
 		on(market.ErrInsufficientShares, http.StatusBadRequest, "TRADE_FAILED").saying("insufficient shares"),
 		on(account.ErrInsufficientFunds, http.StatusBadRequest, "TRADE_FAILED").saying("insufficient funds"),
 		on(market.ErrTradeRefused, http.StatusBadRequest, "TRADE_FAILED").saying("trade refused: too small to buy a share, or past the price bound"),
+		on(market.ErrPoolChanged, http.StatusBadRequest, "TRADE_FAILED").saying("an answer was added to the pool: send the bet again"),
 	}
 )
 

@@ -22,6 +22,8 @@ func accessMatrix() map[string][]cell {
 	amendPath := func(w *secWorld) string { return fmt.Sprintf("/api/v1/events/%d/amendments", w.event.ID) }
 	amendBody := func(*secWorld) any { return map[string]any{"text": "A note from the matrix"} }
 	poolPath := func(w *secWorld) string { return fmt.Sprintf("/api/v1/pools/%d", w.poolA.ID) }
+	answersPath := func(w *secWorld) string { return fmt.Sprintf("/api/v1/pools/%d/answers", w.poolA.ID) }
+	answerBody := func(*secWorld) any { return map[string]any{"name": "Matrix", "probability": 0.01} }
 	finishBody := func(*secWorld) any {
 		return map[string]any{"finish_at": time.Now().AddDate(1, 0, 0).UTC().Format(time.RFC3339)}
 	}
@@ -321,6 +323,15 @@ func accessMatrix() map[string][]cell {
 				{as: pOtherCreator, req: mxSend(http.MethodPatch, poolPath, finishBody), status: 403, code: "forbidden"},
 			},
 			mxUserOnly(mxSend(http.MethodPatch, poolPath, finishBody), "unauthorized", pCreator, 200, nil),
+		),
+		// Only the event's creator adds answers; the world's pool has no
+		// Other answer, so the creator's request is 409 and changes nothing.
+		"POST /api/v1/pools/:id/answers": mxCells(
+			[]cell{
+				{as: pAlice, req: mxSend(http.MethodPost, answersPath, answerBody), status: 403, code: "forbidden"},
+				{as: pOtherCreator, req: mxSend(http.MethodPost, answersPath, answerBody), status: 403, code: "forbidden"},
+			},
+			mxUserOnly(mxSend(http.MethodPost, answersPath, answerBody), "unauthorized", pCreator, 409, nil),
 		),
 		"POST /api/v1/events/:id/pools/:pool_id/markets/:market_id/close": mxCells(
 			[]cell{

@@ -296,6 +296,12 @@ var bodyTargets = []bodyTarget{
 	{"PATCH /api/v1/admin/pools/:id", []string{"finish_at"}, func(_ *fuzzWorld, _ int, text func(string, string) string) string {
 		return fmt.Sprintf(`{"finish_at":%s}`, text("finish_at", "2100-01-02T03:04:05Z"))
 	}},
+	{"POST /api/v1/pools/:id/answers", []string{"name", "name_ru"}, func(_ *fuzzWorld, _ int, text func(string, string) string) string {
+		return fmt.Sprintf(`{"name":%s,"name_ru":%s,"probability":0.01}`, text("name", "Late"), text("name_ru", "Поздний"))
+	}},
+	{"POST /api/v1/admin/pools/:id/answers", []string{"name", "name_ru"}, func(_ *fuzzWorld, _ int, text func(string, string) string) string {
+		return fmt.Sprintf(`{"name":%s,"name_ru":%s,"probability":0.01}`, text("name", "Late"), text("name_ru", "Поздний"))
+	}},
 }
 
 // noTextBody are the routes that take a body without text (numbers and

@@ -46,6 +46,8 @@ type marketJSON struct {
 	// the market is unresolved.
 	ResolvedAt *string `json:"resolved_at"`
 	ResolvedBy *string `json:"resolved_by"`
+	// Other marks the Other answer of an exclusive pool.
+	Other bool `json:"other"`
 	// Resolution is the creator's proposed outcome while it waits out
 	// its challenge window or the operator; absent otherwise.
 	Resolution *resolutionJSON `json:"resolution,omitempty"`
@@ -77,7 +79,7 @@ func marketView(m *market.Market, now time.Time) marketJSON {
 		YesProbability: m.YesProbability(), MarketType: market.MarketTypeLMSR,
 		Volume: m.Volume, B: m.B, QYes: m.QYes, QNo: m.QNo,
 		Paused: m.Paused, TradingOpen: m.Tradable(now), Resolved: m.Resolved, OutcomeIndex: m.OutcomeIndex,
-		YesName: m.YesName, NoName: m.NoName,
+		YesName: m.YesName, NoName: m.NoName, Other: m.Other,
 	}
 	if w := m.Outcome(); w != "" {
 		v.WinningOutcome = &w

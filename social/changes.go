@@ -68,7 +68,7 @@ func (d *notificationData) json() json.RawMessage {
 func (d *notificationData) appendRest(b []byte) []byte {
 	x := &d.Data
 	if b == nil {
-		b = make([]byte, 0, 176+len(d.Title)+len(d.Message)+len(x.EventName)+len(x.MarketName)+len(x.Author)+len(x.Excerpt)+len(x.Proposed)+len(x.Until))
+		b = make([]byte, 0, 176+len(d.Title)+len(d.Message)+len(x.EventName)+len(x.MarketName)+len(x.Author)+len(x.Excerpt)+len(x.Other)+len(x.Proposed)+len(x.Until))
 	}
 	b = strconv.AppendInt(append(b, `,"user_id":`...), d.UserID, 10)
 	b = jsonenc.AppendString(append(b, `,"type":`...), d.Type)
@@ -116,6 +116,9 @@ func (x *NotificationData) AppendJSON(b []byte) []byte {
 	str(`"won":`, x.Won)
 	str(`"author":`, x.Author)
 	str(`"excerpt":`, x.Excerpt)
+	str(`"other":`, x.Other)
+	str(`"event_name_ru":`, x.EventNameRu)
+	str(`"excerpt_ru":`, x.ExcerptRu)
 	str(`"proposed":`, x.Proposed)
 	str(`"until":`, x.Until)
 	return append(b, '}')

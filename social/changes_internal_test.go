@@ -33,7 +33,8 @@ func TestNotificationEntryIsEncodingJSONs(t *testing.T) {
 			Read: r.IntN(2) == 0, CreatedAt: time.Unix(r.Int64N(1<<33), r.Int64N(1e9)).UTC().Format(time.RFC3339Nano),
 			RelatedID: pickInt(), RelatedType: pickStr(),
 			Data: NotificationData{EventName: pickStr(), MarketName: pickStr(), Side: pickStr(), Action: pickStr(), Shares: pickInt(),
-				Amount: pickInt(), Won: pickStr(), Author: pickStr(), Excerpt: pickStr(), Proposed: pickStr(), Until: pickStr()}}
+				Amount: pickInt(), Won: pickStr(), Author: pickStr(), Excerpt: pickStr(), Other: pickStr(),
+				EventNameRu: pickStr(), ExcerptRu: pickStr(), Proposed: pickStr(), Until: pickStr()}}
 		want, err := json.Marshal(d)
 		if err != nil {
 			t.Fatal(err)

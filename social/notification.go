@@ -21,6 +21,10 @@ const (
 	TypeMarketResolved = "market_resolved"
 	TypeCommentReply   = "comment_reply"
 	TypeSupportReply   = "support_reply"
+	// TypeAnswerAdded tells a holder of a position in a pool that an
+	// answer was added to it, taking part of its Other answer's
+	// probability (MarketName the new answer, Other the Other answer).
+	TypeAnswerAdded = "answer_added"
 	// TypeEventAmended: the creator of an event the user holds a
 	// position in added an amendment (Excerpt, ExcerptRu).
 	TypeEventAmended = "event_amended"
@@ -74,6 +78,7 @@ type NotificationData struct {
 	Won        string `json:"won,omitempty"`    // how a market resolved: "YES", "NO" or "VOID" (OutcomeVoid)
 	Author     string `json:"author,omitempty"` // who replied
 	Excerpt    string `json:"excerpt,omitempty"`
+	Other      string `json:"other,omitempty"` // an answer_added's Other answer
 	// EventNameRu and ExcerptRu are EventName and Excerpt in Russian,
 	// when the author gave them (event_amended).
 	EventNameRu string `json:"event_name_ru,omitempty"`
@@ -116,6 +121,11 @@ func (n *Notification) Render(lang string) (title, message string) {
 			return "Новый ответ", fmt.Sprintf("%s ответил(а) на ваш комментарий: %s", d.Author, d.Excerpt)
 		}
 		return "New reply", fmt.Sprintf("%s replied to your comment: %s", d.Author, d.Excerpt)
+	case TypeAnswerAdded:
+		if ru {
+			return "Новый ответ в событии", fmt.Sprintf("В событие «%s» добавлен ответ «%s»; его вероятность взята из ответа «%s». Ваши позиции платят в каждом исходе столько же, сколько раньше.", d.EventName, d.MarketName, d.Other)
+		}
+		return "Answer added", fmt.Sprintf("%q was added to %q, taking its probability from %q. Your positions pay in every outcome what they paid before.", d.MarketName, d.EventName, d.Other)
 	case TypeEventAmended:
 		if ru {
 			return "Уточнение условий", fmt.Sprintf("«%s»: %s", orDefault(d.EventNameRu, d.EventName), orDefault(d.ExcerptRu, d.Excerpt))

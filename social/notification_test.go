@@ -22,6 +22,10 @@ func TestRender(t *testing.T) {
 			"Рынок отменён", "Рынок «Дождь» отменён, ставки возвращены. Возврат: 0,00 ₽"},
 		{"a resolution in Russian names the winning side", "ru", Notification{Type: TypeMarketResolved, Data: NotificationData{Won: "YES", Amount: 150000, MarketName: "Дождь"}},
 			"Рынок закрыт", "Рынок «Дождь» закрыт, победил исход «ДА». Выплата: 1\u00a0500,00 ₽"},
+		{"an answer added in English names the answer, the event and Other", "en", Notification{Type: TypeAnswerAdded, Data: NotificationData{EventName: "Mayor", MarketName: "Cid", Other: "Other"}},
+			"Answer added", `"Cid" was added to "Mayor", taking its probability from "Other". Your positions pay in every outcome what they paid before.`},
+		{"an answer added in Russian", "ru", Notification{Type: TypeAnswerAdded, Data: NotificationData{EventName: "Мэр", MarketName: "Сид", Other: "Другой"}},
+			"Новый ответ в событии", "В событие «Мэр» добавлен ответ «Сид»; его вероятность взята из ответа «Другой». Ваши позиции платят в каждом исходе столько же, сколько раньше."},
 		{"a reply in an unknown language falls back to English", "de", Notification{Type: TypeCommentReply, Data: NotificationData{Author: "Ann", Excerpt: "agreed"}},
 			"New reply", "Ann replied to your comment: agreed"},
 	}

@@ -300,7 +300,7 @@ func (s *Subscription) public(e *changelog.Entry, active bool) bool {
 
 func isPublic(t changelog.Type) bool {
 	switch t {
-	case changelog.Trade, changelog.Price, changelog.MarketResolved, changelog.Comment:
+	case changelog.Trade, changelog.Price, changelog.MarketResolved, changelog.Comment, changelog.AnswerAdded:
 		return true
 	}
 	return false

@@ -34,6 +34,11 @@ const (
 	// MarketResolved tells of a market resolved or voided in which the
 	// partner's users held positions.
 	MarketResolved = "market.resolved"
+	// AnswerAdded tells of an answer added to an exclusive pool in which
+	// the partner's users hold positions: their holdings on the pool's
+	// Other market were rewritten (docs/answer-split.md). MarketID is the
+	// new market.
+	AnswerAdded = "market.answer_added"
 )
 
 // Status of a delivery.
@@ -181,6 +186,11 @@ type betSettledData struct {
 	WonSide        string `json:"won_side"`
 }
 
+type answerAddedData struct {
+	MarketID int64 `json:"market_id"`
+	EventID  int64 `json:"event_id"`
+}
+
 type marketResolvedData struct {
 	MarketID int64  `json:"market_id"`
 	EventID  int64  `json:"event_id"`
@@ -216,6 +226,8 @@ func Body(d *Delivery) []byte {
 	case BetSettled:
 		data = betSettledData{ExternalUserID: d.ExternalUserID, MarketID: d.MarketID, Side: sideName(d.Side),
 			Shares: d.Shares, PayoutKopecks: d.PayoutKopecks, WonSide: WonSideName(d.WonSide)}
+	case AnswerAdded:
+		data = answerAddedData{MarketID: d.MarketID, EventID: d.EventID}
 	default:
 		data = marketResolvedData{MarketID: d.MarketID, EventID: d.EventID, WonSide: WonSideName(d.WonSide)}
 	}

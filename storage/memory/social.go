@@ -20,7 +20,8 @@ func (s *Store) addNotification(n social.Notification) *social.Notification {
 	n.Type, n.RelatedType = strings.Clone(n.Type), strings.Clone(n.RelatedType)
 	d := &n.Data
 	d.EventName, d.MarketName, d.Side, d.Action = strings.Clone(d.EventName), strings.Clone(d.MarketName), strings.Clone(d.Side), strings.Clone(d.Action)
-	d.Won, d.Author, d.Excerpt = strings.Clone(d.Won), strings.Clone(d.Author), strings.Clone(d.Excerpt)
+	d.Won, d.Author, d.Excerpt, d.Other = strings.Clone(d.Won), strings.Clone(d.Author), strings.Clone(d.Excerpt), strings.Clone(d.Other)
+	d.EventNameRu, d.ExcerptRu = strings.Clone(d.EventNameRu), strings.Clone(d.ExcerptRu)
 	d.Proposed, d.Until = strings.Clone(d.Proposed), strings.Clone(d.Until)
 	s.notifications[n.UserID] = append(s.notifications[n.UserID], &n)
 	return &n

@@ -270,7 +270,7 @@ func insertMarkets(ctx context.Context, tx pgx.Tx, eventID int64, pools []*marke
 		outcome                           []int32
 		name, nameRu, yesName, noName     []string
 		b, qYes, qNo, q0Yes, q0No, volume []int64
-		paused, resolved                  []bool
+		paused, resolved, other           []bool
 		won                               []*int16
 		createdAt, finishAt               []time.Time
 		resolvedAt                        []*time.Time
@@ -284,6 +284,7 @@ func insertMarkets(ctx context.Context, tx pgx.Tx, eventID int64, pools []*marke
 			b, qYes, qNo = append(b, m.B), append(qYes, m.QYes), append(qNo, m.QNo)
 			q0Yes, q0No, volume = append(q0Yes, m.Q0Yes), append(q0No, m.Q0No), append(volume, m.Volume)
 			paused, resolved = append(paused, m.Paused), append(resolved, m.Resolved)
+			other = append(other, m.Other)
 			won = append(won, outcomeCode(m))
 			createdAt, finishAt = append(createdAt, created), append(finishAt, dbTime(p.FinishAt))
 			var r *time.Time
@@ -295,18 +296,18 @@ func insertMarkets(ctx context.Context, tx pgx.Tx, eventID int64, pools []*marke
 		}
 	}
 	rows, err := tx.Query(ctx, `INSERT INTO markets (pool_id, event_id, outcome_index, name, name_ru, yes_name, no_name,
-			b, q_yes, q_no, q0_yes, q0_no, volume, paused, resolved, winning_outcome, created_at, resolved_at, finish_at)
+			b, q_yes, q_no, q0_yes, q0_no, volume, paused, resolved, winning_outcome, created_at, resolved_at, finish_at, other)
 		SELECT u.pool_id, $1, u.outcome_index, u.name, u.name_ru, u.yes_name, u.no_name,
-			u.b, u.q_yes, u.q_no, u.q0_yes, u.q0_no, u.volume, u.paused, u.resolved, u.winning_outcome, u.created_at, u.resolved_at, u.finish_at
+			u.b, u.q_yes, u.q_no, u.q0_yes, u.q0_no, u.volume, u.paused, u.resolved, u.winning_outcome, u.created_at, u.resolved_at, u.finish_at, u.other
 		FROM unnest($2::bigint[], $3::int[], $4::text[], $5::text[], $6::text[], $7::text[],
 			$8::bigint[], $9::bigint[], $10::bigint[], $11::bigint[], $12::bigint[], $13::bigint[],
-			$14::boolean[], $15::boolean[], $16::smallint[], $17::timestamptz[], $18::timestamptz[], $19::timestamptz[])
+			$14::boolean[], $15::boolean[], $16::smallint[], $17::timestamptz[], $18::timestamptz[], $19::timestamptz[], $20::boolean[])
 			WITH ORDINALITY AS u(pool_id, outcome_index, name, name_ru, yes_name, no_name,
-				b, q_yes, q_no, q0_yes, q0_no, volume, paused, resolved, winning_outcome, created_at, resolved_at, finish_at, ord)
+				b, q_yes, q_no, q0_yes, q0_no, volume, paused, resolved, winning_outcome, created_at, resolved_at, finish_at, other, ord)
 		ORDER BY u.ord
 		RETURNING id, pool_id, outcome_index`,
 		eventID, poolID, outcome, name, nameRu, yesName, noName, b, qYes, qNo, q0Yes, q0No, volume,
-		paused, resolved, won, createdAt, resolvedAt, finishAt)
+		paused, resolved, won, createdAt, resolvedAt, finishAt, other)
 	if err != nil {
 		return nil, err
 	}

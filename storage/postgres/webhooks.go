@@ -112,6 +112,20 @@ SELECT partner_id, type, market_id, event_id, won, position_id, external_id, sid
 FROM queued ORDER BY ord, partner_id, kind, position_id
 ON CONFLICT ON CONSTRAINT webhook_deliveries_once DO NOTHING`
 
+// sqlQueueAnswerWebhooks queues a market.answer_added for each partner
+// with a webhook whose users hold open positions in the pool of each new
+// market $1 (as the split left them, or as trades since have).
+const sqlQueueAnswerWebhooks = `INSERT INTO webhook_deliveries (partner_id, type, market_id, event_id, won_side, created_at, next_attempt_at, expires_at)
+SELECT DISTINCT ON (n.id, us.partner_id) us.partner_id, 'market.answer_added', n.id, n.event_id, 0, n.created_at, $2::timestamptz, $3::timestamptz
+FROM unnest($1::bigint[]) AS u(id)
+JOIN markets n ON n.id = u.id
+JOIN markets m ON m.pool_id = n.pool_id
+JOIN positions x ON x.market_id = m.id AND x.closed_at IS NULL
+JOIN users us ON us.id = x.user_id
+JOIN partner_webhooks w ON w.partner_id = us.partner_id
+ORDER BY n.id, us.partner_id
+ON CONFLICT ON CONSTRAINT webhook_deliveries_once DO NOTHING`
+
 // DispatchWebhooks implements webhook.Store: in one transaction, it
 // locks the dispatcher's cursor (made with the first webhook: without
 // it, nothing is owed and nothing is read), reads at most limit entries
@@ -138,14 +152,22 @@ func (s *Store) DispatchWebhooks(ctx context.Context, at time.Time, limit int, w
 		if len(es) == 0 {
 			return nil
 		}
-		var ids []int64
+		var ids, answers []int64
 		for _, e := range es {
 			if e.Type == changelog.MarketResolved && e.MarketID != 0 {
 				ids = append(ids, e.MarketID)
 			}
+			if e.Type == changelog.AnswerAdded && e.MarketID != 0 {
+				answers = append(answers, e.MarketID)
+			}
 		}
 		if len(ids) > 0 {
 			if _, err := tx.Exec(ctx, sqlQueueWebhooks, ids, dbTime(at), dbTime(at.Add(window))); err != nil {
+				return err
+			}
+		}
+		if len(answers) > 0 {
+			if _, err := tx.Exec(ctx, sqlQueueAnswerWebhooks, answers, dbTime(at), dbTime(at.Add(window))); err != nil {
 				return err
 			}
 		}

@@ -77,6 +77,7 @@ func Run(t *testing.T, newStores func(t *testing.T) Stores) {
 	t.Run("batching", func(t *testing.T) { testBatching(t, newStores) })
 	t.Run("batching across markets", func(t *testing.T) { testBatchingMarkets(t, newStores) })
 	t.Run("exclusive pools", func(t *testing.T) { testExclusive(t, newStores) })
+	t.Run("answers added later", func(t *testing.T) { testAnswers(t, newStores) })
 	t.Run("candles", func(t *testing.T) { testCandles(t, newStores) })
 	t.Run("p2p", func(t *testing.T) { testP2P(t, newStores) })
 	t.Run("chat", func(t *testing.T) { testChat(t, newStores) })

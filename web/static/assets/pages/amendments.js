@@ -26,6 +26,8 @@ function poolsBody(ev, rules) {
     markets: (p.markets || []).map((m) => ({
       name: m.name, name_ru: m.name_ru || '', yes_name: m.yes_name, no_name: m.no_name,
       probability: p.exclusive ? m.yes_probability : clamp(m.yes_probability),
+      // An exclusive pool's Other answer stays Other.
+      ...(m.other ? { other: true } : {}),
     })),
   }));
 }

@@ -2,11 +2,11 @@
 // event:{id}), buy and sell with a quote first, a price chart from the
 // candles, the live trades, the comments, and for the event's creator
 // the resolution of its markets.
-import { h, clear } from '../dom.js';
+import { h, clear, field } from '../dom.js';
 import { t, loc, money, pct, num, dateTime, time, side as sideName } from '../i18n.js';
 import { api } from '../api.js';
 import { getMe, ready, onChange, loadMe } from '../state.js';
-import { pageHeading, loading, showError, announce, statusBox, empty } from '../ui.js';
+import { pageHeading, loading, showError, announce, statusBox, empty, inlineAlert } from '../ui.js';
 import { tradeForm } from './trade.js';
 import { candleChart } from './chart.js';
 import { comments } from './comments.js';
@@ -85,6 +85,7 @@ export async function render(main, ctx) {
     const article = h('article', { class: 'market', 'aria-labelledby': nameId },
       h('div', { class: 'market-head' },
         h('h3', { class: 'market-name', id: nameId, tabindex: '-1' }, loc(m, 'name')),
+        m.other ? h('span', { class: 'tag tag-muted', 'data-other': '' }, t('market.other_tag')) : null,
         h('span', { 'data-status': '' })),
       priceLine,
       h('div', { class: 'prob-bar', 'aria-hidden': 'true' }, bar),
@@ -283,6 +284,67 @@ export async function render(main, ctx) {
     }
   }
 
+  // ---- answers added later ----
+
+  // answerForm is the creator's "Add answer" form under an exclusive pool
+  // with an Other answer: the new answer takes its probability out of
+  // Other's (POST /pools/{id}/answers).
+  function answerForm(pool) {
+    const other = (pool.markets || []).find((m) => m.other);
+    if (!isCreator() || !pool.exclusive || !other || (pool.markets || []).some((m) => m.resolved)) return null;
+    const titleId = `answer-${pool.id}-title`;
+    const name = h('input', { type: 'text', autocomplete: 'off', required: true, maxlength: 200 });
+    const nameRu = h('input', { type: 'text', autocomplete: 'off', maxlength: 200, lang: 'ru' });
+    const prob = h('input', { type: 'text', inputmode: 'decimal', autocomplete: 'off', required: true });
+    const alert = inlineAlert();
+    const done = statusBox();
+    const submit = h('button', { type: 'submit', class: 'btn btn-primary' }, t('answer.add'));
+    const form = h('form', { class: 'answer-form creator-tools', 'aria-labelledby': titleId, novalidate: true },
+      h('h3', { id: titleId }, t('answer.title')),
+      h('p', { class: 'meta' }, t('answer.explain', { other: loc(other, 'name'), p: pct(other.yes_probability) })),
+      alert,
+      field(t('answer.name'), name),
+      field(t('answer.name_ru'), nameRu),
+      field(t('answer.probability'), prob, t('answer.probability_hint', { p: pct(other.yes_probability) })),
+      h('div', { class: 'actions' }, submit),
+      done);
+    form.addEventListener('submit', async (e) => {
+      e.preventDefault();
+      clear(alert);
+      const percent = Number(prob.value.trim().replace(',', '.').replace(/%$/, ''));
+      if (!name.value.trim()) {
+        alert.textContent = t('answer.name_required');
+        name.focus();
+        return;
+      }
+      if (!prob.value.trim() || !Number.isFinite(percent) || percent <= 0 || percent >= 100) {
+        alert.textContent = t('answer.probability_invalid');
+        prob.focus();
+        return;
+      }
+      submit.disabled = true;
+      let m;
+      try {
+        m = await api('POST', `/pools/${pool.id}/answers`, { name: name.value.trim(), name_ru: nameRu.value.trim(), probability: percent / 100 });
+      } catch (err) {
+        submit.disabled = false;
+        alert.textContent = err && err.message ? err.message : String(err);
+        prob.focus();
+        return;
+      }
+      const text = t('answer.added', { name: loc(m, 'name'), p: pct(m.yes_probability) });
+      announce(text);
+      await loadMe();
+      await reloadEvent();
+      const entry = markets.get(m.id);
+      if (entry) {
+        entry.view.result.textContent = text;
+        entry.view.article.querySelector('h3').focus();
+      }
+    });
+    return form;
+  }
+
   // ---- pools ----
 
   function paintPools() {
@@ -301,7 +363,8 @@ export async function render(main, ctx) {
         pool.exclusive ? h('p', { class: 'notice' }, t('pool.exclusive')) : null,
         rules ? h('details', null, h('summary', null, t('pool.rules')), h('p', { class: 'rules' }, rules)) : null,
         h(pool.exclusive ? 'ol' : 'div', pool.exclusive ? { class: 'markets plain-list answers', 'aria-label': t('pool.answers') } : { class: 'markets plain-list' },
-          (pool.markets || []).map((m) => (pool.exclusive ? h('li', null, marketView(m, pool)) : marketView(m, pool)))));
+          (pool.markets || []).map((m) => (pool.exclusive ? h('li', null, marketView(m, pool)) : marketView(m, pool)))),
+        answerForm(pool));
     }));
   }
 
@@ -394,6 +457,12 @@ export async function render(main, ctx) {
       reloadEvent();
       loadMe();
     });
+    // An answer added to a pool: a new market, and holdings rewritten.
+    // The holdings are read first, so that the repainted pools show them.
+    on('answer_added', async () => {
+      await loadMe();
+      await reloadEvent();
+    });
     on('reset', () => {
       reloadEvent();
       loadTrades();
@@ -415,7 +484,7 @@ export async function render(main, ctx) {
     const id = me ? me.id : null;
     if (id !== lastMe) {
       lastMe = id;
-      for (const key of markets.keys()) paintMarket(key);
+      paintPools();
       paintAmendments();
       commentsView.reload();
     }

@@ -83,7 +83,8 @@ type EventEdit struct {
 // trade, as patch says (see EventPatch), and returns it as written.
 // Checks in order: ErrEventNotFound, ErrForbidden (callerID did not
 // create it), *input.Error (as CreateEvent's, and a patch that changes
-// nothing), ErrEventTraded, ErrEventResolved, *input.Error (a tag no
+// nothing), ErrEventTraded, ErrEventResolved (also while a resolution
+// is proposed), ErrNotApproved (a proposal), *input.Error (a tag no
 // tag has, found by the store), ErrCreatorLimit (the new pools' subsidy
 // past s.Creators' limits).
 func (s *Service) EditEvent(ctx context.Context, callerID, eventID int64, patch EventPatch) (*Event, error) {
@@ -136,10 +137,16 @@ func (s *Service) EditEvent(ctx context.Context, callerID, eventID int64, patch 
 			return ErrForbidden
 		case traded:
 			return ErrEventTraded
+		case e.Status != StatusApproved:
+			// A proposal's pools wait, unsubsidized, for the operator's
+			// decision on them as proposed.
+			return ErrNotApproved
 		}
 		for _, p := range e.Pools {
 			for _, m := range p.Markets {
-				if m.Resolved {
+				// A paused market has a proposed resolution (the
+				// challenge window), which names it.
+				if m.Resolved || m.Paused {
 					return ErrEventResolved
 				}
 			}

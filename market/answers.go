@@ -170,7 +170,8 @@ func (s *Service) AddAnswer(ctx context.Context, callerID int64, operator bool, 
 //   - an answer_added notification to every holder.
 //
 // ErrNoNewAnswer (no Other market; a market resolved or paused; 50
-// markets already); *input.Error for a probability not below Other's.
+// markets already); ErrNotApproved (a proposal the operator has not
+// approved); *input.Error for a probability not below Other's.
 func DecideAnswer(st *AnswerState, in NewAnswer) (*AnswerEffects, error) {
 	ms := st.Markets
 	if len(ms) < 2 || !ms[0].Exclusive {
@@ -181,6 +182,9 @@ func DecideAnswer(st *AnswerState, in NewAnswer) (*AnswerEffects, error) {
 	for i, m := range ms {
 		if m.Resolved || m.Paused {
 			return nil, ErrNoNewAnswer
+		}
+		if m.Unapproved {
+			return nil, ErrNotApproved
 		}
 		if i > 0 && m.ID <= ms[i-1].ID {
 			return nil, fmt.Errorf("market: pool %d not locked in id order", m.PoolID)

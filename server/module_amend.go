@@ -55,7 +55,8 @@ func (b *editEventBody) toDomain() market.EventPatch {
 // shape), 404 event_not_found, 403 forbidden, 400 invalid_request (a
 // field's rule, a patch that changes nothing), 409 event_traded (any
 // trade on any of its markets), 409 event_resolved (a market of it
-// resolved or voided), 400 invalid_request (a tag the operator has not
+// resolved or voided, or its resolution proposed), 409 invalid_state (a
+// proposal the operator has not approved), 400 invalid_request (a tag the operator has not
 // made), 409 creator_limit (the new pools' subsidy).
 var errsEditEvent = table("internal_error",
 	unauthorized,
@@ -65,7 +66,8 @@ var errsEditEvent = table("internal_error",
 	on(market.ErrEventTraded, http.StatusConflict, "event_traded").
 		saying("the event has had a trade: names and rules never change after it (add an amendment instead)"),
 	on(market.ErrEventResolved, http.StatusConflict, "event_resolved").
-		saying("a market of the event is resolved: the event can no longer be edited (add an amendment instead)"),
+		saying("a market of the event is resolved, or its resolution proposed: the event can no longer be edited (add an amendment instead)"),
+	on(market.ErrNotApproved, http.StatusConflict, "invalid_state").saying(notApprovedDetail),
 	on(market.ErrCreatorLimit, http.StatusConflict, "creator_limit"),
 )
 

@@ -40,7 +40,8 @@ var errAnswerSubsidy = on(account.ErrBalanceLimit, http.StatusBadRequest, "inval
 // POST /pools/{id}/answers: the event's creator adds an answer. Checks
 // run 401, 400 invalid_pool_id, 400 invalid_request (the body), 404
 // pool_not_found, 403 forbidden, 400 invalid_request (name, probability),
-// 409 invalid_state, 400 invalid_request (probability not below Other's).
+// 409 invalid_state (also a proposal the operator has not approved), 400
+// invalid_request (probability not below Other's).
 var errsAddAnswer = table("internal_error",
 	unauthorized,
 	on(errInvalidID, http.StatusBadRequest, "invalid_pool_id"),
@@ -48,6 +49,7 @@ var errsAddAnswer = table("internal_error",
 	on(market.ErrEventNotFound, http.StatusNotFound, "pool_not_found"),
 	on(market.ErrForbidden, http.StatusForbidden, "forbidden"),
 	errNoNewAnswer,
+	on(market.ErrNotApproved, http.StatusConflict, "invalid_state").saying(notApprovedDetail),
 	errAnswerSubsidy,
 	// The caller's account vanished under a valid token.
 	on(account.ErrUserNotFound, http.StatusUnauthorized, "unauthorized"),
@@ -78,6 +80,7 @@ func (h *marketHandlers) handleAddAnswer(c *fiber.Ctx) error {
 var errsAdminAddAnswer = table("internal_error", slices.Concat(adminRules, []rule{
 	on(market.ErrPoolNotFound, http.StatusNotFound, "pool_not_found"),
 	errNoNewAnswer,
+	on(market.ErrNotApproved, http.StatusConflict, "invalid_state").saying(notApprovedDetail),
 	errAnswerSubsidy,
 })...)
 

@@ -104,17 +104,6 @@ func (h *harness) notificationTypes(t *testing.T, token string) (types, messages
 	return types, messages
 }
 
-// mustAudit fails t unless the ledger and escrow audit pass, and returns
-// the number of postings.
-func mustAudit(t *testing.T, h *harness) int64 {
-	t.Helper()
-	ok, postings, problems := h.audit(t)
-	if !ok {
-		t.Fatalf("audit: %v", problems)
-	}
-	return postings
-}
-
 // TestProposalsOff: without PREDICTKIT_PROPOSALS a user who is not a
 // creator may neither create, propose nor preview, and the profile says so.
 func TestProposalsOff(t *testing.T) {
@@ -138,7 +127,7 @@ func TestProposalsOff(t *testing.T) {
 		if me.User.MayCreate || me.User.MayPropose || me.User.Ante != 0 {
 			t.Fatalf("profile: %+v", me.User)
 		}
-		mustAudit(t, h)
+		h.mustAudit(t)
 	})
 }
 
@@ -177,10 +166,10 @@ func TestProposals(t *testing.T) {
 			poor := h.register(t, "poor")
 			h.credit(t, poor.id, testAnte-1, false)
 			h.credit(t, poor.id, 1_000_000, true)
-			before := mustAudit(t, h)
+			before := h.mustAudit(t)
 			r := h.do(t, req{method: http.MethodPost, path: "/api/v1/events", token: poor.token, body: twoPoolEvent("Too poor")})
 			expect(t, r, http.StatusBadRequest, "insufficient_funds")
-			if after := mustAudit(t, h); after != before {
+			if after := h.mustAudit(t); after != before {
 				t.Fatalf("the refused proposal wrote %d postings", after-before)
 			}
 			if me := h.me(t, poor.token); me.Balance != testAnte-1 || me.BonusBalance != 1_000_000 {
@@ -230,9 +219,9 @@ func TestProposals(t *testing.T) {
 			}
 			for _, c := range refused {
 				t.Run(c.name, func(t *testing.T) {
-					before := mustAudit(t, h)
+					before := h.mustAudit(t)
 					expect(t, h.do(t, c.r), c.status, c.code)
-					if after := mustAudit(t, h); after != before {
+					if after := h.mustAudit(t); after != before {
 						t.Fatalf("the refused request wrote %d postings", after-before)
 					}
 				})
@@ -279,22 +268,22 @@ func TestProposals(t *testing.T) {
 				t.Fatal("the approved event is not in the feed")
 			}
 			h.buy(t, bob.token, ev.Pools[0].Markets[0].ID, "YES", 5000)
-			mustAudit(t, h)
+			h.mustAudit(t)
 			// The proposer owns it: they may hide it and resolve its markets.
 			h.activate(t, alice.token, ev.ID, false)
 			m := ev.Pools[1].Markets[0]
 			r := h.do(t, req{method: http.MethodPost, path: fmt.Sprintf("/api/v1/events/%d/pools/%d/markets/%d/close", ev.ID, m.PoolID, m.ID), token: alice.token,
 				body: map[string]any{"won_side": "NO"}})
 			expect(t, r, http.StatusOK, "")
-			mustAudit(t, h)
+			h.mustAudit(t)
 		})
 
 		t.Run("a second decision on a decided proposal is 409 invalid_state and moves nothing", func(t *testing.T) {
-			before := mustAudit(t, h)
+			before := h.mustAudit(t)
 			h.decide(t, ev.ID, "approve", nil, http.StatusConflict, "invalid_state")
 			h.decide(t, ev.ID, "reject", map[string]any{"reason": "late", "refund": true}, http.StatusConflict, "invalid_state")
 			h.decide(t, same.ID, "approve", nil, http.StatusConflict, "invalid_state")
-			if after := mustAudit(t, h); after != before {
+			if after := h.mustAudit(t); after != before {
 				t.Fatalf("refused decisions wrote %d postings", after-before)
 			}
 		})
@@ -332,7 +321,7 @@ func TestProposals(t *testing.T) {
 				if b := h.me(t, bob.token).Balance; b != wantBalance {
 					t.Fatalf("balance moved to %d after refused decisions", b)
 				}
-				mustAudit(t, h)
+				h.mustAudit(t)
 			})
 		}
 
@@ -362,9 +351,9 @@ func TestProposals(t *testing.T) {
 			}
 			for _, c := range cases {
 				t.Run(c.name, func(t *testing.T) {
-					before := mustAudit(t, h)
+					before := h.mustAudit(t)
 					expect(t, h.do(t, c.r), c.status, c.code)
-					if after := mustAudit(t, h); after != before {
+					if after := h.mustAudit(t); after != before {
 						t.Fatalf("wrote %d postings", after-before)
 					}
 				})
@@ -386,7 +375,7 @@ func TestEventPreview(t *testing.T) {
 			"markets": []any{map[string]any{"name": "A", "probability": 0.5}, map[string]any{"name": "B", "probability": 0.3}, map[string]any{"name": "C", "probability": 0.2}}}}}
 		for name, body := range map[string]map[string]any{"two binary pools": twoPoolEvent("Preview"), "an exclusive pool of three": exclusive} {
 			t.Run("the preview of "+name+" is what the creation escrows, and writes nothing", func(t *testing.T) {
-				before := mustAudit(t, h)
+				before := h.mustAudit(t)
 				r := h.do(t, req{method: http.MethodPost, path: "/api/v1/events/preview", token: creator.token, body: body})
 				expect(t, r, http.StatusOK, "")
 				var p struct {
@@ -400,7 +389,7 @@ func TestEventPreview(t *testing.T) {
 					} `json:"pools"`
 				}
 				r.decode(t, &p)
-				if after := mustAudit(t, h); after != before {
+				if after := h.mustAudit(t); after != before {
 					t.Fatalf("the preview wrote %d postings", after-before)
 				}
 				if p.Status != "approved" || p.SubsidyKopecks <= 0 {
@@ -435,7 +424,7 @@ func TestEventPreview(t *testing.T) {
 		}
 		for i, body := range bad {
 			t.Run(fmt.Sprintf("bad body %d is the creation's 400 with the same detail", i), func(t *testing.T) {
-				before := mustAudit(t, h)
+				before := h.mustAudit(t)
 				pr := h.do(t, req{method: http.MethodPost, path: "/api/v1/events/preview", token: creator.token, body: body})
 				cr := h.do(t, req{method: http.MethodPost, path: "/api/v1/events", token: creator.token, body: body})
 				expect(t, pr, http.StatusBadRequest, "invalid_request")
@@ -443,7 +432,7 @@ func TestEventPreview(t *testing.T) {
 				if string(pr.body) != string(cr.body) {
 					t.Fatalf("preview %s, creation %s", pr.body, cr.body)
 				}
-				if after := mustAudit(t, h); after != before {
+				if after := h.mustAudit(t); after != before {
 					t.Fatalf("wrote %d postings", after-before)
 				}
 			})

@@ -55,11 +55,7 @@ func (s *Store) AddAnswer(ctx context.Context, poolID int64, decide func(*market
 	var out *market.AnswerEffects
 	var accountIDs map[account.Ref]int64
 	err := s.tx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, sqlLockPoolMarkets, poolID)
-		if err != nil {
-			return err
-		}
-		ms, err := scanMarkets(rows)
+		ms, err := lockPoolMarkets(ctx, tx, poolID)
 		if err != nil {
 			return err
 		}
@@ -71,7 +67,7 @@ func (s *Store) AddAnswer(ctx context.Context, poolID int64, decide func(*market
 			ids[i] = m.ID
 		}
 		st := &market.AnswerState{Markets: ms, Now: now()}
-		rows, err = tx.Query(ctx, sqlPoolOpenPositions, ids)
+		rows, err := tx.Query(ctx, sqlPoolOpenPositions, ids)
 		if err != nil {
 			return err
 		}

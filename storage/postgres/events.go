@@ -469,6 +469,29 @@ func (s *Store) Pool(ctx context.Context, id int64) (*market.Pool, error) {
 // queues behind them, and they behind it, rather than deadlock.
 const sqlLockPoolMarkets = `SELECT ` + marketCols + marketFrom + `WHERE m.pool_id = $1 ORDER BY m.id FOR NO KEY UPDATE OF m`
 
+// lockPoolMarkets locks and reads the markets of pool id in ascending id
+// order (sqlLockPoolMarkets). A statement that waited for the locks of an
+// answer being added (storage/postgres/answers.go) reads the markets it
+// locked as the split left them, but not the market the split inserted:
+// rows committed after the statement began are not in its snapshot. The
+// locked markets then count more markets in their pool (PoolMarkets) than
+// it found, and it reads again: a new statement sees the new market, and
+// locking it after the others keeps the ascending order. No other split
+// can come between, since a split locks the markets this one holds.
+func lockPoolMarkets(ctx context.Context, tx pgx.Tx, id int64) ([]*market.Market, error) {
+	for range 2 {
+		rows, err := tx.Query(ctx, sqlLockPoolMarkets, id)
+		if err != nil {
+			return nil, err
+		}
+		ms, err := scanMarkets(rows)
+		if err != nil || len(ms) == 0 || ms[0].PoolMarkets <= len(ms) {
+			return ms, err
+		}
+	}
+	return nil, fmt.Errorf("postgres: pool %d: its markets changed while they were locked", id)
+}
+
 // MoveFinish moves the end of pool id's trading window (see
 // market.Store): it locks the pool's markets, decides, and writes the new
 // finish_at to the pool and to each market's copy of it, in one
@@ -476,18 +499,15 @@ const sqlLockPoolMarkets = `SELECT ` + marketCols + marketFrom + `WHERE m.pool_i
 func (s *Store) MoveFinish(ctx context.Context, id int64, move market.FinishMove) (*market.Pool, error) {
 	var out *market.Pool
 	err := s.tx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, sqlLockPoolMarkets, id)
-		if err != nil {
-			return err
-		}
-		ms, err := scanMarkets(rows)
+		ms, err := lockPoolMarkets(ctx, tx, id)
 		if err != nil {
 			return err
 		}
 		if len(ms) == 0 { // every pool holds a market
 			return &decideError{market.ErrPoolNotFound}
 		}
-		if rows, err = tx.Query(ctx, `SELECT `+poolCols+` FROM pools p WHERE p.id = $1`, id); err != nil {
+		rows, err := tx.Query(ctx, `SELECT `+poolCols+` FROM pools p WHERE p.id = $1`, id)
+		if err != nil {
 			return err
 		}
 		ps, err := scanPools(rows)

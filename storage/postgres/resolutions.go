@@ -53,12 +53,10 @@ func lockScope(ctx context.Context, tx pgx.Tx, id int64) ([]*market.Market, erro
 	} else if err != nil {
 		return nil, err
 	}
-	var rows pgx.Rows
 	if exclusive {
-		rows, err = tx.Query(ctx, sqlLockPoolMarkets, poolID)
-	} else {
-		rows, err = tx.Query(ctx, sqlLockMarkets, []int64{id})
+		return lockPoolMarkets(ctx, tx, poolID)
 	}
+	rows, err := tx.Query(ctx, sqlLockMarkets, []int64{id})
 	if err != nil {
 		return nil, err
 	}

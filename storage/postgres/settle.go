@@ -208,11 +208,7 @@ func (s *Store) settleTx(ctx context.Context, fn func(tx pgx.Tx, checked bool) e
 // start.
 func (s *Store) SettlePool(ctx context.Context, poolID int64, ps market.PoolSettlement) error {
 	return s.settleTx(ctx, func(tx pgx.Tx, checked bool) error {
-		rows, err := tx.Query(ctx, sqlLockPoolMarkets, poolID)
-		if err != nil {
-			return err
-		}
-		ms, err := scanMarkets(rows)
+		ms, err := lockPoolMarkets(ctx, tx, poolID)
 		if err != nil {
 			return err
 		}

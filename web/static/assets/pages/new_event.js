@@ -43,19 +43,39 @@ function input(attrs) {
   return h('input', { type: 'text', autocomplete: 'off', ...attrs });
 }
 
-// marketRow is one market of a pool: its names and opening probability.
-// read() gives its part of the request body. (A later "Other" answer
-// adds its checkbox here, and its field to read().)
+// marketRow is one market of a pool: its names, opening probability and,
+// in an exclusive pool, the "Other" checkbox (answers added later take
+// their probability out of that market; at most one per pool, so checking
+// one unchecks the others; hidden and off in a binary pool). read() gives
+// its part of the request body, with "other": true on the checked one.
 function marketRow(pool, onChange, init = {}) {
   const name = input({ value: init.name || '', maxlength: '200', required: true, 'data-field': 'market-name' });
   const nameRu = input({ value: init.name_ru || '', maxlength: '200', lang: 'ru', 'data-field': 'market-name-ru' });
   const prob = input({ value: init.percent || '50', inputmode: 'decimal', required: true, size: '5', 'data-field': 'market-probability' });
+  const other = h('input', { type: 'checkbox', id: uid('other'), 'data-field': 'market-other' });
+  const otherHint = uid('hint');
+  other.setAttribute('aria-describedby', otherHint);
+  const otherRow = h('div', { class: 'field field-check', 'data-other-field': '' }, other,
+    h('label', { for: other.id }, t('new.other')), h('p', { class: 'hint', id: otherHint }, t('new.other_hint')));
   const subsidy = h('span', { class: 'meta', 'data-subsidy': '' });
   const row = h('li', { class: 'new-market' });
   const remove = h('button', { type: 'button', class: 'btn btn-small', onClick: () => { pool.removeMarket(m); } });
   const m = {
     node: row,
-    read: () => ({ name: name.value, name_ru: nameRu.value, probability: fraction(prob.value) }),
+    read: () => {
+      const body = { name: name.value, name_ru: nameRu.value, probability: fraction(prob.value) };
+      if (m.isOther()) body.other = true;
+      return body;
+    },
+    isOther: () => !other.disabled && other.checked,
+    setOther: (on) => { other.checked = on; },
+    // setExclusive shows the Other checkbox in an exclusive pool, and
+    // hides, disables and clears it in a binary one.
+    setExclusive: (on) => {
+      otherRow.hidden = !on;
+      other.disabled = !on;
+      if (!on) other.checked = false;
+    },
     setSubsidy: (k) => { subsidy.textContent = k == null ? '' : t('new.market_subsidy', { v: money(k) }); },
     number: (n) => {
       clear(row,
@@ -64,12 +84,18 @@ function marketRow(pool, onChange, init = {}) {
           field(t('new.name_en'), name),
           field(t('new.name_ru'), nameRu),
           field(t('new.probability'), prob, t('new.probability_hint')),
+          otherRow,
           h('div', { class: 'actions' }, subsidy, remove)));
       remove.textContent = t('new.remove_market', { n });
     },
     focus: () => name.focus(),
   };
   for (const el of [name, nameRu, prob]) el.addEventListener('input', onChange);
+  other.addEventListener('change', () => {
+    if (other.checked) pool.otherChosen(m);
+    onChange();
+  });
+  m.setExclusive(pool.isExclusive());
   return m;
 }
 
@@ -134,6 +160,9 @@ function poolBlock(form, onChange, n) {
       onChange();
     },
     setNumber: (k) => { n = k; pool.number(k); },
+    isExclusive: () => exclusive.checked,
+    // otherChosen keeps one Other per pool: the others are unchecked.
+    otherChosen: (chosen) => markets.forEach((x) => { if (x !== chosen) x.setOther(false); }),
     read: () => {
       const body = {
         name: name.value, name_ru: nameRu.value, rules: rules.value, rules_ru: rulesRu.value,
@@ -157,6 +186,7 @@ function poolBlock(form, onChange, n) {
     const left = exclusive.checked ? Math.max(1, Math.round(100 - markets.reduce((s, m) => s + (m.read().probability || 0) * 100, 0))) : 50;
     pool.addMarket({ percent: String(left) }).focus();
   });
+  for (const el of [binary, exclusive]) el.addEventListener('change', () => markets.forEach((m) => m.setExclusive(exclusive.checked)));
   for (const el of [name, nameRu, rules, rulesRu, margin, b, liveAt, finishAt, binary, exclusive]) {
     el.addEventListener('input', onChange);
     el.addEventListener('change', onChange);
@@ -278,7 +308,8 @@ export async function render(main, ctx) {
         h('h4', null, p.name || '—', ' · ', p.exclusive ? t('new.kind_exclusive') : t('new.kind_binary')),
         p.rules ? h('p', { class: 'rules' }, p.rules) : null,
         h('ul', { class: 'plain-list' }, p.markets.map((m, j) => h('li', null, m.name || '—', ': ',
-          h('strong', null, last && last.pools[i] ? pct(last.pools[i].markets[j].yes_probability) : pct(m.probability))))))),
+          h('strong', null, last && last.pools[i] ? pct(last.pools[i].markets[j].yes_probability) : pct(m.probability)),
+          m.other ? h('span', null, ' ', h('span', { class: 'tag tag-muted', 'data-other': '' }, t('new.other_tag'))) : null))))),
       h('p', null, last ? t('new.subsidy', { v: money(last.subsidy_kopecks) }) : cost.textContent));
     previewNode.querySelector('h2').focus();
   });

@@ -166,6 +166,7 @@ func (v *eventJSON) appendJSON(b []byte) ([]byte, bool) {
 	if b, ok = appendJSONArray(appendKey(b, "pools"), v.Pools, appendPool); !ok {
 		return b, false
 	}
+	b, _ = appendJSONArray(appendKey(b, "amendments"), v.Amendments, appendAmendment)
 	b = appendJSONString(appendKey(b, "status"), v.Status)
 	if p := v.Proposal; p != nil {
 		b = append(appendKey(b, "proposal"), '{')
@@ -178,7 +179,6 @@ func (v *eventJSON) appendJSON(b []byte) ([]byte, bool) {
 		b = appendJSONString(appendKey(b, "reason"), p.Reason)
 		b = append(strconv.AppendBool(appendKey(b, "refunded"), p.Refunded), '}')
 	}
-	b, _ = appendJSONArray(appendKey(b, "amendments"), v.Amendments, appendAmendment)
 	return append(b, '}'), true
 }
 

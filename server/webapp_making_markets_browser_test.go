@@ -161,6 +161,11 @@ func makingMarketsStory(t *testing.T, h *harness, d *webDriver) {
 	if !strings.Contains(decided.Queued, reason) || !strings.Contains(decided.Queued, fmt.Sprintf("User %d (bond %s)", user.id, roubles(5000))) {
 		t.Errorf("the console's queue showed %q", decided.Queued)
 	}
+	for _, name := range all[1:] {
+		if !strings.Contains(decided.Queued, name+" wins") {
+			t.Errorf("the console's dispute offers no %q: %q", name+" wins", decided.Queued)
+		}
+	}
 	for _, name := range all {
 		if st := decided.States[name]; !strings.Contains(st, "Voided") || !strings.Contains(st, "resolved by the operator") {
 			t.Errorf("the user's card of %s reads %q, want it resolved", name, decided.States[name])

@@ -186,6 +186,9 @@ const en = {
   'disputes.confirmKeep': 'Resolve “{market}” as {side}, as proposed? Every position is settled at once and the platform keeps the bonds; this cannot be undone.',
   'disputes.confirmReturn': 'Resolve “{market}” as {side}, against the proposal? Every position is settled at once and the bonds go back to the disputers; this cannot be undone.',
   'disputes.done': '“{market}” resolved as {side}.',
+  'disputes.wins': '{name} wins',
+  'disputes.confirmWinner': 'Make “{market}” the winner, against the proposal? The pool is settled at once and the bonds go back to the disputers; this cannot be undone.',
+  'disputes.doneWinner': '“{market}” won: the pool is resolved.',
 
   'audit.heading': 'Ledger audit',
   'audit.run': 'Run the audit',
@@ -415,6 +418,9 @@ const ru = {
   'disputes.confirmKeep': 'Закрыть «{market}» исходом «{side}», как предложено? Все позиции будут рассчитаны сразу, залоги останутся платформе; отменить нельзя.',
   'disputes.confirmReturn': 'Закрыть «{market}» исходом «{side}», вопреки предложению? Все позиции будут рассчитаны сразу, залоги вернутся оспорившим; отменить нельзя.',
   'disputes.done': '«{market}» закрыт исходом «{side}».',
+  'disputes.wins': 'Побеждает «{name}»',
+  'disputes.confirmWinner': 'Назначить победителем «{market}», вопреки предложению? Пул будет рассчитан сразу, залоги вернутся оспорившим; отменить нельзя.',
+  'disputes.doneWinner': '«{market}» победил: пул закрыт.',
 
   'audit.heading': 'Аудит журнала',
   'audit.run': 'Запустить аудит',

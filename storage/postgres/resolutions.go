@@ -262,26 +262,25 @@ UPDATE resolution_proposals r SET claimed_until = $2 FROM due, markets m
 WHERE r.market_id = due.market_id AND m.id = r.market_id
 RETURNING ` + proposalCols
 
-// ClaimProposals implements market.ProposalStore.
+// ClaimProposals implements market.ProposalStore. The claim is one
+// statement, committed on its own: the worker polls on every server,
+// window or not, and a transaction of its own each time would send a
+// COMMIT to the database every few seconds for nothing.
 func (s *Store) ClaimProposals(ctx context.Context, at time.Time, lease time.Duration, limit int) ([]*market.ResolutionProposal, error) {
+	rows, err := s.pool.Query(ctx, sqlClaimProposals, dbTime(at), dbTime(at.Add(lease)), limit)
+	if err != nil {
+		return nil, translate(err, nil)
+	}
+	defer rows.Close()
 	var out []*market.ResolutionProposal
-	err := s.tx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
-		out = out[:0]
-		rows, err := tx.Query(ctx, sqlClaimProposals, dbTime(at), dbTime(at.Add(lease)), limit)
+	for rows.Next() {
+		p, _, err := scanProposal(rows)
 		if err != nil {
-			return err
+			return nil, translate(err, nil)
 		}
-		defer rows.Close()
-		for rows.Next() {
-			p, _, err := scanProposal(rows)
-			if err != nil {
-				return err
-			}
-			out = append(out, p)
-		}
-		return rows.Err()
-	})
-	return out, translate(err, nil)
+		out = append(out, p)
+	}
+	return out, translate(rows.Err(), nil)
 }
 
 // FinishProposal implements market.ProposalStore.

@@ -85,11 +85,15 @@ func (o op) makingString() (string, bool) {
 // making picks an operation of this file, or none (false) when the state
 // has nothing for it.
 func (g *gen) making(s *shadow, o *op) bool {
-	switch x := g.r.Float64(); {
-	case x < 0.25:
+	x := g.r.Float64()
+	if !s.challenge {
+		x *= 0.5 // none of the challenge window's
+	}
+	switch {
+	case x < 0.2:
 		o.kind, o.user, o.newMarkets = opPropose, g.r.IntN(modelUsers), g.newMarkets()
 		return true
-	case x < 0.45:
+	case x < 0.33:
 		var pending []int
 		for i, p := range s.proposals {
 			if !p.decided {
@@ -105,7 +109,7 @@ func (g *gen) making(s *shadow, o *op) bool {
 		}
 		o.bonus, o.void = g.chance(0.6), g.chance(0.5) // approve; refund of a rejection
 		return true
-	case x < 0.7:
+	case x < 0.5:
 		var others []int
 		for i, m := range s.markets {
 			if m.other && !m.resolved && !m.res.open() {
@@ -123,9 +127,6 @@ func (g *gen) making(s *shadow, o *op) bool {
 		}
 		return true
 	}
-	if !s.challenge {
-		return false
-	}
 	var proposed []int
 	for i, m := range s.markets {
 		if m.res.open() {
@@ -133,7 +134,7 @@ func (g *gen) making(s *shadow, o *op) bool {
 		}
 	}
 	switch x := g.r.Float64(); {
-	case x < 0.55:
+	case x < 0.5:
 		o.kind, o.user, o.market = opDispute, g.r.IntN(modelUsers), g.r.IntN(len(s.markets))
 		if len(proposed) > 0 && g.chance(0.9) {
 			o.market = proposed[g.r.IntN(len(proposed))]
@@ -398,11 +399,11 @@ func (s *shadow) settle(i int, won market.Side, void bool) []holder {
 		if !r.void {
 			proposed = r.won.String()
 		}
-		if final != proposed {
-			for _, u := range r.disputers {
+		for _, u := range r.disputers {
+			if final != proposed {
 				s.balance[holder{-1, u}] += modelBond
-				paid = append(paid, holder{-1, u})
 			}
+			paid = append(paid, holder{-1, u}) // checked either way
 		}
 		r.done = true
 	}

@@ -305,7 +305,7 @@ func (g *gen) next(s *shadow) op {
 		o.kind, o.newMarkets, o.window = opNewEvent, g.newMarkets(), g.window()
 		return o
 	}
-	if g.chance(0.08) && g.making(s, &o) {
+	if g.chance(0.1) && g.making(s, &o) {
 		return o
 	}
 	switch x := g.r.Float64(); {

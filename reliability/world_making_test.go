@@ -146,3 +146,20 @@ func (w *world) makingNames(names map[account.Ref]string) {
 		names[account.DisputeBondAccount(m.id)] = fmt.Sprintf("bonds of market %d", i)
 	}
 }
+
+// checkProposed checks that market id carries an open proposal of
+// outcome, and is not resolved.
+func (w *world) checkProposed(id int64, outcome string) error {
+	p, err := w.markets.ProposalOf(w.ctx, id)
+	if err != nil {
+		return err
+	}
+	m, err := w.markets.Market(w.ctx, id)
+	if err != nil {
+		return err
+	}
+	if p == nil || p.Done || p.Outcome != outcome || m.Resolved {
+		return fmt.Errorf("a creator's close of market %d with the challenge window left proposal %+v, resolved %v", id, p, m.Resolved)
+	}
+	return nil
+}

@@ -251,7 +251,10 @@ func (w *world) apply(o op) (outcome, error) {
 		} else {
 			err = w.markets.Close(ctx, w.ownerOf(m.event), m.event, m.pool, m.id, o.outcome())
 		}
-		if err == nil && (o.operator || w.markets.Challenge == 0) {
+		if err == nil && !o.operator && w.markets.Challenge > 0 {
+			return out, w.checkProposed(m.id, o.outcome())
+		}
+		if err == nil {
 			got, gerr := w.markets.Market(ctx, m.id)
 			if gerr != nil {
 				return out, gerr

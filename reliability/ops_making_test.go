@@ -86,8 +86,11 @@ func (o op) makingString() (string, bool) {
 // has nothing for it.
 func (g *gen) making(s *shadow, o *op) bool {
 	x := g.r.Float64()
-	if !s.challenge {
+	switch {
+	case !s.challenge:
 		x *= 0.5 // none of the challenge window's
+	case g.chance(0.4):
+		x = 0.5 + 0.5*x // more of the challenge window's
 	}
 	switch {
 	case x < 0.2:
@@ -133,8 +136,17 @@ func (g *gen) making(s *shadow, o *op) bool {
 			proposed = append(proposed, i)
 		}
 	}
+	live := s.live()
 	switch x := g.r.Float64(); {
-	case x < 0.5:
+	case (len(proposed) == 0 || x < 0.15) && len(live) > 0:
+		// Its creator closes a live market: a proposal.
+		o.kind, o.won, o.void = opSettle, g.side(), g.chance(0.2)
+		o.market = live[g.r.IntN(len(live))]
+		if s.markets[o.market].exclusive {
+			o.won = market.Yes
+		}
+		o.void = o.void && !s.markets[o.market].split
+	case x < 0.65:
 		o.kind, o.user, o.market = opDispute, g.r.IntN(modelUsers), g.r.IntN(len(s.markets))
 		if len(proposed) > 0 && g.chance(0.9) {
 			o.market = proposed[g.r.IntN(len(proposed))]
@@ -143,7 +155,7 @@ func (g *gen) making(s *shadow, o *op) bool {
 				o.user = hs[g.r.IntN(len(hs))]
 			}
 		}
-	case x < 0.8 && len(proposed) > 0:
+	case x < 0.85 && len(proposed) > 0:
 		// The operator decides a proposed market (disputed or not).
 		o.kind, o.operator, o.won, o.void = opSettle, true, g.side(), g.chance(0.2)
 		o.market = proposed[g.r.IntN(len(proposed))]

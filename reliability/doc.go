@@ -4,11 +4,16 @@
 //
 //   - TestMoneyModel runs seeded random sequences of deposits, trades,
 //     partner bets with retries, show/hide and settlements on the memory
-//     store and on PostgreSQL in lockstep. After every operation the ledger
+//     store and on PostgreSQL in lockstep, with the making of markets:
+//     event proposals (the ante, approved or rejected), answers added to
+//     exclusive pools with an Other market (every holder's claim kept)
+//     and, on even seeds, the challenge window (a creator's close
+//     proposes; disputes with a bond; the operator's decision; due
+//     proposals settled). After every operation the ledger
 //     audit and the escrow audit hold; the two stores give the same outcome
 //     to every operation and end with the same balance in every account;
-//     and every user's, sub-account's and float's balance is what the
-//     receipts say it should be.
+//     and every user's, sub-account's and float's balance, antes and bonds
+//     included, is what the receipts say it should be.
 //   - TestCrash kills the server (SIGKILL) on PostgreSQL under load,
 //     restarts it, and checks that every answered trade is in the trade
 //     log with its postings and that no trade exists that was not asked

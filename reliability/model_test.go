@@ -50,12 +50,22 @@ type modelStats struct {
 	// moves are the accepted moves of a finish_at; closed the trades
 	// refused as market_closed (resolved, or outside the window).
 	moves, closed int
+	// The making of markets: proposals made and decided, answers added,
+	// disputes, proposals settled at their deadline.
+	proposals, decisions, answers, disputes, due int
 }
 
 func (s *modelStats) sum(o modelStats) {
 	s.ops, s.accepted, s.refused, s.replays, s.settlements = s.ops+o.ops, s.accepted+o.accepted, s.refused+o.refused, s.replays+o.replays, s.settlements+o.settlements
 	s.voids, s.byOperator = s.voids+o.voids, s.byOperator+o.byOperator
 	s.moves, s.closed = s.moves+o.moves, s.closed+o.closed
+	s.proposals, s.decisions, s.answers, s.disputes, s.due = s.proposals+o.proposals, s.decisions+o.decisions, s.answers+o.answers, s.disputes+o.disputes, s.due+o.due
+}
+
+// making describes the figures of the making of markets.
+func (s modelStats) making() string {
+	return fmt.Sprintf("%d proposals (%d decided), %d answers added, %d disputes, %d proposals settled at their deadline",
+		s.proposals, s.decisions, s.answers, s.disputes, s.due)
 }
 
 func (s *modelStats) add(o op, out outcome) {
@@ -76,6 +86,16 @@ func (s *modelStats) add(o op, out outcome) {
 			}
 		case opMoveFinish:
 			s.moves++
+		case opPropose:
+			s.proposals++
+		case opDecide:
+			s.decisions++
+		case opAddAnswer:
+			s.answers++
+		case opDispute:
+			s.disputes++
+		case opSettleDue:
+			s.due += int(out.Amount)
 		}
 	default:
 		s.refused++
@@ -106,8 +126,8 @@ func TestMoneyModel(t *testing.T) {
 				total.sum(runModel(t, seed, memOps, false))
 			})
 		}
-		t.Logf("memory: %d seeds × %d operations: %d accepted, %d refused (%d trades on closed markets), %d partner replays, %d settlements (%d voids, %d by the operator), %d moves of finish_at, audited after each; %v",
-			len(memSeeds), memOps, total.accepted, total.refused, total.closed, total.replays, total.settlements, total.voids, total.byOperator, total.moves, time.Since(start).Round(time.Millisecond))
+		t.Logf("memory: %d seeds × %d operations: %d accepted, %d refused (%d trades on closed markets), %d partner replays, %d settlements (%d voids, %d by the operator), %d moves of finish_at, %s, audited after each; %v",
+			len(memSeeds), memOps, total.accepted, total.refused, total.closed, total.replays, total.settlements, total.voids, total.byOperator, total.moves, total.making(), time.Since(start).Round(time.Millisecond))
 	})
 	t.Run("PostgreSQL does what the memory store does", func(t *testing.T) {
 		pgtest.URL(t)
@@ -118,8 +138,8 @@ func TestMoneyModel(t *testing.T) {
 				total.sum(runModel(t, seed, pgOps, true))
 			})
 		}
-		t.Logf("PostgreSQL: %d seeds × %d operations: %d accepted, %d refused (%d trades on closed markets), %d partner replays, %d settlements (%d voids, %d by the operator), %d moves of finish_at, same outcomes and balances as memory; %v",
-			len(pgSeeds), pgOps, total.accepted, total.refused, total.closed, total.replays, total.settlements, total.voids, total.byOperator, total.moves, time.Since(start).Round(time.Millisecond))
+		t.Logf("PostgreSQL: %d seeds × %d operations: %d accepted, %d refused (%d trades on closed markets), %d partner replays, %d settlements (%d voids, %d by the operator), %d moves of finish_at, %s, same outcomes and balances as memory; %v",
+			len(pgSeeds), pgOps, total.accepted, total.refused, total.closed, total.replays, total.settlements, total.voids, total.byOperator, total.moves, total.making(), time.Since(start).Round(time.Millisecond))
 	})
 }
 
@@ -145,6 +165,10 @@ func runModel(t *testing.T, seed uint64, ops int, pg bool) modelStats {
 		worlds = append(worlds, newWorld(t, "postgres", pgtest.New(t)))
 	}
 	g, sh := newGen(seed), newShadow()
+	sh.challenge = challengeSeed(seed)
+	for _, w := range worlds {
+		w.setMaking(sh.challenge)
+	}
 	var stats modelStats
 	var history []string
 	reproduce := fmt.Sprintf("reproduce: go test ./reliability -run 'TestMoneyModel' -seed %d -ops %d", seed, ops)
@@ -197,6 +221,12 @@ func runModel(t *testing.T, seed uint64, ops int, pg bool) modelStats {
 					fail(step, "%s: after %s: %v", w.name, o, err)
 				}
 			}
+			if o.kind == opAddAnswer && outs[0].ok() {
+				// Every claim is kept: the positions the split made.
+				if err := checkPositions(w, sh, everyHolder()); err != nil {
+					fail(step, "%s: after %s: %v", w.name, o, err)
+				}
+			}
 			if o.kind == opPartnerBet || o.kind == opPartnerSell {
 				// A refused first bet leaves no sub-account behind.
 				if err := checkPositions(w, sh, []holder{{o.partner, o.ext}}); err != nil {
@@ -207,15 +237,7 @@ func runModel(t *testing.T, seed uint64, ops int, pg bool) modelStats {
 	}
 	// The end: every account of every world, the floats, every holder's
 	// balance and positions, and every market's trade log.
-	var every []holder
-	for u := range modelUsers {
-		every = append(every, holder{-1, u})
-	}
-	for p := range modelPartners {
-		for e := range modelExternal {
-			every = append(every, holder{p, e})
-		}
-	}
+	every := everyHolder()
 	var first map[string]int64
 	for _, w := range worlds {
 		if err := checkHolders(w, sh, every); err != nil {
@@ -361,4 +383,18 @@ func checkTradeLogs(w *world, sh *shadow) error {
 		}
 	}
 	return nil
+}
+
+// everyHolder lists every user and every partner's external user.
+func everyHolder() []holder {
+	var every []holder
+	for u := range modelUsers {
+		every = append(every, holder{-1, u})
+	}
+	for p := range modelPartners {
+		for e := range modelExternal {
+			every = append(every, holder{p, e})
+		}
+	}
+	return every
 }

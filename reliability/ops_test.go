@@ -52,6 +52,8 @@ type op struct {
 	// from its creation for a month); at is where a move puts finish_at.
 	window window
 	at     time.Time
+	// frac is an added answer's probability, as a fraction of Other's.
+	frac float64
 }
 
 // window is a pool's trading window; a zero LiveAt is the default, the
@@ -70,8 +72,9 @@ type newMarket struct {
 	b      int64
 	margin float64
 	prob   float64
-	// exclusive is the pool's (the same on each of its markets).
-	exclusive bool
+	// exclusive is the pool's (the same on each of its markets); other
+	// marks an exclusive pool's Other market.
+	exclusive, other bool
 }
 
 func (o op) String() string {
@@ -108,6 +111,9 @@ func (o op) String() string {
 		return fmt.Sprintf("%s resolves market %d %s", by, o.market, o.outcome())
 	case opNewEvent:
 		return fmt.Sprintf("create event with markets %+v, trading %s", o.newMarkets, o.window)
+	case opPropose, opDecide, opAddAnswer, opDispute, opSettleDue:
+		s, _ := o.makingString()
+		return s
 	case opMoveFinish:
 		who := "its creator"
 		if o.bonus {
@@ -159,10 +165,16 @@ type shadowMarket struct {
 	resolved  bool
 	trades    int // trades executed on it
 	window    window
+	// other marks an exclusive pool's Other market; split a market of a
+	// pool an answer was added to; res its proposed resolution.
+	other, split bool
+	res          *shadowResolution
 }
 
 // tradable reports whether m takes trades now.
-func (m shadowMarket) tradable() bool { return !m.resolved && m.window.open(time.Now()) }
+func (m shadowMarket) tradable() bool {
+	return !m.resolved && !m.res.open() && m.window.open(time.Now())
+}
 
 type partnerReq struct {
 	op       op
@@ -189,6 +201,10 @@ type shadow struct {
 	// partnerReqs are every partner request sent, in order.
 	partnerReqs []partnerReq
 	nextBet     int
+	// proposals are the event proposals; challenge is whether a
+	// creator's close proposes (ops_making_test.go).
+	proposals []shadowProposal
+	challenge bool
 }
 
 func newShadow() *shadow {
@@ -262,6 +278,7 @@ func (g *gen) newMarkets() []newMarket {
 			left -= p
 			out[i] = newMarket{b: b, margin: m, prob: float64(p) / 100, exclusive: true}
 		}
+		out[len(out)-1].other = g.chance(0.5)
 		return out
 	}
 	out := make([]newMarket, 1+g.r.IntN(2))
@@ -286,6 +303,9 @@ func (g *gen) next(s *shadow) op {
 	o := op{retry: -1}
 	if len(s.live()) < liveMarkets {
 		o.kind, o.newMarkets, o.window = opNewEvent, g.newMarkets(), g.window()
+		return o
+	}
+	if g.chance(0.1) && g.making(s, &o) {
 		return o
 	}
 	switch x := g.r.Float64(); {
@@ -353,6 +373,7 @@ func (g *gen) next(s *shadow) op {
 			live := s.live()
 			o.market = live[g.r.IntN(len(live))]
 		}
+		o.void = o.void && !s.markets[o.market].split
 	}
 	return o
 }
@@ -458,10 +479,12 @@ func (s *shadow) expect(o op) (want string, ok bool) {
 		if s.markets[o.market].exclusive && !o.void && o.won == market.No {
 			return "invalid:won_side", true
 		}
-		if s.markets[o.market].resolved {
+		if s.markets[o.market].resolved || !o.operator && s.markets[o.market].res.open() {
 			return "market_resolved", true
 		}
 		return "", true
+	case opPropose, opDecide, opAddAnswer, opDispute, opSettleDue:
+		return s.expectMaking(o)
 	case opMoveFinish:
 		m := s.markets[o.market]
 		if !o.at.After(time.Now()) || !o.at.After(m.window.live) {
@@ -470,6 +493,9 @@ func (s *shadow) expect(o op) (want string, ok bool) {
 		for _, other := range s.markets {
 			if other.event == m.event && other.resolved {
 				return "market_resolved", true
+			}
+			if other.event == m.event && other.res.open() {
+				return "", false
 			}
 		}
 		return "", true
@@ -523,16 +549,7 @@ func (s *shadow) record(o op, out outcome) []holder {
 		}
 	}
 	if o.kind == opNewEvent && out.ok() {
-		w := o.window
-		if !w.explicit {
-			// From its creation, which came after the op was made, for a
-			// month.
-			w.finish = time.Now().AddDate(0, 1, 0).Add(-time.Hour)
-		}
-		for _, m := range o.newMarkets {
-			s.markets = append(s.markets, shadowMarket{event: s.events, exclusive: m.exclusive, window: w})
-		}
-		s.events++
+		s.addEvent(o.newMarkets, o.window)
 		return nil
 	}
 	if !out.ok() || out.Replayed {
@@ -592,39 +609,9 @@ func (s *shadow) record(o op, out outcome) []holder {
 			}
 		}
 	case opSettle:
-		// A market of an exclusive pool resolves the pool: it YES (or
-		// VOID), every other market NO (or VOID).
-		won := map[int]market.Side{o.market: o.won}
-		if ex := s.markets[o.market]; ex.exclusive {
-			for i, m := range s.markets {
-				if m.event == ex.event && i != o.market {
-					won[i] = market.No
-				}
-			}
-		}
-		for i := range won {
-			s.markets[i].resolved = true
-		}
-		var paid []holder
-		for k, n := range s.pos {
-			side, ok := won[k.market]
-			if !ok || n == 0 {
-				continue
-			}
-			switch {
-			case o.void:
-				// Its net cost back, floored at 0: a position whose sales
-				// paid more than it cost keeps that and gets nothing.
-				s.balance[k.h] += max(s.net[k], 0)
-				paid = append(paid, k.h)
-			case k.side == side:
-				s.balance[k.h] += n
-				paid = append(paid, k.h)
-			}
-			delete(s.pos, k)
-			delete(s.net, k)
-		}
-		return paid
+		return s.recordSettle(o)
+	case opPropose, opDecide, opAddAnswer, opDispute, opSettleDue:
+		return s.recordMaking(o)
 	}
 	return nil
 }

@@ -58,6 +58,7 @@ type world struct {
 	// receipts are the receipts of accepted partner requests by
 	// client_bet_id: a replay must give back the same one.
 	receipts map[string]partner.Receipt
+	making   making
 }
 
 func newWorld(t testing.TB, name string, s store) *world {
@@ -146,6 +147,15 @@ var knownErrors = []struct {
 	{"no_account", partner.ErrNoAccount},
 	{"partner_not_found", partner.ErrNotFound},
 	{"event_not_found", market.ErrEventNotFound},
+	{"forbidden", market.ErrForbidden},
+	{"not_proposed", market.ErrNotProposed},
+	{"not_approved", market.ErrNotApproved},
+	{"no_new_answer", market.ErrNoNewAnswer},
+	{"no_proposal", market.ErrNoProposal},
+	{"challenge_over", market.ErrChallengeOver},
+	{"not_holder", market.ErrNotHolder},
+	{"already_disputed", market.ErrAlreadyDisputed},
+	{"event_resolved", market.ErrEventResolved},
 }
 
 // errName names err for the comparison of outcomes; unknown is true for
@@ -231,7 +241,7 @@ func (w *world) apply(o op) (outcome, error) {
 		out.Amount = o.amount
 	case opSetActive:
 		active := o.bonus
-		err = w.markets.SetActive(ctx, w.creator.ID, w.events[o.event], &active)
+		err = w.markets.SetActive(ctx, w.ownerOf(w.events[o.event]), w.events[o.event], &active)
 	case opSettle:
 		m := w.mkts[o.market]
 		by := market.ResolvedByCreator
@@ -239,7 +249,10 @@ func (w *world) apply(o op) (outcome, error) {
 			by = market.ResolvedByOperator
 			err = w.markets.Resolve(ctx, m.id, o.outcome())
 		} else {
-			err = w.markets.Close(ctx, w.creator.ID, m.event, m.pool, m.id, o.outcome())
+			err = w.markets.Close(ctx, w.ownerOf(m.event), m.event, m.pool, m.id, o.outcome())
+		}
+		if err == nil && !o.operator && w.markets.Challenge > 0 {
+			return out, w.checkProposed(m.id, o.outcome())
 		}
 		if err == nil {
 			got, gerr := w.markets.Market(ctx, m.id)
@@ -258,13 +271,13 @@ func (w *world) apply(o op) (outcome, error) {
 		if o.bonus {
 			p, err = w.markets.OperatorMoveFinish(ctx, m.pool, o.at)
 		} else {
-			p, err = w.markets.MoveFinish(ctx, w.creator.ID, m.pool, o.at)
+			p, err = w.markets.MoveFinish(ctx, w.ownerOf(m.event), m.pool, o.at)
 		}
 		if err == nil && (p.ID != m.pool || !p.FinishAt.Equal(o.at)) {
 			return out, fmt.Errorf("the move answered pool %d finishing at %v", p.ID, p.FinishAt)
 		}
 	default:
-		return out, fmt.Errorf("unknown operation %d", o.kind)
+		out, err = w.applyMaking(o)
 	}
 	if err != nil {
 		name, unknown := errName(err)
@@ -279,14 +292,7 @@ func (w *world) apply(o op) (outcome, error) {
 // newEvent creates an active event with one pool of the given markets,
 // trading in window win.
 func (w *world) newEvent(ms []newMarket, win window) error {
-	np := market.NewPool{Name: "Pool", Margin: ms[0].margin, B: ms[0].b, Exclusive: ms[0].exclusive}
-	if win.explicit {
-		np.LiveAt, np.FinishAt = &win.live, &win.finish
-	}
-	for i, m := range ms {
-		np.Markets = append(np.Markets, market.NewMarket{Name: fmt.Sprintf("Outcome %d", i), Probability: m.prob})
-	}
-	ev, err := w.markets.CreateEvent(w.ctx, w.creator, market.NewEvent{Name: fmt.Sprintf("Event %d", len(w.events)), Pools: []market.NewPool{np}})
+	ev, err := w.markets.CreateEvent(w.ctx, w.creator, newEventSpec(fmt.Sprintf("Event %d", len(w.events)), ms, win))
 	if err != nil {
 		return err
 	}
@@ -364,6 +370,7 @@ func (w *world) ledger() (map[string]int64, error) {
 		names[account.EscrowAccount(m.id)] = fmt.Sprintf("escrow of market %d", i)
 		names[account.FeeAccount(m.id)] = fmt.Sprintf("fees of market %d", i)
 	}
+	w.makingNames(names)
 	states, _, err := w.store.LedgerState(w.ctx)
 	if err != nil {
 		return nil, err

@@ -8,9 +8,18 @@ async function signedIn(page) {
   await page.getByRole('banner').getByRole('button', { name: 'Log out' }).waitFor();
 }
 
+// noStrayNull fails when the page's main text shows "null" as a word:
+// a missing value written out instead of left out.
+async function noStrayNull(page) {
+  await page.getByRole('main').getByRole('button').first().waitFor();
+  const text = await page.getByRole('main').innerText();
+  if (/\bnull\b/.test(text)) throw new Error(`${page.url()} shows a stray "null": ${JSON.stringify(text)}`);
+}
+
 // register signs u up on /register.
 async function register(page, u) {
   await open(page, '/register');
+  await noStrayNull(page);
   await page.getByLabel('Name').fill(u.name);
   await page.getByLabel('Email').fill(u.email);
   await page.getByLabel('Password').fill(u.password);
@@ -21,6 +30,7 @@ async function register(page, u) {
 // login signs u in on /login, then opens path when given.
 async function login(page, u, path) {
   await open(page, '/login' + (path ? '?next=' + encodeURIComponent(path) : ''));
+  await noStrayNull(page);
   await page.getByLabel('Email').fill(u.email);
   await page.getByLabel('Password').fill(u.password);
   await page.getByRole('main').getByRole('button', { name: 'Log in' }).click();

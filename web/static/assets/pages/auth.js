@@ -58,8 +58,11 @@ export async function render(main, ctx) {
       submit.disabled = false;
     }
   });
-  main.append(form,
-    register ? null : h('p', null, h('a', { href: '/forgot-password' }, t('reset.forgot_title'))),
+  // Element.append writes null as the text "null": the login page's
+  // extra link is added only where it belongs.
+  main.append(form);
+  if (!register) main.append(h('p', null, h('a', { href: '/forgot-password' }, t('reset.forgot_title'))));
+  main.append(
     h('p', null, register ? t('auth.have_account') : t('auth.no_account'), ' ',
       h('a', { href: register ? '/login' : '/register' }, register ? t('nav.login') : t('nav.register'))));
 }

@@ -77,12 +77,8 @@ func (h *amendHandlers) handleEditEvent(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	id, err := pathID(c, "id")
+	id, b, err := idAndBody[editEventBody](c, "id")
 	if err != nil {
-		return err
-	}
-	var b editEventBody
-	if err := decodeBody(c, &b); err != nil {
 		return err
 	}
 	e, err := h.markets.EditEvent(c.UserContext(), u.ID, id, b.toDomain())
@@ -130,12 +126,8 @@ func (h *amendHandlers) handleAmend(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	id, err := pathID(c, "id")
+	id, b, err := idAndBody[amendBody](c, "id")
 	if err != nil {
-		return err
-	}
-	var b amendBody
-	if err := decodeBody(c, &b); err != nil {
 		return err
 	}
 	a, err := h.markets.AddAmendment(c.UserContext(), u.ID, id, b.Text, b.TextRu)

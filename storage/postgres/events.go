@@ -404,7 +404,14 @@ const sqlActiveEvents = `SELECT ` + eventCols + ` FROM events e WHERE e.is_activ
 // ActiveEvents returns active events, newest first (ties by id,
 // descending), each with its pools and markets.
 func (s *Store) ActiveEvents(ctx context.Context, limit, offset int) ([]*market.Event, error) {
-	rows, err := s.pool.Query(ctx, sqlActiveEvents, pageLimit(limit), max(offset, 0))
+	return s.eventsPage(ctx, sqlActiveEvents, pageLimit(limit), max(offset, 0))
+}
+
+// eventsPage reads the events query selects (eventCols, with args), each
+// with its pools, markets and amendments: the feed's page and the
+// operator's queue.
+func (s *Store) eventsPage(ctx context.Context, query string, args ...any) ([]*market.Event, error) {
+	rows, err := s.pool.Query(ctx, query, args...)
 	if err != nil {
 		return nil, translate(err, nil)
 	}

@@ -131,26 +131,6 @@ func (s *Store) writeDecision(ctx context.Context, tx pgx.Tx, e *market.Event, o
 // EventsByStatus implements market.Store: the partial index of
 // migration 00029 serves the proposals and the rejected.
 func (s *Store) EventsByStatus(ctx context.Context, status string, limit, offset int) ([]*market.Event, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+eventCols+` FROM events e WHERE e.status = $1 ORDER BY e.id LIMIT $2 OFFSET $3`,
+	return s.eventsPage(ctx, `SELECT `+eventCols+` FROM events e WHERE e.status = $1 ORDER BY e.id LIMIT $2 OFFSET $3`,
 		status, pageLimit(limit), max(offset, 0))
-	if err != nil {
-		return nil, translate(err, nil)
-	}
-	es, err := scanEvents(rows)
-	if err != nil {
-		return nil, translate(err, nil)
-	}
-	if len(es) == 0 {
-		return []*market.Event{}, nil
-	}
-	ids := make([]int64, len(es))
-	for i, e := range es {
-		ids[i] = e.ID
-	}
-	pools, err := loadPools(ctx, s.pool, `p.event_id = ANY($1)`, ids)
-	if err != nil {
-		return nil, translate(err, nil)
-	}
-	attachPools(es, pools)
-	return es, nil
 }

@@ -334,14 +334,15 @@ func DecideAnswer(st *AnswerState, in NewAnswer) (*AnswerEffects, error) {
 	for _, p := range st.Positions {
 		users = append(users, p.UserID)
 	}
-	for _, u := range append(users, st.Followers...) {
+	holders := len(users)
+	for i, u := range append(users, st.Followers...) {
 		if seen[u] {
 			continue
 		}
 		seen[u] = true
 		eff.Notifications = append(eff.Notifications, social.Notification{UserID: u, Type: social.TypeAnswerAdded,
 			RelatedID: nm.EventID, RelatedType: social.RelatedEvent, CreatedAt: st.Now,
-			Data: social.NotificationData{EventName: st.EventName, MarketName: nm.Name, Other: o.Name}})
+			Data: social.NotificationData{EventName: st.EventName, MarketName: nm.Name, Other: o.Name, Following: i >= holders}})
 	}
 	slices.SortFunc(eff.Notifications, func(a, b social.Notification) int { return cmpInt(a.UserID, b.UserID) })
 	return eff, nil

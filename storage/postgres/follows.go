@@ -61,12 +61,12 @@ const sqlFollowers = `SELECT COALESCE(array_agg(user_id ORDER BY user_id), '{}')
 // sqlNotifyFollowers tells the followers of market $1's event that hold
 // no open position on it (those the settlement's notifications, derived
 // from the positions, tell: see social.go) that it resolved, as the
-// memory store does: its name and outcome, no amount. Run after the
+// memory store does: its name and outcome, no amount, following. Run after the
 // market is written resolved, in the settlement's transaction.
 const sqlNotifyFollowers = `INSERT INTO notifications (user_id, type, related_id, related_type, data, created_at)
 SELECT f.user_id, '` + social.TypeMarketResolved + `', m.event_id, '` + social.RelatedEvent + `',
 	jsonb_strip_nulls(jsonb_build_object('market_name', NULLIF(m.name, ''),
-		'won', CASE m.winning_outcome WHEN 1 THEN 'YES' WHEN 0 THEN 'NO' ELSE '` + social.OutcomeVoid + `' END)),
+		'won', CASE m.winning_outcome WHEN 1 THEN 'YES' WHEN 0 THEN 'NO' ELSE '` + social.OutcomeVoid + `' END, 'following', true)),
 	m.resolved_at
 FROM markets m JOIN follows f ON f.event_id = m.event_id
 WHERE m.id = $1 AND NOT EXISTS (SELECT 1 FROM positions x WHERE x.market_id = m.id AND x.user_id = f.user_id AND x.closed_at IS NULL)

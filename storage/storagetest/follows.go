@@ -145,8 +145,11 @@ func testFollows(t *testing.T, newStores func(*testing.T) Stores) {
 					t.Fatalf("%s: notification %+v does not link the event", tc.u.Name, n)
 				}
 				got[n.Data.MarketName] = n.Data.Won
-				if tc.u == follower && n.Data.Amount != 0 {
-					t.Fatalf("a follower holding nothing was paid %d", n.Data.Amount)
+				if tc.u == follower && (n.Data.Amount != 0 || !n.Data.Following) {
+					t.Fatalf("a follower holding nothing was told %+v", n.Data)
+				}
+				if holds := n.Data.MarketName == m0.Name && tc.u != follower; holds == n.Data.Following {
+					t.Fatalf("%s: a holder is told as a holder, a follower as a follower: %+v", tc.u.Name, n.Data)
 				}
 			}
 			if len(got) != len(tc.want) {

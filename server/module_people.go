@@ -226,17 +226,9 @@ func (h *peopleHandlers) setFollow(c *fiber.Ctx, on bool) error {
 }
 
 // GET /users/me/following: the events the caller follows, newest follow
-// first, each as GET /events/{id} shows it with followed_at, a keyset
-// page at a time. Checks run 401, 400 invalid_request (limit not an
+// first, each as GET /events/{id} shows it, a keyset page at a time. Checks run 401, 400 invalid_request (limit not an
 // integer from 1 to 50, a cursor no earlier page gave).
 var errsFollowing = table("internal_error", unauthorized)
-
-// followedEventJSON is a followed event: the event's view and when the
-// caller followed it.
-type followedEventJSON struct {
-	eventJSON
-	FollowedAt string `json:"followed_at"`
-}
 
 func (h *peopleHandlers) handleFollowing(c *fiber.Ctx) error {
 	u, err := h.auth.User(c)
@@ -253,13 +245,13 @@ func (h *peopleHandlers) handleFollowing(c *fiber.Ctx) error {
 		return err
 	}
 	now := h.markets.Now()
-	out := make([]followedEventJSON, 0, len(p.Events))
-	for i, e := range p.Events {
+	out := make([]eventJSON, 0, len(p.Events))
+	for _, e := range p.Events {
 		v := eventView(e, now)
 		if err := eventResolutions(ctx, h.markets, &v, e); err != nil {
 			return err
 		}
-		out = append(out, followedEventJSON{eventJSON: v, FollowedAt: ts(p.At[i])})
+		out = append(out, v)
 	}
 	var next *string
 	if p.Next != "" {

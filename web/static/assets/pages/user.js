@@ -8,7 +8,7 @@ import { api } from '../api.js';
 import { pageHeading, loading, empty, showError } from '../ui.js';
 
 function table(caption, head, rows, numeric) {
-  return h('div', { class: 'table-wrap', tabindex: '0', role: 'region', 'aria-label': caption },
+  return h('div', { class: 'table-wrap', tabindex: '0' },
     h('table', null,
       h('caption', { class: 'sr-only' }, caption),
       h('thead', null, h('tr', null, head.map((x, i) => h('th', { scope: 'col', class: numeric.includes(i) ? 'num' : null }, x)))),

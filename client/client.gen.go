@@ -2254,7 +2254,9 @@ type NewPool struct {
 // trade's transaction; related_type `event`, related_id the event.
 // `market_resolved` — each market you held a position in when it was
 // resolved, with your payout, or voided, with your refund (the title
-// then says so); related_type `event`.
+// then says so); related_type `event`. A follower of the event
+// (`PUT /api/v1/events/{id}/follow`) who held nothing on the market
+// is told too, without an amount ("in an event you follow").
 // `comment_reply` — someone else replied to your comment, in the
 // reply's transaction; related_type `comment`, related_id your
 // comment's id (its replies list the new one).
@@ -2262,9 +2264,10 @@ type NewPool struct {
 // `chat`.
 // `answer_added` — an answer was added to a pool you held a position
 // in, taking its Other answer's probability (your positions pay in
-// every outcome what they paid before); related_type `event`.
+// every outcome what they paid before), or to an event you follow;
+// related_type `event`.
 // `event_amended` — the creator of an event you hold an open
-// position in added an amendment; the message quotes it (in Russian
+// position in, or follow, added an amendment; the message quotes it (in Russian
 // when the creator gave `text_ru`); related_type `event`.
 // `resolution_proposed` — the creator proposed the outcome of a
 // market you hold a position in, final at the time it names unless

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"strconv"
 	"time"
@@ -179,7 +180,7 @@ func (ec eventCache) get(ctx context.Context, id int64) (*market.Event, error) {
 		return e, nil
 	}
 	e, err := ec.markets.Event(ctx, id)
-	if err == market.ErrEventNotFound {
+	if errors.Is(err, market.ErrEventNotFound) {
 		e, err = nil, nil
 	}
 	if err != nil {

@@ -8,8 +8,8 @@ import { api } from '../api.js';
 import { getMe } from '../state.js';
 import { showError, announce } from '../ui.js';
 
-// following holds, per user, the ids of the followed events this page
-// has seen (read from GET /users/me/following, first page of 50).
+// isFollowing reads the caller's followed events (GET
+// /users/me/following, pages of 50) until it finds eventId.
 async function isFollowing(eventId, signal) {
   let cursor = null;
   for (let pages = 0; pages < 20; pages += 1) {

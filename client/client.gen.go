@@ -860,6 +860,60 @@ func (e ProfilePatchTheme) Valid() bool {
 	}
 }
 
+// Defines values for PublicPositionSide.
+const (
+	PublicPositionSideNO  PublicPositionSide = "NO"
+	PublicPositionSideYES PublicPositionSide = "YES"
+)
+
+// Valid indicates whether the value is a known member of the PublicPositionSide enum.
+func (e PublicPositionSide) Valid() bool {
+	switch e {
+	case PublicPositionSideNO:
+		return true
+	case PublicPositionSideYES:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PublicTradeAction.
+const (
+	PublicTradeActionBuy  PublicTradeAction = "buy"
+	PublicTradeActionSell PublicTradeAction = "sell"
+)
+
+// Valid indicates whether the value is a known member of the PublicTradeAction enum.
+func (e PublicTradeAction) Valid() bool {
+	switch e {
+	case PublicTradeActionBuy:
+		return true
+	case PublicTradeActionSell:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PublicTradeSide.
+const (
+	PublicTradeSideNO  PublicTradeSide = "NO"
+	PublicTradeSideYES PublicTradeSide = "YES"
+)
+
+// Valid indicates whether the value is a known member of the PublicTradeSide enum.
+func (e PublicTradeSide) Valid() bool {
+	switch e {
+	case PublicTradeSideNO:
+		return true
+	case PublicTradeSideYES:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for QueuedEventStatus.
 const (
 	QueuedEventStatusApproved QueuedEventStatus = "approved"
@@ -2200,7 +2254,9 @@ type NewPool struct {
 // trade's transaction; related_type `event`, related_id the event.
 // `market_resolved` — each market you held a position in when it was
 // resolved, with your payout, or voided, with your refund (the title
-// then says so); related_type `event`.
+// then says so); related_type `event`. A follower of the event
+// (`PUT /api/v1/events/{id}/follow`) who held nothing on the market
+// is told too, without an amount ("in an event you follow").
 // `comment_reply` — someone else replied to your comment, in the
 // reply's transaction; related_type `comment`, related_id your
 // comment's id (its replies list the new one).
@@ -2208,9 +2264,10 @@ type NewPool struct {
 // `chat`.
 // `answer_added` — an answer was added to a pool you held a position
 // in, taking its Other answer's probability (your positions pay in
-// every outcome what they paid before); related_type `event`.
+// every outcome what they paid before), or to an event you follow;
+// related_type `event`.
 // `event_amended` — the creator of an event you hold an open
-// position in added an amendment; the message quotes it (in Russian
+// position in, or follow, added an amendment; the message quotes it (in Russian
 // when the creator gave `text_ru`); related_type `event`.
 // `resolution_proposed` — the creator proposed the outcome of a
 // market you hold a position in, final at the time it names unless
@@ -2636,6 +2693,75 @@ type Proposal struct {
 	// Refunded a rejection gave the ante back
 	Refunded bool `json:"refunded"`
 }
+
+// PublicPosition defines model for PublicPosition.
+type PublicPosition struct {
+	EventID    int64              `json:"event_id"`
+	EventName  string             `json:"event_name"`
+	MarketID   int64              `json:"market_id"`
+	MarketName string             `json:"market_name"`
+	PoolID     int64              `json:"pool_id"`
+	PoolName   string             `json:"pool_name"`
+	Shares     int64              `json:"shares"`
+	Side       PublicPositionSide `json:"side"`
+
+	// ValueKopecks what selling the position now would return (after the margin)
+	ValueKopecks int64 `json:"value_kopecks"`
+}
+
+// PublicPositionSide defines model for PublicPosition.Side.
+type PublicPositionSide string
+
+// PublicProfile defines model for PublicProfile.
+type PublicProfile struct {
+	AvatarURL *string `json:"avatar_url"`
+
+	// BiggestWin largest pnl of a closed position, kopecks; 0 if none
+	BiggestWin int64   `json:"biggest_win"`
+	ID         int64   `json:"id"`
+	Level      int     `json:"level"`
+	Name       string  `json:"name"`
+	Nickname   *string `json:"nickname"`
+
+	// Positions open positions on active events, newest first
+	Positions []PublicPosition `json:"positions"`
+
+	// RecentTrades the newest trades (up to 10) on active events, newest first
+	RecentTrades   []PublicTrade      `json:"recent_trades"`
+	RegisteredDate openapi_types.Date `json:"registered_date"`
+
+	// TotalPredictions closed positions
+	TotalPredictions int64 `json:"total_predictions"`
+
+	// VolumeKopecks lifetime trade volume, kopecks (LMSR cost and refund, fees excluded), as the all-time leaderboard counts it
+	VolumeKopecks int64 `json:"volume_kopecks"`
+}
+
+// PublicTrade defines model for PublicTrade.
+type PublicTrade struct {
+	Action PublicTradeAction `json:"action"`
+
+	// AmountKopecks what changed hands, fee included: the cost of a buy, the payout of a sell
+	AmountKopecks int64           `json:"amount_kopecks"`
+	AvgPriceBps   int64           `json:"avg_price_bps"`
+	CreatedAt     time.Time       `json:"created_at"`
+	EventID       int64           `json:"event_id"`
+	EventName     string          `json:"event_name"`
+	MarketID      int64           `json:"market_id"`
+	MarketName    string          `json:"market_name"`
+	Shares        int64           `json:"shares"`
+	Side          PublicTradeSide `json:"side"`
+	TradeID       int64           `json:"trade_id"`
+
+	// YesProbability the YES probability after the trade
+	YesProbability float64 `json:"yes_probability"`
+}
+
+// PublicTradeAction defines model for PublicTrade.Action.
+type PublicTradeAction string
+
+// PublicTradeSide defines model for PublicTrade.Side.
+type PublicTradeSide string
 
 // QueuedEvent An event of the operator's queue, with its proposer.
 type QueuedEvent struct {
@@ -3455,6 +3581,15 @@ type StreamParams struct {
 
 	// LastEventIDHeader the same as last_event_id; wins over it
 	LastEventIDHeader *string `json:"Last-Event-ID,omitempty"`
+}
+
+// GetMyFollowingParams defines parameters for GetMyFollowing.
+type GetMyFollowingParams struct {
+	// Limit page size (1 to 50; anything else is 400)
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor the next_cursor of the page before (opaque); absent for the first page
+	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
 // GetMyClosedPositionsParams defines parameters for GetMyClosedPositions.
@@ -5259,6 +5394,24 @@ type ClientInterface interface {
 	// Corresponds with POST /api/v1/events/{id}/amendments (the `AddAmendment` operationId).
 	AddAmendment(ctx context.Context, id int64, body AddAmendmentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// UnfollowEvent Stop following an event (idempotent).
+	//
+	// Corresponds with DELETE /api/v1/events/{id}/follow (the `UnfollowEvent` operationId).
+	UnfollowEvent(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// FollowEvent Follow an event (idempotent).
+	//
+	// A follower gets a notification when a market of the event resolves
+	// or is voided (`market_resolved`), when an answer is added
+	// (`answer_added`) and when its creator adds an amendment
+	// (`event_amended`), linking the event, whether or not they hold a
+	// position there; a follower who also holds a position is told
+	// once. Following again changes nothing (the first time is kept).
+	// Not open to personal API keys.
+	//
+	// Corresponds with PUT /api/v1/events/{id}/follow (the `FollowEvent` operationId).
+	FollowEvent(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// CloseMarketWithBody Resolve a market with its winning side, or void it.
 	//
 	// Caller must be the event's creator. Every open position of the
@@ -5926,6 +6079,14 @@ type ClientInterface interface {
 	// Corresponds with GET /api/v1/tags (the `ListTags` operationId).
 	ListTags(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetMyFollowing The events the caller follows, newest follow first, keyset paged.
+	//
+	// Each event is shown as `GET /api/v1/events/{id}` shows it. Pass the `next_cursor` of a page as `cursor` to get
+	// the next one; it is `null` on the last page.
+	//
+	// Corresponds with GET /api/v1/users/me/following (the `GetMyFollowing` operationId).
+	GetMyFollowing(ctx context.Context, params *GetMyFollowingParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetMyPnLChart The caller's cumulative realized profit and loss.
 	//
 	// Points ascend by timestamp: the registration with pnl 0, then one
@@ -5949,6 +6110,23 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /api/v1/users/me/trades (the `GetMyTrades` operationId).
 	GetMyTrades(ctx context.Context, params *GetMyTradesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetPublicProfile A user's public profile.
+	//
+	// Public; a token is optional (an invalid one is 401). Shows what
+	// anyone may see: name, nickname, avatar, level, registration date,
+	// closed-position figures, lifetime trade volume (as the all-time
+	// leaderboard counts it: LMSR cost and refund, fees excluded), the
+	// open positions on active events with what selling them now would
+	// return, and the newest trades (up to 10) on active events. Never
+	// the balance, e-mail or addresses. A hidden profile
+	// (`profile_hidden`) answers exactly as an unknown id (404
+	// user_not_found) to everyone but its owner; so does a partner's
+	// sub-account. `me` is not an id here (400 invalid_id): the caller's
+	// own profile is `GET /api/v1/auth/me`.
+	//
+	// Corresponds with GET /api/v1/users/{id} (the `GetPublicProfile` operationId).
+	GetPublicProfile(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetPnLChart A user's cumulative realized profit and loss.
 	//
@@ -8359,6 +8537,44 @@ func (c *Client) AddAmendment(ctx context.Context, id int64, body AddAmendmentJS
 	return c.Client.Do(req)
 }
 
+// UnfollowEvent Stop following an event (idempotent).
+//
+// Corresponds with DELETE /api/v1/events/{id}/follow (the `UnfollowEvent` operationId).
+func (c *Client) UnfollowEvent(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUnfollowEventRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// FollowEvent Follow an event (idempotent).
+//
+// A follower gets a notification when a market of the event resolves
+// or is voided (`market_resolved`), when an answer is added
+// (`answer_added`) and when its creator adds an amendment
+// (`event_amended`), linking the event, whether or not they hold a
+// position there; a follower who also holds a position is told
+// once. Following again changes nothing (the first time is kept).
+// Not open to personal API keys.
+//
+// Corresponds with PUT /api/v1/events/{id}/follow (the `FollowEvent` operationId).
+func (c *Client) FollowEvent(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewFollowEventRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // CloseMarketWithBody Resolve a market with its winning side, or void it.
 //
 // Caller must be the event's creator. Every open position of the
@@ -9366,6 +9582,24 @@ func (c *Client) ListTags(ctx context.Context, reqEditors ...RequestEditorFn) (*
 	return c.Client.Do(req)
 }
 
+// GetMyFollowing The events the caller follows, newest follow first, keyset paged.
+//
+// Each event is shown as `GET /api/v1/events/{id}` shows it. Pass the `next_cursor` of a page as `cursor` to get
+// the next one; it is `null` on the last page.
+//
+// Corresponds with GET /api/v1/users/me/following (the `GetMyFollowing` operationId).
+func (c *Client) GetMyFollowing(ctx context.Context, params *GetMyFollowingParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetMyFollowingRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetMyPnLChart The caller's cumulative realized profit and loss.
 //
 // Points ascend by timestamp: the registration with pnl 0, then one
@@ -9410,6 +9644,33 @@ func (c *Client) GetMyClosedPositions(ctx context.Context, params *GetMyClosedPo
 // Corresponds with GET /api/v1/users/me/trades (the `GetMyTrades` operationId).
 func (c *Client) GetMyTrades(ctx context.Context, params *GetMyTradesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetMyTradesRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetPublicProfile A user's public profile.
+//
+// Public; a token is optional (an invalid one is 401). Shows what
+// anyone may see: name, nickname, avatar, level, registration date,
+// closed-position figures, lifetime trade volume (as the all-time
+// leaderboard counts it: LMSR cost and refund, fees excluded), the
+// open positions on active events with what selling them now would
+// return, and the newest trades (up to 10) on active events. Never
+// the balance, e-mail or addresses. A hidden profile
+// (`profile_hidden`) answers exactly as an unknown id (404
+// user_not_found) to everyone but its owner; so does a partner's
+// sub-account. `me` is not an id here (400 invalid_id): the caller's
+// own profile is `GET /api/v1/auth/me`.
+//
+// Corresponds with GET /api/v1/users/{id} (the `GetPublicProfile` operationId).
+func (c *Client) GetPublicProfile(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetPublicProfileRequest(c.Server, id)
 	if err != nil {
 		return nil, err
 	}
@@ -12289,6 +12550,74 @@ func NewAddAmendmentRequestWithBody(server string, id int64, contentType string,
 	return req, nil
 }
 
+// NewUnfollowEventRequest constructs an http.Request for the UnfollowEvent method
+func NewUnfollowEventRequest(server string, id int64) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/events/%s/follow", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewFollowEventRequest constructs an http.Request for the FollowEvent method
+func NewFollowEventRequest(server string, id int64) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/events/%s/follow", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewCloseMarketRequest calls the generic CloseMarket builder with application/json body
 func NewCloseMarketRequest(server string, id int64, poolID int64, marketID int64, body CloseMarketJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -13588,6 +13917,72 @@ func NewListTagsRequest(server string) (*http.Request, error) {
 	return req, nil
 }
 
+// NewGetMyFollowingRequest constructs an http.Request for the GetMyFollowing method
+func NewGetMyFollowingRequest(server string, params *GetMyFollowingParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/users/me/following")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewGetMyPnLChartRequest constructs an http.Request for the GetMyPnLChart method
 func NewGetMyPnLChartRequest(server string) (*http.Request, error) {
 	var err error
@@ -13737,6 +14132,40 @@ func NewGetMyTradesRequest(server string, params *GetMyTradesParams) (*http.Requ
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
 		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetPublicProfileRequest constructs an http.Request for the GetPublicProfile method
+func NewGetPublicProfileRequest(server string, id int64) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/users/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -15424,6 +15853,28 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /api/v1/events/{id}/amendments (the `AddAmendment` operationId).
 	AddAmendmentWithResponse(ctx context.Context, id int64, body AddAmendmentJSONRequestBody, reqEditors ...RequestEditorFn) (*AddAmendmentResponse, error)
 
+	// UnfollowEventWithResponse Stop following an event (idempotent).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /api/v1/events/{id}/follow (the `UnfollowEvent` operationId).
+	UnfollowEventWithResponse(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*UnfollowEventResponse, error)
+
+	// FollowEventWithResponse Follow an event (idempotent).
+	//
+	// A follower gets a notification when a market of the event resolves
+	// or is voided (`market_resolved`), when an answer is added
+	// (`answer_added`) and when its creator adds an amendment
+	// (`event_amended`), linking the event, whether or not they hold a
+	// position there; a follower who also holds a position is told
+	// once. Following again changes nothing (the first time is kept).
+	// Not open to personal API keys.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /api/v1/events/{id}/follow (the `FollowEvent` operationId).
+	FollowEventWithResponse(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*FollowEventResponse, error)
+
 	// CloseMarketWithBodyWithResponse Resolve a market with its winning side, or void it.
 	//
 	// Caller must be the event's creator. Every open position of the
@@ -16127,6 +16578,16 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /api/v1/tags (the `ListTags` operationId).
 	ListTagsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListTagsResponse, error)
 
+	// GetMyFollowingWithResponse The events the caller follows, newest follow first, keyset paged.
+	//
+	// Each event is shown as `GET /api/v1/events/{id}` shows it. Pass the `next_cursor` of a page as `cursor` to get
+	// the next one; it is `null` on the last page.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/users/me/following (the `GetMyFollowing` operationId).
+	GetMyFollowingWithResponse(ctx context.Context, params *GetMyFollowingParams, reqEditors ...RequestEditorFn) (*GetMyFollowingResponse, error)
+
 	// GetMyPnLChartWithResponse The caller's cumulative realized profit and loss.
 	//
 	// Points ascend by timestamp: the registration with pnl 0, then one
@@ -16156,6 +16617,25 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /api/v1/users/me/trades (the `GetMyTrades` operationId).
 	GetMyTradesWithResponse(ctx context.Context, params *GetMyTradesParams, reqEditors ...RequestEditorFn) (*GetMyTradesResponse, error)
+
+	// GetPublicProfileWithResponse A user's public profile.
+	//
+	// Public; a token is optional (an invalid one is 401). Shows what
+	// anyone may see: name, nickname, avatar, level, registration date,
+	// closed-position figures, lifetime trade volume (as the all-time
+	// leaderboard counts it: LMSR cost and refund, fees excluded), the
+	// open positions on active events with what selling them now would
+	// return, and the newest trades (up to 10) on active events. Never
+	// the balance, e-mail or addresses. A hidden profile
+	// (`profile_hidden`) answers exactly as an unknown id (404
+	// user_not_found) to everyone but its owner; so does a partner's
+	// sub-account. `me` is not an id here (400 invalid_id): the caller's
+	// own profile is `GET /api/v1/auth/me`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/users/{id} (the `GetPublicProfile` operationId).
+	GetPublicProfileWithResponse(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*GetPublicProfileResponse, error)
 
 	// GetPnLChartWithResponse A user's cumulative realized profit and loss.
 	//
@@ -22070,6 +22550,184 @@ func (r AddAmendmentResponse) ContentType() string {
 	return ""
 }
 
+type UnfollowEventResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *InvalidID
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ScopeOrCrossOrigin
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *struct {
+		Detail *string `json:"detail,omitempty"`
+		Error  string  `json:"error"`
+	}
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *TooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r UnfollowEventResponse) GetJSON400() *InvalidID {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r UnfollowEventResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r UnfollowEventResponse) GetJSON403() *ScopeOrCrossOrigin {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r UnfollowEventResponse) GetJSON404() *struct {
+	Detail *string `json:"detail,omitempty"`
+	Error  string  `json:"error"`
+} {
+	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r UnfollowEventResponse) GetJSON413() *TooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r UnfollowEventResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r UnfollowEventResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r UnfollowEventResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r UnfollowEventResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r UnfollowEventResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r UnfollowEventResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type FollowEventResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *InvalidID
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ScopeOrCrossOrigin
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *struct {
+		Detail *string `json:"detail,omitempty"`
+		Error  string  `json:"error"`
+	}
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *TooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r FollowEventResponse) GetJSON400() *InvalidID {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r FollowEventResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r FollowEventResponse) GetJSON403() *ScopeOrCrossOrigin {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r FollowEventResponse) GetJSON404() *struct {
+	Detail *string `json:"detail,omitempty"`
+	Error  string  `json:"error"`
+} {
+	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r FollowEventResponse) GetJSON413() *TooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r FollowEventResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r FollowEventResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r FollowEventResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r FollowEventResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r FollowEventResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r FollowEventResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type CloseMarketResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -24467,6 +25125,88 @@ func (r ListTagsResponse) ContentType() string {
 	return ""
 }
 
+type GetMyFollowingResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Events     []Event `json:"events"`
+		NextCursor *string `json:"next_cursor"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *InvalidRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ScopeOrCrossOrigin
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetMyFollowingResponse) GetJSON200() *struct {
+	Events     []Event `json:"events"`
+	NextCursor *string `json:"next_cursor"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetMyFollowingResponse) GetJSON400() *InvalidRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetMyFollowingResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetMyFollowingResponse) GetJSON403() *ScopeOrCrossOrigin {
+	return r.JSON403
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r GetMyFollowingResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetMyFollowingResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetMyFollowingResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetMyFollowingResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetMyFollowingResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetMyFollowingResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type GetMyPnLChartResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -24701,6 +25441,89 @@ func (r GetMyTradesResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetMyTradesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetPublicProfileResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PublicProfile
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *InvalidID
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ScopeOrCrossOrigin
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *UserNotFound
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetPublicProfileResponse) GetJSON200() *PublicProfile {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetPublicProfileResponse) GetJSON400() *InvalidID {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetPublicProfileResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetPublicProfileResponse) GetJSON403() *ScopeOrCrossOrigin {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetPublicProfileResponse) GetJSON404() *UserNotFound {
+	return r.JSON404
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r GetPublicProfileResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetPublicProfileResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetPublicProfileResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetPublicProfileResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetPublicProfileResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetPublicProfileResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -27076,6 +27899,40 @@ func (c *ClientWithResponses) AddAmendmentWithResponse(ctx context.Context, id i
 	return ParseAddAmendmentResponse(rsp)
 }
 
+// UnfollowEventWithResponse Stop following an event (idempotent).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /api/v1/events/{id}/follow (the `UnfollowEvent` operationId).
+func (c *ClientWithResponses) UnfollowEventWithResponse(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*UnfollowEventResponse, error) {
+	rsp, err := c.UnfollowEvent(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUnfollowEventResponse(rsp)
+}
+
+// FollowEventWithResponse Follow an event (idempotent).
+//
+// A follower gets a notification when a market of the event resolves
+// or is voided (`market_resolved`), when an answer is added
+// (`answer_added`) and when its creator adds an amendment
+// (`event_amended`), linking the event, whether or not they hold a
+// position there; a follower who also holds a position is told
+// once. Following again changes nothing (the first time is kept).
+// Not open to personal API keys.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /api/v1/events/{id}/follow (the `FollowEvent` operationId).
+func (c *ClientWithResponses) FollowEventWithResponse(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*FollowEventResponse, error) {
+	rsp, err := c.FollowEvent(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseFollowEventResponse(rsp)
+}
+
 // CloseMarketWithBodyWithResponse Resolve a market with its winning side, or void it.
 //
 // Caller must be the event's creator. Every open position of the
@@ -27983,6 +28840,22 @@ func (c *ClientWithResponses) ListTagsWithResponse(ctx context.Context, reqEdito
 	return ParseListTagsResponse(rsp)
 }
 
+// GetMyFollowingWithResponse The events the caller follows, newest follow first, keyset paged.
+//
+// Each event is shown as `GET /api/v1/events/{id}` shows it. Pass the `next_cursor` of a page as `cursor` to get
+// the next one; it is `null` on the last page.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/users/me/following (the `GetMyFollowing` operationId).
+func (c *ClientWithResponses) GetMyFollowingWithResponse(ctx context.Context, params *GetMyFollowingParams, reqEditors ...RequestEditorFn) (*GetMyFollowingResponse, error) {
+	rsp, err := c.GetMyFollowing(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetMyFollowingResponse(rsp)
+}
+
 // GetMyPnLChartWithResponse The caller's cumulative realized profit and loss.
 //
 // Points ascend by timestamp: the registration with pnl 0, then one
@@ -28029,6 +28902,31 @@ func (c *ClientWithResponses) GetMyTradesWithResponse(ctx context.Context, param
 		return nil, err
 	}
 	return ParseGetMyTradesResponse(rsp)
+}
+
+// GetPublicProfileWithResponse A user's public profile.
+//
+// Public; a token is optional (an invalid one is 401). Shows what
+// anyone may see: name, nickname, avatar, level, registration date,
+// closed-position figures, lifetime trade volume (as the all-time
+// leaderboard counts it: LMSR cost and refund, fees excluded), the
+// open positions on active events with what selling them now would
+// return, and the newest trades (up to 10) on active events. Never
+// the balance, e-mail or addresses. A hidden profile
+// (`profile_hidden`) answers exactly as an unknown id (404
+// user_not_found) to everyone but its owner; so does a partner's
+// sub-account. `me` is not an id here (400 invalid_id): the caller's
+// own profile is `GET /api/v1/auth/me`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/users/{id} (the `GetPublicProfile` operationId).
+func (c *ClientWithResponses) GetPublicProfileWithResponse(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*GetPublicProfileResponse, error) {
+	rsp, err := c.GetPublicProfile(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetPublicProfileResponse(rsp)
 }
 
 // GetPnLChartWithResponse A user's cumulative realized profit and loss.
@@ -32982,6 +33880,154 @@ func ParseAddAmendmentResponse(rsp *http.Response) (*AddAmendmentResponse, error
 	return response, nil
 }
 
+// ParseUnfollowEventResponse parses an HTTP response from a UnfollowEventWithResponse call
+func ParseUnfollowEventResponse(rsp *http.Response) (*UnfollowEventResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &UnfollowEventResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest InvalidID
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ScopeOrCrossOrigin
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest struct {
+			Detail *string `json:"detail,omitempty"`
+			Error  string  `json:"error"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseFollowEventResponse parses an HTTP response from a FollowEventWithResponse call
+func ParseFollowEventResponse(rsp *http.Response) (*FollowEventResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &FollowEventResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest InvalidID
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ScopeOrCrossOrigin
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest struct {
+			Detail *string `json:"detail,omitempty"`
+			Error  string  `json:"error"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseCloseMarketResponse parses an HTTP response from a CloseMarketWithResponse call
 func ParseCloseMarketResponse(rsp *http.Response) (*CloseMarketResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -34935,6 +35981,70 @@ func ParseListTagsResponse(rsp *http.Response) (*ListTagsResponse, error) {
 	return response, nil
 }
 
+// ParseGetMyFollowingResponse parses an HTTP response from a GetMyFollowingWithResponse call
+func ParseGetMyFollowingResponse(rsp *http.Response) (*GetMyFollowingResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetMyFollowingResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Events     []Event `json:"events"`
+			NextCursor *string `json:"next_cursor"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest InvalidRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ScopeOrCrossOrigin
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseGetMyPnLChartResponse parses an HTTP response from a GetMyPnLChartWithResponse call
 func ParseGetMyPnLChartResponse(rsp *http.Response) (*GetMyPnLChartResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -35104,6 +36214,74 @@ func ParseGetMyTradesResponse(rsp *http.Response) (*GetMyTradesResponse, error) 
 			return nil, err
 		}
 		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetPublicProfileResponse parses an HTTP response from a GetPublicProfileWithResponse call
+func ParseGetPublicProfileResponse(rsp *http.Response) (*GetPublicProfileResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetPublicProfileResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PublicProfile
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest InvalidID
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ScopeOrCrossOrigin
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest UserNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
 		var dest UnsupportedMediaType

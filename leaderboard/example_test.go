@@ -15,6 +15,15 @@ func (b board) Leaderboard(_ context.Context, q leaderboard.Query) ([]leaderboar
 	return b[:min(q.Limit, len(b))], nil
 }
 
+func (b board) LeaderboardTotals(_ context.Context, userID int64) (leaderboard.Row, error) {
+	for _, r := range b {
+		if r.UserID == userID {
+			return r, nil
+		}
+	}
+	return leaderboard.Row{UserID: userID}, nil
+}
+
 // A board's query comes from the API's parameters; the service ranks the
 // rows and hides what a hidden profile does not show.
 func Example() {

@@ -110,6 +110,10 @@ type Store interface {
 	// Leaderboard returns the first q.Limit traders of q.Period with
 	// anything in it, by q.By descending, ties by user id ascending.
 	Leaderboard(ctx context.Context, q Query) ([]Row, error)
+	// LeaderboardTotals returns user userID's all-time figures (PnL,
+	// Volume and Trades; zero for a user who never traded), as the
+	// all-time board counts them. The profile's fields are not set.
+	LeaderboardTotals(ctx context.Context, userID int64) (Row, error)
 }
 
 // Service answers boards.
@@ -188,4 +192,14 @@ func (s *Service) Top(ctx context.Context, q Query) ([]Entry, error) {
 		out[i] = e
 	}
 	return out, nil
+}
+
+// Totals returns user userID's all-time figures as the board counts them
+// (the public profile's volume, docs/people-and-following.md). On a store
+// whose board follows the change log they trail the trades as the board
+// does.
+func (s *Service) Totals(ctx context.Context, userID int64) (Row, error) {
+	r, err := s.store.LeaderboardTotals(ctx, userID)
+	r.UserID = userID
+	return r, err
 }

@@ -51,6 +51,9 @@ type AnswerState struct {
 	Escrow, Treasury int64
 	// EventName names the pool's event in the holders' notifications.
 	EventName string
+	// Followers are the users who follow the pool's event: those who hold
+	// no position in the pool are told too (follows.go).
+	Followers []int64
 	// MarketID is the id the new market takes.
 	MarketID int64
 	Now      time.Time
@@ -72,8 +75,8 @@ type AnswerEffects struct {
 	// Postings hold the escrow's top-up from the treasury (reason
 	// "subsidy"), if it needs one.
 	Postings []account.Posting
-	// Notifications tell every holder of a position in the pool
-	// (answer_added), one per holder.
+	// Notifications tell every holder of a position in the pool and
+	// every follower of its event (answer_added), once each.
 	Notifications []social.Notification
 	// Split is the pricer's split.
 	Split lmsr.Split
@@ -327,14 +330,19 @@ func DecideAnswer(st *AnswerState, in NewAnswer) (*AnswerEffects, error) {
 	}
 
 	seen := map[int64]bool{}
+	users := make([]int64, 0, len(st.Positions)+len(st.Followers))
 	for _, p := range st.Positions {
-		if seen[p.UserID] {
+		users = append(users, p.UserID)
+	}
+	holders := len(users)
+	for i, u := range append(users, st.Followers...) {
+		if seen[u] {
 			continue
 		}
-		seen[p.UserID] = true
-		eff.Notifications = append(eff.Notifications, social.Notification{UserID: p.UserID, Type: social.TypeAnswerAdded,
+		seen[u] = true
+		eff.Notifications = append(eff.Notifications, social.Notification{UserID: u, Type: social.TypeAnswerAdded,
 			RelatedID: nm.EventID, RelatedType: social.RelatedEvent, CreatedAt: st.Now,
-			Data: social.NotificationData{EventName: st.EventName, MarketName: nm.Name, Other: o.Name}})
+			Data: social.NotificationData{EventName: st.EventName, MarketName: nm.Name, Other: o.Name, Following: i >= holders}})
 	}
 	slices.SortFunc(eff.Notifications, func(a, b social.Notification) int { return cmpInt(a.UserID, b.UserID) })
 	return eff, nil

@@ -15,6 +15,8 @@ type Store interface {
 	// ProposalStore keeps the challenge window's proposals and disputes
 	// (proposal.go).
 	ProposalStore
+	// FollowStore keeps who follows which event (follows.go).
+	FollowStore
 	// CreateEvent stores e with its pools and markets and sets every ID and
 	// CreatedAt. In the same transaction it posts each market's Subsidy
 	// from the platform treasury to the market's escrow. e.Tags must

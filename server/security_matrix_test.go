@@ -130,6 +130,25 @@ func accessMatrix() map[string][]cell {
 			mxUserOnly(mxGet(mxPath("/api/v1/users/me/pnl/chart")), "unauthorized", pAlice, 200, nil),
 		),
 
+		// A public profile is anyone's; a hidden one only its owner's,
+		// and exactly as an unknown id to everyone else.
+		"GET /api/v1/users/:id": mxCells(
+			mxPublic(mxGet(func(w *secWorld) string { return fmt.Sprintf("/api/v1/users/%d", w.alice.id) }), 200),
+			[]cell{
+				{as: pAnonymous, req: mxGet(func(w *secWorld) string { return fmt.Sprintf("/api/v1/users/%d", w.hidden.id) }), status: 404, code: "user_not_found"},
+				{as: pBob, req: mxGet(func(w *secWorld) string { return fmt.Sprintf("/api/v1/users/%d", w.hidden.id) }), status: 404, code: "user_not_found"},
+				{as: pHidden, req: mxGet(func(w *secWorld) string { return fmt.Sprintf("/api/v1/users/%d", w.hidden.id) }), status: 200},
+			},
+		),
+		// Following is the caller's own.
+		"PUT /api/v1/events/:id/follow": mxUserOnly(mxSend(http.MethodPut, func(w *secWorld) string {
+			return fmt.Sprintf("/api/v1/events/%d/follow", w.event.ID)
+		}, nil), "unauthorized", pAlice, 204, nil),
+		"DELETE /api/v1/events/:id/follow": mxUserOnly(mxSend(http.MethodDelete, func(w *secWorld) string {
+			return fmt.Sprintf("/api/v1/events/%d/follow", w.event.ID)
+		}, nil), "unauthorized", pAlice, 204, nil),
+		"GET /api/v1/users/me/following": mxUserOnly(mxGet(mxPath("/api/v1/users/me/following")), "unauthorized", pAlice, 200, nil),
+
 		// The caller's own account.
 		"GET /api/v1/auth/me": mxCells(
 			mxUserOnly(mxGet(mxPath("/api/v1/auth/me")), "UNAUTHORIZED", pAlice, 200, func(t *testing.T, _ *harness, w *secWorld, r *response) {

@@ -121,6 +121,12 @@ func (x *NotificationData) AppendJSON(b []byte) []byte {
 	str(`"excerpt_ru":`, x.ExcerptRu)
 	str(`"proposed":`, x.Proposed)
 	str(`"until":`, x.Until)
+	if x.Following {
+		if len(b) > first {
+			b = append(b, ',')
+		}
+		b = append(b, `"following":true`...)
+	}
 	return append(b, '}')
 }
 

@@ -85,6 +85,9 @@ type NotificationData struct {
 	ExcerptRu   string `json:"excerpt_ru,omitempty"`
 	Proposed    string `json:"proposed,omitempty"` // a disputed proposal's outcome
 	Until       string `json:"until,omitempty"`    // RFC 3339: when a proposed outcome becomes final
+	// Following: the reader follows the event and holds no position
+	// there (market_resolved, answer_added): told as a follower, not paid.
+	Following bool `json:"following,omitempty"`
 }
 
 // Render returns n's title and message in lang ("ru" or, by default, "en").
@@ -106,6 +109,9 @@ func (n *Notification) Render(lang string) (title, message string) {
 		}
 		return "Trade executed", fmt.Sprintf("%s %s %s shares of %q for %s", verb, groupDigits(d.Shares), d.Side, d.MarketName, rub(d.Amount, false))
 	case TypeMarketResolved:
+		if d.Following {
+			return followedResolution(d, ru)
+		}
 		if d.Won == OutcomeVoid {
 			if ru {
 				return "Рынок отменён", fmt.Sprintf("Рынок «%s» отменён, ставки возвращены. Возврат: %s", d.MarketName, rub(d.Amount, true))
@@ -122,6 +128,12 @@ func (n *Notification) Render(lang string) (title, message string) {
 		}
 		return "New reply", fmt.Sprintf("%s replied to your comment: %s", d.Author, d.Excerpt)
 	case TypeAnswerAdded:
+		if d.Following {
+			if ru {
+				return "Новый ответ в событии", fmt.Sprintf("В событие «%s», за которым вы следите, добавлен ответ «%s»; его вероятность взята из ответа «%s».", d.EventName, d.MarketName, d.Other)
+			}
+			return "Answer added", fmt.Sprintf("%q was added to %q, an event you follow, taking its probability from %q.", d.MarketName, d.EventName, d.Other)
+		}
 		if ru {
 			return "Новый ответ в событии", fmt.Sprintf("В событие «%s» добавлен ответ «%s»; его вероятность взята из ответа «%s». Ваши позиции платят в каждом исходе столько же, сколько раньше.", d.EventName, d.MarketName, d.Other)
 		}
@@ -172,6 +184,21 @@ func (n *Notification) Render(lang string) (title, message string) {
 		return "Support replied", d.Excerpt
 	}
 	return n.Type, ""
+}
+
+// followedResolution renders a market_resolved told to a follower who
+// held nothing on the market: no payout to speak of.
+func followedResolution(d NotificationData, ru bool) (title, message string) {
+	if d.Won == OutcomeVoid {
+		if ru {
+			return "Рынок отменён", fmt.Sprintf("Рынок «%s» в событии, за которым вы следите, отменён, ставки возвращены.", d.MarketName)
+		}
+		return "Market voided", fmt.Sprintf("%q, in an event you follow, was voided and its bets refunded.", d.MarketName)
+	}
+	if ru {
+		return "Рынок закрыт", fmt.Sprintf("Рынок «%s» в событии, за которым вы следите, закрыт: победил исход «%s».", d.MarketName, sideRu(d.Won))
+	}
+	return "Market resolved", fmt.Sprintf("%q, in an event you follow, resolved %s.", d.MarketName, d.Won)
 }
 
 // orDefault is s, or def when s is empty.

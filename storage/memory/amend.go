@@ -143,12 +143,15 @@ func (s *Store) AddAmendment(_ context.Context, a *market.Amendment, note social
 	s.amends[a.EventID] = append(s.amends[a.EventID], kept)
 
 	// Every holder of an open position on an unresolved market of the
-	// event, once, in ascending id.
+	// event and every follower of the event, once, in ascending id.
 	holders := map[int64]bool{}
 	for k := range s.open {
 		if m := s.markets[k.market]; m != nil && m.EventID == a.EventID && !m.Resolved {
 			holders[k.user] = true
 		}
+	}
+	for _, u := range s.followersOf(a.EventID) { // told once, holder or not
+		holders[u] = true
 	}
 	d := &note.Data
 	d.EventNameRu, d.ExcerptRu = strings.Clone(d.EventNameRu), strings.Clone(d.ExcerptRu)

@@ -26,7 +26,7 @@ func (s *Store) AddAnswer(_ context.Context, poolID int64, decide func(*market.A
 	}
 	escrow := account.EscrowAccount(ids[0])
 	st := &market.AnswerState{Escrow: s.balance(escrow), Treasury: s.balance(account.Treasury),
-		EventName: s.events[p.EventID].Name, MarketID: s.seq["market"] + 1, Now: s.now()}
+		EventName: s.events[p.EventID].Name, Followers: s.followersOf(p.EventID), MarketID: s.seq["market"] + 1, Now: s.now()}
 	inPool := map[int64]bool{}
 	for _, id := range ids {
 		st.Markets = append(st.Markets, s.market(id))

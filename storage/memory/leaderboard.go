@@ -119,3 +119,14 @@ func (s *Store) LeaderboardCursor(ctx context.Context) (int64, error) {
 	b, err := s.changes.ChangeBounds(ctx)
 	return b.Last, err
 }
+
+// LeaderboardTotals implements leaderboard.Store.
+func (s *Store) LeaderboardTotals(_ context.Context, userID int64) (leaderboard.Row, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := leaderboard.Row{UserID: userID}
+	if f := s.board.total[userID]; f != nil {
+		r.PnL, r.Volume, r.Trades = f.pnl, f.volume, f.trades
+	}
+	return r, nil
+}

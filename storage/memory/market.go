@@ -482,6 +482,7 @@ func (s *Store) Settle(_ context.Context, marketID int64, st market.Settlement) 
 	if err := s.writeAll([]*market.State{state}, []*market.Effects{eff}); err != nil {
 		return err
 	}
+	s.notifyFollowers([]*market.Effects{eff})
 	s.logChanges(market.ResolvedChange(eff.Market))
 	s.queueWebhooks([]*market.State{state}, []*market.Effects{eff})
 	return nil
@@ -535,6 +536,7 @@ func (s *Store) SettlePool(_ context.Context, poolID int64, ps market.PoolSettle
 	if err := s.writeAll(sts, effs); err != nil {
 		return err
 	}
+	s.notifyFollowers(effs)
 	for _, eff := range effs {
 		s.logChanges(market.ResolvedChange(eff.Market))
 	}

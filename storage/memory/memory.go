@@ -72,6 +72,8 @@ type Store struct {
 	// amends are the events' amendments, by event, oldest first; made on
 	// first use (amend.go).
 	amends map[int64][]market.Amendment
+	// follows are who follows which event (follows.go).
+	follows follows
 
 	// changes is the change log (changes.go), appended to under mu.
 	changes *changelog.Memory

@@ -202,7 +202,7 @@ func replacePools(ctx context.Context, tx pgx.Tx, edit market.EventEdit, creator
 }
 
 // AddAmendment implements market.Store: the amendment and the holders'
-// event_amended notifications (with their change-log entries) in one
+// and followers' event_amended notifications (one each) (with their change-log entries) in one
 // transaction.
 func (s *Store) AddAmendment(ctx context.Context, a *market.Amendment, note social.Notification) error {
 	a.CreatedAt = dbTime(a.CreatedAt)
@@ -220,8 +220,10 @@ func (s *Store) AddAmendment(ctx context.Context, a *market.Amendment, note soci
 		}
 		rows, err := tx.Query(ctx, `INSERT INTO notifications (user_id, type, related_id, related_type, data, created_at)
 			SELECT h.user_id, $2, $3, $4, $5, $6 FROM (
-				SELECT DISTINCT x.user_id FROM positions x JOIN markets m ON m.id = x.market_id
-				WHERE m.event_id = $1 AND x.closed_at IS NULL AND NOT m.resolved) h
+				SELECT x.user_id FROM positions x JOIN markets m ON m.id = x.market_id
+				WHERE m.event_id = $1 AND x.closed_at IS NULL AND NOT m.resolved
+				UNION
+				SELECT f.user_id FROM follows f WHERE f.event_id = $1) h
 			ORDER BY h.user_id
 			RETURNING id, user_id`, a.EventID, note.Type, note.RelatedID, note.RelatedType, string(data), a.CreatedAt)
 		if err != nil {

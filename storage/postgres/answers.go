@@ -78,6 +78,9 @@ func (s *Store) AddAnswer(ctx context.Context, poolID int64, decide func(*market
 			ms[0].EventID).Scan(&st.EventName, &st.MarketID); err != nil {
 			return err
 		}
+		if err := tx.QueryRow(ctx, sqlFollowers, ms[0].EventID).Scan(&st.Followers); err != nil {
+			return err
+		}
 		escrow := account.EscrowAccount(ms[0].ID)
 		a, err := lockAccounts(ctx, tx, []account.Ref{escrow, account.Treasury,
 			account.EscrowAccount(st.MarketID), account.FeeAccount(st.MarketID)})

@@ -479,3 +479,14 @@ func (s *Store) leaderboard(ctx context.Context, q leaderboard.Query, buckets bo
 // ChangesCommitted returns a channel closed when WatchChanges next hears
 // that entries were committed (here or on another server).
 func (s *Store) ChangesCommitted() <-chan struct{} { return s.changed.Wait() }
+
+// LeaderboardTotals implements leaderboard.Store: one row of
+// leaderboard_totals, none for a user who never traded.
+func (s *Store) LeaderboardTotals(ctx context.Context, userID int64) (leaderboard.Row, error) {
+	r := leaderboard.Row{UserID: userID}
+	err := s.pool.QueryRow(ctx, `SELECT pnl, volume, trades FROM leaderboard_totals WHERE user_id = $1`, userID).Scan(&r.PnL, &r.Volume, &r.Trades)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return r, nil
+	}
+	return r, translate(err, nil)
+}

@@ -581,6 +581,11 @@ func (x *settling) finish(treasury int64) (*pgx.Batch, error) {
 			b.Queue(sqlNotifyBlock, m.ID, *st.last-*st.first+1, *st.first)
 		}
 	}
+	// The followers who hold nothing on a market are told of it here
+	// (follows.go); holders' notifications stay derived.
+	for _, m := range x.markets {
+		b.Queue(sqlNotifyFollowers, m.ID)
+	}
 	// Last: the change log's counter is taken by the final statement.
 	var changes []changelog.Entry
 	for _, m := range markets {

@@ -85,6 +85,7 @@ func Run(t *testing.T, newStores func(t *testing.T) Stores) {
 	t.Run("webhooks", func(t *testing.T) { testWebhooks(t, newStores) })
 	t.Run("partner key rotation", func(t *testing.T) { testKeyRotation(t, newStores) })
 	t.Run("leaderboard", func(t *testing.T) { testLeaderboard(t, newStores) })
+	t.Run("follows", func(t *testing.T) { testFollows(t, newStores) })
 }
 
 // env is a fresh pair of services on fresh stores.

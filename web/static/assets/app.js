@@ -109,6 +109,7 @@ function renderHeader() {
     items.push(link('/events/new', me.may_create_events ? t('nav.new_event') : t('nav.propose_event')));
   }
   if (me) {
+    items.push(link('/following', t('nav.following')));
     items.push(link('/notifications', t('nav.notifications'), h('span', { 'data-unread': '' })));
     items.push(link('/profile', t('nav.profile')));
   } else {
@@ -261,6 +262,8 @@ const routes = [
   [/^\/chat$/, () => import('./pages/chat.js')],
   [/^\/p2p$/, () => import('./pages/p2p.js')],
   [/^\/leaderboard$/, () => import('./pages/leaderboard.js')],
+  [/^\/users\/(\d+)$/, () => import('./pages/user.js')],
+  [/^\/following$/, () => import('./pages/following.js')],
 ];
 
 let cleanups = [];

@@ -67,7 +67,7 @@ export function comments(box, ev, signal) {
         }
       }
       clear(node,
-        h('p', { class: 'meta', id: `comment-${cur.id}-by` }, h('span', { class: 'comment-author' }, authorName(cur)), ' · ', h('time', { datetime: cur.created_at }, dateTime(cur.created_at))),
+        h('p', { class: 'meta', id: `comment-${cur.id}-by` }, h('span', { class: 'comment-author' }, cur.user && cur.user.id && !cur.user.profile_hidden ? h('a', { href: `/users/${cur.user.id}` }, authorName(cur)) : authorName(cur)), ' · ', h('time', { datetime: cur.created_at }, dateTime(cur.created_at))),
         h('p', { class: 'comment-body' }, cur.content),
         actions,
         isReply ? null : replyForm,

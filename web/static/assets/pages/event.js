@@ -11,6 +11,7 @@ import { tradeForm } from './trade.js';
 import { candleChart } from './chart.js';
 import { comments } from './comments.js';
 import { amendmentsSection } from './amendments.js';
+import { followButton } from './follow.js';
 
 function statusTag(m) {
   if (m.resolution) return h('span', { class: 'tag tag-muted' }, t('market.proposed', { side: sideName(m.resolution.proposed) }));
@@ -41,6 +42,7 @@ export async function render(main, ctx) {
   clear(state);
   heading.textContent = loc(ev, 'name');
   document.title = loc(ev, 'name') + ' · predictkit';
+  state.append(followButton(ev.id, ctx)); // pages/follow.js
 
   const markets = new Map(); // id → {m, pool, view}
   const poolsBox = h('div');

@@ -48,7 +48,7 @@ export async function render(main, ctx) {
           h('th', { scope: 'col', class: 'num' }, t('lb.trades')))),
         h('tbody', null, entries.map((e) => h('tr', null,
           h('td', { class: 'num' }, num(e.rank)),
-          h('th', { scope: 'row' }, e.name),
+          h('th', { scope: 'row' }, e.user_id ? h('a', { href: `/users/${e.user_id}` }, e.name) : e.name),
           h('td', { class: cls(e.pnl) }, money(e.pnl)),
           h('td', { class: 'num' }, money(e.volume)),
           h('td', { class: 'num' }, num(e.trades))))))));

@@ -8,6 +8,7 @@ import { getMe, ready, onChange, loadMe } from '../state.js';
 import { pageHeading, empty, showError, inlineAlert, statusBox } from '../ui.js';
 import { setPreferences, logout } from '../app.js';
 import { lineChart } from './chart.js';
+import { profileEditor, apiKeysSection } from './profile_people.js';
 
 function signed(k) {
   return h('span', { class: k > 0 ? 'pos' : k < 0 ? 'neg' : null }, money(k));
@@ -176,6 +177,9 @@ export async function render(main, ctx) {
     h('h2', { id: 'settings-title' }, t('profile.settings')),
     h('div', { class: 'filters' }, field(t('profile.language'), langSel), field(t('profile.theme'), themeSel)),
     saved));
+
+  // ---- public profile and API keys (pages/profile_people.js) ----
+  main.append(profileEditor(me), apiKeysSection(ctx));
 
   // ---- password ----
   const pwAlert = inlineAlert();

@@ -334,7 +334,7 @@ func DecideAnswer(st *AnswerState, in NewAnswer) (*AnswerEffects, error) {
 		seen[p.UserID] = true
 		eff.Notifications = append(eff.Notifications, social.Notification{UserID: p.UserID, Type: social.TypeAnswerAdded,
 			RelatedID: nm.EventID, RelatedType: social.RelatedEvent, CreatedAt: st.Now,
-			Data: social.NotificationData{EventName: st.EventName, MarketName: nm.Name, Other: o.Name}})
+			Data: social.NotificationData{EventName: st.EventName, MarketName: nm.Name, MarketNameRu: nm.NameRu, Other: o.Name, OtherRu: o.NameRu}})
 	}
 	slices.SortFunc(eff.Notifications, func(a, b social.Notification) int { return cmpInt(a.UserID, b.UserID) })
 	return eff, nil

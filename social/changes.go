@@ -121,6 +121,9 @@ func (x *NotificationData) AppendJSON(b []byte) []byte {
 	str(`"excerpt_ru":`, x.ExcerptRu)
 	str(`"proposed":`, x.Proposed)
 	str(`"until":`, x.Until)
+	str(`"market_name_ru":`, x.MarketNameRu)
+	str(`"other_ru":`, x.OtherRu)
+	num(`"event_id":`, x.EventID)
 	return append(b, '}')
 }
 

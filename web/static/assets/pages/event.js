@@ -479,7 +479,10 @@ export async function render(main, ctx) {
       const list = await api('GET', '/market/trades/latest', null, { signal: ctx.signal });
       const names = new Set([ev.name]);
       const mine = (list || []).filter((x) => names.has(x.event));
-      clear(tradesList, mine.map((x) => tradeItem(x.created_at, x.action, x.token, x.market, x.amount)));
+      // The feed of trades names markets in English: show the event's
+      // own (Russian) name of each.
+      const shown = new Map(allMarkets().map((m) => [m.name, loc(m, 'name')]));
+      clear(tradesList, mine.map((x) => tradeItem(x.created_at, x.action, x.token, shown.get(x.market) || x.market, x.amount)));
       if (!mine.length) tradesList.append(tradesEmpty);
     } catch (e) {
       showError(e);

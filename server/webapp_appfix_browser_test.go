@@ -45,7 +45,7 @@ func TestAppFaultsInBrowser(t *testing.T) {
 
 	t.Run("a reply notification opens the event at the comment, highlighted", func(t *testing.T) {
 		u := h.register(t, "reader")
-		c := h.postComment(t, u.token, ev.ID, "Northside takes it", 0)
+		c := h.postComment(t, u.token, ev.ID, "The hosts take it", 0)
 		for i := range 3 { // other comments around it
 			h.postComment(t, creator.token, ev.ID, fmt.Sprintf("filler %d", i), 0)
 		}
@@ -55,7 +55,7 @@ func TestAppFaultsInBrowser(t *testing.T) {
 			Text            string
 		}
 		d.run(t, "appfix", map[string]any{"part": "reply", "user": asBrowserUser(u), "event": ev.ID, "comment": c.ID}, &got)
-		if !got.InView || !got.Focused || !strings.Contains(got.Text, "Northside takes it") || !strings.Contains(got.Text, "We will see") {
+		if !got.InView || !got.Focused || !strings.Contains(got.Text, "The hosts take it") || !strings.Contains(got.Text, "We will see") {
 			t.Errorf("the comment the link points at: %+v", got)
 		}
 	})

@@ -5,11 +5,12 @@
 // A session is reached with a secret that only the client holds (the
 // server keeps it in an HttpOnly cookie and stores only its SHA-256); its
 // public id, which operators see, is a different random value. A session
-// only ever reads its own messages. A session that belongs to a
-// signed-in user is reached only with its secret and that user; an
-// anonymous session becomes a user's with a new secret; a logout ends
-// the secrets of all the user's sessions (see Caller, Service.Claim,
-// Service.SignOut).
+// only ever reads its own messages. A signed-in user's chat belongs to
+// their account: they reach it on every device where they are signed in,
+// and never with a secret alone; an anonymous session is attached to the
+// account of the user who signs in with it (when the account has no open
+// chat) with a new secret; a logout ends the secrets of all the user's
+// sessions (see Caller, Service.Claim, Service.SignOut).
 //
 // Two interfaces are the seams for deployments: a Responder writes the
 // automatic answer to each user message (FAQResponder, the default,

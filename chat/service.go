@@ -64,26 +64,33 @@ func NewService(store Store, users Users, notifications social.NotificationStore
 // Caller is who asks: the session secret (from the cookie) and the
 // signed-in user, nil when anonymous.
 //
-// A session has at most one owner. An anonymous session is reached with
-// its secret alone; a user's session only with its secret and that user
-// (a secret alone, or with another user, names no session). A signed-in
-// caller who holds an anonymous session's secret must claim it first
-// (Open or Claim), which gives the session a new secret: whoever knew
-// the old one, e.g. because they planted it in the user's browser, is
-// shut out before the user writes anything.
+// A signed-in user's chat belongs to their account: whatever secret they
+// hold, they reach their own current session (UserChatSession: the open
+// one, else the latest), on every device where they are signed in. An
+// anonymous session is reached with its secret alone; a user's session
+// never with a secret alone, nor by another user. When a signed-in
+// caller holds an anonymous session's secret and their account has no
+// open chat, the anonymous session is attached to the account (Open or
+// Claim) with a new secret: whoever knew the old one, e.g. because they
+// planted it in the user's browser, is shut out before the user writes
+// anything. When the account has an open chat already, the anonymous
+// session is left as it was: the account's chat wins, and the browser
+// finds its anonymous chat again after signing out.
 type Caller struct {
 	Secret string
 	User   *account.User
 }
 
-// Open returns the caller's session when its secret names an open session
-// the caller may use (claiming an anonymous session for a signed-in
-// caller, with a new secret), or opens a new one. secret is the session's
-// secret: the one the caller sent, or a new one, which the caller must
-// keep. lang is the language of a new anonymous session (en or ru;
-// anything else is en).
+// Open returns the caller's session when there is an open one the
+// caller may use (for a signed-in caller: their account's chat, after
+// attaching the anonymous session their secret names when the account
+// has none open), or opens a new one. secret is what the caller keeps in
+// their cookie: the one they sent, or a new one; for a signed-in caller
+// who sent none and reached their account's chat it is "" (the account,
+// not the cookie, names that chat). lang is the language of a new
+// anonymous session (en or ru; anything else is en).
 func (s *Service) Open(ctx context.Context, c Caller, lang string) (sess *Session, secret string, err error) {
-	if c.Secret != "" {
+	if c.Secret != "" || c.User != nil {
 		sess, secret, err := s.claim(ctx, c)
 		switch {
 		case err == nil && sess.Open():
@@ -104,14 +111,14 @@ func (s *Service) Open(ctx context.Context, c Caller, lang string) (sess *Sessio
 	return sess, secret, nil
 }
 
-// Claim makes the anonymous session whose secret a signed-in caller
-// holds theirs, with a new secret, and returns the secret the caller
-// holds from now on: the new one, or c.Secret itself when there was
-// nothing to claim (no user, no secret, one that names no session, a
-// session that has an owner already). Open, closed or escalated, the
-// session is claimed all the same. Only storage failures are errors; a
-// claim lost to a concurrent one leaves c.Secret, which then names no
-// session.
+// Claim attaches the anonymous session whose secret a signed-in caller
+// holds to their account, with a new secret, when the account has no
+// open chat, and returns the secret the caller holds from now on: the
+// new one, or c.Secret itself when nothing was attached (no user, no
+// secret, one that names no anonymous session, an account with an open
+// chat). Open, closed or escalated, the session is attached all the
+// same. Only storage failures are errors; a claim lost to a concurrent
+// one leaves c.Secret.
 func (s *Service) Claim(ctx context.Context, c Caller) (string, error) {
 	if c.User == nil || c.Secret == "" {
 		return c.Secret, nil
@@ -123,34 +130,54 @@ func (s *Service) Claim(ctx context.Context, c Caller) (string, error) {
 	return secret, err
 }
 
-// claim is the caller's session and the secret that reaches it now,
-// claiming an anonymous session for a signed-in caller.
-// ErrSessionNotFound as for session.
+// claim is the caller's session and the secret the caller holds now:
+// for an anonymous caller the session of their secret, for a signed-in
+// one their account's chat, attaching the anonymous session of their
+// secret first when the account has no open chat. ErrSessionNotFound as
+// for session.
 func (s *Service) claim(ctx context.Context, c Caller) (*Session, string, error) {
-	sess, err := s.lookup(ctx, c.Secret)
-	if err != nil {
+	if c.User == nil {
+		sess, err := s.session(ctx, c)
+		return sess, c.Secret, err
+	}
+	own, err := s.store.UserChatSession(ctx, c.User.ID)
+	if err != nil && !errors.Is(err, ErrSessionNotFound) {
 		return nil, "", err
 	}
-	if c.User == nil || sess.UserID != 0 {
-		if !mayUse(c, sess) {
-			return nil, "", ErrSessionNotFound
+	if own == nil || !own.Open() {
+		anon, err := s.lookup(ctx, c.Secret)
+		switch {
+		case err == nil && anon.UserID == 0:
+			secret := account.NewSecret()
+			err := s.store.ClaimChatSession(ctx, anon.ID, c.User.ID, account.HashToken(c.Secret), account.HashToken(secret))
+			if err == nil {
+				anon.UserID = c.User.ID
+				return anon, secret, nil
+			}
+			if !errors.Is(err, ErrSessionNotFound) {
+				return nil, "", err
+			}
+			// A concurrent request attached it first: read the account's
+			// chat again.
+			if own, err = s.store.UserChatSession(ctx, c.User.ID); err != nil {
+				return nil, "", err
+			}
+		case err != nil && !errors.Is(err, ErrSessionNotFound):
+			return nil, "", err
 		}
-		return sess, c.Secret, nil
 	}
-	secret := account.NewSecret()
-	if err := s.store.ClaimChatSession(ctx, sess.ID, c.User.ID, account.HashToken(c.Secret), account.HashToken(secret)); err != nil {
-		return nil, "", err
+	if own == nil {
+		return nil, "", ErrSessionNotFound
 	}
-	sess.UserID = c.User.ID
-	return sess, secret, nil
+	return own, c.Secret, nil
 }
 
 // SignOut ends every secret of userID's sessions, for a logout: the
 // cookies that named them name nothing any more, whoever holds them and
 // with whatever token. The sessions themselves stay as they were (open,
 // escalated or not), so that an operator's answer still reaches the user
-// as a support_reply notification; the user's next Open starts a new
-// session.
+// as a support_reply notification and, signed in again, in the chat
+// itself (a signed-in user's chat is found by account, not by secret).
 func (s *Service) SignOut(ctx context.Context, userID int64) error {
 	return s.store.RevokeChatSecrets(ctx, userID)
 }
@@ -164,24 +191,19 @@ func (s *Service) lookup(ctx context.Context, secret string) (*Session, error) {
 	return s.store.ChatSessionBySecret(ctx, account.HashToken(secret))
 }
 
-// mayUse reports whether c may use sess without claiming it: an
-// anonymous session an anonymous caller, a user's session that user.
-func mayUse(c Caller, sess *Session) bool {
-	if c.User == nil {
-		return sess.UserID == 0
-	}
-	return sess.UserID == c.User.ID
-}
-
-// session is the caller's session: ErrSessionNotFound for no secret, an
-// unknown one, a user's session without that user, or an anonymous
-// session that a signed-in caller has not claimed.
+// session is the caller's session: for a signed-in caller their
+// account's chat, for an anonymous one the anonymous session of their
+// secret. ErrSessionNotFound for an account without a chat, no secret,
+// an unknown one, or a user's session reached by secret alone.
 func (s *Service) session(ctx context.Context, c Caller) (*Session, error) {
+	if c.User != nil {
+		return s.store.UserChatSession(ctx, c.User.ID)
+	}
 	sess, err := s.lookup(ctx, c.Secret)
 	if err != nil {
 		return nil, err
 	}
-	if !mayUse(c, sess) {
+	if sess.UserID != 0 {
 		return nil, ErrSessionNotFound
 	}
 	return sess, nil

@@ -199,3 +199,49 @@ func TestAutomaticAnswerLanguage(t *testing.T) {
 		}
 	})
 }
+
+func TestChatBelongsToTheAccount(t *testing.T) {
+	ctx := context.Background()
+	t.Run("a signed-in user reaches their chat from any browser, with any secret or none", func(t *testing.T) {
+		svc, _, _, user := newChat(t)
+		ann := user("ann", "en")
+		s, secret, err := svc.Open(ctx, chat.Caller{User: ann}, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := svc.Send(ctx, chat.Caller{Secret: secret, User: ann}, "from the laptop"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := svc.Reply(ctx, s.PublicID, "an operator's answer"); err != nil {
+			t.Fatal(err)
+		}
+		phone := chat.Caller{User: ann}
+		again, kept, err := svc.Open(ctx, phone, "")
+		if err != nil || again.ID != s.ID || kept != "" {
+			t.Fatalf("the phone opened %+v (secret %q), %v; want session %d", again, kept, err, s.ID)
+		}
+		ms, err := svc.History(ctx, phone)
+		if err != nil || len(ms) < 3 || ms[len(ms)-1].Text != "an operator's answer" {
+			t.Fatalf("the phone's history: %v, %v", ms, err)
+		}
+	})
+	t.Run("an anonymous chat is attached only when the account has no open chat", func(t *testing.T) {
+		svc, _, _, user := newChat(t)
+		ann := user("ann", "en")
+		first, planted, _ := svc.Open(ctx, chat.Caller{}, "en")
+		secret, err := svc.Claim(ctx, chat.Caller{Secret: planted, User: ann})
+		if err != nil || secret == planted {
+			t.Fatalf("the first anonymous chat was not attached: %q, %v", secret, err)
+		}
+		second, other, _ := svc.Open(ctx, chat.Caller{}, "en")
+		if kept, err := svc.Claim(ctx, chat.Caller{Secret: other, User: ann}); err != nil || kept != other {
+			t.Fatalf("the second anonymous chat was taken: %q, %v", kept, err)
+		}
+		if s, _, err := svc.Open(ctx, chat.Caller{Secret: other, User: ann}, ""); err != nil || s.ID != first.ID {
+			t.Fatalf("signed in, the second browser opened %+v, %v; want the account's %d", s, err, first.ID)
+		}
+		if s, _, err := svc.Open(ctx, chat.Caller{Secret: other}, ""); err != nil || s.ID != second.ID || s.UserID != 0 {
+			t.Fatalf("signed out, the second browser opened %+v, %v; want its anonymous %d", s, err, second.ID)
+		}
+	})
+}

@@ -18,6 +18,10 @@ type Store interface {
 	// ChatSessionByPublicID returns the session with that public id.
 	// ErrSessionNotFound.
 	ChatSessionByPublicID(ctx context.Context, publicID string) (*Session, error)
+	// UserChatSession returns user userID's chat: the open session with
+	// the highest id, else (every one closed) the one with the highest
+	// id. ErrSessionNotFound when the user has none.
+	UserChatSession(ctx context.Context, userID int64) (*Session, error)
 	// ClaimChatSession gives anonymous session id to user userID and
 	// replaces its secret's hash oldHash with newHash, in one step, so
 	// that the old secret opens nothing from then on. ErrSessionNotFound

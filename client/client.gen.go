@@ -2279,10 +2279,14 @@ type NewPool struct {
 // your event proposal (with a rejection's reason, and whether the
 // ante came back); related_type `event`.
 // `title` and `message` are rendered in the reader's profile
-// language (`en` or `ru`) when read.
+// language (`en` or `ru`) when read, with the markets' Russian
+// names in Russian.
 type Notification struct {
-	CreatedAt   time.Time               `json:"created_at"`
-	ID          int64                   `json:"id"`
+	CreatedAt time.Time `json:"created_at"`
+	ID        int64     `json:"id"`
+
+	// Link the app's page of what it is about, "" when unknown: /events/{id}, /events/{id}#comment-{your comment's id} for a comment_reply, /chat
+	Link        *string                 `json:"link,omitempty"`
 	Message     string                  `json:"message"`
 	Read        bool                    `json:"read"`
 	RelatedID   int64                   `json:"related_id"`

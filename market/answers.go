@@ -342,7 +342,7 @@ func DecideAnswer(st *AnswerState, in NewAnswer) (*AnswerEffects, error) {
 		seen[u] = true
 		eff.Notifications = append(eff.Notifications, social.Notification{UserID: u, Type: social.TypeAnswerAdded,
 			RelatedID: nm.EventID, RelatedType: social.RelatedEvent, CreatedAt: st.Now,
-			Data: social.NotificationData{EventName: st.EventName, MarketName: nm.Name, Other: o.Name, Following: i >= holders}})
+			Data: social.NotificationData{EventName: st.EventName, MarketName: nm.Name, MarketNameRu: nm.NameRu, Other: o.Name, OtherRu: o.NameRu, Following: i >= holders}})
 	}
 	slices.SortFunc(eff.Notifications, func(a, b social.Notification) int { return cmpInt(a.UserID, b.UserID) })
 	return eff, nil

@@ -188,7 +188,8 @@ func (s *Service) Candles(ctx context.Context, marketID int64, q CandleQuery) ([
 	if !from.Before(to) {
 		return nil, input.Invalid("from", "must be before to")
 	}
-	if _, err := s.store.Market(ctx, marketID); err != nil {
+	m, err := s.store.Market(ctx, marketID)
+	if err != nil {
 		return nil, err
 	}
 	cs, err := s.store.Candles(ctx, marketID, iv.Width, from, to, MaxCandles)
@@ -199,5 +200,34 @@ func (s *Service) Candles(ctx context.Context, marketID int64, q CandleQuery) ([
 	if cs == nil {
 		cs = []Candle{}
 	}
+	if len(cs) > 0 {
+		// The market's first candle opens where the market opened, not at
+		// its first trade's price: that trade is the candle's first move.
+		first := !from.After(m.CreatedAt)
+		if !first {
+			before, err := s.store.Candles(ctx, marketID, iv.Width, time.Unix(0, 0).UTC(), cs[0].Start, 1)
+			if err != nil {
+				return nil, err
+			}
+			first = len(before) == 0
+		}
+		if first {
+			cs[0].openAt(OpeningProbability(m), m.CreatedAt)
+		}
+	}
 	return cs, nil
+}
+
+// OpeningProbability is the YES price market m opened at: that of its
+// opening quantities (for an answer of an exclusive pool, the binary
+// price of its opening quantities, within 0.125/b of the pool's).
+func OpeningProbability(m *Market) float64 {
+	return (&Market{B: m.B, QYes: m.Q0Yes, QNo: m.Q0No}).YesProbability()
+}
+
+// openAt makes c open at price p, recorded at at (before any of its own
+// prices): the range widens to hold it.
+func (c *Candle) openAt(p float64, at time.Time) {
+	c.Open, c.OpenAt = p, at
+	c.High, c.Low = max(c.High, p), min(c.Low, p)
 }

@@ -197,7 +197,7 @@ func (s Settlement) Chunk(st *State) (*Effects, error) {
 		}
 		eff.Notifications = append(eff.Notifications, social.Notification{
 			UserID: u, Type: social.TypeMarketResolved, RelatedID: m.EventID, RelatedType: social.RelatedEvent, CreatedAt: now,
-			Data: social.NotificationData{MarketName: m.Name, Won: s.outcome(), Amount: paid[u]},
+			Data: social.NotificationData{MarketName: m.Name, MarketNameRu: m.NameRu, Won: s.outcome(), Amount: paid[u]},
 		})
 	}
 	return eff, nil

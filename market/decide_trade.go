@@ -306,7 +306,7 @@ func (d *decision) record(r *Request, pos *Position, shares, amount, cost, fee i
 func tradeNotification(m *Market, t *Trade) social.Notification {
 	return social.Notification{
 		UserID: t.UserID, Type: social.TypeTradeExecuted, RelatedID: m.EventID, RelatedType: social.RelatedEvent, CreatedAt: t.CreatedAt,
-		Data: social.NotificationData{MarketName: m.Name, Side: t.Side.String(), Action: string(t.Action), Shares: t.Shares, Amount: t.Amount},
+		Data: social.NotificationData{MarketName: m.Name, MarketNameRu: m.NameRu, Side: t.Side.String(), Action: string(t.Action), Shares: t.Shares, Amount: t.Amount},
 	}
 }
 

@@ -133,7 +133,7 @@ func (s *Service) History(ctx context.Context, marketID int64) ([]PricePoint, er
 	}
 	if len(pts) < PriceHistoryLimit {
 		open := PricePoint{MarketID: m.ID, At: m.CreatedAt, QYes: m.Q0Yes, QNo: m.Q0No}
-		open.YesProbability = (&Market{B: m.B, QYes: m.Q0Yes, QNo: m.Q0No}).YesProbability()
+		open.YesProbability = OpeningProbability(m)
 		if m.Exclusive {
 			p, err := s.store.Pool(ctx, m.PoolID)
 			if err != nil {

@@ -79,15 +79,24 @@ func TestCandles(t *testing.T) {
 				if n != 3 || vol != volume {
 					t.Fatalf("%d trades of %d kopecks, want 3 of %d", n, vol, volume)
 				}
-				if cs[0].Open != trades[0].Market.YesProbability || cs[len(cs)-1].Close != last {
-					t.Fatalf("open %v, close %v; want the first trade's price %v and the market's %v",
-						cs[0].Open, cs[len(cs)-1].Close, trades[0].Market.YesProbability, last)
+				// The first candle opens at the market's opening price,
+				// not at its first trade's.
+				if math.Abs(cs[0].Open-w.a1.YesProbability) > 1e-9 || cs[len(cs)-1].Close != last {
+					t.Fatalf("open %v, close %v; want the opening price %v and the market's %v",
+						cs[0].Open, cs[len(cs)-1].Close, w.a1.YesProbability, last)
 				}
 				if cs[0].High < trades[0].Market.YesProbability || cs[len(cs)-1].Low > trades[1].Market.YesProbability {
 					t.Fatalf("high and low miss the trades' prices: %+v", cs)
 				}
 			})
 		}
+		t.Run("a window that starts at the first candle still opens it at the opening price", func(t *testing.T) {
+			from := h.candles(t, w.a1.ID, "interval=1m")[0].T
+			cs := h.candles(t, w.a1.ID, "interval=1m&from="+from)
+			if len(cs) == 0 || math.Abs(cs[0].Open-w.a1.YesProbability) > 1e-9 || cs[0].Low > w.a1.YesProbability {
+				t.Fatalf("%+v, want an open at %v", cs, w.a1.YesProbability)
+			}
+		})
 		t.Run("a market without trades has an empty list", func(t *testing.T) {
 			if cs := h.candles(t, w.b1.ID, "interval=1d"); len(cs) != 0 {
 				t.Fatalf("%+v", cs)

@@ -11,8 +11,8 @@ import (
 // planted in the browser before its user signed in, one left behind after
 // a logout) never reaches a signed-in user's messages. A session becomes
 // a user's with a new secret, a user's session is reached only with that
-// user's token besides its cookie, and a logout ends every cookie of the
-// user's sessions.
+// user's token (the account, not the cookie, names it), and a logout ends
+// every cookie of the user's sessions.
 func TestChatSessionFixation(t *testing.T) {
 	eachStore(t, func(t *testing.T, h *harness) {
 		history := func(c *chatClient) *response { return h.do(t, c.req(http.MethodGet, "/api/v1/chat/history", nil)) }
@@ -65,7 +65,7 @@ func TestChatSessionFixation(t *testing.T) {
 			victim.cookie = c.Value
 			h.chatSend(t, victim, "my account number is 42")
 			refused(t, planted)
-			refused(t, &chatClient{cookie: planted.cookie, token: u.token})
+			refused(t, &chatClient{cookie: planted.cookie, token: h.register(t, "attacker").token})
 			if got := historyTexts(t, victim); !slices.Equal(got, []string{"a question before signing in", "my account number is 42"}) {
 				t.Fatalf("the user's history: %v", got)
 			}
@@ -108,7 +108,7 @@ func TestChatSessionFixation(t *testing.T) {
 			}
 		})
 
-		t.Run("after logout the session's cookie reads and writes nothing, even with a new token", func(t *testing.T) {
+		t.Run("after logout the session's cookie alone reads and writes nothing; signed in again the user finds their chat", func(t *testing.T) {
 			u := h.register(t, "leaver")
 			c := &chatClient{token: u.token}
 			mine := h.openChat(t, c)
@@ -122,11 +122,13 @@ func TestChatSessionFixation(t *testing.T) {
 			}
 			r.decode(t, &in)
 			again := &chatClient{cookie: c.cookie, token: in.AccessToken}
-			refused(t, again)
-			s := h.openChat(t, again)
-			if s.SessionID == mine.SessionID || again.cookie == c.cookie {
-				t.Fatalf("the old cookie reopened %+v", s)
+			if s := h.openChat(t, again); s.SessionID != mine.SessionID {
+				t.Fatalf("signed in again the user opened %+v, not their chat %s", s, mine.SessionID)
 			}
+			if got := historyTexts(t, again); !slices.Equal(got, []string{"what I said before logging out"}) {
+				t.Fatalf("the history signed in again: %v", got)
+			}
+			refused(t, &chatClient{cookie: c.cookie})
 			t.Run("the session stays open for the operator, whose answer still notifies the user", func(t *testing.T) {
 				got := h.chatSession(t, mine.SessionID)
 				if got.Closed || got.MessageCount == 0 {

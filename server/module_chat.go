@@ -157,11 +157,12 @@ func chatRoutes(chats *chat.Service, auth *Auth, admin *AdminAuth, cfg Config) R
 
 // caller is the chat caller: the cookie's secret and, when a valid Bearer
 // token is sent, the signed-in user (an invalid token reads anonymously).
-// A signed-in caller whose cookie names an anonymous session claims it
-// here, whatever the route: the session gets a new secret, which the
-// answer's cookie carries, and the old one opens nothing any more. A
-// user's session is reached only with its cookie and that user's token;
-// with the cookie alone, or with another user's token, it is no session.
+// A signed-in caller reaches their account's chat on any device; one whose
+// cookie names an anonymous session attaches it to their account here,
+// whatever the route, when the account has no open chat: the session
+// gets a new secret, which the answer's cookie carries, and the old one
+// opens nothing any more. A user's session is never reached with a
+// cookie alone, nor with another user's token.
 // Every chat answer is private: no-store.
 func (h *chatHandlers) caller(c *fiber.Ctx) (chat.Caller, error) {
 	c.Set(fiber.HeaderCacheControl, "no-store")
@@ -223,7 +224,9 @@ func (h *chatHandlers) handleOpen(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	h.setCookie(c, secret)
+	if secret != "" {
+		h.setCookie(c, secret)
+	}
 	return c.JSON(chatSessionView(sess))
 }
 

@@ -108,6 +108,9 @@ type notificationJSON struct {
 	CreatedAt   string `json:"created_at"`
 	RelatedID   int64  `json:"related_id"`
 	RelatedType string `json:"related_type"`
+	// Link is the app's page of what the notification is about ("" when
+	// unknown): a comment_reply's is the event page at the comment.
+	Link string `json:"link"`
 }
 
 // notificationViews renders ns in lang, the reader's profile language.
@@ -116,7 +119,7 @@ func notificationViews(ns []*social.Notification, lang string) []notificationJSO
 	for _, n := range ns {
 		title, msg := n.Render(lang)
 		out = append(out, notificationJSON{ID: n.ID, UserID: n.UserID, Type: n.Type, Title: title, Message: msg,
-			Read: n.Read, CreatedAt: ts(n.CreatedAt), RelatedID: n.RelatedID, RelatedType: n.RelatedType})
+			Read: n.Read, CreatedAt: ts(n.CreatedAt), RelatedID: n.RelatedID, RelatedType: n.RelatedType, Link: n.Link()})
 	}
 	return out
 }

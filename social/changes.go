@@ -127,6 +127,9 @@ func (x *NotificationData) AppendJSON(b []byte) []byte {
 		}
 		b = append(b, `"following":true`...)
 	}
+	str(`"market_name_ru":`, x.MarketNameRu)
+	str(`"other_ru":`, x.OtherRu)
+	num(`"event_id":`, x.EventID)
 	return append(b, '}')
 }
 

@@ -34,7 +34,8 @@ func TestNotificationEntryIsEncodingJSONs(t *testing.T) {
 			RelatedID: pickInt(), RelatedType: pickStr(),
 			Data: NotificationData{EventName: pickStr(), MarketName: pickStr(), Side: pickStr(), Action: pickStr(), Shares: pickInt(),
 				Amount: pickInt(), Won: pickStr(), Author: pickStr(), Excerpt: pickStr(), Other: pickStr(),
-				EventNameRu: pickStr(), ExcerptRu: pickStr(), Proposed: pickStr(), Until: pickStr()}}
+				EventNameRu: pickStr(), ExcerptRu: pickStr(), Proposed: pickStr(), Until: pickStr(),
+				MarketNameRu: pickStr(), OtherRu: pickStr(), EventID: pickInt()}}
 		want, err := json.Marshal(d)
 		if err != nil {
 			t.Fatal(err)

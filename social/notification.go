@@ -88,12 +88,40 @@ type NotificationData struct {
 	// Following: the reader follows the event and holds no position
 	// there (market_resolved, answer_added): told as a follower, not paid.
 	Following bool `json:"following,omitempty"`
+	// MarketNameRu and OtherRu are MarketName and Other in Russian, when
+	// the market has a name_ru: a Russian reader reads no English name.
+	MarketNameRu string `json:"market_name_ru,omitempty"`
+	OtherRu      string `json:"other_ru,omitempty"`
+	// EventID is the event a comment_reply's comments are on, so that
+	// the notification links to the comment on the event's page.
+	EventID int64 `json:"event_id,omitempty"`
+}
+
+// Link is where the app shows what n is about: the event's page (for a
+// comment_reply, at the reader's comment: #comment-ID, whose replies
+// hold the new one), the support chat, or "" when unknown (a
+// comment_reply written before it carried its event).
+func (n *Notification) Link() string {
+	switch {
+	case n.RelatedType == RelatedEvent && n.RelatedID > 0:
+		return fmt.Sprintf("/events/%d", n.RelatedID)
+	case n.RelatedType == RelatedComment && n.Data.EventID > 0:
+		return fmt.Sprintf("/events/%d#comment-%d", n.Data.EventID, n.RelatedID)
+	case n.RelatedType == RelatedChat:
+		return "/chat"
+	}
+	return ""
 }
 
 // Render returns n's title and message in lang ("ru" or, by default, "en").
 func (n *Notification) Render(lang string) (title, message string) {
 	d := n.Data
 	ru := lang == "ru"
+	if ru {
+		// Names in Russian where the market has them.
+		d.MarketName, d.Other = orDefault(d.MarketNameRu, d.MarketName), orDefault(d.OtherRu, d.Other)
+		d.EventName = orDefault(d.EventNameRu, d.EventName)
+	}
 	switch n.Type {
 	case TypeTradeExecuted:
 		if ru {

@@ -74,7 +74,7 @@ func replyNotification(author *account.User, parent, c *Comment) *Notification {
 	}
 	return &Notification{
 		UserID: parent.UserID, Type: TypeCommentReply, RelatedID: parent.ID, RelatedType: RelatedComment, CreatedAt: c.CreatedAt,
-		Data: NotificationData{Author: author.DisplayName(), Excerpt: excerpt(c.Content)},
+		Data: NotificationData{Author: author.DisplayName(), Excerpt: excerpt(c.Content), EventID: parent.EventID},
 	}
 }
 

@@ -89,6 +89,25 @@ func (s *Store) ChatSessionByPublicID(_ context.Context, publicID string) (*chat
 	return cloneSession(*s.chat.sessions[id]), nil
 }
 
+// UserChatSession implements chat.Store.
+func (s *Store) UserChatSession(_ context.Context, userID int64) (*chat.Session, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var best *chat.Session
+	for _, sess := range s.chatData().sessions {
+		if userID == 0 || sess.UserID != userID {
+			continue
+		}
+		if best == nil || sess.Open() && !best.Open() || sess.Open() == best.Open() && sess.ID > best.ID {
+			best = sess
+		}
+	}
+	if best == nil {
+		return nil, chat.ErrSessionNotFound
+	}
+	return cloneSession(*best), nil
+}
+
 // ClaimChatSession implements chat.Store.
 func (s *Store) ClaimChatSession(_ context.Context, id, userID int64, oldHash, newHash []byte) error {
 	s.mu.Lock()

@@ -70,6 +70,15 @@ func (s *Store) ChatSessionByPublicID(ctx context.Context, publicID string) (*ch
 	return sess, translate(err, chat.ErrSessionNotFound)
 }
 
+// UserChatSession returns userID's chat: the open session with the
+// highest id, else the latest one (chat_sessions_user_idx).
+// chat.ErrSessionNotFound.
+func (s *Store) UserChatSession(ctx context.Context, userID int64) (*chat.Session, error) {
+	sess, err := scanChatSession(s.pool.QueryRow(ctx, `SELECT `+chatSessionCols+` FROM chat_sessions
+		WHERE user_id = $1 ORDER BY (closed_at IS NULL) DESC, id DESC LIMIT 1`, userID))
+	return sess, translate(err, chat.ErrSessionNotFound)
+}
+
 // ClaimChatSession gives anonymous session id, reached by oldHash, to
 // userID and replaces its secret's hash with newHash, in one statement.
 // chat.ErrSessionNotFound, account.ErrUserNotFound.

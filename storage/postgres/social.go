@@ -89,7 +89,7 @@ VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`
 // code, what the user was paid (payoutSQL), and when.
 func derivedNotificationsSQL(u string) string {
 	return `SELECT d.* FROM (
-	SELECT m.notify_base + min(x.id) - m.notify_first AS id, m.event_id, m.name, m.winning_outcome,
+	SELECT m.notify_base + min(x.id) - m.notify_first AS id, m.event_id, m.name, m.name_ru, m.winning_outcome,
 		sum(` + payoutSQL("x", "m.winning_outcome") + `)::bigint AS amount, m.resolved_at
 	FROM positions x JOIN markets m ON m.id = x.market_id
 	WHERE x.user_id = ` + u + ` AND ` + settledSQL + ` AND m.notify_base IS NOT NULL
@@ -99,8 +99,8 @@ WHERE NOT EXISTS (SELECT 1 FROM notifications n WHERE n.id = d.id)`
 
 // derivedDataSQL is the data of a derived notification d, as
 // social.NotificationData marshals it for the memory store: the market's
-// name, the payout when not 0, and the outcome.
-const derivedDataSQL = `jsonb_strip_nulls(jsonb_build_object('market_name', NULLIF(d.name, ''), 'amount', NULLIF(d.amount, 0),
+// names, the payout when not 0, and the outcome.
+const derivedDataSQL = `jsonb_strip_nulls(jsonb_build_object('market_name', NULLIF(d.name, ''), 'market_name_ru', NULLIF(d.name_ru, ''), 'amount', NULLIF(d.amount, 0),
 	'won', CASE d.winning_outcome WHEN 1 THEN 'YES' WHEN 0 THEN 'NO' ELSE '` + social.OutcomeVoid + `' END))`
 
 // sqlNotifications lists user $1's notifications, written and derived,

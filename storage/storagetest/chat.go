@@ -380,6 +380,42 @@ func testChat(t *testing.T, newStores func(*testing.T) Stores) {
 		}
 	})
 
+	t.Run("a user's chat is their open session with the highest id, else their latest one", func(t *testing.T) {
+		e, st, _, _ := setup(t)
+		u, v := e.user("ann", 0, 0), e.user("bob", 0, 0)
+		if _, err := st.UserChatSession(e.ctx, u.ID); !errors.Is(err, chat.ErrSessionNotFound) {
+			t.Fatalf("a user without a chat: %v", err)
+		}
+		session(t, e, st, 0, "anonymous")
+		first := session(t, e, st, u.ID, "first")
+		second := session(t, e, st, u.ID, "second")
+		session(t, e, st, v.ID, "bobs")
+		if got, err := st.UserChatSession(e.ctx, u.ID); err != nil || got.ID != second.ID || got.UserID != u.ID {
+			t.Fatalf("two open sessions: %+v, %v; want the later %d", got, err, second.ID)
+		}
+		if err := st.CloseChatSession(e.ctx, second.ID, base); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := st.UserChatSession(e.ctx, u.ID); err != nil || got.ID != first.ID {
+			t.Fatalf("the later one closed: %+v, %v; want the open %d", got, err, first.ID)
+		}
+		if err := st.CloseChatSession(e.ctx, first.ID, base); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := st.UserChatSession(e.ctx, u.ID); err != nil || got.ID != second.ID || got.Open() {
+			t.Fatalf("both closed: %+v, %v; want the latest %d", got, err, second.ID)
+		}
+		if err := st.RevokeChatSecrets(e.ctx, u.ID); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := st.UserChatSession(e.ctx, u.ID); err != nil || got.ID != second.ID {
+			t.Fatalf("after revoking the secrets the account still finds its chat: %+v, %v", got, err)
+		}
+		if _, err := st.UserChatSession(e.ctx, 0); !errors.Is(err, chat.ErrSessionNotFound) {
+			t.Fatalf("user 0 names the anonymous sessions: %v", err)
+		}
+	})
+
 	t.Run("the service: a user's session answers only that user, and claiming gives it a new secret", func(t *testing.T) {
 		e, _, svc, _ := setup(t)
 		u, v := e.user("ann", 0, 0), e.user("bob", 0, 0)
@@ -405,7 +441,7 @@ func testChat(t *testing.T, newStores func(*testing.T) Stores) {
 			t.Fatal(err)
 		}
 		for name, c := range map[string]chat.Caller{
-			"the old secret alone": {Secret: planted}, "the old secret and the user": {Secret: planted, User: u},
+			"the old secret alone": {Secret: planted},
 			"the new secret alone": {Secret: secret}, "the new secret and another user": {Secret: secret, User: v},
 		} {
 			if _, err := svc.History(e.ctx, c); !errors.Is(err, chat.ErrSessionNotFound) {
@@ -424,11 +460,24 @@ func testChat(t *testing.T, newStores func(*testing.T) Stores) {
 		if ms, err := svc.History(e.ctx, chat.Caller{Secret: secret, User: u}); err != nil || len(ms) != 2 {
 			t.Fatalf("the owner's history: %d messages, %v", len(ms), err)
 		}
+		// The chat belongs to the account: the user reaches it with any
+		// secret, or none (another browser).
+		for name, c := range map[string]chat.Caller{"no secret": {User: u}, "the old secret": {Secret: planted, User: u}} {
+			if ms, err := svc.History(e.ctx, c); err != nil || len(ms) != 2 {
+				t.Errorf("the owner's history with %s: %d messages, %v", name, len(ms), err)
+			}
+			if s, _, err := svc.Open(e.ctx, c, ""); err != nil || s.ID != anon.ID {
+				t.Errorf("the owner opens with %s: %+v, %v", name, s, err)
+			}
+		}
 		if err := svc.SignOut(e.ctx, u.ID); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := svc.History(e.ctx, chat.Caller{Secret: secret, User: u}); !errors.Is(err, chat.ErrSessionNotFound) {
-			t.Fatalf("history after signing out: %v", err)
+		if _, err := svc.History(e.ctx, chat.Caller{Secret: secret}); !errors.Is(err, chat.ErrSessionNotFound) {
+			t.Fatalf("history with the secret alone after signing out: %v", err)
+		}
+		if ms, err := svc.History(e.ctx, chat.Caller{User: u}); err != nil || len(ms) != 2 {
+			t.Fatalf("signed in again: %d messages, %v", len(ms), err)
 		}
 	})
 

@@ -404,7 +404,7 @@ function onLinkClick(e) {
   if (/^\/(api|docs|healthz|readyz|metrics|assets)(\/|$)/.test(url.pathname)) return;
   if (url.pathname === location.pathname && url.search === location.search && url.hash) return;
   e.preventDefault();
-  navigate(url.pathname + url.search);
+  navigate(url.pathname + url.search + url.hash); // the hash: a comment's anchor (#comment-N)
 }
 
 // ---- start -----------------------------------------------------------

@@ -42,6 +42,20 @@ function ensureStyles() {
   document.head.append(h('link', { rel: 'stylesheet', href: '/assets/admin/admin.css', 'data-admin-css': true }));
 }
 
+// The console has its own layout, not the bettor app's chrome: while a
+// console page is in the document, admin.css (html:has(.adm)) hides the
+// app's header and footer, and the console draws its own bar and
+// sidebar. Nothing to undo on leaving: the app's router replaces it.
+
+// bar is the console's own top bar: its name, the way back to the app,
+// and (signed in) the sign-out button.
+function bar(signOut) {
+  return h('div', { class: 'adm-bar' },
+    h('span', { class: 'adm-brand' }, ta('layout.brand')),
+    h('a', { href: '/', class: 'adm-back' }, ta('layout.back')),
+    signOut);
+}
+
 // go navigates to path through the app's History-API router, which
 // renders on popstate (links need nothing: the router follows clicks on
 // same-origin links itself).
@@ -98,20 +112,22 @@ export async function render(main, path) {
     return;
   }
 
+  root.classList.add('adm-console');
   clear(main, clear(root,
-    h('nav', { class: 'adm-nav', 'aria-label': ta('nav.label') },
-      h('ul', null, sections.map(([n]) => h('li', null, h('a', { href: '/admin/' + n, 'aria-current': n === section[0] ? 'page' : null }, ta('nav.' + n))))),
-      h('button', {
-        type: 'button', class: 'btn',
-        onclick: () => {
-          signedIn = false;
-          setAdminToken('');
-          focusHeading = true;
-          notice = { text: ta('signedOut') };
-          render(main, path);
-        },
-      }, ta('signOut'))),
-    heading, status, alert, page));
+    bar(h('button', {
+      type: 'button', class: 'btn',
+      onclick: () => {
+        signedIn = false;
+        setAdminToken('');
+        focusHeading = true;
+        notice = { text: ta('signedOut') };
+        render(main, path);
+      },
+    }, ta('signOut'))),
+    h('div', { class: 'adm-body' },
+      h('nav', { class: 'adm-nav adm-side', 'aria-label': ta('nav.label') },
+        h('ul', null, sections.map(([n]) => h('li', null, h('a', { href: '/admin/' + n, 'aria-current': n === section[0] ? 'page' : null }, ta('nav.' + n)))))),
+      h('div', { class: 'adm-content' }, heading, status, alert, page))));
   ctx.heading(ta('nav.' + section[0]));
   if (focusHeading) { focusHeading = false; heading.focus(); }
   try {
@@ -160,7 +176,7 @@ function renderLogin(main, root, path, ctx, heading, status, alert) {
   status, alert);
   input.setAttribute('aria-describedby', 'admin-token-hint');
   root.classList.add('adm-login-page');
-  clear(main, clear(root, heading, form));
+  clear(main, clear(root, bar(null), h('div', { class: 'adm-content' }, heading, form)));
   ctx.heading(ta('login.heading'));
   if (focusHeading) { focusHeading = false; input.focus(); }
   document.documentElement.dataset.adminReady = 'login';

@@ -233,6 +233,8 @@ const en = {
   'proposals.refund': 'Give the ante of {ante} back',
   'proposals.rejectedRefunded': '“{name}” was rejected; its ante went back to the proposer.',
   'proposals.rejectedKept': '“{name}” was rejected; its ante went to the platform.',
+  'layout.brand': 'predictkit · Operator console',
+  'layout.back': 'Back to the app',
 };
 
 const ru = {
@@ -465,6 +467,8 @@ const ru = {
   'proposals.refund': 'Вернуть залог {ante}',
   'proposals.rejectedRefunded': '«{name}» отклонено; залог вернулся автору.',
   'proposals.rejectedKept': '«{name}» отклонено; залог остался у платформы.',
+  'layout.brand': 'predictkit · Консоль оператора',
+  'layout.back': 'Вернуться в приложение',
 };
 
 const prefixed = (d) => Object.fromEntries(Object.entries(d).map(([k, v]) => ['admin.' + k, v]));

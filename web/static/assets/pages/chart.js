@@ -35,14 +35,43 @@ function frame(titleText, descText) {
   return svg;
 }
 
-function yAxis(svg, lo, hi, fmt) {
+function yAxis(svg, lo, hi, fmt, ticks) {
   const steps = 4;
-  for (let i = 0; i <= steps; i += 1) {
-    const v = lo + ((hi - lo) * i) / steps;
-    const y = H - PAD.b - ((H - PAD.t - PAD.b) * i) / steps;
+  const at = ticks || Array.from({ length: steps + 1 }, (_, i) => lo + ((hi - lo) * i) / steps);
+  for (const v of at) {
+    const y = H - PAD.b - ((H - PAD.t - PAD.b) * (v - lo)) / Math.max(1e-9, hi - lo);
     svg.append(s('line', { class: 'grid', x1: PAD.l, x2: W - PAD.r, y1: y, y2: y }));
     svg.append(s('text', { x: PAD.l - 6, y: y + 4, 'text-anchor': 'end' }, fmt(v)));
   }
+}
+
+// niceStep is the smallest 1, 2 or 5 × 10^n (n ≥ 0) at least raw: a tick
+// step in whole kopecks.
+export function niceStep(raw) {
+  if (!(raw > 1)) return 1;
+  const p = 10 ** Math.floor(Math.log10(raw));
+  for (const m of [1, 2, 5, 10]) if (m * p >= raw) return m * p;
+  return 10 * p;
+}
+
+// moneyTicks(lo, hi) are the PnL chart's axis ticks for amounts lo..hi in
+// roubles: round steps of 1, 2 or 5 × 10^n kopecks (₽0.01, ₽0.50, ₽2,
+// ₽1,000…), at most about five of them, on multiples of the step that
+// cover lo..hi. The arithmetic is in integer kopecks, so ticks never
+// read ₽0.30000000000000004. Returns {lo, hi, ticks} in roubles.
+export function moneyTicks(lo, hi) {
+  let a = Math.floor(Math.min(lo, hi) * 100);
+  let b = Math.ceil(Math.max(lo, hi) * 100);
+  if (a === b) {
+    a -= 1;
+    b += 1;
+  }
+  const step = niceStep((b - a) / 4);
+  const first = Math.floor(a / step) * step;
+  const last = Math.ceil(b / step) * step;
+  const ticks = [];
+  for (let k = first; k <= last; k += step) ticks.push(k / 100);
+  return { lo: first / 100, hi: last / 100, ticks };
 }
 
 function xLabels(svg, t0, t1, fmt) {
@@ -99,10 +128,11 @@ export function lineChart(points, title, desc, fmtY) {
   const ys = points.map((p) => p.y);
   const t0 = Math.min(...xs);
   const t1 = Math.max(Math.max(...xs), t0 + 1);
-  const [ylo, yhi] = niceRange(Math.min(0, ...ys), Math.max(0, ...ys), 1, false);
+  // The y axis (roubles) ticks on round amounts, 0 among them.
+  const { lo: ylo, hi: yhi, ticks } = moneyTicks(Math.min(0, ...ys), Math.max(0, ...ys));
   const x = (ms) => PAD.l + ((W - PAD.l - PAD.r) * (ms - t0)) / Math.max(1, t1 - t0);
   const y = (v) => H - PAD.b - ((H - PAD.t - PAD.b) * (v - ylo)) / Math.max(1e-9, yhi - ylo);
-  yAxis(svg, ylo, yhi, fmtY);
+  yAxis(svg, ylo, yhi, fmtY, ticks);
   xLabels(svg, t0, t1, (ms) => dateTime(ms));
   let d = '';
   points.forEach((p, i) => {

@@ -5,7 +5,7 @@
 import { h, field } from '../dom.js';
 import { t, language, time } from '../i18n.js';
 import { api } from '../api.js';
-import { ready } from '../state.js';
+import { ready, getMe } from '../state.js';
 import { pageHeading, inlineAlert, statusBox, showError } from '../ui.js';
 import { onMeEvent } from '../app.js';
 
@@ -84,12 +84,22 @@ export async function render(main, ctx) {
   } catch {
     hinted = false;
   }
-  if (hinted) {
+  // A signed-in user's chat belongs to their account, so another browser
+  // of theirs has it too: read its history first, and resume it (POST
+  // /chat/session answers the account's chat) only when there is one.
+  const signedIn = Boolean(getMe());
+  if (hinted || signedIn) {
     try {
-      await open();
-      await history();
+      if (signedIn && !hinted) {
+        await history();
+        await open();
+      } else {
+        await open();
+        await history();
+      }
     } catch (e) {
-      showError(e);
+      if (e.status !== 401) showError(e);
+      else if (!log.querySelector('.empty-item')) log.append(h('p', { class: 'empty-item muted' }, t('chat.empty')));
     }
   } else {
     log.append(h('p', { class: 'empty-item muted' }, t('chat.empty')));

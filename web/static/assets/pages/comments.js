@@ -43,7 +43,8 @@ export function comments(box, ev, signal) {
   }
 
   function commentNode(c, isReply) {
-    const node = h('article', { class: 'comment', 'aria-labelledby': `comment-${c.id}-by` });
+    // id="comment-N": a reply notification links to /events/E#comment-N.
+    const node = h('article', { class: 'comment', id: `comment-${c.id}`, tabindex: '-1', 'aria-labelledby': `comment-${c.id}-by` });
     const repliesBox = h('div', { class: 'replies', hidden: true });
     const replyForm = h('div');
     const entry = { c, node, repliesBox, open: false, loaded: false };
@@ -175,12 +176,36 @@ export function comments(box, ev, signal) {
     if (page.length === PAGE) more.append(h('button', { type: 'button', class: 'btn', onClick: loadPage }, t('action.load_more')));
   }
 
-  function reload() {
+  // goToTarget brings the comment that location.hash names (#comment-N,
+  // a reply notification's link) into view: it reads further pages until
+  // the comment is shown (a few at most), opens its replies, scrolls to
+  // it, highlights it and moves the focus there.
+  async function goToTarget() {
+    const m = /^#comment-(\d+)$/.exec(location.hash);
+    if (!m) return;
+    const id = Number(m[1]);
+    for (let i = 0; i < 10 && !document.getElementById(`comment-${id}`) && more.querySelector('button'); i++) await loadPage();
+    const entry = shown.get(id);
+    if (entry && entry.c.replies_count > 0 && !entry.open) {
+      entry.open = true;
+      entry.repliesBox.hidden = false;
+      await entry.loadReplies();
+      entry.paint();
+    }
+    const node = document.getElementById(`comment-${id}`);
+    if (!node) return;
+    node.classList.add('comment-target');
+    node.scrollIntoView({ block: 'center' });
+    node.focus({ preventScroll: true });
+  }
+
+  async function reload() {
     shown.clear();
     offset = 0;
     clear(list);
     paintForm();
-    loadPage();
+    await loadPage();
+    await goToTarget();
   }
 
   reload();

@@ -7,7 +7,7 @@ import { t, loc, money, pct, num, dateTime, time, side as sideName } from '../i1
 import { api } from '../api.js';
 import { getMe, ready, onChange, loadMe } from '../state.js';
 import { pageHeading, loading, showError, announce, statusBox, empty, inlineAlert } from '../ui.js';
-import { tradeForm } from './trade.js';
+import { tradeForm, sideLabel } from './trade.js';
 import { candleChart } from './chart.js';
 import { comments } from './comments.js';
 import { amendmentsSection } from './amendments.js';
@@ -84,6 +84,7 @@ export async function render(main, ctx) {
     const result = statusBox();
     const tools = h('div');
     const proposal = h('div');
+    const payout = h('div');
     const article = h('article', { class: 'market', 'aria-labelledby': nameId },
       h('div', { class: 'market-head' },
         h('h3', { class: 'market-name', id: nameId, tabindex: '-1' }, loc(m, 'name')),
@@ -92,8 +93,8 @@ export async function render(main, ctx) {
       priceLine,
       h('div', { class: 'prob-bar', 'aria-hidden': 'true' }, bar),
       h('p', { class: 'meta', 'data-volume': '' }),
-      hold, proposal, actions, slot, result, tools);
-    const view = { article, price, noPrice, bar, hold, proposal, actions, slot, result, tools };
+      hold, payout, proposal, actions, slot, result, tools);
+    const view = { article, price, noPrice, bar, hold, payout, proposal, actions, slot, result, tools };
     markets.set(m.id, { m, pool, view });
     paintMarket(m.id);
     return article;
@@ -103,6 +104,11 @@ export async function render(main, ctx) {
   // the buttons under the user's keyboard focus.
   function paintPrice(id) {
     const { m, pool, view } = markets.get(id);
+    if (m.resolved) {
+      // A resolved market has no live price: it pays 100 or 0.
+      paintFinal(m, pool, view);
+      return;
+    }
     if (pool.exclusive) {
       // An answer of one question: its chance to be the one that wins.
       view.price.textContent = t('pool.chance', { p: pct(m.yes_probability) });
@@ -114,6 +120,57 @@ export async function render(main, ctx) {
     view.bar.style.width = `${Math.round(m.yes_probability * 1000) / 10}%`;
   }
 
+  // paintFinal shows a resolved market's final prices: the winning side
+  // at 100%, the other at 0%; a voided market says so instead.
+  function paintFinal(m, pool, view) {
+    view.article.classList.add('market-resolved');
+    if (m.winning_outcome === 'VOID') {
+      view.price.textContent = t('market.void_final');
+      view.noPrice.textContent = '';
+      view.bar.style.width = '0%';
+      return;
+    }
+    const yes = m.winning_outcome === 'YES' ? 1 : 0;
+    if (pool.exclusive) {
+      view.price.textContent = t('pool.chance', { p: pct(yes) });
+      view.noPrice.textContent = '';
+    } else {
+      view.price.textContent = `${t('side.yes')} ${pct(yes)}`;
+      view.noPrice.textContent = `${t('side.no')} ${pct(1 - yes)}`;
+    }
+    view.bar.style.width = `${yes * 100}%`;
+  }
+
+  // The signed-in user's closed positions (payouts and refunds of
+  // resolved markets), read once when the event has a resolved market.
+  let closed = null;
+  async function loadClosed() {
+    if (!getMe() || !allMarkets().some((m) => m.resolved)) return;
+    try {
+      const r = await api('GET', '/users/me/positions/closed?limit=100', null, { signal: ctx.signal });
+      closed = r.positions || [];
+    } catch {
+      closed = null;
+      return;
+    }
+    for (const key of markets.keys()) paintPayout(key);
+  }
+
+  // paintPayout tells the user what a resolved market paid them: the
+  // payout of a settled market, the refund of a voided one.
+  function paintPayout(id) {
+    const { m, view } = markets.get(id);
+    clear(view.payout);
+    if (!m.resolved) return;
+    const mine = (closed || []).filter((p) => p.market_id === id && p.won_side !== -1);
+    const back = mine.reduce((sum, p) => sum + p.returned_kopecks, 0);
+    if (m.winning_outcome === 'VOID') {
+      view.payout.append(h('p', { class: 'notice', 'data-payout': '' }, mine.length ? t('market.void_refunded', { v: money(back) }) : t('market.void_note')));
+      return;
+    }
+    if (mine.length) view.payout.append(h('p', { class: 'notice', 'data-payout': '' }, t('market.your_payout', { v: money(back) })));
+  }
+
   function paintMarket(id) {
     const entry = markets.get(id);
     if (!entry) return;
@@ -122,10 +179,11 @@ export async function render(main, ctx) {
     clear(view.article.querySelector('[data-status]'), statusTag(m));
     // The sides' own names ("Wins" / "Does not win"), when the creator gave some.
     const named = (m.yes_name && m.yes_name !== 'Yes') || (m.no_name && m.no_name !== 'No');
-    const names = named ? ` · ${t('side.yes')}: ${m.yes_name} · ${t('side.no')}: ${m.no_name}` : '';
+    const names = named ? ` · ${t('side.yes')}: ${sideLabel(m.yes_name)} · ${t('side.no')}: ${sideLabel(m.no_name)}` : '';
     view.article.querySelector('[data-volume]').textContent = t('market.volume', { v: money(m.volume) }) + names
       + (m.resolved && m.resolved_by ? ` · ${t('market.resolved_by', { who: t(m.resolved_by === 'operator' ? 'market.by_operator' : 'market.by_creator') })}` : '');
     paintHoldings(id);
+    paintPayout(id);
     paintProposal(id, pool);
     paintActions(id);
     paintTools(id, pool);
@@ -381,6 +439,7 @@ export async function render(main, ctx) {
     paintPools();
     paintAmendments();
     chart.setMarkets(allMarkets());
+    loadClosed();
   }
 
   // ---- amendments (pages/amendments.js) ----
@@ -400,6 +459,7 @@ export async function render(main, ctx) {
 
   paintPools();
   paintAmendments();
+  loadClosed();
 
   // ---- chart ----
 
@@ -421,7 +481,10 @@ export async function render(main, ctx) {
       const list = await api('GET', '/market/trades/latest', null, { signal: ctx.signal });
       const names = new Set([ev.name]);
       const mine = (list || []).filter((x) => names.has(x.event));
-      clear(tradesList, mine.map((x) => tradeItem(x.created_at, x.action, x.token, x.market, x.amount)));
+      // The feed of trades names markets in English: show the event's
+      // own (Russian) name of each.
+      const shown = new Map(allMarkets().map((m) => [m.name, loc(m, 'name')]));
+      clear(tradesList, mine.map((x) => tradeItem(x.created_at, x.action, x.token, shown.get(x.market) || x.market, x.amount)));
       if (!mine.length) tradesList.append(tradesEmpty);
     } catch (e) {
       showError(e);
@@ -486,8 +549,10 @@ export async function render(main, ctx) {
     const id = me ? me.id : null;
     if (id !== lastMe) {
       lastMe = id;
+      closed = null;
       paintPools();
       paintAmendments();
+      loadClosed();
       commentsView.reload();
     }
   }));

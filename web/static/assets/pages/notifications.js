@@ -31,8 +31,11 @@ export async function render(main, ctx) {
     const titleId = `notif-${n.id}`;
     const li = h('li', { class: n.read ? 'notification' : 'notification unread' });
     const paint = () => {
-      const link = n.related_type === 'event' ? h('a', { href: `/events/${n.related_id}` }, t('notifications.open_event'))
-        : n.related_type === 'chat' ? h('a', { href: '/chat' }, t('notifications.open_chat')) : null;
+      // n.link is the server's page for it: a reply's is the event page
+      // at the comment (#comment-N).
+      const href = n.link || (n.related_type === 'event' ? `/events/${n.related_id}` : n.related_type === 'chat' ? '/chat' : '');
+      const label = n.related_type === 'chat' ? 'notifications.open_chat' : n.related_type === 'comment' ? 'notifications.open_comment' : 'notifications.open_event';
+      const link = href ? h('a', { href }, t(label)) : null;
       clear(li,
         h('article', { 'aria-labelledby': titleId },
           h('h2', { id: titleId }, n.read ? null : h('span', { class: 'sr-only' }, t('notifications.unread') + ': '), n.title),

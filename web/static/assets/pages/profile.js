@@ -9,6 +9,8 @@ import { pageHeading, empty, showError, inlineAlert, statusBox } from '../ui.js'
 import { setPreferences, logout } from '../app.js';
 import { lineChart } from './chart.js';
 import { profileEditor, apiKeysSection } from './profile_people.js';
+import { zeroBalanceNotice } from './trade.js';
+import { cardTables } from './narrow.js';
 
 function signed(k) {
   return h('span', { class: k > 0 ? 'pos' : k < 0 ? 'neg' : null }, money(k));
@@ -51,6 +53,11 @@ export async function render(main, ctx) {
     h('dt', null, t('profile.bonus')), h('dd', null, money(u.bonus_balance)),
     h('dt', null, t('profile.total')), h('dd', null, h('strong', null, money(u.total_balance))));
   paintBalances(me);
+  // No money at all: where to get some (appfix; see trade.js), and the
+  // tables as cards on a phone (narrow.js).
+  const broke = zeroBalanceNotice(me);
+  if (broke) main.append(broke);
+  ctx.onCleanup(cardTables(main));
   ctx.onCleanup(onChange(({ me: u }) => {
     if (u) paintBalances(u);
   }));

@@ -4,7 +4,7 @@
 // sale): if the price moved further than the tolerance, the server
 // refuses with price_moved and nothing changes.
 import { h, clear, field, select } from '../dom.js';
-import { t, loc, money, pct, bps, num, side as sideName } from '../i18n.js';
+import { t, has, language, loc, money, pct, bps, num, side as sideName } from '../i18n.js';
 import { api, query } from '../api.js';
 import { inlineAlert } from '../ui.js';
 
@@ -22,6 +22,24 @@ function parseShares(text) {
   if (!m) return null;
   const n = Number(m[0]);
   return n > 0 ? n : null;
+}
+
+// sideLabel('Wins') is a side's own name as the creator gave it, in
+// Russian when the app knows the words (strings.js's side_name.* keys:
+// "Wins" → "Выиграет"); markets carry no Russian side names, and a
+// Russian page must not read "ДА: Wins".
+export function sideLabel(name) {
+  const key = 'side_name.' + String(name || '').trim().toLowerCase();
+  return language() === 'ru' && has(key) ? t(key) : name;
+}
+
+// zeroBalanceNotice(me) tells a signed-in user with no money at all how to
+// get some (there is no deposit page: the operator credits deposits, so
+// the support chat is the way), or is null when they have any.
+export function zeroBalanceNotice(me) {
+  if (!me || Number(me.balance || 0) + Number(me.bonus_balance || 0) > 0) return null;
+  return h('p', { class: 'notice notice-money', 'data-zero-balance': '' }, t('money.zero_balance'), ' ',
+    h('a', { href: '/chat' }, t('money.ask_support')));
 }
 
 const TOLERANCES = [['50', '0.5%'], ['100', '1%'], ['200', '2%'], ['500', '5%']];
@@ -188,6 +206,7 @@ export function tradeForm(opts) {
 
   const form = h('form', { class: 'trade-form', 'aria-labelledby': titleId, novalidate: true },
     title,
+    selling ? null : zeroBalanceNotice(opts.me),
     alert,
     sideSelect ? field(t('trade.side'), sideSelect) : null,
     selling

@@ -35,12 +35,13 @@ const (
 	cardTitleSize  = 54
 	cardTitleLine  = 66
 	cardTitleLines = 2
-	cardRowSize    = 30
-	cardRowHeight  = 70
+	cardRowSize    = 28
+	cardRowHeight  = 58
 	cardBarX       = 620 // the bars' left edge
-	cardBarWidth   = 400
-	cardBarHeight  = 26
+	cardBarWidth   = 360
+	cardBarHeight  = 24
 	cardFooterSize = 28
+	cardFooterBase = cardHeight - 44 // the footer's baseline
 )
 
 var (
@@ -106,7 +107,7 @@ func renderCard(c *shareCard) ([]byte, error) {
 		y += cardTitleLine
 	}
 
-	footerTop := cardHeight - cardPad - cardFooterSize
+	footerTop := cardFooterBase - cardFooterSize - 8
 	top := y + 24
 	fit := max((footerTop-top)/cardRowHeight, 1)
 	rows := c.Rows
@@ -134,7 +135,7 @@ func renderCard(c *shareCard) ([]byte, error) {
 		drawText(img, row, cardMuted, cardPad, top+cardRowSize, "No markets yet")
 	}
 
-	base := cardHeight - cardPad
+	base := cardFooterBase
 	drawText(img, footer, cardAccent, cardPad, base, "predictkit")
 	legend := "YES price"
 	drawText(img, footer, cardMuted, cardWidth-cardPad-measure(footer, legend), base, legend)
@@ -188,9 +189,8 @@ func wrapText(face font.Face, s string, width, maxLines int) []string {
 			i--
 		}
 		if len(lines) == maxLines {
-			last := lines[maxLines-1]
-			rest := strings.Join(append([]string{cur}, words[i+1:]...), " ")
-			lines[maxLines-1] = ellipsize(face, strings.TrimSpace(last+" "+rest), width)
+			rest := strings.Join(append(strings.Fields(cur), words[i+1:]...), " ")
+			lines[maxLines-1] = ellipsize(face, strings.TrimSpace(lines[maxLines-1]+" "+rest), width)
 			return lines
 		}
 	}

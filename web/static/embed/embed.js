@@ -58,7 +58,9 @@
     es.addEventListener('trade', onPrice);
     es.addEventListener('market_resolved', read);
     es.addEventListener('reset', read);
-    es.addEventListener('open', read);
+    // data-live says whether the stream is open (tests wait for it).
+    es.addEventListener('open', () => { root.dataset.live = '1'; read(); });
+    es.addEventListener('error', () => { root.dataset.live = ''; });
   }
   setTimeout(poll, 5000);
 })();

@@ -121,7 +121,7 @@ func TestOEmbed(t *testing.T) {
 			r.decode(t, &o)
 			want := apiOEmbed{Version: "1.0", Type: "rich", ProviderName: "predictkit", ProviderURL: "http://example.com/",
 				Title: hostileName, Width: 400, Height: 190,
-				HTML: fmt.Sprintf(`<iframe src="http://example.com/embed/markets/%d" width="400" height="190" title="Derby &#34;&gt;&lt;script&gt;alert(1)&lt;/script&gt; &amp; co" loading="lazy" style="border:0"></iframe>`, first.ID),
+				HTML:         fmt.Sprintf(`<iframe src="http://example.com/embed/markets/%d" width="400" height="190" title="Derby &#34;&gt;&lt;script&gt;alert(1)&lt;/script&gt; &amp; co" loading="lazy" style="border:0"></iframe>`, first.ID),
 				ThumbnailURL: fmt.Sprintf("http://example.com/og/events/%d.png", w.shared.ID), ThumbnailWidth: 1200, ThumbnailHeight: 630}
 			if o != want {
 				t.Errorf("oEmbed = %+v\nwant %+v", o, want)

@@ -30,7 +30,7 @@ var errOEmbedFormat = errors.New("server: oEmbed format not implemented")
 // integer), 501 not_implemented (format not json), 404 not_found (a URL
 // of another host or of another page, or an event or market not shared).
 var errsOEmbed = table("internal_error",
-	on(errOEmbedFormat, http.StatusNotImplemented, "not_implemented").saying("format: only json is served"),
+	on(errOEmbedFormat, http.StatusNotImplemented, "not_implemented"),
 	on(errNotShared, http.StatusNotFound, "not_found"),
 )
 

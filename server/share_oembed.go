@@ -1,7 +1,6 @@
 package server
 
 import (
-	"errors"
 	"fmt"
 	"html"
 	"net/http"
@@ -19,18 +18,13 @@ const (
 	embedHeight = 190
 )
 
-// errOEmbedFormat: a format other than json (oEmbed 1.0, section 2.3.4:
-// "501 Not Implemented - The provider cannot return a response in the
-// requested format").
-var errOEmbedFormat = errors.New("server: oEmbed format not implemented")
-
 // GET /api/v1/oembed?url=&maxwidth=&maxheight=&format=: oEmbed 1.0 for
 // an event page or a market embed of this server. Checks run 400
 // invalid_request (url missing; maxwidth or maxheight not a positive
-// integer), 501 not_implemented (format not json), 404 not_found (a URL
-// of another host or of another page, or an event or market not shared).
+// integer), 501 not_implemented (format not json: handleOEmbed), 404
+// not_found (a URL of another host or of another page, or an event or
+// market not shared).
 var errsOEmbed = table("internal_error",
-	on(errOEmbedFormat, http.StatusNotImplemented, "not_implemented"),
 	on(errNotShared, http.StatusNotFound, "not_found"),
 )
 
@@ -66,7 +60,11 @@ func (h *shareHandlers) handleOEmbed(c *fiber.Ctx) error {
 		return err
 	}
 	if f := c.Query("format"); f != "" && f != "json" {
-		return errOEmbedFormat
+		// oEmbed 1.0, section 2.3.4: "501 Not Implemented - The provider
+		// cannot return a response in the requested format". Answered
+		// here, not as an error: a 5xx error is logged as the server's
+		// failure, and this is the client's choice of format.
+		return c.Status(http.StatusNotImplemented).JSON(errorBody{Error: "not_implemented"})
 	}
 	base := h.baseURL(c)
 	kind, id, ok := ownPage(base, raw)

@@ -38,7 +38,7 @@ type embedPage struct {
 // embedPageHTML is the page. The script and the style are the embedded
 // files, verbatim: what the policy's hashes are of.
 const embedPageHTML = `<!doctype html>
-<html lang="en">
+<html lang="{{.Lang}}">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -48,12 +48,12 @@ const embedPageHTML = `<!doctype html>
 {{.Style}}
 </head>
 <body>
-<main data-market="{{.MarketID}}" data-price="{{.Price}}" data-outcome="{{.Outcome}}">
+<main data-market="{{.MarketID}}" data-price="{{.Price}}" data-outcome="{{.Outcome}}" data-yes="{{.T.Yes}}" data-won-yes="{{.T.WonYes}}" data-won-no="{{.T.WonNo}}" data-void="{{.T.Void}}">
 <p class="event">{{.Event}}</p>
 <h1>{{.Market}}</h1>
-<p class="price" aria-live="polite" aria-atomic="true"><span id="price">{{.Label}}</span><span class="side" id="side">{{if not .Outcome}}YES{{end}}</span></p>
+<p class="price" aria-live="polite" aria-atomic="true"><span id="price">{{.Label}}</span><span class="side" id="side">{{if not .Outcome}}{{.T.Yes}}{{end}}</span></p>
 <div class="bar" aria-hidden="true"><span id="fill"></span></div>
-<p class="link"><a href="{{.EventURL}}" target="_blank" rel="noopener">Trade on predictkit<span class="sr-only"> (opens in a new tab)</span></a></p>
+<p class="link"><a href="{{.EventURL}}" target="_blank" rel="noopener">{{.T.Trade}}<span class="sr-only"> {{.T.NewTab}}</span></a></p>
 </main>
 {{.Script}}
 </body>
@@ -90,6 +90,8 @@ func loadEmbedPage() (*embedPage, error) {
 
 // embedView is what the page's template reads.
 type embedView struct {
+	Lang                  string
+	T                     embedStrings
 	MarketID              int64
 	Market, Event         string
 	Price, Label, Outcome string
@@ -97,7 +99,39 @@ type embedView struct {
 	Script, Style         template.HTML
 }
 
-// GET /embed/markets/{id}: the page of one market. Checks run 400
+// embedStrings are the page's words in one language.
+type embedStrings struct {
+	Yes, WonYes, WonNo, Void, Trade, NewTab string
+}
+
+// embedLanguages: the embed speaks English, or Russian with ?lang=ru
+// (then the names are the Russian ones where the creator gave them), as
+// the app does.
+var embedLanguages = map[string]embedStrings{
+	"en": {Yes: "YES", WonYes: "YES won", WonNo: "NO won", Void: "Void", Trade: "Trade on predictkit", NewTab: "(opens in a new tab)"},
+	"ru": {Yes: "ДА", WonYes: "Исход: ДА", WonNo: "Исход: НЕТ", Void: "Аннулирован", Trade: "Торговать на predictkit", NewTab: "(откроется в новой вкладке)"},
+}
+
+// outcomeLabel is how the page names outcome ("YES", "NO", "VOID").
+func (s embedStrings) outcomeLabel(outcome string) string {
+	switch outcome {
+	case "YES":
+		return s.WonYes
+	case "NO":
+		return s.WonNo
+	}
+	return s.Void
+}
+
+// localName is name in lang: the Russian one when asked for and given.
+func localName(lang, name, nameRu string) string {
+	if lang == "ru" && nameRu != "" {
+		return nameRu
+	}
+	return name
+}
+
+// GET /embed/markets/{id}?lang=: the page of one market. Checks run 400
 // invalid_id, 404 market_not_found (unknown, or its event not shared).
 var errsEmbed = table("internal_error",
 	on(errNotShared, http.StatusNotFound, "market_not_found"),
@@ -114,12 +148,17 @@ func (h *shareHandlers) handleEmbed(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	v := embedView{MarketID: m.ID, Market: m.Name, Event: e.Name, EventURL: eventURL(h.baseURL(c), e.ID),
+	lang := "en"
+	if c.Query("lang") == "ru" {
+		lang = "ru"
+	}
+	v := embedView{Lang: lang, T: embedLanguages[lang], MarketID: m.ID,
+		Market: localName(lang, m.Name, m.NameRu), Event: localName(lang, e.Name, e.NameRu), EventURL: eventURL(h.baseURL(c), e.ID),
 		Price: strconv.FormatFloat(m.YesProbability(), 'f', -1, 64), Outcome: m.Outcome(),
 		Script: h.embed.script, Style: h.embed.style}
 	v.Label = percent(m.YesProbability())
 	if v.Outcome != "" {
-		v.Label = newShareRow(m).Label
+		v.Label = v.T.outcomeLabel(v.Outcome)
 	}
 	var b bytes.Buffer
 	if err := h.embed.tmpl.Execute(&b, v); err != nil {

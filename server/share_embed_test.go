@@ -61,6 +61,16 @@ func TestShareEmbed(t *testing.T) {
 				}
 			}
 		})
+		t.Run("with lang=ru it speaks Russian and shows the Russian names where there are some", func(t *testing.T) {
+			ru := w.h.do(t, req{method: http.MethodGet, path: path + "?lang=ru"})
+			expect(t, ru, http.StatusOK, "")
+			for _, want := range []string{`<html lang="ru">`, `<h1>A2</h1>`, `Derby &#34;&gt;&lt;script&gt;alert(1)&lt;/script&gt; &amp; co (ru)</p>`,
+				`<span class="side" id="side">ДА</span>`, `Торговать на predictkit<span class="sr-only"> (откроется в новой вкладке)</span>`} {
+				if !strings.Contains(string(ru.body), want) {
+					t.Errorf("the Russian page has no %s:\n%s", want, ru.body)
+				}
+			}
+		})
 		t.Run("every other answer refuses framing", func(t *testing.T) {
 			for _, p := range []string{"/", fmt.Sprintf("/events/%d", w.shared.ID), "/assets/app.js", "/api/v1/events",
 				fmt.Sprintf("/og/events/%d.png", w.shared.ID), "/api/v1/oembed?url=" + url.QueryEscape(fmt.Sprintf("http://example.com/events/%d", w.shared.ID)),

@@ -13,7 +13,8 @@ import (
 // with the iframe of the server's oEmbed answer; the frame shows the
 // market's YES price and a link to the event that opens in a new tab;
 // a trade made through the API moves the price in the frame without a
-// reload; and the embed page has no axe-core violation in either theme.
+// reload; and the embed page has no axe-core violation in either theme,
+// in English or in Russian.
 // It needs what TestWebAppInBrowser needs, and skips without it.
 func TestSharingInBrowser(t *testing.T) {
 	cfg := testConfig(memoryStore())
@@ -61,9 +62,12 @@ func TestSharingInBrowser(t *testing.T) {
 	if got.Axe == nil {
 		t.Log("no axe-core: the embed page was not checked (PREDICTKIT_AXE_CORE)")
 	}
+	if got.Axe != nil && len(got.Axe) != 4 {
+		t.Errorf("axe-core ran %d times, want 4 (two languages, two themes): %+v", len(got.Axe), got.Axe)
+	}
 	for _, run := range got.Axe {
 		for _, v := range run.Violations {
-			t.Errorf("the embed page, %s theme: %s", run.Theme, v)
+			t.Errorf("the embed page (%s): %s", run.Theme, v)
 		}
 	}
 }

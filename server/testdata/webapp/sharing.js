@@ -2,8 +2,8 @@
 // embed (/embed/markets/{id}, with the iframe the server's oEmbed answer
 // gave); the frame shows the market's YES price, and a trade made through
 // the API meanwhile moves it, live. Then axe-core checks the embed page on
-// its own, in the light theme and the dark one (by prefers-color-scheme:
-// the embed has no theme switch of its own).
+// its own, in English and in Russian, in the light theme and the dark one
+// (by prefers-color-scheme: the embed has no theme switch of its own).
 const { BASE, until, mark } = require('./lib.js');
 
 module.exports = async (s, p) => {
@@ -44,20 +44,22 @@ module.exports = async (s, p) => {
     // A context of its own that bypasses the CSP to inject axe-core, as
     // axe.js does for the app.
     const page = await s.page({ name: 'axe', bypassCSP: true });
-    await page.goto(`${BASE}/embed/markets/${p.market}`);
-    await page.addScriptTag({ path: process.env.AXE_CORE });
-    for (const theme of ['light', 'dark']) {
-      await page.emulateMedia({ colorScheme: theme });
-      const res = await page.evaluate(async () => {
-        const out = await window.axe.run(document, { resultTypes: ['violations'] });
-        return {
-          background: getComputedStyle(document.body).backgroundColor,
-          violations: out.violations.map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.nodes.slice(0, 5).map((n) => n.target.join(' ')).join(', ')}`),
-        };
-      });
-      const [rr, gg, bb] = (res.background.match(/\d+/g) || [255, 255, 255]).map(Number);
-      if ((rr + gg + bb < 3 * 128) !== (theme === 'dark')) throw new Error(`the ${theme} theme did not apply (background ${res.background})`);
-      axe.push({ theme, violations: res.violations });
+    for (const [lang, query] of [['en', ''], ['ru', '?lang=ru']]) {
+      await page.goto(`${BASE}/embed/markets/${p.market}${query}`);
+      await page.addScriptTag({ path: process.env.AXE_CORE });
+      for (const theme of ['light', 'dark']) {
+        await page.emulateMedia({ colorScheme: theme });
+        const res = await page.evaluate(async () => {
+          const out = await window.axe.run(document, { resultTypes: ['violations'] });
+          return {
+            background: getComputedStyle(document.body).backgroundColor,
+            violations: out.violations.map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.nodes.slice(0, 5).map((n) => n.target.join(' ')).join(', ')}`),
+          };
+        });
+        const [rr, gg, bb] = (res.background.match(/\d+/g) || [255, 255, 255]).map(Number);
+        if ((rr + gg + bb < 3 * 128) !== (theme === 'dark')) throw new Error(`the ${theme} theme did not apply (background ${res.background})`);
+        axe.push({ theme: `${theme}, ${lang}`, violations: res.violations });
+      }
     }
   }
   return { before, after, name, href, target, rel, moved_ms, yes_probability: trade.market.yes_probability, axe: process.env.AXE_CORE ? axe : null };

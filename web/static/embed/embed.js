@@ -12,13 +12,14 @@
   const price = document.getElementById('price');
   const side = document.getElementById('side');
   const fill = document.getElementById('fill');
-  const outcomes = { YES: 'YES won', NO: 'NO won', VOID: 'Void' };
+  // The page's words, in its language, from its data attributes.
+  const outcomes = { YES: root.dataset.wonYes, NO: root.dataset.wonNo, VOID: root.dataset.void };
 
   function show(p) {
     if (typeof p !== 'number' || !isFinite(p)) return;
     const pct = (p * 100).toFixed(1) + '%';
     price.textContent = pct;
-    side.textContent = 'YES';
+    side.textContent = root.dataset.yes;
     fill.style.width = pct;
     root.dataset.price = String(p);
   }

@@ -3519,6 +3519,12 @@ type GetMyTradesParams struct {
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
+// EmbedMarketParams defines parameters for EmbedMarket.
+type EmbedMarketParams struct {
+	// Lang ru: in Russian, with the Russian names where given; anything else: English
+	Lang *string `form:"lang,omitempty" json:"lang,omitempty"`
+}
+
 // AdminChatReplyJSONRequestBody defines body for AdminChatReply for application/json ContentType.
 type AdminChatReplyJSONRequestBody = ChatTextRequest
 
@@ -6058,7 +6064,7 @@ type ClientInterface interface {
 	// market_not_found. See docs/sharing.md.
 	//
 	// Corresponds with GET /embed/markets/{id} (the `EmbedMarket` operationId).
-	EmbedMarket(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*http.Response, error)
+	EmbedMarket(ctx context.Context, id int64, params *EmbedMarketParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// Healthz Liveness; always 200 while the process serves.
 	//
@@ -9621,8 +9627,8 @@ func (c *Client) DocsAsset(ctx context.Context, file string, reqEditors ...Reque
 // market_not_found. See docs/sharing.md.
 //
 // Corresponds with GET /embed/markets/{id} (the `EmbedMarket` operationId).
-func (c *Client) EmbedMarket(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewEmbedMarketRequest(c.Server, id)
+func (c *Client) EmbedMarket(ctx context.Context, id int64, params *EmbedMarketParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewEmbedMarketRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
 	}
@@ -14125,7 +14131,7 @@ func NewDocsAssetRequest(server string, file string) (*http.Request, error) {
 }
 
 // NewEmbedMarketRequest constructs an http.Request for the EmbedMarket method
-func NewEmbedMarketRequest(server string, id int64) (*http.Request, error) {
+func NewEmbedMarketRequest(server string, id int64, params *EmbedMarketParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -14148,6 +14154,33 @@ func NewEmbedMarketRequest(server string, id int64) (*http.Request, error) {
 	queryURL, err := serverURL.Parse(operationPath)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Lang != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "lang", *params.Lang, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -16547,7 +16580,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /embed/markets/{id} (the `EmbedMarket` operationId).
-	EmbedMarketWithResponse(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*EmbedMarketResponse, error)
+	EmbedMarketWithResponse(ctx context.Context, id int64, params *EmbedMarketParams, reqEditors ...RequestEditorFn) (*EmbedMarketResponse, error)
 
 	// HealthzWithResponse Liveness; always 200 while the process serves.
 	//
@@ -25429,7 +25462,7 @@ type EmbedMarketResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *InvalidRequest
+	JSON400 *InvalidID
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *ScopeOrCrossOrigin
 	// JSON404 the response for an HTTP 404 `application/json` response
@@ -25443,7 +25476,7 @@ type EmbedMarketResponse struct {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r EmbedMarketResponse) GetJSON400() *InvalidRequest {
+func (r EmbedMarketResponse) GetJSON400() *InvalidID {
 	return r.JSON400
 }
 
@@ -25581,7 +25614,7 @@ type ShareImageResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *InvalidRequest
+	JSON400 *InvalidID
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *ScopeOrCrossOrigin
 	// JSON404 the response for an HTTP 404 `application/json` response
@@ -25595,7 +25628,7 @@ type ShareImageResponse struct {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r ShareImageResponse) GetJSON400() *InvalidRequest {
+func (r ShareImageResponse) GetJSON400() *InvalidID {
 	return r.JSON400
 }
 
@@ -28772,8 +28805,8 @@ func (c *ClientWithResponses) DocsAssetWithResponse(ctx context.Context, file st
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /embed/markets/{id} (the `EmbedMarket` operationId).
-func (c *ClientWithResponses) EmbedMarketWithResponse(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*EmbedMarketResponse, error) {
-	rsp, err := c.EmbedMarket(ctx, id, reqEditors...)
+func (c *ClientWithResponses) EmbedMarketWithResponse(ctx context.Context, id int64, params *EmbedMarketParams, reqEditors ...RequestEditorFn) (*EmbedMarketResponse, error) {
+	rsp, err := c.EmbedMarket(ctx, id, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -36137,7 +36170,7 @@ func ParseEmbedMarketResponse(rsp *http.Response) (*EmbedMarketResponse, error) 
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest InvalidRequest
+		var dest InvalidID
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -36249,7 +36282,7 @@ func ParseShareImageResponse(rsp *http.Response) (*ShareImageResponse, error) {
 		break // No content-type
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest InvalidRequest
+		var dest InvalidID
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}

@@ -1526,6 +1526,36 @@ func (e MarkAllNotificationsRead200JSONResponseBodyStatus) Valid() bool {
 	}
 }
 
+// Defines values for OEmbed200JSONResponseBodyType.
+const (
+	Rich OEmbed200JSONResponseBodyType = "rich"
+)
+
+// Valid indicates whether the value is a known member of the OEmbed200JSONResponseBodyType enum.
+func (e OEmbed200JSONResponseBodyType) Valid() bool {
+	switch e {
+	case Rich:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for OEmbed200JSONResponseBodyVersion.
+const (
+	N10 OEmbed200JSONResponseBodyVersion = "1.0"
+)
+
+// Valid indicates whether the value is a known member of the OEmbed200JSONResponseBodyVersion enum.
+func (e OEmbed200JSONResponseBodyVersion) Valid() bool {
+	switch e {
+	case N10:
+		return true
+	default:
+		return false
+	}
+}
+
 // APIKey defines model for APIKey.
 type APIKey struct {
 	CreatedAt time.Time `json:"created_at"`
@@ -3539,6 +3569,22 @@ type ListNotificationsParams struct {
 // MarkAllNotificationsRead200JSONResponseBodyStatus defines parameters for MarkAllNotificationsRead.
 type MarkAllNotificationsRead200JSONResponseBodyStatus string
 
+// OEmbedParams defines parameters for OEmbed.
+type OEmbedParams struct {
+	URL       string `form:"url" json:"url"`
+	Maxwidth  *int   `form:"maxwidth,omitempty" json:"maxwidth,omitempty"`
+	Maxheight *int   `form:"maxheight,omitempty" json:"maxheight,omitempty"`
+
+	// Format json (the default); any other is 501
+	Format *string `form:"format,omitempty" json:"format,omitempty"`
+}
+
+// OEmbed200JSONResponseBodyType defines parameters for OEmbed.
+type OEmbed200JSONResponseBodyType string
+
+// OEmbed200JSONResponseBodyVersion defines parameters for OEmbed.
+type OEmbed200JSONResponseBodyVersion string
+
 // ListP2PAdsParams defines parameters for ListP2PAds.
 type ListP2PAdsParams struct {
 	// Type `buy` or `sell`
@@ -3610,6 +3656,12 @@ type GetMyTradesParams struct {
 
 	// Cursor the next_cursor of the page before (opaque); absent for the first page
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
+}
+
+// EmbedMarketParams defines parameters for EmbedMarket.
+type EmbedMarketParams struct {
+	// Lang ru: in Russian, with the Russian names where given; anything else: English
+	Lang *string `form:"lang,omitempty" json:"lang,omitempty"`
 }
 
 // AdminChatReplyJSONRequestBody defines body for AdminChatReply for application/json ContentType.
@@ -5704,6 +5756,23 @@ type ClientInterface interface {
 	// Corresponds with POST /api/v1/notifications/{id}/read (the `MarkNotificationRead` operationId).
 	MarkNotificationRead(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// OEmbed oEmbed 1.0 (JSON) for an event page or a market embed of this server.
+	//
+	// `url` is an event page (`<base>/events/{id}`) or a market embed
+	// (`<base>/embed/markets/{id}`), where `<base>` is
+	// PREDICTKIT_PUBLIC_URL, or this request's own scheme and host when
+	// that is unset. The answer is a `rich` embed whose `html` is an
+	// iframe of the market's embed page (for an event: its first
+	// market), 400×190 unless `maxwidth`/`maxheight` ask for less, with
+	// the event's card image as thumbnail. A URL of another scheme,
+	// host or port, of another page, or of an event that is unknown,
+	// hidden or proposed is 404 not_found; `format` other than `json`
+	// is 501 not_implemented (oEmbed 1.0, section 2.3.4). See
+	// docs/sharing.md.
+	//
+	// Corresponds with GET /api/v1/oembed (the `OEmbed` operationId).
+	OEmbed(ctx context.Context, params *OEmbedParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// Openapi This document, as JSON.
 	//
 	// Corresponds with GET /api/v1/openapi.json (the `Openapi` operationId).
@@ -6165,6 +6234,20 @@ type ClientInterface interface {
 	// Corresponds with GET /docs/{file} (the `DocsAsset` operationId).
 	DocsAsset(ctx context.Context, file string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// EmbedMarket A small page of one market that any site may frame (its live YES price and a link to the event).
+	//
+	// Self-contained (its script and style are inline, allowed by their
+	// hashes in its Content-Security-Policy); it follows the market's
+	// public stream and reads the market again while the stream is down.
+	// The only answer any site may frame: its policy says
+	// `frame-ancestors *` and it has no X-Frame-Options; every other
+	// answer keeps `frame-ancestors 'none'` and `X-Frame-Options: DENY`.
+	// A market whose event is unknown, hidden or proposed is 404
+	// market_not_found. See docs/sharing.md.
+	//
+	// Corresponds with GET /embed/markets/{id} (the `EmbedMarket` operationId).
+	EmbedMarket(ctx context.Context, id int64, params *EmbedMarketParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// Healthz Liveness; always 200 while the process serves.
 	//
 	// Corresponds with GET /healthz (the `Healthz` operationId).
@@ -6179,6 +6262,18 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /metrics (the `Metrics` operationId).
 	Metrics(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ShareImage The card image of a shared event (1200×630 PNG), which its page's og:image names.
+	//
+	// The event's name and each market's current YES price as a bar,
+	// drawn by the server (docs/sharing.md). The same for everyone:
+	// `Cache-Control: public, max-age=60`, and an ETag that changes when
+	// a trade changes what the card shows (If-None-Match → 304). Only
+	// an active, approved event is shared: an unknown, hidden or
+	// proposed one is 404 event_not_found.
+	//
+	// Corresponds with GET /og/events/{id}.png (the `ShareImage` operationId).
+	ShareImage(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// Readyz Readiness; pings the store.
 	//
@@ -9047,6 +9142,33 @@ func (c *Client) MarkNotificationRead(ctx context.Context, id int64, reqEditors 
 	return c.Client.Do(req)
 }
 
+// OEmbed oEmbed 1.0 (JSON) for an event page or a market embed of this server.
+//
+// `url` is an event page (`<base>/events/{id}`) or a market embed
+// (`<base>/embed/markets/{id}`), where `<base>` is
+// PREDICTKIT_PUBLIC_URL, or this request's own scheme and host when
+// that is unset. The answer is a `rich` embed whose `html` is an
+// iframe of the market's embed page (for an event: its first
+// market), 400×190 unless `maxwidth`/`maxheight` ask for less, with
+// the event's card image as thumbnail. A URL of another scheme,
+// host or port, of another page, or of an event that is unknown,
+// hidden or proposed is 404 not_found; `format` other than `json`
+// is 501 not_implemented (oEmbed 1.0, section 2.3.4). See
+// docs/sharing.md.
+//
+// Corresponds with GET /api/v1/oembed (the `OEmbed` operationId).
+func (c *Client) OEmbed(ctx context.Context, params *OEmbedParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewOEmbedRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // Openapi This document, as JSON.
 //
 // Corresponds with GET /api/v1/openapi.json (the `Openapi` operationId).
@@ -9758,6 +9880,30 @@ func (c *Client) DocsAsset(ctx context.Context, file string, reqEditors ...Reque
 	return c.Client.Do(req)
 }
 
+// EmbedMarket A small page of one market that any site may frame (its live YES price and a link to the event).
+//
+// Self-contained (its script and style are inline, allowed by their
+// hashes in its Content-Security-Policy); it follows the market's
+// public stream and reads the market again while the stream is down.
+// The only answer any site may frame: its policy says
+// `frame-ancestors *` and it has no X-Frame-Options; every other
+// answer keeps `frame-ancestors 'none'` and `X-Frame-Options: DENY`.
+// A market whose event is unknown, hidden or proposed is 404
+// market_not_found. See docs/sharing.md.
+//
+// Corresponds with GET /embed/markets/{id} (the `EmbedMarket` operationId).
+func (c *Client) EmbedMarket(ctx context.Context, id int64, params *EmbedMarketParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewEmbedMarketRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // Healthz Liveness; always 200 while the process serves.
 //
 // Corresponds with GET /healthz (the `Healthz` operationId).
@@ -9783,6 +9929,28 @@ func (c *Client) Healthz(ctx context.Context, reqEditors ...RequestEditorFn) (*h
 // Corresponds with GET /metrics (the `Metrics` operationId).
 func (c *Client) Metrics(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewMetricsRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ShareImage The card image of a shared event (1200×630 PNG), which its page's og:image names.
+//
+// The event's name and each market's current YES price as a bar,
+// drawn by the server (docs/sharing.md). The same for everyone:
+// `Cache-Control: public, max-age=60`, and an ETag that changes when
+// a trade changes what the card shows (If-None-Match → 304). Only
+// an active, approved event is shared: an unknown, hidden or
+// proposed one is 404 event_not_found.
+//
+// Corresponds with GET /og/events/{id}.png (the `ShareImage` operationId).
+func (c *Client) ShareImage(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewShareImageRequest(c.Server, id)
 	if err != nil {
 		return nil, err
 	}
@@ -13313,6 +13481,92 @@ func NewMarkNotificationReadRequest(server string, id int64) (*http.Request, err
 	return req, nil
 }
 
+// NewOEmbedRequest constructs an http.Request for the OEmbed method
+func NewOEmbedRequest(server string, params *OEmbedParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/oembed")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "url", params.URL, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if params.Maxwidth != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "maxwidth", *params.Maxwidth, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Maxheight != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "maxheight", *params.Maxheight, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Format != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "format", *params.Format, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewOpenapiRequest constructs an http.Request for the Openapi method
 func NewOpenapiRequest(server string) (*http.Request, error) {
 	var err error
@@ -14309,6 +14563,67 @@ func NewDocsAssetRequest(server string, file string) (*http.Request, error) {
 	return req, nil
 }
 
+// NewEmbedMarketRequest constructs an http.Request for the EmbedMarket method
+func NewEmbedMarketRequest(server string, id int64, params *EmbedMarketParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/embed/markets/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Lang != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "lang", *params.Lang, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewHealthzRequest constructs an http.Request for the Healthz method
 func NewHealthzRequest(server string) (*http.Request, error) {
 	var err error
@@ -14346,6 +14661,40 @@ func NewMetricsRequest(server string) (*http.Request, error) {
 	}
 
 	operationPath := fmt.Sprintf("/metrics")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewShareImageRequest constructs an http.Request for the ShareImage method
+func NewShareImageRequest(server string, id int64) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/og/events/%s.png", pathParam0)
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -16187,6 +16536,25 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /api/v1/notifications/{id}/read (the `MarkNotificationRead` operationId).
 	MarkNotificationReadWithResponse(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*MarkNotificationReadResponse, error)
 
+	// OEmbedWithResponse oEmbed 1.0 (JSON) for an event page or a market embed of this server.
+	//
+	// `url` is an event page (`<base>/events/{id}`) or a market embed
+	// (`<base>/embed/markets/{id}`), where `<base>` is
+	// PREDICTKIT_PUBLIC_URL, or this request's own scheme and host when
+	// that is unset. The answer is a `rich` embed whose `html` is an
+	// iframe of the market's embed page (for an event: its first
+	// market), 400×190 unless `maxwidth`/`maxheight` ask for less, with
+	// the event's card image as thumbnail. A URL of another scheme,
+	// host or port, of another page, or of an event that is unknown,
+	// hidden or proposed is 404 not_found; `format` other than `json`
+	// is 501 not_implemented (oEmbed 1.0, section 2.3.4). See
+	// docs/sharing.md.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/oembed (the `OEmbed` operationId).
+	OEmbedWithResponse(ctx context.Context, params *OEmbedParams, reqEditors ...RequestEditorFn) (*OEmbedResponse, error)
+
 	// OpenapiWithResponse This document, as JSON.
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -16682,6 +17050,22 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /docs/{file} (the `DocsAsset` operationId).
 	DocsAssetWithResponse(ctx context.Context, file string, reqEditors ...RequestEditorFn) (*DocsAssetResponse, error)
 
+	// EmbedMarketWithResponse A small page of one market that any site may frame (its live YES price and a link to the event).
+	//
+	// Self-contained (its script and style are inline, allowed by their
+	// hashes in its Content-Security-Policy); it follows the market's
+	// public stream and reads the market again while the stream is down.
+	// The only answer any site may frame: its policy says
+	// `frame-ancestors *` and it has no X-Frame-Options; every other
+	// answer keeps `frame-ancestors 'none'` and `X-Frame-Options: DENY`.
+	// A market whose event is unknown, hidden or proposed is 404
+	// market_not_found. See docs/sharing.md.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /embed/markets/{id} (the `EmbedMarket` operationId).
+	EmbedMarketWithResponse(ctx context.Context, id int64, params *EmbedMarketParams, reqEditors ...RequestEditorFn) (*EmbedMarketResponse, error)
+
 	// HealthzWithResponse Liveness; always 200 while the process serves.
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -16700,6 +17084,20 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /metrics (the `Metrics` operationId).
 	MetricsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*MetricsResponse, error)
+
+	// ShareImageWithResponse The card image of a shared event (1200×630 PNG), which its page's og:image names.
+	//
+	// The event's name and each market's current YES price as a bar,
+	// drawn by the server (docs/sharing.md). The same for everyone:
+	// `Cache-Control: public, max-age=60`, and an ETag that changes when
+	// a trade changes what the card shows (If-None-Match → 304). Only
+	// an active, approved event is shared: an unknown, hidden or
+	// proposed one is 404 event_not_found.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /og/events/{id}.png (the `ShareImage` operationId).
+	ShareImageWithResponse(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*ShareImageResponse, error)
 
 	// ReadyzWithResponse Readiness; pings the store.
 	//
@@ -24001,6 +24399,125 @@ func (r MarkNotificationReadResponse) ContentType() string {
 	return ""
 }
 
+type OEmbedResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// CacheAge seconds
+		CacheAge int `json:"cache_age"`
+		Height   int `json:"height"`
+
+		// HTML an iframe of /embed/markets/{id}
+		HTML            string `json:"html"`
+		ProviderName    string `json:"provider_name"`
+		ProviderURL     string `json:"provider_url"`
+		ThumbnailHeight int    `json:"thumbnail_height"`
+
+		// ThumbnailURL the event's /og/events/{id}.png
+		ThumbnailURL   string                           `json:"thumbnail_url"`
+		ThumbnailWidth int                              `json:"thumbnail_width"`
+		Title          string                           `json:"title"`
+		Type           OEmbed200JSONResponseBodyType    `json:"type"`
+		Version        OEmbed200JSONResponseBodyVersion `json:"version"`
+		Width          int                              `json:"width"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *InvalidRequest
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ScopeOrCrossOrigin
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *Error
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r OEmbedResponse) GetJSON200() *struct {
+	// CacheAge seconds
+	CacheAge int `json:"cache_age"`
+	Height   int `json:"height"`
+
+	// HTML an iframe of /embed/markets/{id}
+	HTML            string `json:"html"`
+	ProviderName    string `json:"provider_name"`
+	ProviderURL     string `json:"provider_url"`
+	ThumbnailHeight int    `json:"thumbnail_height"`
+
+	// ThumbnailURL the event's /og/events/{id}.png
+	ThumbnailURL   string                           `json:"thumbnail_url"`
+	ThumbnailWidth int                              `json:"thumbnail_width"`
+	Title          string                           `json:"title"`
+	Type           OEmbed200JSONResponseBodyType    `json:"type"`
+	Version        OEmbed200JSONResponseBodyVersion `json:"version"`
+	Width          int                              `json:"width"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r OEmbedResponse) GetJSON400() *InvalidRequest {
+	return r.JSON400
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r OEmbedResponse) GetJSON403() *ScopeOrCrossOrigin {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r OEmbedResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r OEmbedResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r OEmbedResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r OEmbedResponse) GetJSON501() *Error {
+	return r.JSON501
+}
+
+// GetBody returns the raw response body bytes
+func (r OEmbedResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r OEmbedResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r OEmbedResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r OEmbedResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type OpenapiResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -25763,6 +26280,82 @@ func (r DocsAssetResponse) ContentType() string {
 	return ""
 }
 
+// EmbedMarketResponse200Headers the declared response headers of an HTTP 200 response for EmbedMarket
+type EmbedMarketResponse200Headers struct {
+	ContentSecurityPolicy *string
+}
+
+type EmbedMarketResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *InvalidID
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ScopeOrCrossOrigin
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *EmbedMarketResponse200Headers
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r EmbedMarketResponse) GetJSON400() *InvalidID {
+	return r.JSON400
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r EmbedMarketResponse) GetJSON403() *ScopeOrCrossOrigin {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r EmbedMarketResponse) GetJSON404() *Error {
+	return r.JSON404
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r EmbedMarketResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r EmbedMarketResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r EmbedMarketResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r EmbedMarketResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r EmbedMarketResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r EmbedMarketResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type HealthzResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -25832,6 +26425,83 @@ func (r MetricsResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r MetricsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ShareImageResponse200Headers the declared response headers of an HTTP 200 response for ShareImage
+type ShareImageResponse200Headers struct {
+	CacheControl *string
+	ETag         *string
+}
+
+type ShareImageResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *InvalidID
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ScopeOrCrossOrigin
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ShareImageResponse200Headers
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ShareImageResponse) GetJSON400() *InvalidID {
+	return r.JSON400
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ShareImageResponse) GetJSON403() *ScopeOrCrossOrigin {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ShareImageResponse) GetJSON404() *Error {
+	return r.JSON404
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r ShareImageResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ShareImageResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ShareImageResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ShareImageResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ShareImageResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ShareImageResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -28353,6 +29023,31 @@ func (c *ClientWithResponses) MarkNotificationReadWithResponse(ctx context.Conte
 	return ParseMarkNotificationReadResponse(rsp)
 }
 
+// OEmbedWithResponse oEmbed 1.0 (JSON) for an event page or a market embed of this server.
+//
+// `url` is an event page (`<base>/events/{id}`) or a market embed
+// (`<base>/embed/markets/{id}`), where `<base>` is
+// PREDICTKIT_PUBLIC_URL, or this request's own scheme and host when
+// that is unset. The answer is a `rich` embed whose `html` is an
+// iframe of the market's embed page (for an event: its first
+// market), 400×190 unless `maxwidth`/`maxheight` ask for less, with
+// the event's card image as thumbnail. A URL of another scheme,
+// host or port, of another page, or of an event that is unknown,
+// hidden or proposed is 404 not_found; `format` other than `json`
+// is 501 not_implemented (oEmbed 1.0, section 2.3.4). See
+// docs/sharing.md.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/oembed (the `OEmbed` operationId).
+func (c *ClientWithResponses) OEmbedWithResponse(ctx context.Context, params *OEmbedParams, reqEditors ...RequestEditorFn) (*OEmbedResponse, error) {
+	rsp, err := c.OEmbed(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseOEmbedResponse(rsp)
+}
+
 // OpenapiWithResponse This document, as JSON.
 //
 // Returns a wrapper object for the known response body format(s).
@@ -28998,6 +29693,28 @@ func (c *ClientWithResponses) DocsAssetWithResponse(ctx context.Context, file st
 	return ParseDocsAssetResponse(rsp)
 }
 
+// EmbedMarketWithResponse A small page of one market that any site may frame (its live YES price and a link to the event).
+//
+// Self-contained (its script and style are inline, allowed by their
+// hashes in its Content-Security-Policy); it follows the market's
+// public stream and reads the market again while the stream is down.
+// The only answer any site may frame: its policy says
+// `frame-ancestors *` and it has no X-Frame-Options; every other
+// answer keeps `frame-ancestors 'none'` and `X-Frame-Options: DENY`.
+// A market whose event is unknown, hidden or proposed is 404
+// market_not_found. See docs/sharing.md.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /embed/markets/{id} (the `EmbedMarket` operationId).
+func (c *ClientWithResponses) EmbedMarketWithResponse(ctx context.Context, id int64, params *EmbedMarketParams, reqEditors ...RequestEditorFn) (*EmbedMarketResponse, error) {
+	rsp, err := c.EmbedMarket(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseEmbedMarketResponse(rsp)
+}
+
 // HealthzWithResponse Liveness; always 200 while the process serves.
 //
 // Returns a wrapper object for the known response body format(s).
@@ -29027,6 +29744,26 @@ func (c *ClientWithResponses) MetricsWithResponse(ctx context.Context, reqEditor
 		return nil, err
 	}
 	return ParseMetricsResponse(rsp)
+}
+
+// ShareImageWithResponse The card image of a shared event (1200×630 PNG), which its page's og:image names.
+//
+// The event's name and each market's current YES price as a bar,
+// drawn by the server (docs/sharing.md). The same for everyone:
+// `Cache-Control: public, max-age=60`, and an ETag that changes when
+// a trade changes what the card shows (If-None-Match → 304). Only
+// an active, approved event is shared: an unknown, hidden or
+// proposed one is 404 event_not_found.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /og/events/{id}.png (the `ShareImage` operationId).
+func (c *ClientWithResponses) ShareImageWithResponse(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*ShareImageResponse, error) {
+	rsp, err := c.ShareImage(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseShareImageResponse(rsp)
 }
 
 // ReadyzWithResponse Readiness; pings the store.
@@ -35046,6 +35783,92 @@ func ParseMarkNotificationReadResponse(rsp *http.Response) (*MarkNotificationRea
 	return response, nil
 }
 
+// ParseOEmbedResponse parses an HTTP response from a OEmbedWithResponse call
+func ParseOEmbedResponse(rsp *http.Response) (*OEmbedResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &OEmbedResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// CacheAge seconds
+			CacheAge int `json:"cache_age"`
+			Height   int `json:"height"`
+
+			// HTML an iframe of /embed/markets/{id}
+			HTML            string `json:"html"`
+			ProviderName    string `json:"provider_name"`
+			ProviderURL     string `json:"provider_url"`
+			ThumbnailHeight int    `json:"thumbnail_height"`
+
+			// ThumbnailURL the event's /og/events/{id}.png
+			ThumbnailURL   string                           `json:"thumbnail_url"`
+			ThumbnailWidth int                              `json:"thumbnail_width"`
+			Title          string                           `json:"title"`
+			Type           OEmbed200JSONResponseBodyType    `json:"type"`
+			Version        OEmbed200JSONResponseBodyVersion `json:"version"`
+			Width          int                              `json:"width"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest InvalidRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ScopeOrCrossOrigin
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseOpenapiResponse parses an HTTP response from a OpenapiWithResponse call
 func ParseOpenapiResponse(rsp *http.Response) (*OpenapiResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -36514,6 +37337,73 @@ func ParseDocsAssetResponse(rsp *http.Response) (*DocsAssetResponse, error) {
 	return response, nil
 }
 
+// ParseEmbedMarketResponse parses an HTTP response from a EmbedMarketWithResponse call
+func ParseEmbedMarketResponse(rsp *http.Response) (*EmbedMarketResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &EmbedMarketResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest InvalidID
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ScopeOrCrossOrigin
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers EmbedMarketResponse200Headers
+		if values := rsp.Header.Values("Content-Security-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Security-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentSecurityPolicy = &value
+		}
+		response.Headers200 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseHealthzResponse parses an HTTP response from a HealthzWithResponse call
 func ParseHealthzResponse(rsp *http.Response) (*HealthzResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -36551,6 +37441,83 @@ func ParseMetricsResponse(rsp *http.Response) (*MetricsResponse, error) {
 	response := &MetricsResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
+	}
+
+	return response, nil
+}
+
+// ParseShareImageResponse parses an HTTP response from a ShareImageWithResponse call
+func ParseShareImageResponse(rsp *http.Response) (*ShareImageResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ShareImageResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 304:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest InvalidID
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ScopeOrCrossOrigin
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ShareImageResponse200Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = &value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		response.Headers200 = &headers
 	}
 
 	return response, nil

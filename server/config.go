@@ -159,7 +159,8 @@ type Config struct {
 	// PublicURL is the base URL of the web application users open
 	// ("https://app.example.com"): a reset mail links to
 	// <PublicURL>/reset-password?token=<token>. Empty mails the token
-	// alone.
+	// alone. Shares (ShareModule: Open Graph tags, oEmbed) link under it
+	// too; empty, under the scheme and host the request was sent to.
 	PublicURL string
 	// RatePasswordReset limits reset requests per client address (IPv6:
 	// its /64); RatePasswordResetEmail per e-mail address asked about,

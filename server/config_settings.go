@@ -249,7 +249,7 @@ func settings() []setting {
 		int64Setting("proposal-ante-kopecks", "PREDICTKIT_PROPOSAL_ANTE_KOPECKS", "kopecks a proposal holds from its proposer's balance until the operator decides (0: none)",
 			0, account.MaxCredit, func(c *Config) *int64 { return &c.ProposalAnteKopecks }),
 		secret(stringSetting("smtp-url", "PREDICTKIT_SMTP_URL", "SMTP server of the password reset mails: smtp://user:password@host:587?from=noreply@example.com (STARTTLS when offered; smtps:// for implicit TLS); empty sends no mail", func(c *Config) *string { return &c.SMTPURL })),
-		stringSetting("public-url", "PREDICTKIT_PUBLIC_URL", "base URL of the web app users open, for links in mails (<base>/reset-password?token=...); empty mails the token alone", func(c *Config) *string { return &c.PublicURL }),
+		stringSetting("public-url", "PREDICTKIT_PUBLIC_URL", "base URL of the web app users open, for links in mails (<base>/reset-password?token=...) and in shares (Open Graph tags, oEmbed: docs/sharing.md); empty mails the token alone and shares links to the host a request named", func(c *Config) *string { return &c.PublicURL }),
 		{flag: "cors-origins", env: "PREDICTKIT_CORS_ORIGINS", help: "comma-separated origins browsers may call the API from (or *); only exact origins get credentials; empty disables CORS",
 			get: func(c *Config) string { return strings.Join(c.CORSOrigins, ",") },
 			set: func(c *Config, v string) error {

@@ -309,7 +309,13 @@ func TestEveryRouteIsDocumented(t *testing.T) {
 		for i, s := range segs {
 			switch {
 			case strings.HasPrefix(s, ":"):
-				segs[i] = "{" + s[1:] + "}"
+				// A parameter with a suffix (/og/events/:id.png) is
+				// {id}.png in the document.
+				name, ext, _ := strings.Cut(s[1:], ".")
+				segs[i] = "{" + name + "}"
+				if ext != "" {
+					segs[i] += "." + ext
+				}
 			case s == "*": // the web app's assets: /assets/{file}, which may span segments
 				segs[i] = "{file}"
 			}

@@ -1,6 +1,8 @@
 package server
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"net/http"
 	"strings"
 
@@ -36,7 +38,18 @@ func newWebSite(cfg Config) (*web.Site, error) {
 }
 
 // webApp serves the app's files.
-type webApp struct{ site *web.Site }
+type webApp struct {
+	site *web.Site
+	// head adds to the page's <head> at some client routes (an event's
+	// Open Graph tags: ShareModule); nil adds nothing.
+	head pageHead
+}
+
+// pageHead returns what the page answered at client route path p carries
+// in its <head> besides the app's own (the Open Graph tags of a shared
+// event's page) and the title it has before the app sets its own, or nil
+// for nothing.
+type pageHead func(c *fiber.Ctx, p string) (head []byte, title string)
 
 // The app's paths: the page's route, and where the assets are.
 const (
@@ -58,7 +71,7 @@ func webRoutes(site *web.Site) RoutesOut {
 	if site == nil {
 		return RoutesOut{}
 	}
-	a := webApp{site}
+	a := webApp{site: site}
 	return RoutesOut{Routes: []Route{
 		{Method: http.MethodGet, Path: webPagePath, Errors: errsWeb, Handler: a.handlePage},
 		{Method: http.MethodGet, Path: webAssetsPath + "*", Errors: errsWeb, Handler: a.handleAsset},
@@ -73,11 +86,11 @@ type Fallback fiber.Handler
 // webFallback answers the page for a GET or HEAD of a client route of
 // the app, and HEAD of / and of the assets (the routes are GET only); nil
 // when the app is off.
-func webFallback(site *web.Site) Fallback {
+func webFallback(site *web.Site, head pageHead) Fallback {
 	if site == nil {
 		return nil
 	}
-	a := webApp{site}
+	a := webApp{site: site, head: head}
 	return func(c *fiber.Ctx) error {
 		m := c.Method()
 		if m != http.MethodGet && m != http.MethodHead {
@@ -95,7 +108,7 @@ func webFallback(site *web.Site) Fallback {
 			return c.Next()
 		}
 		c.Locals(localRoute, webFallbackRoute)
-		return a.handlePage(c)
+		return a.handleRoutePage(c, p)
 	}
 }
 
@@ -122,6 +135,34 @@ func appRoute(p string) bool {
 // handlePage answers the app's page.
 func (a webApp) handlePage(c *fiber.Ctx) error {
 	return serveWebFile(c, a.site.File(web.Index))
+}
+
+// handleRoutePage answers the page at client route p, with the tags
+// a.head gives it, if any. That page is made for the request: it is sent
+// uncompressed (it is the app's small page plus a few lines), with an
+// ETag of its own, so that a trade that changes the tags changes it.
+func (a webApp) handleRoutePage(c *fiber.Ctx, p string) error {
+	page := a.site.File(web.Index)
+	var head []byte
+	var title string
+	if a.head != nil {
+		head, title = a.head(c, p)
+	}
+	if head == nil {
+		return serveWebFile(c, page)
+	}
+	body := withHead(page.Body, head, title)
+	sum := sha256.Sum256(body)
+	etag := `"` + hex.EncodeToString(sum[:16]) + `"`
+	h := &c.Response().Header
+	h.Set(fiber.HeaderContentSecurityPolicy, web.ContentSecurityPolicy)
+	h.Set(fiber.HeaderCacheControl, "no-cache")
+	h.Set(fiber.HeaderETag, etag)
+	if etagMatch(c.Get(fiber.HeaderIfNoneMatch), etag) {
+		return c.SendStatus(http.StatusNotModified)
+	}
+	h.Set(fiber.HeaderContentType, page.ContentType)
+	return c.Send(body)
 }
 
 // handleAsset answers one file under /assets/, or 404 not_found.

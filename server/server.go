@@ -61,6 +61,7 @@ func Options(cfg Config, opts ...fx.Option) fx.Option {
 		LeaderboardModule,
 		PeopleModule,
 		WebModule,
+		ShareModule,
 		HTTPModule,
 		// Start order: the store (migrations) comes up as a dependency,
 		// then the demo data, then the listener.

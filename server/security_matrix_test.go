@@ -106,8 +106,13 @@ func accessMatrix() map[string][]cell {
 		}), 200),
 		// The web app: its page, and an asset (one that is not there: the
 		// files are the app's, which this matrix does not know).
-		"GET /":         mxPublic(mxGet(mxPath("/")), 200),
-		"GET /assets/*": mxPublic(mxGet(mxPath("/assets/no-such-file.js")), 404),
+		// Sharing: the card, the embed and oEmbed are anyone's (oEmbed's
+		// 400 here is its missing url, asked by anyone alike).
+		"GET /og/events/:id.png": mxPublic(mxGet(func(w *secWorld) string { return fmt.Sprintf("/og/events/%d.png", w.event.ID) }), 200),
+		"GET /embed/markets/:id": mxPublic(mxGet(func(w *secWorld) string { return fmt.Sprintf("/embed/markets/%d", w.a1.ID) }), 200),
+		"GET /api/v1/oembed":     mxPublic(mxGet(mxPath("/api/v1/oembed")), 400),
+		"GET /":                  mxPublic(mxGet(mxPath("/")), 200),
+		"GET /assets/*":          mxPublic(mxGet(mxPath("/assets/no-such-file.js")), 404),
 
 		"POST /api/v1/auth/register": {{as: pAnonymous, status: 201, req: mxSend(http.MethodPost, mxPath("/api/v1/auth/register"), func(*secWorld) any {
 			return map[string]any{"email": "matrix-new@test.predictkit", "password": "password-matrix", "name": "New"}
@@ -417,7 +422,15 @@ func accessMatrix() map[string][]cell {
 		"POST /api/v1/chat/session": {{as: pAnonymous, req: mxSend(http.MethodPost, mxPath("/api/v1/chat/session"), nil), status: 200}},
 		"GET /api/v1/chat/history": {
 			{as: pAnonymous, req: mxGet(mxPath("/api/v1/chat/history")), status: 401, code: "unauthorized"},
-			{as: pAlice, req: mxGet(mxPath("/api/v1/chat/history")), status: 401, code: "unauthorized"}, // a token is not a session
+			// A signed-in user reaches their account's chat on any device,
+			// without its cookie; another user's token reaches none of it.
+			{as: pAlice, req: mxGet(mxPath("/api/v1/chat/history")), status: 200,
+				check: func(t *testing.T, _ *harness, _ *secWorld, r *response) {
+					if !strings.Contains(string(r.body), "Alice's secret question") {
+						t.Errorf("Alice's token does not reach her account's chat: %s", r)
+					}
+				}},
+			{as: pBob, req: mxGet(mxPath("/api/v1/chat/history")), status: 401, code: "unauthorized"},
 			{as: chatOf("another session's cookie", func(w *secWorld) *chatClient { return w.anonChat }), req: mxGet(mxPath("/api/v1/chat/history")), status: 200,
 				check: func(t *testing.T, _ *harness, _ *secWorld, r *response) {
 					if strings.Contains(string(r.body), "Alice's secret question") {

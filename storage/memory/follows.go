@@ -102,7 +102,7 @@ func (s *Store) notifyFollowers(effs []*market.Effects) {
 				continue
 			}
 			s.addNotification(social.Notification{UserID: u, Type: social.TypeMarketResolved, RelatedID: m.EventID,
-				RelatedType: social.RelatedEvent, CreatedAt: at, Data: social.NotificationData{MarketName: m.Name, Won: won, Following: true}})
+				RelatedType: social.RelatedEvent, CreatedAt: at, Data: social.NotificationData{MarketName: m.Name, MarketNameRu: m.NameRu, Won: won, Following: true}})
 		}
 	}
 }

@@ -65,7 +65,7 @@ const sqlFollowers = `SELECT COALESCE(array_agg(user_id ORDER BY user_id), '{}')
 // market is written resolved, in the settlement's transaction.
 const sqlNotifyFollowers = `INSERT INTO notifications (user_id, type, related_id, related_type, data, created_at)
 SELECT f.user_id, '` + social.TypeMarketResolved + `', m.event_id, '` + social.RelatedEvent + `',
-	jsonb_strip_nulls(jsonb_build_object('market_name', NULLIF(m.name, ''),
+	jsonb_strip_nulls(jsonb_build_object('market_name', NULLIF(m.name, ''), 'market_name_ru', NULLIF(m.name_ru, ''),
 		'won', CASE m.winning_outcome WHEN 1 THEN 'YES' WHEN 0 THEN 'NO' ELSE '` + social.OutcomeVoid + `' END, 'following', true)),
 	m.resolved_at
 FROM markets m JOIN follows f ON f.event_id = m.event_id

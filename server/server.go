@@ -59,6 +59,7 @@ func Options(cfg Config, opts ...fx.Option) fx.Option {
 		MetricsModule,
 		ChangesModule,
 		LeaderboardModule,
+		MCPModule,
 		WebModule,
 		HTTPModule,
 		// Start order: the store (migrations) comes up as a dependency,

@@ -263,6 +263,8 @@ func TestMCP(t *testing.T) {
 				{"sell", map[string]any{"market_id": w.b1.ID, "side": "NO", "shares": 10}, "insufficient_shares"},
 				{"buy", map[string]any{"market_id": w.a1.ID, "side": "YES", "amount_kopecks": 10000, "min_shares": 1_000_000}, "price_moved"},
 				{"quote", map[string]any{"market_id": w.a1.ID, "side": "YES"}, "invalid_request"},
+				{"get_market", map[string]any{"market_id": "one"}, "invalid_request"},
+				{"buy", map[string]any{"market_id": w.a1.ID, "side": "YES"}, "invalid_request"},
 			}
 			for _, c := range cases {
 				if code := toolError(t, callTool(t, s, c.tool, c.args, nil)); code != c.code {
@@ -340,6 +342,16 @@ func TestMCP(t *testing.T) {
 			r.decode(t, &e)
 			if r.status >= 500 || e.Error.Code != -32601 {
 				t.Fatalf("an unknown method answered %s, want the code -32601", r)
+			}
+		})
+
+		t.Run("GET and DELETE are 405: the endpoint keeps no sessions and opens no streams", func(t *testing.T) {
+			for _, m := range []string{http.MethodGet, http.MethodDelete} {
+				r := h.do(t, req{method: m, path: server.MCPPath, token: both.Key})
+				expect(t, r, http.StatusMethodNotAllowed, "method_not_allowed")
+				if r.header.Get("Allow") != http.MethodPost {
+					t.Errorf("%s: Allow %q", m, r.header.Get("Allow"))
+				}
 			}
 		})
 

@@ -16,6 +16,7 @@ import (
 	"net/http"
 	"runtime/debug"
 	"slices"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -81,7 +82,25 @@ func newMCPServer(t *mcpTools, log *slog.Logger) *mcp.Server {
 		Description: "Lists the user's open positions (shares held per market and side, their cost, what selling them now " +
 			"would pay, and the unrealized profit or loss) with the user's balances. Needs the read scope."},
 		guarded(t, "list_positions", t.listPositions))
+	s.AddReceivingMiddleware(argumentErrors)
 	return s
+}
+
+// argumentErrors gives the SDK's own refusals of a tool call (arguments
+// that do not match the tool's input schema) the shape of every other
+// tool error: {"error": "invalid_request", "detail": "..."}.
+func argumentErrors(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		r, ok := res.(*mcp.CallToolResult)
+		if err != nil || !ok || !r.IsError || len(r.Content) != 1 {
+			return res, err
+		}
+		if tc, ok := r.Content[0].(*mcp.TextContent); ok && !strings.HasPrefix(tc.Text, "{") {
+			tc.Text = (&mcpToolError{body: errorBody{Error: "invalid_request", Detail: tc.Text}}).Error()
+		}
+		return res, err
+	}
 }
 
 // mcpToolError is a refused tool call: its text is the HTTP API's error

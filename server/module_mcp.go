@@ -78,7 +78,17 @@ func mcpRoutes(p mcpParams) RoutesOut {
 	h := &mcpHandlers{auth: p.Auth, sdk: verified(sdk)}
 	return RoutesOut{Routes: []Route{
 		{Method: http.MethodPost, Path: MCPPath, Errors: errsMCP, Handler: h.handle},
+		// Stateless: no session to delete and no stream to open. Without
+		// these the web app's page would answer a GET.
+		{Method: http.MethodGet, Path: MCPPath, Errors: errsMCP, Handler: onlyPost},
+		{Method: http.MethodDelete, Path: MCPPath, Errors: errsMCP, Handler: onlyPost},
 	}}
+}
+
+// onlyPost answers 405 method_not_allowed, naming POST in Allow.
+func onlyPost(c *fiber.Ctx) error {
+	c.Set(fiber.HeaderAllow, http.MethodPost)
+	return fiber.ErrMethodNotAllowed
 }
 
 // mcpCallerKey is the context key of the caller's *auth.TokenInfo.

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -397,4 +398,54 @@ func TestMCPTradesSpendTheTradeBudget(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzMCP sends any body to POST /mcp with a valid key: the answer is
+// never a 5xx and always JSON (or an empty 202 for a notification).
+//
+//	go test -run '^$' -fuzz '^FuzzMCP$' -fuzztime 1m ./server/
+func FuzzMCP(f *testing.F) {
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"quote","arguments":{"market_id":1,"side":"YES","amount_kopecks":100}}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"buy","arguments":{"market_id":1,"side":"YES","amount_kopecks":-5}}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"sell","arguments":{"market_id":1e400}}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search_events","arguments":{"q":"\u0000","cursor":"Zjk5OTk5OTk5OTk5OTk5OTk5OTk5"}}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"nope"}}`,
+		`{"jsonrpc":"2.0","id":{},"method":"ping"}`, `{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`[{"jsonrpc":"2.0","id":1,"method":"ping"}]`, `[]`, `{}`, `null`, `{"jsonrpc":"1.0","id":1,"method":"ping"}`, "\xff",
+	} {
+		f.Add([]byte(s))
+	}
+	var (
+		once sync.Once
+		h    *harness
+		key  string
+	)
+	f.Fuzz(func(t *testing.T, body []byte) {
+		once.Do(func() { // the harness's helpers take a *testing.T
+			h = newHarness(t, memoryStore())
+			w := newWorld(t, h)
+			key = h.createKey(t, w.alice.token, "Fuzz", "read", "trade").Key
+		})
+		if h == nil || len(body) == 0 {
+			t.Skip()
+		}
+		hr, err := http.NewRequest(http.MethodPost, server.MCPPath, strings.NewReader(string(body)))
+		if err != nil {
+			t.Skip()
+		}
+		hr.Header.Set("Content-Type", "application/json")
+		hr.Header.Set("Accept", "application/json, text/event-stream")
+		hr.Header.Set("Authorization", "Bearer "+key)
+		res, err := h.app.Test(hr, -1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		var v any
+		if res.StatusCode >= 500 || res.StatusCode != http.StatusAccepted && json.NewDecoder(res.Body).Decode(&v) != nil {
+			t.Fatalf("%q answered %d, not JSON or a server error", body, res.StatusCode)
+		}
+	})
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"slices"
 	"strings"
@@ -446,6 +447,39 @@ func FuzzMCP(f *testing.F) {
 		var v any
 		if res.StatusCode >= 500 || res.StatusCode != http.StatusAccepted && json.NewDecoder(res.Body).Decode(&v) != nil {
 			t.Fatalf("%q answered %d, not JSON or a server error", body, res.StatusCode)
+		}
+	})
+}
+
+func TestMCPAccessLog(t *testing.T) {
+	var logs syncBuffer
+	h := newHarness(t, memoryStore(), withConfig(func(c *server.Config) {
+		c.Logger = slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		c.LogLevel = "debug"
+	}))
+	w := newWorld(t, h)
+	k := h.createKey(t, w.alice.token, "Agent", "read", "trade")
+	s := h.mcpSession(t, k.Key)
+	if e := callTool(t, s, "buy", map[string]any{"market_id": w.a1.ID, "side": "NO", "amount_kopecks": 2000}, nil); e != "" {
+		t.Fatal(e)
+	}
+	t.Run("the request's line names the user, the key and the tool", func(t *testing.T) {
+		var found bool
+		for _, l := range logLines(t, logs.String()) {
+			if l["msg"] == "request" && l["route"] == server.MCPPath && l["mcp_tool"] == "buy" {
+				found = true
+				if l["status"] != float64(http.StatusOK) || l["user_id"] != float64(w.alice.id) || l["api_key_id"] != float64(k.ID) {
+					t.Errorf("the buy's line is %v", l)
+				}
+			}
+		}
+		if !found {
+			t.Fatalf("no access log line for the buy:\n%s", logs.String())
+		}
+	})
+	t.Run("no line holds the key", func(t *testing.T) {
+		if strings.Contains(logs.String(), k.Key) || strings.Contains(logs.String(), k.Key[4:]) {
+			t.Fatal("the API key was logged")
 		}
 	})
 }

@@ -134,6 +134,9 @@ func (h *mcpHandlers) handle(c *fiber.Ctx) error {
 	if code, msg := mcpCheckMessage(c.Body()); code != 0 {
 		return sendJSONRPCError(c, http.StatusBadRequest, code, msg)
 	}
+	if tools := mcpToolCalls(c.Body()); len(tools) > 0 {
+		c.Locals(localMCPTool, strings.Join(tools, ","))
+	}
 	r, err := adaptor.ConvertRequest(c, true)
 	if err != nil {
 		return badRequest("url", "cannot be read")
@@ -296,6 +299,17 @@ type jsonrpcError struct {
 // (a JSON-RPC tools/call; a batch when any of its messages is one), for
 // the trade budget (rateLimits.byMCPTrade).
 func mcpTradeCall(body []byte) bool {
+	for _, name := range mcpToolCalls(body) {
+		if mcpToolScopes[name] == account.ScopeTrade {
+			return true
+		}
+	}
+	return false
+}
+
+// mcpToolCalls are the names of the tools body calls, known tools only
+// (so that no client's text reaches the access log).
+func mcpToolCalls(body []byte) []string {
 	type call struct {
 		Method string `json:"method"`
 		Params struct {
@@ -305,19 +319,20 @@ func mcpTradeCall(body []byte) bool {
 	var msgs []call
 	if b := bytes.TrimSpace(body); len(b) > 0 && b[0] == '[' {
 		if json.Unmarshal(b, &msgs) != nil {
-			return false
+			return nil
 		}
 	} else {
 		var one call
 		if json.Unmarshal(b, &one) != nil {
-			return false
+			return nil
 		}
 		msgs = []call{one}
 	}
+	var names []string
 	for _, m := range msgs {
-		if m.Method == "tools/call" && mcpToolScopes[m.Params.Name] == account.ScopeTrade {
-			return true
+		if _, known := mcpToolScopes[m.Params.Name]; known && m.Method == "tools/call" {
+			names = append(names, m.Params.Name)
 		}
 	}
-	return false
+	return names
 }

@@ -171,6 +171,40 @@ func TestMCP(t *testing.T) {
 			if len(out.Events) != 1 || out.Events[0].ID != w.event.ID || out.NextCursor != nil {
 				t.Fatalf("the second page %+v", out)
 			}
+			done := h.createEvent(t, w.creator.token, twoPoolEvent("Finished cup"))
+			h.activate(t, w.creator.token, done.ID, true)
+			for _, p := range done.Pools {
+				for _, m := range p.Markets {
+					r := h.do(t, req{method: http.MethodPost, path: w.closePath(done.ID, p.ID, m.ID), token: w.creator.token, body: map[string]any{"won_side": "NO"}})
+					expect(t, r, http.StatusOK, "")
+				}
+			}
+			ids := func(args map[string]any) []int64 {
+				t.Helper()
+				if e := callTool(t, s, "search_events", args, &out); e != "" {
+					t.Fatal(e)
+				}
+				var got []int64
+				for _, e := range out.Events {
+					got = append(got, e.ID)
+				}
+				return got
+			}
+			if got := ids(map[string]any{"status": "resolved"}); !slices.Equal(got, []int64{done.ID}) {
+				t.Fatalf("status resolved: %v, want %d", got, done.ID)
+			}
+			if got := ids(map[string]any{"q": "cup"}); !slices.Equal(got, []int64{second.ID, w.event.ID}) {
+				t.Fatalf("the open events: %v", got)
+			}
+			if got := ids(map[string]any{"q": "cup", "status": "all"}); !slices.Equal(got, []int64{done.ID, second.ID, w.event.ID}) {
+				t.Fatalf("all events: %v", got)
+			}
+			if got := ids(map[string]any{"q": "RULES b1"}); len(got) != 2 {
+				t.Fatalf("words of a pool's rules and of an answer: %v", got)
+			}
+			if got := ids(map[string]any{"q": "rules b2"}); len(got) != 0 {
+				t.Fatalf("a word no event holds matched: %v", got)
+			}
 			for _, bad := range []map[string]any{{"sort": "random"}, {"status": "closed"}, {"limit": 500}, {"cursor": "nonsense"}} {
 				if code := toolError(t, callTool(t, s, "search_events", bad, nil)); code != "invalid_request" {
 					t.Errorf("search %v: %s, want invalid_request", bad, code)
@@ -339,6 +373,11 @@ func TestMCP(t *testing.T) {
 			r.decode(t, &e)
 			if e.Error.Code != -32700 {
 				t.Fatalf("not JSON: code %d, want -32700", e.Error.Code)
+			}
+			r = h.do(t, req{method: http.MethodPost, path: server.MCPPath, token: both.Key, body: map[string]any{"jsonrpc": "2.0", "id": 6, "method": "ping"}})
+			r.decode(t, &e)
+			if r.status != http.StatusBadRequest || e.Error.Code != -32600 {
+				t.Fatalf("without the transport's Accept header: %s", r)
 			}
 			r = h.mcpPost(t, both.Key, map[string]any{"jsonrpc": "2.0", "id": 7, "method": "no/such/method"})
 			r.decode(t, &e)

@@ -128,6 +128,10 @@ func (h *mcpHandlers) handle(c *fiber.Ctx) error {
 		}
 		return err
 	}
+	if cr.Key == nil { // cannot be: the secret has a key's prefix
+		c.Set(fiber.HeaderWWWAuthenticate, mcpChallenge)
+		return errMCPCredential
+	}
 	if err := requireJSON(c); err != nil {
 		return err
 	}

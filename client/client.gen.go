@@ -371,6 +371,21 @@ func (e EventPreviewStatus) Valid() bool {
 	}
 }
 
+// Defines values for JSONRPCAnswerJsonrpc.
+const (
+	JSONRPCAnswerJsonrpcN20 JSONRPCAnswerJsonrpc = "2.0"
+)
+
+// Valid indicates whether the value is a known member of the JSONRPCAnswerJsonrpc enum.
+func (e JSONRPCAnswerJsonrpc) Valid() bool {
+	switch e {
+	case JSONRPCAnswerJsonrpcN20:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for MarketMarketType.
 const (
 	Lmsr MarketMarketType = "lmsr"
@@ -1556,6 +1571,21 @@ func (e OEmbed200JSONResponseBodyVersion) Valid() bool {
 	}
 }
 
+// Defines values for McpJSONBodyJsonrpc.
+const (
+	McpJSONBodyJsonrpcN20 McpJSONBodyJsonrpc = "2.0"
+)
+
+// Valid indicates whether the value is a known member of the McpJSONBodyJsonrpc enum.
+func (e McpJSONBodyJsonrpc) Valid() bool {
+	switch e {
+	case McpJSONBodyJsonrpcN20:
+		return true
+	default:
+		return false
+	}
+}
+
 // APIKey defines model for APIKey.
 type APIKey struct {
 	CreatedAt time.Time `json:"created_at"`
@@ -2044,6 +2074,34 @@ type HistoryPoint struct {
 	Timestamp      time.Time `json:"timestamp"`
 	YesProbability float64   `json:"yes_probability"`
 }
+
+// JSONRPCAnswer a JSON-RPC 2.0 answer: result, or error {code, message, data}
+type JSONRPCAnswer struct {
+	Error *struct {
+		Code    int         `json:"code"`
+		Data    interface{} `json:"data,omitempty"`
+		Message string      `json:"message"`
+	} `json:"error,omitempty"`
+
+	// ID the id of the request answered (a number or a string), null when it could not be read
+	ID      *JSONRPCAnswer_ID       `json:"id,omitempty"`
+	Jsonrpc JSONRPCAnswerJsonrpc    `json:"jsonrpc"`
+	Result  *map[string]interface{} `json:"result,omitempty"`
+}
+
+// JSONRPCAnswerID0 defines model for JSONRPCAnswer.ID.0.
+type JSONRPCAnswerID0 = int
+
+// JSONRPCAnswerID1 defines model for JSONRPCAnswer.ID.1.
+type JSONRPCAnswerID1 = string
+
+// JSONRPCAnswer_ID the id of the request answered (a number or a string), null when it could not be read
+type JSONRPCAnswer_ID struct {
+	union json.RawMessage
+}
+
+// JSONRPCAnswerJsonrpc defines model for JSONRPCAnswer.Jsonrpc.
+type JSONRPCAnswerJsonrpc string
 
 // LeaderboardEntry defines model for LeaderboardEntry.
 type LeaderboardEntry struct {
@@ -3664,6 +3722,17 @@ type EmbedMarketParams struct {
 	Lang *string `form:"lang,omitempty" json:"lang,omitempty"`
 }
 
+// McpJSONBody defines parameters for Mcp.
+type McpJSONBody struct {
+	ID      interface{}             `json:"id,omitempty"`
+	Jsonrpc *McpJSONBodyJsonrpc     `json:"jsonrpc,omitempty"`
+	Method  *string                 `json:"method,omitempty"`
+	Params  *map[string]interface{} `json:"params,omitempty"`
+}
+
+// McpJSONBodyJsonrpc defines parameters for Mcp.
+type McpJSONBodyJsonrpc string
+
 // AdminChatReplyJSONRequestBody defines body for AdminChatReply for application/json ContentType.
 type AdminChatReplyJSONRequestBody = ChatTextRequest
 
@@ -3792,6 +3861,71 @@ type MovePoolFinishJSONRequestBody = FinishPatch
 
 // AddAnswerJSONRequestBody defines body for AddAnswer for application/json ContentType.
 type AddAnswerJSONRequestBody = NewAnswer
+
+// McpJSONRequestBody defines body for Mcp for application/json ContentType.
+type McpJSONRequestBody McpJSONBody
+
+// AsJSONRPCAnswerID0 returns the union data inside the JSONRPCAnswer_ID as a JSONRPCAnswerID0
+func (t JSONRPCAnswer_ID) AsJSONRPCAnswerID0() (JSONRPCAnswerID0, error) {
+	var body JSONRPCAnswerID0
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromJSONRPCAnswerID0 overwrites any union data inside the JSONRPCAnswer_ID as the provided JSONRPCAnswerID0
+func (t *JSONRPCAnswer_ID) FromJSONRPCAnswerID0(v JSONRPCAnswerID0) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeJSONRPCAnswerID0 performs a merge with any union data inside the JSONRPCAnswer_ID, using the provided JSONRPCAnswerID0
+func (t *JSONRPCAnswer_ID) MergeJSONRPCAnswerID0(v JSONRPCAnswerID0) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsJSONRPCAnswerID1 returns the union data inside the JSONRPCAnswer_ID as a JSONRPCAnswerID1
+func (t JSONRPCAnswer_ID) AsJSONRPCAnswerID1() (JSONRPCAnswerID1, error) {
+	var body JSONRPCAnswerID1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromJSONRPCAnswerID1 overwrites any union data inside the JSONRPCAnswer_ID as the provided JSONRPCAnswerID1
+func (t *JSONRPCAnswer_ID) FromJSONRPCAnswerID1(v JSONRPCAnswerID1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeJSONRPCAnswerID1 performs a merge with any union data inside the JSONRPCAnswer_ID, using the provided JSONRPCAnswerID1
+func (t *JSONRPCAnswer_ID) MergeJSONRPCAnswerID1(v JSONRPCAnswerID1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t JSONRPCAnswer_ID) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *JSONRPCAnswer_ID) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
 
 // AsStreamTrade returns the union data inside the StreamMessage_Data as a StreamTrade
 func (t StreamMessage_Data) AsStreamTrade() (StreamTrade, error) {
@@ -6252,6 +6386,60 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /healthz (the `Healthz` operationId).
 	Healthz(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// McpDelete Not served: the endpoint is stateless and keeps no session to end (405).
+	//
+	// Corresponds with DELETE /mcp (the `McpDelete` operationId).
+	McpDelete(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// McpGet Not served: the endpoint is stateless and opens no event stream (405).
+	//
+	// Corresponds with GET /mcp (the `McpGet` operationId).
+	McpGet(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// McpWithBody The Model Context Protocol (streamable HTTP, stateless, JSON answers) for AI agents.
+	//
+	// One JSON-RPC 2.0 message of the Model Context Protocol (initialize,
+	// tools/list, tools/call, ping, notifications). Stateless: no
+	// Mcp-Session-Id is given or read, so any server of a fleet answers
+	// any message and GET and DELETE are 405 `method_not_allowed`. The
+	// request must send `Accept: application/json, text/event-stream`
+	// (the transport's rule); the answer is always `application/json`.
+	// Tools: `search_events`, `get_market`, `quote`, `list_positions`
+	// (scope `read`), `buy`, `sell` (scope `trade`); a call outside the
+	// key's scopes, or one the market refuses, is a tool result with
+	// `isError: true` whose text is the HTTP API's error body (for
+	// example `{"error":"insufficient_scope"}`). Only a personal API key
+	// authenticates (`Authorization: Bearer pak_...`): session tokens
+	// and the session cookie do not. A call of `buy` or `sell` spends the
+	// key's user's trade budget, as the HTTP routes do. See docs/mcp.md.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /mcp (the `Mcp` operationId).
+	McpWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// Mcp The Model Context Protocol (streamable HTTP, stateless, JSON answers) for AI agents.
+	//
+	// One JSON-RPC 2.0 message of the Model Context Protocol (initialize,
+	// tools/list, tools/call, ping, notifications). Stateless: no
+	// Mcp-Session-Id is given or read, so any server of a fleet answers
+	// any message and GET and DELETE are 405 `method_not_allowed`. The
+	// request must send `Accept: application/json, text/event-stream`
+	// (the transport's rule); the answer is always `application/json`.
+	// Tools: `search_events`, `get_market`, `quote`, `list_positions`
+	// (scope `read`), `buy`, `sell` (scope `trade`); a call outside the
+	// key's scopes, or one the market refuses, is a tool result with
+	// `isError: true` whose text is the HTTP API's error body (for
+	// example `{"error":"insufficient_scope"}`). Only a personal API key
+	// authenticates (`Authorization: Bearer pak_...`): session tokens
+	// and the session cookie do not. A call of `buy` or `sell` spends the
+	// key's user's trade budget, as the HTTP routes do. See docs/mcp.md.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /mcp (the `Mcp` operationId).
+	Mcp(ctx context.Context, body McpJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// Metrics Prometheus metrics (text exposition format).
 	//
@@ -9909,6 +10097,100 @@ func (c *Client) EmbedMarket(ctx context.Context, id int64, params *EmbedMarketP
 // Corresponds with GET /healthz (the `Healthz` operationId).
 func (c *Client) Healthz(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewHealthzRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// McpDelete Not served: the endpoint is stateless and keeps no session to end (405).
+//
+// Corresponds with DELETE /mcp (the `McpDelete` operationId).
+func (c *Client) McpDelete(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewMcpDeleteRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// McpGet Not served: the endpoint is stateless and opens no event stream (405).
+//
+// Corresponds with GET /mcp (the `McpGet` operationId).
+func (c *Client) McpGet(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewMcpGetRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// McpWithBody The Model Context Protocol (streamable HTTP, stateless, JSON answers) for AI agents.
+//
+// One JSON-RPC 2.0 message of the Model Context Protocol (initialize,
+// tools/list, tools/call, ping, notifications). Stateless: no
+// Mcp-Session-Id is given or read, so any server of a fleet answers
+// any message and GET and DELETE are 405 `method_not_allowed`. The
+// request must send `Accept: application/json, text/event-stream`
+// (the transport's rule); the answer is always `application/json`.
+// Tools: `search_events`, `get_market`, `quote`, `list_positions`
+// (scope `read`), `buy`, `sell` (scope `trade`); a call outside the
+// key's scopes, or one the market refuses, is a tool result with
+// `isError: true` whose text is the HTTP API's error body (for
+// example `{"error":"insufficient_scope"}`). Only a personal API key
+// authenticates (`Authorization: Bearer pak_...`): session tokens
+// and the session cookie do not. A call of `buy` or `sell` spends the
+// key's user's trade budget, as the HTTP routes do. See docs/mcp.md.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /mcp (the `Mcp` operationId).
+func (c *Client) McpWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewMcpRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// Mcp The Model Context Protocol (streamable HTTP, stateless, JSON answers) for AI agents.
+//
+// One JSON-RPC 2.0 message of the Model Context Protocol (initialize,
+// tools/list, tools/call, ping, notifications). Stateless: no
+// Mcp-Session-Id is given or read, so any server of a fleet answers
+// any message and GET and DELETE are 405 `method_not_allowed`. The
+// request must send `Accept: application/json, text/event-stream`
+// (the transport's rule); the answer is always `application/json`.
+// Tools: `search_events`, `get_market`, `quote`, `list_positions`
+// (scope `read`), `buy`, `sell` (scope `trade`); a call outside the
+// key's scopes, or one the market refuses, is a tool result with
+// `isError: true` whose text is the HTTP API's error body (for
+// example `{"error":"insufficient_scope"}`). Only a personal API key
+// authenticates (`Authorization: Bearer pak_...`): session tokens
+// and the session cookie do not. A call of `buy` or `sell` spends the
+// key's user's trade budget, as the HTTP routes do. See docs/mcp.md.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /mcp (the `Mcp` operationId).
+func (c *Client) Mcp(ctx context.Context, body McpJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewMcpRequest(c.Server, body)
 	if err != nil {
 		return nil, err
 	}
@@ -14651,6 +14933,100 @@ func NewHealthzRequest(server string) (*http.Request, error) {
 	return req, nil
 }
 
+// NewMcpDeleteRequest constructs an http.Request for the McpDelete method
+func NewMcpDeleteRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/mcp")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewMcpGetRequest constructs an http.Request for the McpGet method
+func NewMcpGetRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/mcp")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewMcpRequest calls the generic Mcp builder with application/json body
+func NewMcpRequest(server string, body McpJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewMcpRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewMcpRequestWithBody constructs an http.Request for the Mcp method, with any body, and a specified content type
+func NewMcpRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/mcp")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewMetricsRequest constructs an http.Request for the Metrics method
 func NewMetricsRequest(server string) (*http.Request, error) {
 	var err error
@@ -17072,6 +17448,64 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /healthz (the `Healthz` operationId).
 	HealthzWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*HealthzResponse, error)
+
+	// McpDeleteWithResponse Not served: the endpoint is stateless and keeps no session to end (405).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /mcp (the `McpDelete` operationId).
+	McpDeleteWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*McpDeleteResponse, error)
+
+	// McpGetWithResponse Not served: the endpoint is stateless and opens no event stream (405).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /mcp (the `McpGet` operationId).
+	McpGetWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*McpGetResponse, error)
+
+	// McpWithBodyWithResponse The Model Context Protocol (streamable HTTP, stateless, JSON answers) for AI agents.
+	//
+	// One JSON-RPC 2.0 message of the Model Context Protocol (initialize,
+	// tools/list, tools/call, ping, notifications). Stateless: no
+	// Mcp-Session-Id is given or read, so any server of a fleet answers
+	// any message and GET and DELETE are 405 `method_not_allowed`. The
+	// request must send `Accept: application/json, text/event-stream`
+	// (the transport's rule); the answer is always `application/json`.
+	// Tools: `search_events`, `get_market`, `quote`, `list_positions`
+	// (scope `read`), `buy`, `sell` (scope `trade`); a call outside the
+	// key's scopes, or one the market refuses, is a tool result with
+	// `isError: true` whose text is the HTTP API's error body (for
+	// example `{"error":"insufficient_scope"}`). Only a personal API key
+	// authenticates (`Authorization: Bearer pak_...`): session tokens
+	// and the session cookie do not. A call of `buy` or `sell` spends the
+	// key's user's trade budget, as the HTTP routes do. See docs/mcp.md.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /mcp (the `Mcp` operationId).
+	McpWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*McpResponse, error)
+
+	// McpWithResponse The Model Context Protocol (streamable HTTP, stateless, JSON answers) for AI agents.
+	//
+	// One JSON-RPC 2.0 message of the Model Context Protocol (initialize,
+	// tools/list, tools/call, ping, notifications). Stateless: no
+	// Mcp-Session-Id is given or read, so any server of a fleet answers
+	// any message and GET and DELETE are 405 `method_not_allowed`. The
+	// request must send `Accept: application/json, text/event-stream`
+	// (the transport's rule); the answer is always `application/json`.
+	// Tools: `search_events`, `get_market`, `quote`, `list_positions`
+	// (scope `read`), `buy`, `sell` (scope `trade`); a call outside the
+	// key's scopes, or one the market refuses, is a tool result with
+	// `isError: true` whose text is the HTTP API's error body (for
+	// example `{"error":"insufficient_scope"}`). Only a personal API key
+	// authenticates (`Authorization: Bearer pak_...`): session tokens
+	// and the session cookie do not. A call of `buy` or `sell` spends the
+	// key's user's trade budget, as the HTTP routes do. See docs/mcp.md.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /mcp (the `Mcp` operationId).
+	McpWithResponse(ctx context.Context, body McpJSONRequestBody, reqEditors ...RequestEditorFn) (*McpResponse, error)
 
 	// MetricsWithResponse Prometheus metrics (text exposition format).
 	//
@@ -26397,6 +26831,210 @@ func (r HealthzResponse) ContentType() string {
 	return ""
 }
 
+type McpDeleteResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON405 the response for an HTTP 405 `application/json` response
+	JSON405 *struct {
+		Detail *string `json:"detail,omitempty"`
+		Error  string  `json:"error"`
+	}
+}
+
+// GetJSON405 returns the response for an HTTP 405 `application/json` response
+func (r McpDeleteResponse) GetJSON405() *struct {
+	Detail *string `json:"detail,omitempty"`
+	Error  string  `json:"error"`
+} {
+	return r.JSON405
+}
+
+// GetBody returns the raw response body bytes
+func (r McpDeleteResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r McpDeleteResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r McpDeleteResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r McpDeleteResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type McpGetResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON405 the response for an HTTP 405 `application/json` response
+	JSON405 *struct {
+		Detail *string `json:"detail,omitempty"`
+		Error  string  `json:"error"`
+	}
+}
+
+// GetJSON405 returns the response for an HTTP 405 `application/json` response
+func (r McpGetResponse) GetJSON405() *struct {
+	Detail *string `json:"detail,omitempty"`
+	Error  string  `json:"error"`
+} {
+	return r.JSON405
+}
+
+// GetBody returns the raw response body bytes
+func (r McpGetResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r McpGetResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r McpGetResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r McpGetResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// McpResponse401Headers the declared response headers of an HTTP 401 response for Mcp
+type McpResponse401Headers struct {
+	WWWAuthenticate string
+}
+
+// McpResponse429Headers the declared response headers of an HTTP 429 response for Mcp
+type McpResponse429Headers struct {
+	RetryAfter int
+}
+
+type McpResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *JSONRPCAnswer
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *JSONRPCAnswer
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *struct {
+		Detail *string `json:"detail,omitempty"`
+		Error  string  `json:"error"`
+	}
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *TooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *McpResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *McpResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r McpResponse) GetJSON200() *JSONRPCAnswer {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r McpResponse) GetJSON400() *JSONRPCAnswer {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r McpResponse) GetJSON401() *struct {
+	Detail *string `json:"detail,omitempty"`
+	Error  string  `json:"error"`
+} {
+	return r.JSON401
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r McpResponse) GetJSON413() *TooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r McpResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r McpResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r McpResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r McpResponse) GetJSON503() *Error {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r McpResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r McpResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r McpResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r McpResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type MetricsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -29726,6 +30364,88 @@ func (c *ClientWithResponses) HealthzWithResponse(ctx context.Context, reqEditor
 		return nil, err
 	}
 	return ParseHealthzResponse(rsp)
+}
+
+// McpDeleteWithResponse Not served: the endpoint is stateless and keeps no session to end (405).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /mcp (the `McpDelete` operationId).
+func (c *ClientWithResponses) McpDeleteWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*McpDeleteResponse, error) {
+	rsp, err := c.McpDelete(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseMcpDeleteResponse(rsp)
+}
+
+// McpGetWithResponse Not served: the endpoint is stateless and opens no event stream (405).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /mcp (the `McpGet` operationId).
+func (c *ClientWithResponses) McpGetWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*McpGetResponse, error) {
+	rsp, err := c.McpGet(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseMcpGetResponse(rsp)
+}
+
+// McpWithBodyWithResponse The Model Context Protocol (streamable HTTP, stateless, JSON answers) for AI agents.
+//
+// One JSON-RPC 2.0 message of the Model Context Protocol (initialize,
+// tools/list, tools/call, ping, notifications). Stateless: no
+// Mcp-Session-Id is given or read, so any server of a fleet answers
+// any message and GET and DELETE are 405 `method_not_allowed`. The
+// request must send `Accept: application/json, text/event-stream`
+// (the transport's rule); the answer is always `application/json`.
+// Tools: `search_events`, `get_market`, `quote`, `list_positions`
+// (scope `read`), `buy`, `sell` (scope `trade`); a call outside the
+// key's scopes, or one the market refuses, is a tool result with
+// `isError: true` whose text is the HTTP API's error body (for
+// example `{"error":"insufficient_scope"}`). Only a personal API key
+// authenticates (`Authorization: Bearer pak_...`): session tokens
+// and the session cookie do not. A call of `buy` or `sell` spends the
+// key's user's trade budget, as the HTTP routes do. See docs/mcp.md.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /mcp (the `Mcp` operationId).
+func (c *ClientWithResponses) McpWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*McpResponse, error) {
+	rsp, err := c.McpWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseMcpResponse(rsp)
+}
+
+// McpWithResponse The Model Context Protocol (streamable HTTP, stateless, JSON answers) for AI agents.
+//
+// One JSON-RPC 2.0 message of the Model Context Protocol (initialize,
+// tools/list, tools/call, ping, notifications). Stateless: no
+// Mcp-Session-Id is given or read, so any server of a fleet answers
+// any message and GET and DELETE are 405 `method_not_allowed`. The
+// request must send `Accept: application/json, text/event-stream`
+// (the transport's rule); the answer is always `application/json`.
+// Tools: `search_events`, `get_market`, `quote`, `list_positions`
+// (scope `read`), `buy`, `sell` (scope `trade`); a call outside the
+// key's scopes, or one the market refuses, is a tool result with
+// `isError: true` whose text is the HTTP API's error body (for
+// example `{"error":"insufficient_scope"}`). Only a personal API key
+// authenticates (`Authorization: Bearer pak_...`): session tokens
+// and the session cookie do not. A call of `buy` or `sell` spends the
+// key's user's trade budget, as the HTTP routes do. See docs/mcp.md.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /mcp (the `Mcp` operationId).
+func (c *ClientWithResponses) McpWithResponse(ctx context.Context, body McpJSONRequestBody, reqEditors ...RequestEditorFn) (*McpResponse, error) {
+	rsp, err := c.Mcp(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseMcpResponse(rsp)
 }
 
 // MetricsWithResponse Prometheus metrics (text exposition format).
@@ -37425,6 +38145,168 @@ func ParseHealthzResponse(rsp *http.Response) (*HealthzResponse, error) {
 		}
 		response.JSON200 = &dest
 
+	}
+
+	return response, nil
+}
+
+// ParseMcpDeleteResponse parses an HTTP response from a McpDeleteWithResponse call
+func ParseMcpDeleteResponse(rsp *http.Response) (*McpDeleteResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &McpDeleteResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest struct {
+			Detail *string `json:"detail,omitempty"`
+			Error  string  `json:"error"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON405 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseMcpGetResponse parses an HTTP response from a McpGetWithResponse call
+func ParseMcpGetResponse(rsp *http.Response) (*McpGetResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &McpGetResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest struct {
+			Detail *string `json:"detail,omitempty"`
+			Error  string  `json:"error"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON405 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseMcpResponse parses an HTTP response from a McpWithResponse call
+func ParseMcpResponse(rsp *http.Response) (*McpResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &McpResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest JSONRPCAnswer
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case rsp.StatusCode == 202:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest JSONRPCAnswer
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest struct {
+			Detail *string `json:"detail,omitempty"`
+			Error  string  `json:"error"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers McpResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers McpResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil

@@ -55,6 +55,9 @@ const (
 	// access log.
 	localAPIKeyID = "predictkit.api_key_id"
 	localOperator = "predictkit.operator"
+	// The MCP tool a POST /mcp called (a name of mcpToolScopes), for
+	// the access log.
+	localMCPTool = "predictkit.mcp_tool"
 )
 
 // AppParams is what NewApp needs.
@@ -315,6 +318,9 @@ func (rl requestLog) record(c *fiber.Ctx, method string, d time.Duration) {
 	}
 	if op, _ := c.Locals(localOperator).(bool); op {
 		attrs = append(attrs, slog.Bool("operator", true))
+	}
+	if tool, ok := c.Locals(localMCPTool).(string); ok {
+		attrs = append(attrs, slog.String("mcp_tool", tool))
 	}
 	rl.log.LogAttrs(c.UserContext(), lvl, "request", attrs...)
 }

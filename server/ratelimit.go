@@ -211,6 +211,7 @@ const (
 	rateComment                            // per user (PREDICTKIT_RATE_COMMENT)
 	rateReaction                           // per user (PREDICTKIT_RATE_REACTION)
 	ratePasswordReset                      // per client address, then per e-mail asked about (PREDICTKIT_RATE_PASSWORD_RESET, _EMAIL)
+	rateMCPTrade                           // a buy or sell through the MCP endpoint: per user, the trade budget (mcpTradeCall)
 )
 
 // limitedRoutes are the routes with a rate limit, by "METHOD path". A
@@ -233,6 +234,7 @@ var limitedRoutes = map[string]rateClass{
 	"POST /api/v1/chat/session/call-operator":     rateChatOperator,
 	"POST /api/v1/events/:event_id/comments":      rateComment,
 	"PUT /api/v1/comments/:id/reaction":           rateReaction,
+	"POST " + MCPPath:                             rateMCPTrade,
 }
 
 // rateLimits applies the limits of Config to the limited routes.
@@ -341,6 +343,22 @@ func (rl *rateLimits) byUserEmail(c *fiber.Ctx) (string, bool) {
 	return loginKey(u.Email)
 }
 
+// byMCPTrade keys the trade budget of a message to the MCP endpoint: a
+// call of its buy or sell tool spends the budget of the key's user, as
+// the HTTP routes do, when the key may trade (a key without the trade
+// scope is refused by the tool and spends nothing); every other message
+// is not counted.
+func (rl *rateLimits) byMCPTrade(c *fiber.Ctx) (string, bool) {
+	if rl.users == nil || !mcpTradeCall(c.Body()) || !account.IsAPIKey(bearer(c)) {
+		return "", false
+	}
+	cr, err := rl.users.Credential(c)
+	if err != nil || cr.Key == nil || !cr.Key.Allows(account.ScopeTrade) {
+		return "", false
+	}
+	return strconv.FormatInt(cr.User.ID, 10), true
+}
+
 // passwordChecks are the routes that check a password, with the account
 // each counts a failure against.
 var passwordChecks = map[string]func(*rateLimits, *fiber.Ctx) (string, bool){
@@ -401,6 +419,8 @@ func (rl *rateLimits) guard(route string, h fiber.Handler) fiber.Handler {
 	case ratePasswordReset:
 		add(rl.passwordReset, rl.byClient)
 		add(rl.passwordResetEmail, byBodyEmail)
+	case rateMCPTrade:
+		add(rl.trade, rl.byMCPTrade)
 	}
 	if len(checks) == 0 {
 		return h

@@ -492,5 +492,21 @@ func accessMatrix() map[string][]cell {
 				}},
 			},
 		),
+		// The MCP endpoint takes only personal API keys: a session token
+		// (Alice's own) is 401 like no token; its tools check the key's
+		// scopes (mcp_test.go).
+		"POST /mcp": mxCells(
+			mxUserOnly(mcpInitialize, "unauthorized", bearerOf("Alice's API key", func(w *secWorld) string { return w.aliceKey }), 200, nil),
+			[]cell{{as: pAlice, req: mcpInitialize, status: http.StatusUnauthorized, code: "unauthorized"}},
+		),
+		"GET /mcp":    mxPublic(mxGet(mxPath("/mcp")), http.StatusMethodNotAllowed),
+		"DELETE /mcp": mxPublic(mxSend(http.MethodDelete, mxPath("/mcp"), nil), http.StatusMethodNotAllowed),
 	}
+}
+
+// mcpInitialize is an MCP initialize message to POST /mcp.
+func mcpInitialize(*secWorld) req {
+	return req{method: http.MethodPost, path: "/mcp", header: map[string]string{"Accept": "application/json, text/event-stream"},
+		body: map[string]any{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": map[string]any{
+			"protocolVersion": "2025-06-18", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "matrix", "version": "1"}}}}
 }

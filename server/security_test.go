@@ -32,6 +32,9 @@ type secWorld struct {
 	adminChat           string
 	// fresh holds a second token per user, for cells that log out.
 	fresh map[int64]string
+	// aliceKey is a personal API key of Alice's (read and trade), for
+	// the MCP endpoint, which takes nothing else.
+	aliceKey string
 }
 
 func newSecWorld(t *testing.T, h *harness) *secWorld {
@@ -80,6 +83,7 @@ func newSecWorld(t *testing.T, h *harness) *secWorld {
 	w.anonChat = &chatClient{}
 	h.openChat(t, w.anonChat)
 	w.adminChat = h.openChat(t, &chatClient{}).SessionID
+	w.aliceKey = h.createKey(t, w.alice.token, "Matrix agent", "read", "trade").Key
 	return w
 }
 

@@ -60,6 +60,7 @@ func Options(cfg Config, opts ...fx.Option) fx.Option {
 		ChangesModule,
 		LeaderboardModule,
 		PeopleModule,
+		MCPModule,
 		WebModule,
 		ShareModule,
 		HTTPModule,

@@ -1,0 +1,241 @@
+package postgres
+
+import (
+	"context"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/predictkit/predictkit/market"
+)
+
+// feedSQL builds the statement that finds a page of the feed's event ids
+// with their keys, from the rows of event_feed f (migration 00033). Each
+// sort walks an index of event_feed in its order: the primary key (new),
+// event_feed_volume_idx (volume), event_feed_closing_idx (closing); the
+// filters are checked on the way. Trending orders by the volume of the
+// hourly candles since $since (candles_hour_start_idx), which only the
+// events traded in the last day have: those few are sorted, the rest
+// follow by id, as the new sort walks them. The statement's text depends
+// only on which filters are set, so each shape keeps its own plan.
+type feedSQL struct {
+	args []any
+}
+
+func (b *feedSQL) arg(v any) string {
+	b.args = append(b.args, v)
+	return "$" + strconv.Itoa(len(b.args))
+}
+
+// tsQuery is the words as to_tsquery reads them: every word, the last
+// also as a prefix. FeedWords leaves letters and digits only, which
+// to_tsquery takes as they are.
+func tsQuery(words []string) string {
+	return strings.Join(words, " & ") + ":*"
+}
+
+// filters is the WHERE of f for q, without the cursor.
+func (b *feedSQL) filters(q market.FeedQuery) string {
+	w := "f.listed"
+	switch q.Status {
+	case market.FeedOpen:
+		w += " AND f.open"
+	case market.FeedResolved:
+		w += " AND NOT f.open"
+	}
+	if q.Tag != "" {
+		w += " AND EXISTS (SELECT 1 FROM event_tags t WHERE t.event_id = f.event_id AND t.tag_slug = " + b.arg(q.Tag) + ")"
+	}
+	if len(q.Words) > 0 {
+		tq := b.arg(tsQuery(q.Words))
+		w += " AND f.event_id IN (SELECT s.event_id FROM event_search s WHERE s.en @@ to_tsquery('english', " + tq +
+			") OR s.ru @@ to_tsquery('russian', " + tq + "))"
+	}
+	return w
+}
+
+// build returns the statement: rows of (event id, volume, closes_at,
+// 24-hour volume or NULL).
+func (b *feedSQL) build(q market.FeedQuery) string {
+	where := b.filters(q)
+	// n is the page's size; inner, what each half of trending reads.
+	n := b.arg(q.Limit)
+	off := b.arg(q.Offset)
+	c := q.After
+	const cols = `SELECT f.event_id, f.volume, f.closes_at`
+	switch q.Sort {
+	case market.SortNew:
+		if c != nil {
+			where += " AND f.event_id < " + b.arg(c.ID)
+		}
+		return cols + `, NULL::bigint FROM event_feed f WHERE ` + where + ` ORDER BY f.event_id DESC LIMIT ` + n + ` OFFSET ` + off
+	case market.SortVolume:
+		if c != nil {
+			where += " AND (f.volume, f.event_id) < (" + b.arg(c.Key) + ", " + b.arg(c.ID) + ")"
+		}
+		return cols + `, NULL::bigint FROM event_feed f WHERE ` + where + ` ORDER BY f.volume DESC, f.event_id DESC LIMIT ` + n + ` OFFSET ` + off
+	case market.SortClosing:
+		if c != nil {
+			where += " AND (f.closes_at, f.event_id) > (" + b.arg(time.UnixMicro(c.Key).UTC()) + ", " + b.arg(c.ID) + ")"
+		}
+		return cols + `, NULL::bigint FROM event_feed f WHERE ` + where + ` ORDER BY f.closes_at, f.event_id LIMIT ` + n + ` OFFSET ` + off
+	}
+	// Trending: the traded events (hot), then the others by id (cold).
+	since := b.arg(q.Since)
+	inner := b.arg(q.Limit + q.Offset)
+	hotWhere, coldWhere := where, where
+	// After a cursor among the cold events, no hot one is left.
+	hot := `SELECT f.event_id, f.volume, f.closes_at, 0::bigint FROM event_feed f WHERE false`
+	switch {
+	case c != nil && c.Key == 0:
+		coldWhere += " AND f.event_id < " + b.arg(c.ID)
+	case c != nil:
+		hotWhere += " AND (r.v, f.event_id) < (" + b.arg(c.Key) + ", " + b.arg(c.ID) + ")"
+		fallthrough
+	default:
+		hot = `SELECT f.event_id, f.volume, f.closes_at, r.v FROM recent r JOIN event_feed f ON f.event_id = r.event_id
+		WHERE ` + hotWhere + ` ORDER BY r.v DESC, f.event_id DESC LIMIT ` + inner
+	}
+	return `WITH recent AS MATERIALIZED (
+		SELECT m.event_id, sum(c.volume)::bigint AS v FROM candles c JOIN markets m ON m.id = c.market_id
+		WHERE c.width_seconds = 3600 AND c.start >= ` + since + ` AND c.volume > 0
+		GROUP BY m.event_id)
+	SELECT * FROM (
+		(` + hot + `)
+		UNION ALL
+		(SELECT f.event_id, f.volume, f.closes_at, 0::bigint FROM event_feed f
+		 WHERE ` + coldWhere + ` AND NOT EXISTS (SELECT 1 FROM recent r WHERE r.event_id = f.event_id)
+		 ORDER BY f.event_id DESC LIMIT ` + inner + `)
+	) x ORDER BY 4 DESC, 1 DESC LIMIT ` + n + ` OFFSET ` + off
+}
+
+// Feed implements market.Store: the page's ids and keys (feedSQL), then
+// its events as eventsPage reads them, then the hourly candles of their
+// markets since q.Since, which give each event's 24-hour volume and each
+// market's sparkline.
+func (s *Store) Feed(ctx context.Context, q market.FeedQuery) ([]*market.Event, error) {
+	if q.Limit < 0 {
+		q.Limit = math.MaxInt32
+	}
+	var b feedSQL
+	query := b.build(q)
+	rows, err := s.pool.Query(ctx, query, b.args...)
+	if err != nil {
+		return nil, translate(err, nil)
+	}
+	var (
+		ids   []int64
+		stats = map[int64]*market.FeedStats{}
+	)
+	var (
+		id, volume int64
+		closes     *time.Time
+		v24        *int64
+	)
+	_, err = pgx.ForEachRow(rows, []any{&id, &volume, &closes, &v24}, func() error {
+		st := &market.FeedStats{Volume: volume}
+		if closes != nil {
+			st.ClosesAt = closes.UTC()
+		}
+		ids = append(ids, id)
+		stats[id] = st
+		return nil
+	})
+	if err != nil {
+		return nil, translate(err, nil)
+	}
+	if len(ids) == 0 {
+		return []*market.Event{}, nil
+	}
+	es, err := s.eventsPage(ctx, `SELECT `+eventCols+` FROM events e WHERE e.id = ANY($1)`, ids)
+	if err != nil {
+		return nil, err
+	}
+	byID := make(map[int64]*market.Event, len(es))
+	for _, e := range es {
+		byID[e.ID] = e
+	}
+	out := make([]*market.Event, 0, len(ids))
+	var markets []*market.Market
+	for _, id := range ids {
+		e := byID[id]
+		if e == nil { // gone between the two reads: never deleted, so not expected
+			continue
+		}
+		e.Stats = stats[id]
+		out = append(out, e)
+		for _, p := range e.Pools {
+			markets = append(markets, p.Markets...)
+		}
+	}
+	if err := s.recentPrices(ctx, markets, q.Since, stats); err != nil {
+		return nil, translate(err, nil)
+	}
+	return out, nil
+}
+
+// sqlRecentHours reads the hourly candles of markets $1 since $2, and
+// sqlHourBefore the last hourly close of each before $2: both walk the
+// candles' primary key, a few rows per market.
+const (
+	sqlRecentHours = `SELECT c.market_id, c.start, c.open, c.close, c.volume FROM candles c
+		WHERE c.market_id = ANY($1) AND c.width_seconds = 3600 AND c.start >= $2 ORDER BY c.market_id, c.start`
+	sqlHourBefore = `SELECT m.id, c.close FROM unnest($1::bigint[]) AS m(id)
+		CROSS JOIN LATERAL (SELECT close FROM candles c WHERE c.market_id = m.id AND c.width_seconds = 3600 AND c.start < $2
+			ORDER BY c.start DESC LIMIT 1) c`
+)
+
+// recentPrices sets each market's Sparkline and adds its trades' volume
+// since since to its event's Volume24h.
+func (s *Store) recentPrices(ctx context.Context, ms []*market.Market, since time.Time, stats map[int64]*market.FeedStats) error {
+	ids := make([]int64, len(ms))
+	for i, m := range ms {
+		ids[i] = m.ID
+	}
+	b := &pgx.Batch{}
+	b.Queue(sqlRecentHours, ids, since)
+	b.Queue(sqlHourBefore, ids, since)
+	br := s.pool.SendBatch(ctx, b)
+	defer br.Close()
+	hours := map[int64][]market.Candle{}
+	rows, err := br.Query()
+	if err != nil {
+		return err
+	}
+	var (
+		mid int64
+		c   market.Candle
+	)
+	if _, err := pgx.ForEachRow(rows, []any{&mid, &c.Start, &c.Open, &c.Close, &c.Volume}, func() error {
+		c.Start = c.Start.UTC()
+		hours[mid] = append(hours[mid], c)
+		return nil
+	}); err != nil {
+		return err
+	}
+	before := map[int64]float64{}
+	if rows, err = br.Query(); err != nil {
+		return err
+	}
+	var closing float64
+	if _, err := pgx.ForEachRow(rows, []any{&mid, &closing}, func() error {
+		before[mid] = closing
+		return nil
+	}); err != nil {
+		return err
+	}
+	for _, m := range ms {
+		var prior *float64
+		if v, ok := before[m.ID]; ok {
+			prior = &v
+		}
+		for _, h := range hours[m.ID] {
+			stats[m.EventID].Volume24h += h.Volume
+		}
+		m.Sparkline = market.Sparkline(since, m.CreatedAt, prior, hours[m.ID], m.YesProbability())
+	}
+	return br.Close()
+}

@@ -261,6 +261,7 @@ const routes = [
   [/^\/chat$/, () => import('./pages/chat.js')],
   [/^\/p2p$/, () => import('./pages/p2p.js')],
   [/^\/leaderboard$/, () => import('./pages/leaderboard.js')],
+  [/^\/tags\/([a-z0-9-]{1,32})$/, () => import('./pages/feed.js'), 'tag'],
 ];
 
 let cleanups = [];

@@ -17,9 +17,9 @@ import (
 // sort walks an index of event_feed in its order: the primary key (new),
 // event_feed_volume_idx (volume), event_feed_closing_idx (closing); the
 // filters are checked on the way. Trending orders by the volume of the
-// hourly candles since $since (candles_hour_start_idx), which only the
-// events traded in the last day have: those few are sorted, the rest
-// follow by id, as the new sort walks them. The statement's text depends
+// hours since $since (event_hours, a range of its primary key), which
+// only the events traded in the last day have: those few are sorted, the
+// rest follow by id, as the new sort walks them. The statement's text depends
 // only on which filters are set, so each shape keeps its own plan.
 type feedSQL struct {
 	args []any
@@ -86,23 +86,28 @@ func (b *feedSQL) build(q market.FeedQuery) string {
 	// Trending: the traded events (hot), then the others by id (cold).
 	since := b.arg(q.Since)
 	inner := b.arg(q.Limit + q.Offset)
-	hotWhere, coldWhere := where, where
+	hotWhere, coldWhere, after := where, where, ""
 	// After a cursor among the cold events, no hot one is left.
 	hot := `SELECT f.event_id, f.volume, f.closes_at, 0::bigint FROM event_feed f WHERE false`
 	switch {
 	case c != nil && c.Key == 0:
 		coldWhere += " AND f.event_id < " + b.arg(c.ID)
 	case c != nil:
-		hotWhere += " AND (r.v, f.event_id) < (" + b.arg(c.Key) + ", " + b.arg(c.ID) + ")"
+		after = " WHERE (r.v, r.event_id) < (" + b.arg(c.Key) + ", " + b.arg(c.ID) + ")"
 		fallthrough
 	default:
-		hot = `SELECT f.event_id, f.volume, f.closes_at, r.v FROM recent r JOIN event_feed f ON f.event_id = r.event_id
-		WHERE ` + hotWhere + ` ORDER BY r.v DESC, f.event_id DESC LIMIT ` + inner
+		// The traded events in their order, each looked up by its key
+		// until the page is full: no pass over event_feed. OFFSET 0
+		// keeps the lookup a nested loop, which keeps the order.
+		hot = `SELECT f.event_id, f.volume, f.closes_at, r.v
+		FROM (SELECT * FROM recent r` + after + ` ORDER BY r.v DESC, r.event_id DESC) r
+		CROSS JOIN LATERAL (SELECT f.event_id, f.volume, f.closes_at FROM event_feed f
+			WHERE f.event_id = r.event_id AND ` + hotWhere + ` OFFSET 0) f
+		ORDER BY r.v DESC, r.event_id DESC LIMIT ` + inner
 	}
 	return `WITH recent AS MATERIALIZED (
-		SELECT m.event_id, sum(c.volume)::bigint AS v FROM candles c JOIN markets m ON m.id = c.market_id
-		WHERE c.width_seconds = 3600 AND c.start >= ` + since + ` AND c.volume > 0
-		GROUP BY m.event_id)
+		SELECT h.event_id, sum(h.volume)::bigint AS v FROM event_hours h
+		WHERE h.start >= ` + since + ` GROUP BY h.event_id HAVING sum(h.volume) > 0)
 	SELECT * FROM (
 		(` + hot + `)
 		UNION ALL

@@ -50,28 +50,46 @@ func (b *feedSQL) filters(q market.FeedQuery) string {
 		w += " AND EXISTS (SELECT 1 FROM event_tags t WHERE t.event_id = f.event_id AND t.tag_slug = " + b.arg(q.Tag) + ")"
 	}
 	if len(q.Words) > 0 {
-		tq := b.arg(tsQuery(q.Words))
-		w += " AND f.event_id IN (SELECT s.event_id FROM event_search s WHERE s.en @@ to_tsquery('english', " + tq +
-			") OR s.ru @@ to_tsquery('russian', " + tq + "))"
+		w += " AND f.event_id IN (SELECT event_id FROM found)"
 	}
 	return w
+}
+
+// with is the statement's WITH: found, the events a search matches, read
+// on its own through the GIN indexes (the planner's guess at a prefix's
+// matches is too poor to trust it to choose, as part of the whole
+// statement, between them and walking a sort's index), then any of more.
+func (b *feedSQL) with(q market.FeedQuery, more ...string) string {
+	var ctes []string
+	if len(q.Words) > 0 {
+		tq := b.arg(tsQuery(q.Words))
+		ctes = append(ctes, `found AS MATERIALIZED (SELECT s.event_id FROM event_search s
+		WHERE s.en @@ to_tsquery('english', `+tq+`) OR s.ru @@ to_tsquery('russian', `+tq+`))`)
+	}
+	ctes = append(ctes, more...)
+	if len(ctes) == 0 {
+		return ""
+	}
+	return "WITH " + strings.Join(ctes, ",\n") + "\n"
 }
 
 // build returns the statement: rows of (event id, volume, closes_at,
 // 24-hour volume or NULL).
 func (b *feedSQL) build(q market.FeedQuery) string {
 	where := b.filters(q)
-	// n is the page's size; inner, what each half of trending reads.
+	if q.Sort != market.SortTrending {
+		return b.with(q) + b.sorted(q, where)
+	}
+	return b.trending(q, where)
+}
+
+// sorted is the statement of the sorts that walk an index of event_feed.
+func (b *feedSQL) sorted(q market.FeedQuery, where string) string {
 	n := b.arg(q.Limit)
 	off := b.arg(q.Offset)
 	c := q.After
 	const cols = `SELECT f.event_id, f.volume, f.closes_at`
 	switch q.Sort {
-	case market.SortNew:
-		if c != nil {
-			where += " AND f.event_id < " + b.arg(c.ID)
-		}
-		return cols + `, NULL::bigint FROM event_feed f WHERE ` + where + ` ORDER BY f.event_id DESC LIMIT ` + n + ` OFFSET ` + off
 	case market.SortVolume:
 		if c != nil {
 			where += " AND (f.volume, f.event_id) < (" + b.arg(c.Key) + ", " + b.arg(c.ID) + ")"
@@ -83,8 +101,20 @@ func (b *feedSQL) build(q market.FeedQuery) string {
 		}
 		return cols + `, NULL::bigint FROM event_feed f WHERE ` + where + ` ORDER BY f.closes_at, f.event_id LIMIT ` + n + ` OFFSET ` + off
 	}
-	// Trending: the traded events (hot), then the others by id (cold).
+	if c != nil {
+		where += " AND f.event_id < " + b.arg(c.ID)
+	}
+	return cols + `, NULL::bigint FROM event_feed f WHERE ` + where + ` ORDER BY f.event_id DESC LIMIT ` + n + ` OFFSET ` + off
+}
+
+// trending is the statement of the trending sort: the traded events
+// (hot), then the others by id (cold).
+func (b *feedSQL) trending(q market.FeedQuery, where string) string {
+	n := b.arg(q.Limit)
+	off := b.arg(q.Offset)
+	c := q.After
 	since := b.arg(q.Since)
+	// inner is what each half reads: the page and what it skips.
 	inner := b.arg(q.Limit + q.Offset)
 	hotWhere, coldWhere, after := where, where, ""
 	// After a cursor among the cold events, no hot one is left.
@@ -105,9 +135,9 @@ func (b *feedSQL) build(q market.FeedQuery) string {
 			WHERE f.event_id = r.event_id AND ` + hotWhere + ` OFFSET 0) f
 		ORDER BY r.v DESC, r.event_id DESC LIMIT ` + inner
 	}
-	return `WITH recent AS MATERIALIZED (
+	return b.with(q, `recent AS MATERIALIZED (
 		SELECT h.event_id, sum(h.volume)::bigint AS v FROM event_hours h
-		WHERE h.start >= ` + since + ` GROUP BY h.event_id HAVING sum(h.volume) > 0)
+		WHERE h.start >= `+since+` GROUP BY h.event_id HAVING sum(h.volume) > 0)`) + `
 	SELECT * FROM (
 		(` + hot + `)
 		UNION ALL

@@ -37,7 +37,8 @@ func tsQuery(words []string) string {
 	return strings.Join(words, " & ") + ":*"
 }
 
-// filters is the WHERE of f for q, without the cursor.
+// filters is the WHERE of f for q, without the cursor and the search
+// (searched).
 func (b *feedSQL) filters(q market.FeedQuery) string {
 	w := "f.listed"
 	switch q.Status {
@@ -49,10 +50,16 @@ func (b *feedSQL) filters(q market.FeedQuery) string {
 	if q.Tag != "" {
 		w += " AND EXISTS (SELECT 1 FROM event_tags t WHERE t.event_id = f.event_id AND t.tag_slug = " + b.arg(q.Tag) + ")"
 	}
-	if len(q.Words) > 0 {
-		w += " AND f.event_id IN (SELECT event_id FROM found)"
-	}
 	return w
+}
+
+// searched is the condition that the event in column col is one a
+// search found; "" without a search.
+func searched(q market.FeedQuery, col string) string {
+	if len(q.Words) == 0 {
+		return ""
+	}
+	return " AND " + col + " IN (SELECT event_id FROM found)"
 }
 
 // with is the statement's WITH: found, the events a search matches, read
@@ -78,7 +85,7 @@ func (b *feedSQL) with(q market.FeedQuery, more ...string) string {
 func (b *feedSQL) build(q market.FeedQuery) string {
 	where := b.filters(q)
 	if q.Sort != market.SortTrending {
-		return b.with(q) + b.sorted(q, where)
+		return b.with(q) + b.sorted(q, where+searched(q, "f.event_id"))
 	}
 	return b.trending(q, where)
 }
@@ -116,14 +123,16 @@ func (b *feedSQL) trending(q market.FeedQuery, where string) string {
 	since := b.arg(q.Since)
 	// inner is what each half reads: the page and what it skips.
 	inner := b.arg(q.Limit + q.Offset)
-	hotWhere, coldWhere, after := where, where, ""
+	// The search filters the traded events before they are looked up one
+	// by one (a semi-join), and the others as the sorts do.
+	hotWhere, coldWhere, after := where, where+searched(q, "f.event_id"), " WHERE true"+searched(q, "r.event_id")
 	// After a cursor among the cold events, no hot one is left.
 	hot := `SELECT f.event_id, f.volume, f.closes_at, 0::bigint FROM event_feed f WHERE false`
 	switch {
 	case c != nil && c.Key == 0:
 		coldWhere += " AND f.event_id < " + b.arg(c.ID)
 	case c != nil:
-		after = " WHERE (r.v, r.event_id) < (" + b.arg(c.Key) + ", " + b.arg(c.ID) + ")"
+		after += " AND (r.v, r.event_id) < (" + b.arg(c.Key) + ", " + b.arg(c.ID) + ")"
 		fallthrough
 	default:
 		// The traded events in their order, each looked up by its key

@@ -201,7 +201,7 @@ func (s *Service) feedQuery(r FeedRequest) (FeedQuery, error) {
 
 // FeedPage is a page of the feed: events with their FeedStats and the
 // sparklines of their markets, and the cursor of the next page ("" when
-// this is the last).
+// no event follows).
 type FeedPage struct {
 	Events []*Event
 	Next   string
@@ -216,9 +216,17 @@ func (s *Service) Feed(ctx context.Context, r FeedRequest) (*FeedPage, error) {
 	if err != nil {
 		return nil, err
 	}
+	// One more than the page: whether it exists says whether there is a
+	// next page, so that the last page has no cursor.
+	limit := q.Limit
+	q.Limit++
 	es, err := s.store.Feed(ctx, q)
 	if err != nil {
 		return nil, err
+	}
+	more := len(es) > limit
+	if more {
+		es = es[:limit]
 	}
 	page := &FeedPage{Events: es}
 	for _, e := range es {
@@ -234,7 +242,7 @@ func (s *Service) Feed(ctx context.Context, r FeedRequest) (*FeedPage, error) {
 			}
 		}
 	}
-	if n := len(es); n == q.Limit && n > 0 && es[n-1].Stats != nil {
+	if n := len(es); more && n > 0 && es[n-1].Stats != nil {
 		last := es[n-1]
 		page.Next = FeedCursor{Sort: q.Sort, Key: last.Stats.Key(q.Sort), ID: last.ID}.Encode()
 	}

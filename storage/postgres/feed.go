@@ -37,8 +37,8 @@ func tsQuery(words []string) string {
 	return strings.Join(words, " & ") + ":*"
 }
 
-// filters is the WHERE of f for q, without the cursor and the search
-// (searched).
+// filters is the WHERE of f for q, without the cursor, the tag (tagged)
+// and the search (searched).
 func (b *feedSQL) filters(q market.FeedQuery) string {
 	w := "f.listed"
 	switch q.Status {
@@ -47,10 +47,16 @@ func (b *feedSQL) filters(q market.FeedQuery) string {
 	case market.FeedResolved:
 		w += " AND NOT f.open"
 	}
-	if q.Tag != "" {
-		w += " AND EXISTS (SELECT 1 FROM event_tags t WHERE t.event_id = f.event_id AND t.tag_slug = " + b.arg(q.Tag) + ")"
-	}
 	return w
+}
+
+// tagged is the condition that the event in column col carries q's tag
+// (a range of event_tags_tag_slug_idx); "" without a tag.
+func (b *feedSQL) tagged(q market.FeedQuery, col string) string {
+	if q.Tag == "" {
+		return ""
+	}
+	return " AND " + col + " IN (SELECT t.event_id FROM event_tags t WHERE t.tag_slug = " + b.arg(q.Tag) + ")"
 }
 
 // searched is the condition that the event in column col is one a
@@ -85,7 +91,7 @@ func (b *feedSQL) with(q market.FeedQuery, more ...string) string {
 func (b *feedSQL) build(q market.FeedQuery) string {
 	where := b.filters(q)
 	if q.Sort != market.SortTrending {
-		return b.with(q) + b.sorted(q, where+searched(q, "f.event_id"))
+		return b.with(q) + b.sorted(q, where+b.tagged(q, "f.event_id")+searched(q, "f.event_id"))
 	}
 	return b.trending(q, where)
 }
@@ -123,9 +129,10 @@ func (b *feedSQL) trending(q market.FeedQuery, where string) string {
 	since := b.arg(q.Since)
 	// inner is what each half reads: the page and what it skips.
 	inner := b.arg(q.Limit + q.Offset)
-	// The search filters the traded events before they are looked up one
-	// by one (a semi-join), and the others as the sorts do.
-	hotWhere, coldWhere, after := where, where+searched(q, "f.event_id"), " WHERE true"+searched(q, "r.event_id")
+	// The tag and the search filter the traded events before they are
+	// looked up one by one (semi-joins), and the others as the sorts do.
+	hotWhere, coldWhere := where, where+b.tagged(q, "f.event_id")+searched(q, "f.event_id")
+	after := " WHERE true" + b.tagged(q, "r.event_id") + searched(q, "r.event_id")
 	// After a cursor among the cold events, no hot one is left.
 	hot := `SELECT f.event_id, f.volume, f.closes_at, 0::bigint FROM event_feed f WHERE false`
 	switch {

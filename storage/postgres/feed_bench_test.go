@@ -2,10 +2,13 @@ package postgres_test
 
 import (
 	"fmt"
+	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/predictkit/predictkit/account"
 	"github.com/predictkit/predictkit/market"
 	"github.com/predictkit/predictkit/storage/postgres"
 )
@@ -27,7 +30,7 @@ var (
 // tags each and a rare tag on one in a hundred, one in ten resolved, one
 // in twenty hidden, trading windows over the next 60 days, daily candles
 // (all-time volume) on a third of them and hourly candles of the last day
-// on one in twenty (the trending ones). The triggers of migration 00033
+// on one in nineteen (the trending ones). The triggers of migration 00033
 // are off while it inserts; the feed's tables are then filled as that
 // migration's Up fills them for the events that exist before it.
 func seedFeed(tb testing.TB, e *env, creatorID int64, n int) {
@@ -77,7 +80,7 @@ func seedFeed(tb testing.TB, e *env, creatorID int64, n int) {
 			SELECT m.id, 3600, date_bin('1 hour', $1::timestamptz - make_interval(hours => h), TIMESTAMPTZ 'epoch'),
 				0.4, 0.6, 0.3, 0.3 + (h % 5) / 10.0, $1::timestamptz - make_interval(hours => h), $1::timestamptz - make_interval(hours => h),
 				100 + (m.id * 31 + h) % 20000, 1
-			FROM markets m, generate_series(0, 23, 3) h WHERE m.event_id % 20 = 1`},
+			FROM markets m, generate_series(0, 23, 3) h WHERE m.event_id % 19 = 1`},
 		{"feed rows", `INSERT INTO event_feed (event_id, listed) SELECT id, is_active FROM events`},
 		{"feed keys", `UPDATE event_feed f SET open = s.open, closes_at = s.closes_at
 			FROM (SELECT m.event_id, bool_or(NOT m.resolved) AS open,
@@ -189,5 +192,58 @@ func BenchmarkFeed100kEvents(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/1000, "ms/query")
 			b.ReportMetric(float64(found), "events")
 		})
+	}
+}
+
+// BenchmarkFeedTradeCost measures what keeping the feed's volumes costs a
+// trade (the hourly candle's trigger: event_feed.volume and event_hours),
+// with the triggers on and off in turn on the same store: one market
+// traded serially, and 8 markets of one event traded by 4 traders per CPU
+// (the worst case, since every trade updates the same event's rows).
+func BenchmarkFeedTradeCost(b *testing.B) {
+	for _, c := range []struct{ markets, parallelism int }{{1, 0}, {8, 4}} {
+		for _, on := range []bool{true, false, true, false} {
+			name := fmt.Sprintf("%d markets, %d traders per CPU, triggers %v", c.markets, c.parallelism, map[bool]string{true: "on", false: "off"}[on])
+			b.Run(name, func(b *testing.B) {
+				e := newEnv(b)
+				probs := make([]float64, c.markets)
+				for i := range probs {
+					probs[i] = 0.5
+				}
+				ev, _ := e.event(0.02, 1_000_000_000, probs...)
+				ms := ev.Pools[0].Markets
+				if !on {
+					if _, err := e.store.DB().Exec(e.ctx, `ALTER TABLE candles DISABLE TRIGGER candles_feed_insert, DISABLE TRIGGER candles_feed_update`); err != nil {
+						b.Fatal(err)
+					}
+				}
+				users := make([]*account.User, max(c.parallelism, 1)*runtime.GOMAXPROCS(0))
+				for i := range users {
+					users[i] = e.user("bench", 1_000_000_000_000)
+				}
+				var next atomic.Int64
+				b.ResetTimer()
+				if c.parallelism == 0 {
+					for range b.N {
+						if _, err := e.markets.Execute(e.ctx, ms[0].ID, market.Request{UserID: users[0].ID, Side: market.Yes, Action: market.ActionBuy, Amount: 1000}); err != nil {
+							b.Fatal(err)
+						}
+					}
+				} else {
+					b.SetParallelism(c.parallelism)
+					b.RunParallel(func(pb *testing.PB) {
+						i := int(next.Add(1) - 1)
+						u, m := users[i], ms[i%len(ms)]
+						for pb.Next() {
+							if _, err := e.markets.Execute(e.ctx, m.ID, market.Request{UserID: u.ID, Side: market.Side(i % 2), Action: market.ActionBuy, Amount: 1000}); err != nil {
+								b.Error(err)
+								return
+							}
+						}
+					})
+				}
+				b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "trades/s")
+			})
+		}
 	}
 }

@@ -126,6 +126,18 @@ func testFeed(t *testing.T, newStores func(*testing.T) Stores) {
 		if got := feedIDs(e.feed(market.FeedRequest{Text: "northside fc"})); len(got) != 0 {
 			t.Errorf("the old name still finds %v", got)
 		}
+		// New pools replace the old ones: their answers are found, and the
+		// event stays open.
+		pools := []market.NewPool{{Name: "Winner", Margin: 0.02, B: 100_000, Markets: []market.NewMarket{{Name: "Quillfeather", Probability: 0.5}}}}
+		if _, err := e.markets.EditEvent(e.ctx, final.CreatorID, final.ID, market.EventPatch{Pools: &pools}); err != nil {
+			t.Fatal(err)
+		}
+		if got := feedIDs(e.feed(market.FeedRequest{Text: "quillfeather"})); !slices.Equal(got, []int64{final.ID}) {
+			t.Errorf("an answer of the new pools: %v, want [%d]", got, final.ID)
+		}
+		if got := feedIDs(e.feed(market.FeedRequest{Text: "southbridge"})); len(got) != 0 {
+			t.Errorf("an answer of the old pools still finds %v", got)
+		}
 		if err := e.markets.SetActive(e.ctx, rain.CreatorID, rain.ID, ptr(false)); err != nil {
 			t.Fatal(err)
 		}

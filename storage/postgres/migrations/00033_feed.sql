@@ -59,7 +59,9 @@ CREATE TABLE event_hours (
 
 -- +goose StatementBegin
 CREATE FUNCTION feed_refresh(ev bigint) RETURNS void LANGUAGE sql AS $$
-    UPDATE event_feed f SET open = s.open, closes_at = s.closes_at
+    -- An event without markets (an edit replacing its pools deletes the
+    -- old ones before it inserts the new) stays open until they come.
+    UPDATE event_feed f SET open = COALESCE(s.open, true), closes_at = s.closes_at
     FROM (SELECT bool_or(NOT m.resolved) AS open,
                  COALESCE(min(m.finish_at) FILTER (WHERE NOT m.resolved), max(m.finish_at)) AS closes_at
           FROM markets m WHERE m.event_id = ev) s

@@ -1439,21 +1439,66 @@ func (e AdminRedeliverPartnerDelivery202JSONResponseBodyStatus) Valid() bool {
 	}
 }
 
+// Defines values for ListEventsParamsSort.
+const (
+	ListEventsParamsSortClosing  ListEventsParamsSort = "closing"
+	ListEventsParamsSortNew      ListEventsParamsSort = "new"
+	ListEventsParamsSortTrending ListEventsParamsSort = "trending"
+	ListEventsParamsSortVolume   ListEventsParamsSort = "volume"
+)
+
+// Valid indicates whether the value is a known member of the ListEventsParamsSort enum.
+func (e ListEventsParamsSort) Valid() bool {
+	switch e {
+	case ListEventsParamsSortClosing:
+		return true
+	case ListEventsParamsSortNew:
+		return true
+	case ListEventsParamsSortTrending:
+		return true
+	case ListEventsParamsSortVolume:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListEventsParamsStatus.
+const (
+	ListEventsParamsStatusAll      ListEventsParamsStatus = "all"
+	ListEventsParamsStatusOpen     ListEventsParamsStatus = "open"
+	ListEventsParamsStatusResolved ListEventsParamsStatus = "resolved"
+)
+
+// Valid indicates whether the value is a known member of the ListEventsParamsStatus enum.
+func (e ListEventsParamsStatus) Valid() bool {
+	switch e {
+	case ListEventsParamsStatusAll:
+		return true
+	case ListEventsParamsStatusOpen:
+		return true
+	case ListEventsParamsStatusResolved:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for LeaderboardParamsPeriod.
 const (
-	All  LeaderboardParamsPeriod = "all"
-	N30D LeaderboardParamsPeriod = "30d"
-	N7D  LeaderboardParamsPeriod = "7d"
+	LeaderboardParamsPeriodAll  LeaderboardParamsPeriod = "all"
+	LeaderboardParamsPeriodN30D LeaderboardParamsPeriod = "30d"
+	LeaderboardParamsPeriodN7D  LeaderboardParamsPeriod = "7d"
 )
 
 // Valid indicates whether the value is a known member of the LeaderboardParamsPeriod enum.
 func (e LeaderboardParamsPeriod) Valid() bool {
 	switch e {
-	case All:
+	case LeaderboardParamsPeriodAll:
 		return true
-	case N30D:
+	case LeaderboardParamsPeriodN30D:
 		return true
-	case N7D:
+	case LeaderboardParamsPeriodN7D:
 		return true
 	default:
 		return false
@@ -1462,16 +1507,16 @@ func (e LeaderboardParamsPeriod) Valid() bool {
 
 // Defines values for LeaderboardParamsBy.
 const (
-	Pnl    LeaderboardParamsBy = "pnl"
-	Volume LeaderboardParamsBy = "volume"
+	LeaderboardParamsByPnl    LeaderboardParamsBy = "pnl"
+	LeaderboardParamsByVolume LeaderboardParamsBy = "volume"
 )
 
 // Valid indicates whether the value is a known member of the LeaderboardParamsBy enum.
 func (e LeaderboardParamsBy) Valid() bool {
 	switch e {
-	case Pnl:
+	case LeaderboardParamsByPnl:
 		return true
-	case Volume:
+	case LeaderboardParamsByVolume:
 		return true
 	default:
 		return false
@@ -1996,7 +2041,10 @@ type Error struct {
 type Event struct {
 	// Amendments the creator's amendments, oldest first; [] when none
 	Amendments []Amendment `json:"amendments"`
-	CreatedAt  time.Time   `json:"created_at"`
+
+	// ClosesAt in the feed only: the earliest finish_at among the event's unresolved markets; once every market is resolved, the latest finish_at
+	ClosesAt  *time.Time `json:"closes_at,omitempty"`
+	CreatedAt time.Time  `json:"created_at"`
 
 	// CreatorID the creator; of a proposal, the proposer, who owns the event once approved
 	CreatorID int64  `json:"creator_id"`
@@ -2016,6 +2064,12 @@ type Event struct {
 
 	// Tags the slugs of the tags the event carries, in the order its creator gave them; [] when none
 	Tags []string `json:"tags"`
+
+	// Volume24HKopecks in the feed only: the same over the current hour and the 23 before it
+	Volume24HKopecks *int64 `json:"volume_24h_kopecks,omitempty"`
+
+	// VolumeKopecks in the feed only: the amount of every trade on the event's markets (what buyers paid, fees included, and what sellers received), kopecks
+	VolumeKopecks *int64 `json:"volume_kopecks,omitempty"`
 }
 
 // EventStatus `approved` for a creator's event and an approved proposal;
@@ -2170,6 +2224,9 @@ type Market struct {
 
 	// ResolvedBy who resolved the market: the event's creator or the operator; null while unresolved
 	ResolvedBy *MarketResolvedBy `json:"resolved_by"`
+
+	// Sparkline in the feed (GET /api/v1/events) only: the YES probability hour by hour over the last 24 hours, oldest first (the close of each hour, carried over hours without a trade; hours before the market existed left out); the last point is the price now
+	Sparkline *[]float64 `json:"sparkline,omitempty"`
 
 	// TradingOpen Whether the market takes trades and quotes now: it is neither
 	// resolved nor paused, and now is inside its pool's trading
@@ -3554,10 +3611,31 @@ type ListRepliesParams struct {
 
 // ListEventsParams defines parameters for ListEvents.
 type ListEventsParams struct {
+	// Q search words (letters and digits; anything else separates words; at most 8 count)
+	Q *string `form:"q,omitempty" json:"q,omitempty"`
+
+	// Tag only the events carrying this tag (a slug)
+	Tag *string `form:"tag,omitempty" json:"tag,omitempty"`
+
+	// Sort trending: volume of the last 24 hours, largest first, then newest; new: newest first; closing: closes_at, soonest first; volume: all-time volume, largest first. Ties by id.
+	Sort *ListEventsParamsSort `form:"sort,omitempty" json:"sort,omitempty"`
+
+	// Status open: events with a market not resolved yet; resolved: events whose every market is resolved
+	Status *ListEventsParamsStatus `form:"status,omitempty" json:"status,omitempty"`
+
+	// Cursor the previous page's next_cursor (not with offset)
+	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
+
 	// Limit page size (0 = 20; over 100 is treated as 100)
 	Limit  *int `form:"limit,omitempty" json:"limit,omitempty"`
 	Offset *int `form:"offset,omitempty" json:"offset,omitempty"`
 }
+
+// ListEventsParamsSort defines parameters for ListEvents.
+type ListEventsParamsSort string
+
+// ListEventsParamsStatus defines parameters for ListEvents.
+type ListEventsParamsStatus string
 
 // ListEventCommentsParams defines parameters for ListEventComments.
 type ListEventCommentsParams struct {
@@ -5299,7 +5377,19 @@ type ClientInterface interface {
 	// Corresponds with GET /api/v1/comments/{id}/replies (the `ListReplies` operationId).
 	ListReplies(ctx context.Context, id int64, params *ListRepliesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// ListEvents The public feed of active events, newest first.
+	// ListEvents The public feed of active events, searched, filtered, sorted and paged.
+	//
+	// Active events only (proposals, rejected and hidden events never
+	// appear). `q` searches the names and rules of the event, its pools
+	// and its answers (markets), in English and in Russian: every word
+	// must be in the English texts, or every word in the Russian ones;
+	// the last word may be the start of a word. Keyset paging: pass the
+	// answer's `next_cursor` as `cursor` for the next page (null on the
+	// last page); the cursor belongs to its sort. `limit`/`offset`
+	// still page as before. Each event carries `volume_kopecks`,
+	// `volume_24h_kopecks` and `closes_at`, each market a `sparkline`.
+	// A bad parameter is 400 invalid_request naming it; a tag no event
+	// carries lists nothing. See docs/feed-and-search.md.
 	//
 	// Corresponds with GET /api/v1/events (the `ListEvents` operationId).
 	ListEvents(ctx context.Context, params *ListEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -8389,7 +8479,19 @@ func (c *Client) ListReplies(ctx context.Context, id int64, params *ListRepliesP
 	return c.Client.Do(req)
 }
 
-// ListEvents The public feed of active events, newest first.
+// ListEvents The public feed of active events, searched, filtered, sorted and paged.
+//
+// Active events only (proposals, rejected and hidden events never
+// appear). `q` searches the names and rules of the event, its pools
+// and its answers (markets), in English and in Russian: every word
+// must be in the English texts, or every word in the Russian ones;
+// the last word may be the start of a word. Keyset paging: pass the
+// answer's `next_cursor` as `cursor` for the next page (null on the
+// last page); the cursor belongs to its sort. `limit`/`offset`
+// still page as before. Each event carries `volume_kopecks`,
+// `volume_24h_kopecks` and `closes_at`, each market a `sparkline`.
+// A bad parameter is 400 invalid_request naming it; a tag no event
+// carries lists nothing. See docs/feed-and-search.md.
 //
 // Corresponds with GET /api/v1/events (the `ListEvents` operationId).
 func (c *Client) ListEvents(ctx context.Context, params *ListEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -12591,6 +12693,66 @@ func NewListEventsRequest(server string, params *ListEventsParams) (*http.Reques
 		// per the OpenAPI spec (e.g. "color=blue,black,brown").
 		var rawQueryFragments []string
 
+		if params.Q != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "q", *params.Q, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Tag != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "tag", *params.Tag, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Sort != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "sort", *params.Sort, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Status != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if params.Limit != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
@@ -16291,7 +16453,19 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /api/v1/comments/{id}/replies (the `ListReplies` operationId).
 	ListRepliesWithResponse(ctx context.Context, id int64, params *ListRepliesParams, reqEditors ...RequestEditorFn) (*ListRepliesResponse, error)
 
-	// ListEventsWithResponse The public feed of active events, newest first.
+	// ListEventsWithResponse The public feed of active events, searched, filtered, sorted and paged.
+	//
+	// Active events only (proposals, rejected and hidden events never
+	// appear). `q` searches the names and rules of the event, its pools
+	// and its answers (markets), in English and in Russian: every word
+	// must be in the English texts, or every word in the Russian ones;
+	// the last word may be the start of a word. Keyset paging: pass the
+	// answer's `next_cursor` as `cursor` for the next page (null on the
+	// last page); the cursor belongs to its sort. `limit`/`offset`
+	// still page as before. Each event carries `volume_kopecks`,
+	// `volume_24h_kopecks` and `closes_at`, each market a `sparkline`.
+	// A bad parameter is 400 invalid_request naming it; a tag no event
+	// carries lists nothing. See docs/feed-and-search.md.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -22555,6 +22729,9 @@ type ListEventsResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *struct {
 		Events []Event `json:"events"`
+
+		// NextCursor the cursor of the next page; null when this page is the last
+		NextCursor *string `json:"next_cursor"`
 	}
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *InvalidRequest
@@ -22569,6 +22746,9 @@ type ListEventsResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r ListEventsResponse) GetJSON200() *struct {
 	Events []Event `json:"events"`
+
+	// NextCursor the cursor of the next page; null when this page is the last
+	NextCursor *string `json:"next_cursor"`
 } {
 	return r.JSON200
 }
@@ -28830,7 +29010,19 @@ func (c *ClientWithResponses) ListRepliesWithResponse(ctx context.Context, id in
 	return ParseListRepliesResponse(rsp)
 }
 
-// ListEventsWithResponse The public feed of active events, newest first.
+// ListEventsWithResponse The public feed of active events, searched, filtered, sorted and paged.
+//
+// Active events only (proposals, rejected and hidden events never
+// appear). `q` searches the names and rules of the event, its pools
+// and its answers (markets), in English and in Russian: every word
+// must be in the English texts, or every word in the Russian ones;
+// the last word may be the start of a word. Keyset paging: pass the
+// answer's `next_cursor` as `cursor` for the next page (null on the
+// last page); the cursor belongs to its sort. `limit`/`offset`
+// still page as before. Each event carries `volume_kopecks`,
+// `volume_24h_kopecks` and `closes_at`, each market a `sparkline`.
+// A bad parameter is 400 invalid_request naming it; a tag no event
+// carries lists nothing. See docs/feed-and-search.md.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -34681,6 +34873,9 @@ func ParseListEventsResponse(rsp *http.Response) (*ListEventsResponse, error) {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
 		var dest struct {
 			Events []Event `json:"events"`
+
+			// NextCursor the cursor of the next page; null when this page is the last
+			NextCursor *string `json:"next_cursor"`
 		}
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err

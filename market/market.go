@@ -62,6 +62,8 @@ type Event struct {
 	// Amendments are the notes its creator added (amend.go), oldest
 	// first; never nil on a read of Event or ActiveEvents.
 	Amendments []Amendment
+	// Stats is set on the events of the feed (Service.Feed) only.
+	Stats *FeedStats
 }
 
 // Pool groups the markets of one question (for example "who wins the
@@ -131,6 +133,9 @@ type Market struct {
 	// the pool as the service computed it from the whole pool (the pool's
 	// prices sum to 1); 0 when unknown. Stores do not keep it.
 	Price float64
+	// Sparkline is the market's YES price hour by hour over the feed's
+	// window (see Sparkline), set on the feed's events only.
+	Sparkline []float64
 
 	Paused bool
 	// Unapproved is set while the market's event is not approved (a

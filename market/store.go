@@ -61,6 +61,15 @@ type Store interface {
 	// ActiveEvents returns active events, newest first, with their
 	// amendments.
 	ActiveEvents(ctx context.Context, limit, offset int) ([]*Event, error)
+	// Feed returns a page of the public feed (see FeedQuery): active
+	// events that match q, in q.Sort's order, after q.After or q.Offset
+	// of them, at most q.Limit, each with its pools, markets, amendments,
+	// Stats and every market's Sparkline (market.Sparkline over the hourly
+	// candles from q.Since). Search words match the event's name, its
+	// pools' names and rules and its markets' names, all in English or
+	// all in Russian (PostgreSQL: full-text search with each language's
+	// stemming; memory: FeedMatches).
+	Feed(ctx context.Context, q FeedQuery) ([]*Event, error)
 	// SetEventActive shows or hides event id. ErrEventNotFound.
 	SetEventActive(ctx context.Context, id int64, active bool) error
 	// Pool returns pool id with its markets. ErrPoolNotFound.

@@ -108,6 +108,11 @@ func (v *marketJSON) appendJSON(b []byte) ([]byte, bool) {
 		b = strconv.AppendBool(appendKey(b, "disputed"), r.Disputed)
 		b = append(b, '}')
 	}
+	if len(v.Sparkline) > 0 {
+		if b, ok = appendJSONArray(appendKey(b, "sparkline"), v.Sparkline, appendFloat); !ok {
+			return b, false
+		}
+	}
 	return append(b, '}'), true
 }
 
@@ -179,6 +184,15 @@ func (v *eventJSON) appendJSON(b []byte) ([]byte, bool) {
 		b = appendJSONString(appendKey(b, "reason"), p.Reason)
 		b = append(strconv.AppendBool(appendKey(b, "refunded"), p.Refunded), '}')
 	}
+	if v.VolumeKopecks != nil {
+		b = strconv.AppendInt(appendKey(b, "volume_kopecks"), *v.VolumeKopecks, 10)
+	}
+	if v.Volume24hKopecks != nil {
+		b = strconv.AppendInt(appendKey(b, "volume_24h_kopecks"), *v.Volume24hKopecks, 10)
+	}
+	if v.ClosesAt != nil {
+		b = appendJSONString(appendKey(b, "closes_at"), *v.ClosesAt)
+	}
 	return append(b, '}'), true
 }
 
@@ -192,9 +206,11 @@ func appendAmendment(b []byte, v *amendmentJSON) ([]byte, bool) {
 	return append(b, '}'), true
 }
 
-// eventsJSON is the body of GET /api/v1/events.
+// eventsJSON is the body of GET /api/v1/events: a page of the feed and
+// the cursor of the next (null on the last page).
 type eventsJSON struct {
-	Events []eventJSON `json:"events"`
+	Events     []eventJSON `json:"events"`
+	NextCursor *string     `json:"next_cursor"`
 }
 
 func (v *eventsJSON) appendJSON(b []byte) ([]byte, bool) {
@@ -202,5 +218,6 @@ func (v *eventsJSON) appendJSON(b []byte) ([]byte, bool) {
 	if !ok {
 		return b, false
 	}
+	b = appendJSONNullString(appendKey(b, "next_cursor"), v.NextCursor)
 	return append(b, '}'), true
 }

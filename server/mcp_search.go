@@ -2,14 +2,11 @@ package server
 
 // What the MCP tool search_events asks of the events listing: the
 // parameters of GET /api/v1/events?q=&tag=&sort=&status=&limit=&cursor=
-// (decisions.md, "Finding and following"). eventFinder is the seam: the
-// listing's own search, when a module provides one, answers the tool with
-// the same results as the HTTP route; feedFinder answers it from the
-// public feed as it is.
+// (docs/feed-and-search.md). eventFinder is the seam; feedFinder, the
+// public feed's search, answers the tool with the HTTP route's results.
 
 import (
 	"context"
-	"encoding/base64"
 	"strconv"
 	"strings"
 
@@ -89,98 +86,15 @@ func oneOf(s string, set []string) bool {
 	return false
 }
 
-// feedFinder searches the public feed (Service.Events: the active events,
-// newest first) by scanning it: it keeps the events whose names, rules
-// or answers, in either language, hold every word of Q (case folded),
-// that carry Tag, and whose markets are all resolved (resolved), not all
-// resolved (open), or either (all). Its pages are in the feed's order,
-// which it reports as the "new" sort whatever the query asked. A call
-// scans at most feedScanPages pages of the feed; its cursor is where the
-// scan stopped, so a search over a long feed goes on in the next call.
+// feedFinder answers the search from the public feed (Service.Feed), so
+// that the tool finds what GET /api/v1/events finds, in the same order,
+// with the same cursors.
 type feedFinder struct{ markets *market.Service }
 
-const feedScanPages = 20
-
 func (f feedFinder) FindEvents(ctx context.Context, q eventQuery) (eventPage, error) {
-	offset, err := feedCursorOffset(q.Cursor)
+	p, err := f.markets.Feed(ctx, market.FeedRequest{Text: q.Q, Tag: q.Tag, Sort: q.Sort, Status: q.Status, Cursor: q.Cursor, Limit: q.Limit})
 	if err != nil {
 		return eventPage{}, err
 	}
-	words := strings.Fields(strings.ToLower(q.Q))
-	out := eventPage{Sort: "new", Events: []*market.Event{}}
-	for range feedScanPages {
-		es, err := f.markets.Events(ctx, market.MaxPageSize, offset)
-		if err != nil {
-			return eventPage{}, err
-		}
-		for i, e := range es {
-			if !feedMatch(e, words, q.Tag, q.Status) {
-				continue
-			}
-			out.Events = append(out.Events, e)
-			if len(out.Events) == q.Limit {
-				if i+1 < len(es) || len(es) == market.MaxPageSize {
-					out.Next = feedCursor(offset + i + 1)
-				}
-				return out, nil
-			}
-		}
-		if len(es) < market.MaxPageSize {
-			return out, nil
-		}
-		offset += len(es)
-	}
-	out.Next = feedCursor(offset)
-	return out, nil
-}
-
-// feedMatch reports whether e is one feedFinder keeps.
-func feedMatch(e *market.Event, words []string, tag, status string) bool {
-	if tag != "" && !oneOf(tag, e.Tags) {
-		return false
-	}
-	resolved, markets := 0, 0
-	var text strings.Builder
-	text.WriteString(e.Name + "\n" + e.NameRu)
-	for _, p := range e.Pools {
-		text.WriteString("\n" + p.Name + "\n" + p.NameRu + "\n" + p.Rules + "\n" + p.RulesRu)
-		for _, m := range p.Markets {
-			text.WriteString("\n" + m.Name + "\n" + m.NameRu)
-			markets++
-			if m.Resolved {
-				resolved++
-			}
-		}
-	}
-	switch {
-	case status == "open" && markets > 0 && resolved == markets:
-		return false
-	case status == "resolved" && (markets == 0 || resolved < markets):
-		return false
-	}
-	lower := strings.ToLower(text.String())
-	for _, w := range words {
-		if !strings.Contains(lower, w) {
-			return false
-		}
-	}
-	return true
-}
-
-// feedCursor is the opaque cursor of a scan resuming at offset.
-func feedCursor(offset int) string {
-	return base64.RawURLEncoding.EncodeToString([]byte("f" + strconv.Itoa(offset)))
-}
-
-func feedCursorOffset(cursor string) (int, error) {
-	if cursor == "" {
-		return 0, nil
-	}
-	raw, err := base64.RawURLEncoding.DecodeString(cursor)
-	if err == nil && len(raw) > 1 && raw[0] == 'f' {
-		if n, err := strconv.Atoi(string(raw[1:])); err == nil && n >= 0 {
-			return n, nil
-		}
-	}
-	return 0, badRequest("cursor", "is not one this server gave")
+	return eventPage{Events: p.Events, Next: p.Next, Sort: q.Sort}, nil
 }

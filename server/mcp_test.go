@@ -165,7 +165,7 @@ func TestMCP(t *testing.T) {
 			if len(out.Events) != 1 || out.Events[0].ID != second.ID || out.NextCursor == nil {
 				t.Fatalf("the first page %+v", out)
 			}
-			if e := callTool(t, s, "search_events", map[string]any{"limit": 1, "cursor": *out.NextCursor}, &out); e != "" {
+			if e := callTool(t, s, "search_events", map[string]any{"limit": 1, "sort": "new", "cursor": *out.NextCursor}, &out); e != "" {
 				t.Fatal(e)
 			}
 			if len(out.Events) != 1 || out.Events[0].ID != w.event.ID || out.NextCursor != nil {

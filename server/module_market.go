@@ -364,24 +364,32 @@ func (h *marketHandlers) handleCreateEvent(c *fiber.Ctx) error {
 	return c.Status(http.StatusCreated).JSON(eventView(e, h.markets.Now()))
 }
 
-// GET /events: the active events, a page at a time. Only the common
-// rules apply (400 invalid_request for bad paging).
+// GET /events: the public feed, a page at a time: search (q), tag,
+// sort, status and keyset paging (cursor), or the old limit and offset
+// (docs/feed-and-search.md). Checks run 400 invalid_request for a bad
+// parameter (each named in the message), nothing else.
 var errsEvents = table("internal_error")
 
-// handleEvents answers a page of events.
+// handleEvents answers a page of the feed.
 func (h *marketHandlers) handleEvents(c *fiber.Ctx) error {
 	limit, offset, err := page(c, market.DefaultEventsLimit, market.MaxPageSize)
 	if err != nil {
 		return err
 	}
-	es, err := h.markets.Events(c.UserContext(), limit, offset)
+	p, err := h.markets.Feed(c.UserContext(), market.FeedRequest{
+		Text: c.Query("q"), Tag: c.Query("tag"), Sort: c.Query("sort"), Status: c.Query("status"),
+		Cursor: c.Query("cursor"), Limit: limit, Offset: offset,
+	})
 	if err != nil {
 		return err
 	}
 	now := h.markets.Now()
-	out := eventsJSON{Events: make([]eventJSON, 0, len(es))}
-	for _, e := range es {
+	out := eventsJSON{Events: make([]eventJSON, 0, len(p.Events))}
+	for _, e := range p.Events {
 		out.Events = append(out.Events, eventView(e, now))
+	}
+	if p.Next != "" {
+		out.NextCursor = &p.Next
 	}
 	return sendJSON(c, &out)
 }

@@ -51,6 +51,9 @@ type marketJSON struct {
 	// Resolution is the creator's proposed outcome while it waits out
 	// its challenge window or the operator; absent otherwise.
 	Resolution *resolutionJSON `json:"resolution,omitempty"`
+	// Sparkline is the market's YES probability hour by hour over the
+	// last 24 hours, oldest first; on the feed's markets only.
+	Sparkline []float64 `json:"sparkline,omitempty"`
 }
 
 // resolutionJSON is a market's open proposal (market.ResolutionProposal) as that
@@ -79,7 +82,7 @@ func marketView(m *market.Market, now time.Time) marketJSON {
 		YesProbability: m.YesProbability(), MarketType: market.MarketTypeLMSR,
 		Volume: m.Volume, B: m.B, QYes: m.QYes, QNo: m.QNo,
 		Paused: m.Paused, TradingOpen: m.Tradable(now), Resolved: m.Resolved, OutcomeIndex: m.OutcomeIndex,
-		YesName: m.YesName, NoName: m.NoName, Other: m.Other,
+		YesName: m.YesName, NoName: m.NoName, Other: m.Other, Sparkline: m.Sparkline,
 	}
 	if w := m.Outcome(); w != "" {
 		v.WinningOutcome = &w
@@ -156,6 +159,11 @@ type eventJSON struct {
 	// event a user proposed (docs/proposals.md).
 	Status   string        `json:"status"`
 	Proposal *proposalJSON `json:"proposal,omitempty"`
+	// What the feed adds (GET /events, market.FeedStats): the volumes
+	// and the end of trading; absent elsewhere.
+	VolumeKopecks    *int64  `json:"volume_kopecks,omitempty"`
+	Volume24hKopecks *int64  `json:"volume_24h_kopecks,omitempty"`
+	ClosesAt         *string `json:"closes_at,omitempty"`
 }
 
 // proposalJSON is what an event holds as a proposal: the ante and, once
@@ -186,6 +194,10 @@ func eventView(e *market.Event, now time.Time) eventJSON {
 	}
 	for _, p := range e.Pools {
 		v.Pools = append(v.Pools, poolView(p, now))
+	}
+	if st := e.Stats; st != nil {
+		closes := ts(st.ClosesAt)
+		v.VolumeKopecks, v.Volume24hKopecks, v.ClosesAt = &st.Volume, &st.Volume24h, &closes
 	}
 	v.Amendments = make([]amendmentJSON, 0, len(e.Amendments))
 	for i := range e.Amendments {

@@ -61,6 +61,7 @@ func Run(t *testing.T, newStores func(t *testing.T) Stores) {
 	t.Run("money bounds", func(t *testing.T) { testLimits(t, newStores) })
 	t.Run("events", func(t *testing.T) { testEvents(t, newStores) })
 	t.Run("tags", func(t *testing.T) { testTags(t, newStores) })
+	t.Run("feed and search", func(t *testing.T) { testFeed(t, newStores) })
 	t.Run("creator limits", func(t *testing.T) { testCreatorLimits(t, newStores) })
 	t.Run("edits and amendments", func(t *testing.T) { testAmend(t, newStores) })
 	t.Run("challenge window", func(t *testing.T) { testChallenge(t, newStores) })

@@ -20,7 +20,7 @@ type demoPerson struct {
 }
 
 var demoPeople = []demoPerson{
-	{email: DemoMariaEmail, name: "Maria Ivanova", nickname: "masha_forecasts", language: "ru", deposit: 5_000_000},
+	{email: DemoMariaEmail, name: "Maria Ivanova", nickname: "masha_forecasts", language: "en", deposit: 5_000_000},
 	{email: "dmitry@demo.predictkit", name: "Dmitry Orlov", nickname: "dorlov", language: "ru", deposit: 4_000_000},
 	{email: "sam@demo.predictkit", name: "Sam Carter", nickname: "samc", language: "en", deposit: 4_000_000},
 	{email: "priya@demo.predictkit", name: "Priya Nair", nickname: "priya_n", language: "en", deposit: 4_000_000},

@@ -107,6 +107,16 @@ func SeedDemoPlatform(ctx context.Context, accounts *account.Service, markets *m
 			return nil, err
 		}
 	}
+	// People read their notifications now and then: what came since this
+	// morning is still unread.
+	r.plan(now.Add(-8*time.Hour), func(ctx context.Context) error {
+		for _, id := range r.out.UserIDs {
+			if _, err := r.comments.MarkAllRead(ctx, id); err != nil {
+				return fmt.Errorf("demo notifications of user %d: %w", id, err)
+			}
+		}
+		return nil
+	})
 	// Stable: steps planned at the same time keep their planned order.
 	slices.SortStableFunc(r.actions, func(a, b demoAction) int { return a.at.Compare(b.at) })
 	for _, a := range r.actions {

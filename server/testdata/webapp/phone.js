@@ -101,6 +101,32 @@ function overflow() {
   };
 }
 
+// canary shows that the check sees an overflow: a box wider than the
+// screen put into the page is reported, then taken away again, and so is
+// one held in a box that scrolls sideways, which is not.
+async function canary(page) {
+  await page.evaluate(() => {
+    const wide = document.createElement('div');
+    wide.id = 'phone-canary';
+    wide.style.width = '600px';
+    wide.style.height = '10px';
+    document.getElementById('page').append(wide);
+  });
+  const bare = await page.evaluate(overflow);
+  await page.evaluate(() => {
+    const wide = document.getElementById('phone-canary');
+    const box = document.createElement('div');
+    box.id = 'phone-canary-box';
+    box.style.overflowX = 'auto';
+    wide.replaceWith(box);
+    box.append(wide);
+  });
+  const held = await page.evaluate(overflow);
+  await page.evaluate(() => document.getElementById('phone-canary-box').remove());
+  if (bare.scroll_width <= bare.width || bare.offenders.length !== 1) throw new Error(`the overflow check missed a 600-pixel box: ${JSON.stringify(bare)}`);
+  if (held.offenders.length !== 0) throw new Error(`the overflow check reported a box held in a scrolling one: ${JSON.stringify(held)}`);
+}
+
 module.exports = async (s, p) => {
   const out = [];
   const pages = {};
@@ -132,6 +158,7 @@ module.exports = async (s, p) => {
     }
     await settle(page);
     await page.evaluate(() => window.scrollTo(0, 0));
+    if (out.length === 0) await canary(page);
     const o = await page.evaluate(overflow);
     let file = '';
     if (p.dir) {

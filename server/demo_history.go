@@ -120,6 +120,9 @@ func SeedDemoPlatform(ctx context.Context, accounts *account.Service, markets *m
 	// Stable: steps planned at the same time keep their planned order.
 	slices.SortStableFunc(r.actions, func(a, b demoAction) int { return a.at.Compare(b.at) })
 	for _, a := range r.actions {
+		if err := ctx.Err(); err != nil {
+			return nil, err // the server is stopping while it starts
+		}
 		if r.clock != nil {
 			r.clock.set(a.at)
 		}

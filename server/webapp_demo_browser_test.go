@@ -84,9 +84,9 @@ func screenshotDir(t *testing.T, sub string) string {
 
 // TestWebAppFromDemo drives the web app over the demo data, which looks
 // like a platform a visitor would browse: it measures the first load of
-// every main page against the byte budget and, with
-// PREDICTKIT_SCREENSHOTS=<dir>, saves the README's screenshots. It skips
-// like TestWebAppInBrowser.
+// every main page against the byte budget, runs axe-core on every main
+// page with that data and, with PREDICTKIT_SCREENSHOTS=<dir>, saves the
+// README's screenshots. It skips like TestWebAppInBrowser.
 func TestWebAppFromDemo(t *testing.T) {
 	a := startDemoWebApp(t)
 
@@ -116,7 +116,7 @@ func TestWebAppFromDemo(t *testing.T) {
 			pageMeasure
 			Name string `json:"name"`
 		}
-		a.d.run(t, "perf", map[string]any{"pages": pages, "user": a.maria}, &got)
+		a.d.run(t, "perf", map[string]any{"pages": pages, "user": a.maria, "warm": true}, &got)
 		if len(got) != len(pages) {
 			t.Fatalf("measured %d pages of %d: %+v", len(got), len(pages), got)
 		}
@@ -135,6 +135,24 @@ func TestWebAppFromDemo(t *testing.T) {
 			b, _ := json.MarshalIndent(map[string]any{"budget_bytes": webBudget, "pages": got}, "", "  ")
 			if err := os.WriteFile(p, append(b, '\n'), 0o644); err != nil {
 				t.Fatal(err)
+			}
+		}
+	})
+
+	t.Run("every main page over the demo data, the console's included, has no axe-core violation in either theme", func(t *testing.T) {
+		if axeCore() == "" {
+			t.Skip("no axe-core (see TestWebAppInBrowser)")
+		}
+		a.h.createPartner(t, "Demo partner", 10_000)                                                        // a partner's page to check
+		expect(t, a.h.do(t, req{method: http.MethodPost, path: "/api/v1/chat/session"}), http.StatusOK, "") // and a chat session's
+		var got []axeResult
+		a.d.run(t, "axe", map[string]any{"user": a.maria, "event": a.cup.ID}, &got)
+		if len(got) < 2*20 {
+			t.Errorf("axe checked only %d pages and themes", len(got))
+		}
+		for _, r := range got {
+			for _, v := range r.Violations {
+				t.Errorf("%s (%s theme): %s (%s): %s at %v", r.Page, r.Theme, v.ID, v.Impact, v.Help, v.Targets)
 			}
 		}
 	})

@@ -18,6 +18,17 @@ const { login } = require('./steps.js');
 module.exports = async (s, p) => {
   const out = [];
   const pages = p.pages || p.paths.map((path) => ({ name: path, path, who: '' }));
+  // p.warm: each path is loaded once, unmeasured, in a profile of its
+  // own first, as a server that has served anyone before would be (it
+  // compresses each file once, on its first request): the measure is a
+  // new visitor's first load, not the server's.
+  if (p.warm) {
+    const warm = await s.page({ name: 'warm-up' });
+    for (const { path } of pages) {
+      await warm.goto(BASE + path, { waitUntil: 'load' });
+      await warm.waitForFunction(() => document.documentElement.dataset.ready === '1');
+    }
+  }
   for (const { name, path, who } of pages) {
     const page = await s.page({ name: 'cold ' + path });
     if (who === 'user') await login(page, p.user);

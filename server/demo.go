@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"go.uber.org/fx"
 
 	"github.com/predictkit/predictkit/account"
 	"github.com/predictkit/predictkit/market"
 	"github.com/predictkit/predictkit/p2p"
+	"github.com/predictkit/predictkit/social"
 )
 
 // The demo users, all with the password DemoPassword.
@@ -28,6 +30,8 @@ type demoParams struct {
 	Accounts *account.Service
 	Markets  *market.Service
 	P2P      *p2p.Service
+	Social   *social.Service
+	Store    Store
 	Logger   *slog.Logger
 }
 
@@ -37,7 +41,15 @@ func seedDemo(p demoParams) {
 	if !p.Config.Demo || p.Kind == "postgres" {
 		return
 	}
+	// The demo is two weeks of history (demo_history.go): its clock is
+	// set to each step's time while it is seeded, then is the real one.
+	clock := installDemoClock(p.Store, p.Accounts, p.Markets, p.Social)
 	p.LC.Append(fx.Hook{OnStart: func(ctx context.Context) error {
+		now := time.Now().UTC().Truncate(time.Microsecond)
+		if clock != nil {
+			defer clock.reset()
+			clock.set(now.Add(-DemoHistory))
+		}
 		d, err := SeedDemo(ctx, p.Accounts, p.Markets)
 		if err != nil {
 			return fmt.Errorf("demo data: %w", err)
@@ -45,11 +57,17 @@ func seedDemo(p demoParams) {
 		if err := SeedDemoP2P(ctx, p.Accounts, p.P2P, d); err != nil {
 			return fmt.Errorf("demo data: %w", err)
 		}
+		platform, err := SeedDemoPlatform(ctx, p.Accounts, p.Markets, p.Social, d, clock, now)
+		if err != nil {
+			return fmt.Errorf("demo data: %w", err)
+		}
 		p.Logger.Info("demo data ready",
 			slog.String("creator", DemoCreatorEmail),
 			slog.String("traders", DemoAliceEmail+", "+DemoBobEmail),
 			slog.String("password", DemoPassword),
 			slog.Int64("event_id", d.EventID),
+			slog.Int("events", 1+len(platform.EventIDs)),
+			slog.Int("trades", platform.Trades),
 		)
 		return nil
 	}})

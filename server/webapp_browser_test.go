@@ -173,8 +173,9 @@ type axeResult struct {
 // context of their own, through the app's pages, found by their roles and
 // accessible names, and the operator through every section of the
 // console. It also runs axe-core on every main page in both themes, buys
-// with the keyboard alone, measures the first load against the byte
-// budget and, with PREDICTKIT_SCREENSHOTS=<dir>, saves screenshots. Each
+// with the keyboard alone and measures the first load against the byte
+// budget (TestWebAppFromDemo measures every page, and takes the
+// screenshots, over the demo data). Each
 // subtest stands alone (go test -run 'TestWebAppInBrowser/keyboard'). It skips like TestStreamInBrowser without Chromium,
 // Node.js or playwright-core; the accessibility check skips without
 // axe-core (which .ci/run installs).
@@ -186,16 +187,6 @@ func TestWebAppInBrowser(t *testing.T) {
 	h, _ := startServer(t, cfg)
 	base := "http://" + h.base
 	axe := axeCore()
-	shots := os.Getenv("PREDICTKIT_SCREENSHOTS")
-	if shots != "" {
-		var err error
-		if shots, err = filepath.Abs(shots); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.MkdirAll(shots, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
 	d := startWebDriver(t, base, "AXE_CORE="+axe)
 
 	creator := h.register(t, "creator")
@@ -402,23 +393,5 @@ func TestWebAppInBrowser(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-	})
-
-	t.Run("screenshots of the main pages in both themes are saved when PREDICTKIT_SCREENSHOTS names a directory", func(t *testing.T) {
-		if shots == "" {
-			t.Skip("PREDICTKIT_SCREENSHOTS is not set")
-		}
-		u := h.register(t, "Viewer")
-		h.credit(t, u.id, 80_000, false)
-		h.buy(t, u.token, b1.ID, "YES", 12_000)
-		var got []string
-		d.run(t, "screenshots", map[string]any{"dir": shots, "user": asBrowserUser(u), "event": ev.ID, "event_name": ev.Name}, &got)
-		for _, f := range got {
-			st, err := os.Stat(f)
-			if err != nil || st.Size() == 0 {
-				t.Errorf("screenshot %s: %v", f, err)
-			}
-		}
-		t.Logf("saved %v", got)
 	})
 }

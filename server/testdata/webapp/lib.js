@@ -18,14 +18,17 @@ class Session {
 
   // page opens a page in a new context. opts: name (for the reports),
   // colorScheme, bypassCSP (only for injecting axe-core, whose inline
-  // script the app's policy refuses), viewport.
+  // script the app's policy refuses), viewport, and for a phone
+  // (phone.js) isMobile, hasTouch, userAgent and deviceScaleFactor.
   async page(opts = {}) {
+    const phone = opts.isMobile ? { isMobile: true, hasTouch: !!opts.hasTouch, userAgent: opts.userAgent, deviceScaleFactor: opts.deviceScaleFactor || 1 } : {};
     const ctx = await this.browser.newContext({
       bypassCSP: !!opts.bypassCSP,
       colorScheme: opts.colorScheme || 'light',
       viewport: opts.viewport || { width: 1280, height: 900 },
       locale: opts.locale || 'en-US',
       reducedMotion: 'reduce',
+      ...phone,
     });
     ctx.setDefaultTimeout(TIMEOUT);
     this.contexts.push(ctx);

@@ -4,12 +4,34 @@
 // encodedDataLength), until the app is ready and every request but the
 // live stream has finished; and the time from navigation start to the
 // app's ready mark (<html data-ready="1">) and to the load event.
-const { BASE, until } = require('./lib.js');
+//
+// p.paths lists paths a visitor opens; p.pages lists {name, path, who}:
+// who "" is a visitor, "user" p.user signed in first (the sign-in's own
+// loads are not counted: the cache is emptied and disabled before the
+// page is opened), "operator" the console signed in with the admin token
+// on the page itself (the token lives in the tab's memory), so that its
+// first load counts the sign-in page, the console's modules and its first
+// section's data.
+const { BASE, ADMIN_TOKEN, adminReady, until } = require('./lib.js');
+const { login } = require('./steps.js');
 
 module.exports = async (s, p) => {
   const out = [];
-  for (const path of p.paths) {
+  const pages = p.pages || p.paths.map((path) => ({ name: path, path, who: '' }));
+  // p.warm: each path is loaded once, unmeasured, in a profile of its
+  // own first, as a server that has served anyone before would be (it
+  // compresses each file once, on its first request): the measure is a
+  // new visitor's first load, not the server's.
+  if (p.warm) {
+    const warm = await s.page({ name: 'warm-up' });
+    for (const { path } of pages) {
+      await warm.goto(BASE + path, { waitUntil: 'load' });
+      await warm.waitForFunction(() => document.documentElement.dataset.ready === '1');
+    }
+  }
+  for (const { name, path, who } of pages) {
     const page = await s.page({ name: 'cold ' + path });
+    if (who === 'user') await login(page, p.user);
     // The moment the app marks itself ready, seen by an observer that is
     // in the page before any of its scripts (not by polling from here).
     await page.addInitScript(() => {
@@ -22,6 +44,7 @@ module.exports = async (s, p) => {
     });
     const cdp = await page.context().newCDPSession(page);
     await cdp.send('Network.enable');
+    await cdp.send('Network.clearBrowserCache');
     await cdp.send('Network.setCacheDisabled', { cacheDisabled: true });
     const pending = new Map();
     let bytes = 0;
@@ -36,9 +59,15 @@ module.exports = async (s, p) => {
     cdp.on('Network.loadingFailed', (e) => pending.delete(e.requestId));
     await page.goto(BASE + path, { waitUntil: 'load' });
     await page.waitForFunction(() => window.__readyAt !== undefined);
+    if (who === 'operator') {
+      await adminReady(page, 'login');
+      await page.getByLabel('Admin token').fill(ADMIN_TOKEN);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await adminReady(page, path.split('/')[2] || 'users');
+    }
     await until('every request of the first load to finish', async () => pending.size === 0);
     const t = await page.evaluate(() => ({ ready: window.__readyAt, load: performance.getEntriesByType('navigation')[0].loadEventEnd }));
-    out.push({ path, bytes, requests, ready_ms: t.ready, load_ms: t.load });
+    out.push({ name, path, bytes, requests, ready_ms: t.ready, load_ms: t.load });
     await cdp.detach();
   }
   return out;

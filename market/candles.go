@@ -211,7 +211,10 @@ func (s *Service) Candles(ctx context.Context, marketID int64, q CandleQuery) ([
 			}
 			first = len(before) == 0
 		}
-		if first {
+		// A market is created before its first trade; a store whose
+		// trades are recorded earlier than the market (imported history,
+		// a test's clock) keeps its first trade's price.
+		if first && !m.CreatedAt.After(firstPriceAt(cs[0], iv.Width)) {
 			cs[0].openAt(OpeningProbability(m), m.CreatedAt)
 		}
 	}
@@ -223,6 +226,15 @@ func (s *Service) Candles(ctx context.Context, marketID int64, q CandleQuery) ([
 // price of its opening quantities, within 0.125/b of the pool's).
 func OpeningProbability(m *Market) float64 {
 	return (&Market{B: m.B, QYes: m.Q0Yes, QNo: m.Q0No}).YesProbability()
+}
+
+// firstPriceAt is when c's first price was recorded (its start when the
+// store keeps no time).
+func firstPriceAt(c Candle, width time.Duration) time.Time {
+	if c.OpenAt.IsZero() {
+		return c.Start.Add(width)
+	}
+	return c.OpenAt
 }
 
 // openAt makes c open at price p, recorded at at (before any of its own

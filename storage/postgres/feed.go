@@ -171,6 +171,12 @@ func (s *Store) Feed(ctx context.Context, q market.FeedQuery) ([]*market.Event, 
 	if q.Limit < 0 {
 		q.Limit = math.MaxInt32
 	}
+	// The trades' volumes since the last read (feed_volume_log) first,
+	// in a transaction of their own: the page then counts every trade
+	// committed before the call.
+	if _, err := s.pool.Exec(ctx, `SELECT feed_fold()`); err != nil {
+		return nil, translate(err, nil)
+	}
 	var b feedSQL
 	query := b.build(q)
 	rows, err := s.pool.Query(ctx, query, b.args...)

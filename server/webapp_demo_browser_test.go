@@ -41,7 +41,7 @@ func startDemoWebApp(t *testing.T) *demoWebApp {
 	var feed struct {
 		Events []apiEvent `json:"events"`
 	}
-	h.do(t, req{method: http.MethodGet, path: "/api/v1/events?limit=100"}).decode(t, &feed)
+	h.do(t, req{method: http.MethodGet, path: "/api/v1/events?status=all&limit=100"}).decode(t, &feed)
 	for _, e := range feed.Events {
 		for _, p := range e.Pools {
 			if p.Exclusive != nil && *p.Exclusive && p.Name == "Who lifts the cup?" {

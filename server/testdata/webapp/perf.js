@@ -49,7 +49,10 @@ module.exports = async (s, p) => {
     const pending = new Map();
     let bytes = 0;
     let requests = 0;
-    cdp.on('Network.requestWillBeSent', (e) => { if (e.type !== 'EventSource') pending.set(e.requestId, e.request.url); });
+    // Live streams never finish: they are not part of the load.
+    cdp.on('Network.requestWillBeSent', (e) => {
+      if (e.type !== 'EventSource' && !e.request.url.includes('/api/v1/stream')) pending.set(e.requestId, e.request.url);
+    });
     cdp.on('Network.loadingFinished', (e) => {
       if (!pending.has(e.requestId)) return;
       pending.delete(e.requestId);
@@ -65,7 +68,11 @@ module.exports = async (s, p) => {
       await page.getByRole('button', { name: 'Sign in' }).click();
       await adminReady(page, path.split('/')[2] || 'users');
     }
-    await until('every request of the first load to finish', async () => pending.size === 0);
+    try {
+      await until(`every request of the first load of ${path} to finish`, async () => pending.size === 0);
+    } catch (e) {
+      throw new Error(`${e.message} (still pending: ${[...pending.values()].join(', ')})`);
+    }
     const t = await page.evaluate(() => ({ ready: window.__readyAt, load: performance.getEntriesByType('navigation')[0].loadEventEnd }));
     out.push({ name, path, bytes, requests, ready_ms: t.ready, load_ms: t.load });
     await cdp.detach();

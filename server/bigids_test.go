@@ -71,6 +71,9 @@ var walkedStatuses = map[string][]int{
 	"GET /api/v1/admin/events offset":                                                 offsetStatuses,
 	"GET /api/v1/events limit":                                                        nonNegativeStatuses,
 	"GET /api/v1/events offset":                                                       offsetStatuses,
+	"GET /api/v1/users/me/following limit":                                            refusedStatuses, // 1 to 50
+	"GET /api/v1/users/me/following cursor":                                           refusedStatuses, // a number is no cursor
+	"GET /api/v1/events cursor":                                                       refusedStatuses, // a number is no cursor of the feed
 	"GET /api/v1/leaderboard limit":                                                   refusedStatuses,
 	"GET /api/v1/markets/{market_id}/quote amount_kopecks":                            refusedStatuses, // trade_refused past the bounds, then invalid_request
 	"GET /api/v1/markets/{market_id}/quote shares":                                    refusedStatuses,

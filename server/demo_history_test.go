@@ -60,7 +60,7 @@ func TestDemoPlatform(t *testing.T) {
 	var feed struct {
 		Events []event `json:"events"`
 	}
-	h.do(t, req{method: http.MethodGet, path: "/api/v1/events?limit=100"}).decode(t, &feed)
+	h.do(t, req{method: http.MethodGet, path: "/api/v1/events?status=all&limit=100"}).decode(t, &feed)
 	var markets []market
 	for _, e := range feed.Events {
 		for _, p := range e.Pools {

@@ -113,8 +113,9 @@ func webFallback(site *web.Site, head pageHead) Fallback {
 }
 
 // notAppPrefixes are the paths that are never the app's, whatever their
-// case: the API, the reference, the probes and the metrics.
-var notAppPrefixes = []string{"/api", "/docs", "/healthz", "/readyz", "/metrics"}
+// case: the API, the reference, the probes, the metrics, the share
+// cards, the embeds and the MCP endpoint.
+var notAppPrefixes = []string{"/api", "/docs", "/healthz", "/readyz", "/metrics", "/og", "/embed", MCPPath}
 
 // appRoute reports whether path p may be a client route of the app,
 // which the page answers: not under a prefix of notAppPrefixes (compared

@@ -307,6 +307,11 @@ var bodyTargets = []bodyTarget{
 // noTextBody are the routes that take a body without text (numbers and
 // booleans only) or none.
 var noTextBody = []string{
+	"PUT /api/v1/events/:id/follow",
+	"DELETE /api/v1/events/:id/follow",
+	// JSON-RPC messages: FuzzMCP sends any body to the MCP endpoint.
+	"POST /mcp",
+	"DELETE /mcp",
 	"POST /api/v1/auth/logout",
 	"DELETE /api/v1/auth/session",
 	"POST /api/v1/events/:id/active",

@@ -27,6 +27,7 @@ type notificationData struct {
 	CreatedAt   string           `json:"created_at"`
 	RelatedID   int64            `json:"related_id"`
 	RelatedType string           `json:"related_type"`
+	Link        string           `json:"link"`
 	Data        NotificationData `json:"data"`
 }
 
@@ -53,7 +54,7 @@ func PrepareNotificationChange(n *Notification) (e changelog.Entry, rest []byte)
 func AppendNotificationChange(buf []byte, n *Notification) (changelog.Entry, []byte) {
 	title, msg := n.Render("en")
 	d := notificationData{ID: n.ID, UserID: n.UserID, Type: n.Type, Title: title, Message: msg,
-		Read: n.Read, CreatedAt: changeTime(n.CreatedAt), RelatedID: n.RelatedID, RelatedType: n.RelatedType, Data: n.Data}
+		Read: n.Read, CreatedAt: changeTime(n.CreatedAt), RelatedID: n.RelatedID, RelatedType: n.RelatedType, Link: n.Link(), Data: n.Data}
 	return changelog.Entry{Type: changelog.Notification, UserID: n.UserID, At: n.CreatedAt}, d.appendRest(buf)
 }
 
@@ -68,7 +69,7 @@ func (d *notificationData) json() json.RawMessage {
 func (d *notificationData) appendRest(b []byte) []byte {
 	x := &d.Data
 	if b == nil {
-		b = make([]byte, 0, 176+len(d.Title)+len(d.Message)+len(x.EventName)+len(x.MarketName)+len(x.Author)+len(x.Excerpt)+len(x.Other)+len(x.Proposed)+len(x.Until))
+		b = make([]byte, 0, 192+len(d.Title)+len(d.Link)+len(d.Message)+len(x.EventName)+len(x.MarketName)+len(x.Author)+len(x.Excerpt)+len(x.Other)+len(x.Proposed)+len(x.Until))
 	}
 	b = strconv.AppendInt(append(b, `,"user_id":`...), d.UserID, 10)
 	b = jsonenc.AppendString(append(b, `,"type":`...), d.Type)
@@ -78,6 +79,7 @@ func (d *notificationData) appendRest(b []byte) []byte {
 	b = jsonenc.AppendString(append(b, `,"created_at":`...), d.CreatedAt)
 	b = strconv.AppendInt(append(b, `,"related_id":`...), d.RelatedID, 10)
 	b = jsonenc.AppendString(append(b, `,"related_type":`...), d.RelatedType)
+	b = jsonenc.AppendString(append(b, `,"link":`...), d.Link)
 	return append(d.Data.AppendJSON(append(b, `,"data":`...)), '}')
 }
 

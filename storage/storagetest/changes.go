@@ -171,7 +171,7 @@ func testChanges(t *testing.T, newStores func(*testing.T) Stores) {
 		}
 		title, msg := n.Render("en")
 		want(t, es[2], map[string]any{"id": n.ID, "user_id": u.ID, "type": social.TypeTradeExecuted, "title": title, "message": msg,
-			"read": false, "created_at": changeTime(n.CreatedAt), "related_id": ev.ID, "related_type": social.RelatedEvent, "data": n.Data})
+			"read": false, "created_at": changeTime(n.CreatedAt), "related_id": ev.ID, "related_type": social.RelatedEvent, "link": n.Link(), "data": n.Data})
 
 		b := e.balances(u)
 		if es[3].UserID != u.ID {
@@ -445,7 +445,7 @@ func testChanges(t *testing.T, newStores func(*testing.T) Stores) {
 		}
 		title, msg := ns[0].Render("en")
 		want(t, es[2], map[string]any{"id": ns[0].ID, "user_id": hidden.ID, "type": social.TypeCommentReply, "title": title, "message": msg,
-			"read": false, "created_at": changeTime(ns[0].CreatedAt), "related_id": top.ID, "related_type": social.RelatedComment, "data": ns[0].Data})
+			"read": false, "created_at": changeTime(ns[0].CreatedAt), "related_id": top.ID, "related_type": social.RelatedComment, "link": ns[0].Link(), "data": ns[0].Data})
 	})
 
 	t.Run("a notification stored on its own is logged for its user", func(t *testing.T) {
@@ -467,7 +467,7 @@ func testChanges(t *testing.T, newStores func(*testing.T) Stores) {
 		}
 		title, msg := n.Render("en")
 		want(t, es[0], map[string]any{"id": n.ID, "user_id": u.ID, "type": social.TypeSupportReply, "title": title, "message": msg,
-			"read": false, "created_at": changeTime(n.CreatedAt), "related_id": 4, "related_type": social.RelatedChat, "data": n.Data})
+			"read": false, "created_at": changeTime(n.CreatedAt), "related_id": 4, "related_type": social.RelatedChat, "link": n.Link(), "data": n.Data})
 	})
 
 	t.Run("a credit logs the user's balances with its reason, one entry per user", func(t *testing.T) {

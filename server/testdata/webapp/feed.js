@@ -62,7 +62,8 @@ module.exports = async (s, p) => {
   const byVolume = await waitNames(page, 'the largest volume first', (got) => got.length === p.open_count && JSON.stringify(got) !== JSON.stringify(byNew) && got);
 
   await main.getByRole('radio', { name: 'Resolved' }).check();
-  const resolved = await waitNames(page, 'the resolved events', (got) => got.length === p.resolved_count && got);
+  // As many resolved events as open ones: wait for the open ones to go.
+  const resolved = await waitNames(page, 'the resolved events', (got) => got.length === p.resolved_count && !got.some((n) => byVolume.includes(n)) && got);
   const resolvedCard = await main.locator('article', { hasText: p.resolved_event }).innerText();
   const voidedCard = await main.locator('article', { hasText: p.voided_event }).innerText();
   const axeFeed = process.env.AXE_CORE ? await axePage(s, '/') : null;

@@ -9,8 +9,8 @@ import (
 	"testing"
 )
 
-// TestAppFaultsInBrowser: the faults a user of the web app met (issue
-// #33), each fixed and checked in the browser (testdata/webapp/appfix.js).
+// TestAppFaultsInBrowser: the faults a user of the web app met, each
+// fixed and checked in the browser (testdata/webapp/appfix.js).
 // It needs what TestWebAppInBrowser needs, and skips without it.
 func TestAppFaultsInBrowser(t *testing.T) {
 	cfg := testConfig(memoryStore())

@@ -1,4 +1,4 @@
-// The app's faults of issue #33, each checked as a user would see it
+// The faults a user of the web app met, each checked as a user would see it
 // (webapp_appfix_browser_test.go runs one part per call, p.part):
 // chat — the support chat of a signed-in user is the same in two browsers,
 //   and an operator's answer shows in both;

@@ -200,6 +200,19 @@ type Config struct {
 	Proposals           bool
 	ProposalAnteKopecks int64
 
+	// Money in and out (docs/deposits.md, docs/withdrawals.md).
+	// WalletEVMXPub and WalletTronXPub are the operator's extended public
+	// keys users' deposit addresses are derived from; the server never
+	// holds a private key. Chains names the chains whose token deposits
+	// are watched, in order; ChainSettings holds each known chain's
+	// settings. WithdrawalDailyLimitKopecks bounds what one user may ask
+	// to withdraw in 24 hours (0: no limit).
+	WalletEVMXPub               string
+	WalletTronXPub              string
+	Chains                      []string
+	ChainSettings               ChainSettings
+	WithdrawalDailyLimitKopecks int64
+
 	// Store, when set, is used instead of the one DatabaseURL selects; the
 	// caller owns it (the server does not close it). Tests use it.
 	Store Store `json:"-"`
@@ -255,6 +268,9 @@ func DefaultConfig() Config {
 		CreatorsMayTradeOwn:  true,
 		DisputeBondKopecks:   market.DefaultDisputeBond,
 		ProposalAnteKopecks:  DefaultProposalAnteKopecks,
+
+		ChainSettings:               defaultChainSettings(),
+		WithdrawalDailyLimitKopecks: DefaultWithdrawalDailyLimitKopecks,
 
 		ChatWebhookTimeout: chat.DefaultWebhookTimeout,
 		StreamRetention:    DefaultStreamRetention,

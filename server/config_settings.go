@@ -153,7 +153,7 @@ func splitList(v string) []string {
 
 func settings() []setting {
 	secret := func(s setting) setting { s.secret = true; return s }
-	return []setting{
+	return append([]setting{
 		stringSetting("addr", "PREDICTKIT_ADDR", "listen address", func(c *Config) *string { return &c.Addr }),
 		secret(stringSetting("database-url", "PREDICTKIT_DATABASE_URL", "PostgreSQL URL; empty runs on the in-memory store", func(c *Config) *string { return &c.DatabaseURL })),
 		secret(stringSetting("admin-token", "PREDICTKIT_ADMIN_TOKEN", "Bearer token of the operator endpoints (at least 16 characters); empty disables them", func(c *Config) *string { return &c.AdminToken })),
@@ -256,7 +256,7 @@ func settings() []setting {
 				c.CORSOrigins = splitList(v)
 				return checkOrigins(c.CORSOrigins)
 			}},
-	}
+	}, moneySettings()...)
 }
 
 // ConfigFromEnv returns DefaultConfig overridden by the PREDICTKIT_*

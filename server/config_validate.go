@@ -129,6 +129,7 @@ func (c Config) Validate() error {
 	if c.PublicURL != "" && checkPublicURL(c.PublicURL) != nil {
 		bad("PREDICTKIT_PUBLIC_URL", "%q: %v", c.PublicURL, checkPublicURL(c.PublicURL))
 	}
+	errs = append(errs, c.validateMoney()...)
 	return errors.Join(errs...)
 }
 

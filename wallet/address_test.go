@@ -96,3 +96,17 @@ func TestUserIDsOutsideBIP32sRangeHaveNoAddress(t *testing.T) {
 		t.Fatal("two users got one address")
 	}
 }
+
+func TestEveryChainHasItsOwnNumberAndAFamily(t *testing.T) {
+	seen := map[int64]string{}
+	for _, c := range wallet.Chains {
+		n := wallet.Number(c)
+		if _, ok := wallet.FamilyOf(c); !ok || n <= 0 || seen[n] != "" {
+			t.Fatalf("chain %s: number %d (taken by %q)", c, n, seen[n])
+		}
+		seen[n] = c
+	}
+	if wallet.Number("solana") != 0 {
+		t.Fatal("an unknown chain has a number")
+	}
+}

@@ -43,6 +43,23 @@ const (
 // their addresses.
 var Chains = []string{TRON, BSC, Polygon, Ethereum}
 
+// Number returns chain's number: its EIP-155 chain id on its main
+// network (TRON's is the one its JSON-RPC answers), and 0 for a chain
+// predictkit does not know. It tells the chains' ledger accounts apart.
+func Number(chain string) int64 {
+	switch chain {
+	case Ethereum:
+		return 1
+	case BSC:
+		return 56
+	case Polygon:
+		return 137
+	case TRON:
+		return 728126428
+	}
+	return 0
+}
+
 // FamilyOf returns the family of chain, and false for a chain predictkit
 // does not know.
 func FamilyOf(chain string) (Family, bool) {

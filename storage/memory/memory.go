@@ -74,6 +74,8 @@ type Store struct {
 	amends map[int64][]market.Amendment
 	// follows are who follows which event (follows.go).
 	follows follows
+	// book is the address book (addresses.go); made on first use.
+	book map[bookKey]account.DepositAddress
 
 	// changes is the change log (changes.go), appended to under mu.
 	changes *changelog.Memory

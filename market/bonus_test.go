@@ -248,7 +248,7 @@ func TestWinningsOfBonusSharesArePaidToTheBalance(t *testing.T) {
 func TestAnAnswerAddedLaterSplitsTheBonusShareExactly(t *testing.T) {
 	st := examplePool()
 	st.Positions[1].BonusShares, st.Positions[1].BonusNet, st.Positions[1].UseBonus = 4960, 1000, true // all bonus
-	st.Positions[2].BonusShares, st.Positions[2].BonusNet, st.Positions[2].UseBonus = 1000, 777, true // part bonus
+	st.Positions[2].BonusShares, st.Positions[2].BonusNet, st.Positions[2].UseBonus = 1000, 777, true  // part bonus
 	eff, err := DecideAnswer(st, NewAnswer{Name: "Cid", Probability: 0.05})
 	if err != nil {
 		t.Fatal(err)

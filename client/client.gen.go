@@ -1746,7 +1746,7 @@ type BuyRequest struct {
 	MinShares *int64         `json:"min_shares,omitempty"`
 	Side      BuyRequestSide `json:"side"`
 
-	// UseBonus pay from the bonus balance
+	// UseBonus pay from the bonus balance; the sale proceeds and void refunds of the shares bought go back to the bonus balance, their winnings to the balance
 	UseBonus *bool `json:"use_bonus,omitempty"`
 }
 
@@ -2792,7 +2792,7 @@ type Position struct {
 	// UnrealizedPnl value_kopecks - cost_kopecks
 	UnrealizedPnl int64 `json:"unrealized_pnl"`
 
-	// UseBonus some of it was bought with the bonus balance
+	// UseBonus some of it was bought with the bonus balance: a sale pays those shares' part of its payout to the bonus balance
 	UseBonus bool  `json:"use_bonus"`
 	UserID   int64 `json:"user_id"`
 
@@ -5802,7 +5802,10 @@ type ClientInterface interface {
 	// BuyWithBody Buy shares of a side for an amount of money.
 	//
 	// `cost_kopecks` (fee included) never exceeds `amount_kopecks`. With
-	// `use_bonus` the buy is paid from the bonus balance. Slippage guards:
+	// `use_bonus` the buy is paid from the bonus balance, and bonus money
+	// stays bonus: a later sale of those shares pays their part of its
+	// payout back to `bonus_balance`, and a void refunds it there; only
+	// winnings go to `balance`. Slippage guards:
 	// `max_cost_kopecks` (charge) and `min_shares`; when hit the trade is
 	// 409 price_moved and nothing changes.
 	//
@@ -5814,7 +5817,10 @@ type ClientInterface interface {
 	// Buy Buy shares of a side for an amount of money.
 	//
 	// `cost_kopecks` (fee included) never exceeds `amount_kopecks`. With
-	// `use_bonus` the buy is paid from the bonus balance. Slippage guards:
+	// `use_bonus` the buy is paid from the bonus balance, and bonus money
+	// stays bonus: a later sale of those shares pays their part of its
+	// payout back to `bonus_balance`, and a void refunds it there; only
+	// winnings go to `balance`. Slippage guards:
 	// `max_cost_kopecks` (charge) and `min_shares`; when hit the trade is
 	// 409 price_moved and nothing changes.
 	//
@@ -5924,7 +5930,9 @@ type ClientInterface interface {
 
 	// SellWithBody Sell shares of a side back to the market maker.
 	//
-	// The payout goes to the balance. Selling more shares than held, or a
+	// The payout goes to the balance, except the part that shares bought
+	// with `use_bonus` are of the shares sold, which goes back to the bonus
+	// balance (the two add up to `payout_kopecks`). Selling more shares than held, or a
 	// side not held, is 400 insufficient_shares. Slippage guard:
 	// `min_payout_kopecks`.
 	//
@@ -5935,7 +5943,9 @@ type ClientInterface interface {
 
 	// Sell Sell shares of a side back to the market maker.
 	//
-	// The payout goes to the balance. Selling more shares than held, or a
+	// The payout goes to the balance, except the part that shares bought
+	// with `use_bonus` are of the shares sold, which goes back to the bonus
+	// balance (the two add up to `payout_kopecks`). Selling more shares than held, or a
 	// side not held, is 400 insufficient_shares. Slippage guard:
 	// `min_payout_kopecks`.
 	//
@@ -9124,7 +9134,10 @@ func (c *Client) GetMarket(ctx context.Context, marketID int64, reqEditors ...Re
 // BuyWithBody Buy shares of a side for an amount of money.
 //
 // `cost_kopecks` (fee included) never exceeds `amount_kopecks`. With
-// `use_bonus` the buy is paid from the bonus balance. Slippage guards:
+// `use_bonus` the buy is paid from the bonus balance, and bonus money
+// stays bonus: a later sale of those shares pays their part of its
+// payout back to `bonus_balance`, and a void refunds it there; only
+// winnings go to `balance`. Slippage guards:
 // `max_cost_kopecks` (charge) and `min_shares`; when hit the trade is
 // 409 price_moved and nothing changes.
 //
@@ -9146,7 +9159,10 @@ func (c *Client) BuyWithBody(ctx context.Context, marketID int64, contentType st
 // Buy Buy shares of a side for an amount of money.
 //
 // `cost_kopecks` (fee included) never exceeds `amount_kopecks`. With
-// `use_bonus` the buy is paid from the bonus balance. Slippage guards:
+// `use_bonus` the buy is paid from the bonus balance, and bonus money
+// stays bonus: a later sale of those shares pays their part of its
+// payout back to `bonus_balance`, and a void refunds it there; only
+// winnings go to `balance`. Slippage guards:
 // `max_cost_kopecks` (charge) and `min_shares`; when hit the trade is
 // 409 price_moved and nothing changes.
 //
@@ -9316,7 +9332,9 @@ func (c *Client) Quote(ctx context.Context, marketID int64, params *QuoteParams,
 
 // SellWithBody Sell shares of a side back to the market maker.
 //
-// The payout goes to the balance. Selling more shares than held, or a
+// The payout goes to the balance, except the part that shares bought
+// with `use_bonus` are of the shares sold, which goes back to the bonus
+// balance (the two add up to `payout_kopecks`). Selling more shares than held, or a
 // side not held, is 400 insufficient_shares. Slippage guard:
 // `min_payout_kopecks`.
 //
@@ -9337,7 +9355,9 @@ func (c *Client) SellWithBody(ctx context.Context, marketID int64, contentType s
 
 // Sell Sell shares of a side back to the market maker.
 //
-// The payout goes to the balance. Selling more shares than held, or a
+// The payout goes to the balance, except the part that shares bought
+// with `use_bonus` are of the shares sold, which goes back to the bonus
+// balance (the two add up to `payout_kopecks`). Selling more shares than held, or a
 // side not held, is 400 insufficient_shares. Slippage guard:
 // `min_payout_kopecks`.
 //
@@ -16894,7 +16914,10 @@ type ClientWithResponsesInterface interface {
 	// BuyWithBodyWithResponse Buy shares of a side for an amount of money.
 	//
 	// `cost_kopecks` (fee included) never exceeds `amount_kopecks`. With
-	// `use_bonus` the buy is paid from the bonus balance. Slippage guards:
+	// `use_bonus` the buy is paid from the bonus balance, and bonus money
+	// stays bonus: a later sale of those shares pays their part of its
+	// payout back to `bonus_balance`, and a void refunds it there; only
+	// winnings go to `balance`. Slippage guards:
 	// `max_cost_kopecks` (charge) and `min_shares`; when hit the trade is
 	// 409 price_moved and nothing changes.
 	//
@@ -16906,7 +16929,10 @@ type ClientWithResponsesInterface interface {
 	// BuyWithResponse Buy shares of a side for an amount of money.
 	//
 	// `cost_kopecks` (fee included) never exceeds `amount_kopecks`. With
-	// `use_bonus` the buy is paid from the bonus balance. Slippage guards:
+	// `use_bonus` the buy is paid from the bonus balance, and bonus money
+	// stays bonus: a later sale of those shares pays their part of its
+	// payout back to `bonus_balance`, and a void refunds it there; only
+	// winnings go to `balance`. Slippage guards:
 	// `max_cost_kopecks` (charge) and `min_shares`; when hit the trade is
 	// 409 price_moved and nothing changes.
 	//
@@ -17022,7 +17048,9 @@ type ClientWithResponsesInterface interface {
 
 	// SellWithBodyWithResponse Sell shares of a side back to the market maker.
 	//
-	// The payout goes to the balance. Selling more shares than held, or a
+	// The payout goes to the balance, except the part that shares bought
+	// with `use_bonus` are of the shares sold, which goes back to the bonus
+	// balance (the two add up to `payout_kopecks`). Selling more shares than held, or a
 	// side not held, is 400 insufficient_shares. Slippage guard:
 	// `min_payout_kopecks`.
 	//
@@ -17033,7 +17061,9 @@ type ClientWithResponsesInterface interface {
 
 	// SellWithResponse Sell shares of a side back to the market maker.
 	//
-	// The payout goes to the balance. Selling more shares than held, or a
+	// The payout goes to the balance, except the part that shares bought
+	// with `use_bonus` are of the shares sold, which goes back to the bonus
+	// balance (the two add up to `payout_kopecks`). Selling more shares than held, or a
 	// side not held, is 400 insufficient_shares. Slippage guard:
 	// `min_payout_kopecks`.
 	//
@@ -29583,7 +29613,10 @@ func (c *ClientWithResponses) GetMarketWithResponse(ctx context.Context, marketI
 // BuyWithBodyWithResponse Buy shares of a side for an amount of money.
 //
 // `cost_kopecks` (fee included) never exceeds `amount_kopecks`. With
-// `use_bonus` the buy is paid from the bonus balance. Slippage guards:
+// `use_bonus` the buy is paid from the bonus balance, and bonus money
+// stays bonus: a later sale of those shares pays their part of its
+// payout back to `bonus_balance`, and a void refunds it there; only
+// winnings go to `balance`. Slippage guards:
 // `max_cost_kopecks` (charge) and `min_shares`; when hit the trade is
 // 409 price_moved and nothing changes.
 //
@@ -29601,7 +29634,10 @@ func (c *ClientWithResponses) BuyWithBodyWithResponse(ctx context.Context, marke
 // BuyWithResponse Buy shares of a side for an amount of money.
 //
 // `cost_kopecks` (fee included) never exceeds `amount_kopecks`. With
-// `use_bonus` the buy is paid from the bonus balance. Slippage guards:
+// `use_bonus` the buy is paid from the bonus balance, and bonus money
+// stays bonus: a later sale of those shares pays their part of its
+// payout back to `bonus_balance`, and a void refunds it there; only
+// winnings go to `balance`. Slippage guards:
 // `max_cost_kopecks` (charge) and `min_shares`; when hit the trade is
 // 409 price_moved and nothing changes.
 //
@@ -29753,7 +29789,9 @@ func (c *ClientWithResponses) QuoteWithResponse(ctx context.Context, marketID in
 
 // SellWithBodyWithResponse Sell shares of a side back to the market maker.
 //
-// The payout goes to the balance. Selling more shares than held, or a
+// The payout goes to the balance, except the part that shares bought
+// with `use_bonus` are of the shares sold, which goes back to the bonus
+// balance (the two add up to `payout_kopecks`). Selling more shares than held, or a
 // side not held, is 400 insufficient_shares. Slippage guard:
 // `min_payout_kopecks`.
 //
@@ -29770,7 +29808,9 @@ func (c *ClientWithResponses) SellWithBodyWithResponse(ctx context.Context, mark
 
 // SellWithResponse Sell shares of a side back to the market maker.
 //
-// The payout goes to the balance. Selling more shares than held, or a
+// The payout goes to the balance, except the part that shares bought
+// with `use_bonus` are of the shares sold, which goes back to the bonus
+// balance (the two add up to `payout_kopecks`). Selling more shares than held, or a
 // side not held, is 400 insufficient_shares. Slippage guard:
 // `min_payout_kopecks`.
 //

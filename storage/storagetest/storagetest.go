@@ -67,6 +67,7 @@ func Run(t *testing.T, newStores func(t *testing.T) Stores) {
 	t.Run("challenge window", func(t *testing.T) { testChallenge(t, newStores) })
 	t.Run("proposals", func(t *testing.T) { testProposals(t, newStores) })
 	t.Run("trading", func(t *testing.T) { testTrading(t, newStores) })
+	t.Run("bonus money", func(t *testing.T) { testBonus(t, newStores) })
 	t.Run("settlement", func(t *testing.T) { testSettlement(t, newStores) })
 	t.Run("trading window", func(t *testing.T) { testWindow(t, newStores) })
 	t.Run("resolution", func(t *testing.T) { testResolution(t, newStores) })

@@ -103,6 +103,7 @@ type Chain struct {
 	beacon  *catalyst.SimulatedBeacon
 	signer  types.Signer
 
+	stop   sync.Once
 	mu     sync.Mutex
 	nonces map[common.Address]uint64          // next nonce of senders since the last block
 	sent   []sentTx                           // sent since the last block, checked when it is sealed
@@ -185,17 +186,7 @@ func Start(t testing.TB, opts Options) *Chain {
 	}
 	c.node, c.backend, c.beacon = stack, backend, beacon
 	c.URL = stack.HTTPEndpoint()
-	t.Cleanup(func() {
-		if c.Client != nil {
-			c.Client.Close()
-		}
-		if err := beacon.Stop(); err != nil {
-			t.Errorf("evmtest: stop beacon: %v", err)
-		}
-		if err := stack.Close(); err != nil {
-			t.Errorf("evmtest: close node: %v", err)
-		}
-	})
+	t.Cleanup(func() { c.Stop(t) })
 	if !strings.HasPrefix(c.URL, "http://127.0.0.1:") {
 		t.Fatalf("evmtest: the node serves HTTP at %q, not on 127.0.0.1", c.URL)
 	}
@@ -204,6 +195,24 @@ func Start(t testing.TB, opts Options) *Chain {
 		t.Fatalf("evmtest: dial %s: %v", c.URL, err)
 	}
 	return c
+}
+
+// Stop stops the chain: its URL refuses connections from then on, as a
+// node that went down does. The test's end stops it too; stopping twice
+// does nothing.
+func (c *Chain) Stop(t testing.TB) {
+	t.Helper()
+	c.stop.Do(func() {
+		if c.Client != nil {
+			c.Client.Close()
+		}
+		if err := c.beacon.Stop(); err != nil {
+			t.Errorf("evmtest: stop beacon: %v", err)
+		}
+		if err := c.node.Close(); err != nil {
+			t.Errorf("evmtest: close node: %v", err)
+		}
+	})
 }
 
 func ctx(t testing.TB) (context.Context, context.CancelFunc) {

@@ -222,3 +222,16 @@ func TestFundedAccounts(t *testing.T) {
 		t.Errorf("balance = %s, want 7", got)
 	}
 }
+
+func TestStoppedChainRefusesConnections(t *testing.T) {
+	chain := evmtest.Start(t, evmtest.Options{})
+	rpc := dial(t, chain.URL)
+	if _, err := rpc.BlockNumber(t.Context()); err != nil {
+		t.Fatalf("eth_blockNumber before Stop: %v", err)
+	}
+	chain.Stop(t)
+	chain.Stop(t) // again: nothing
+	if n, err := rpc.BlockNumber(t.Context()); err == nil {
+		t.Errorf("eth_blockNumber after Stop = %d, want an error", n)
+	}
+}

@@ -1260,6 +1260,7 @@ const (
 	StreamMessageEventPrice          StreamMessageEvent = "price"
 	StreamMessageEventReset          StreamMessageEvent = "reset"
 	StreamMessageEventTrade          StreamMessageEvent = "trade"
+	StreamMessageEventWithdrawal     StreamMessageEvent = "withdrawal"
 )
 
 // Valid indicates whether the value is a known member of the StreamMessageEvent enum.
@@ -1280,6 +1281,8 @@ func (e StreamMessageEvent) Valid() bool {
 	case StreamMessageEventReset:
 		return true
 	case StreamMessageEventTrade:
+		return true
+	case StreamMessageEventWithdrawal:
 		return true
 	default:
 		return false
@@ -3351,7 +3354,7 @@ type StreamMarketResolvedWinningOutcome string
 
 // StreamMessage One message of the live stream (GET /api/v1/stream), as its three fields.
 type StreamMessage struct {
-	// Data by event: trade StreamTrade, price StreamPrice, market_resolved StreamMarketResolved, answer_added StreamAnswerAdded, comment Comment, notification StreamNotification, balance StreamBalance, reset StreamReset
+	// Data by event: trade StreamTrade, price StreamPrice, market_resolved StreamMarketResolved, answer_added StreamAnswerAdded, comment Comment, notification StreamNotification, balance StreamBalance, withdrawal Withdrawal (one of yours requested, paid, rejected or cancelled), reset StreamReset
 	Data StreamMessage_Data `json:"data"`
 
 	// Event what data is
@@ -3361,7 +3364,7 @@ type StreamMessage struct {
 	ID int64 `json:"id"`
 }
 
-// StreamMessage_Data by event: trade StreamTrade, price StreamPrice, market_resolved StreamMarketResolved, answer_added StreamAnswerAdded, comment Comment, notification StreamNotification, balance StreamBalance, reset StreamReset
+// StreamMessage_Data by event: trade StreamTrade, price StreamPrice, market_resolved StreamMarketResolved, answer_added StreamAnswerAdded, comment Comment, notification StreamNotification, balance StreamBalance, withdrawal Withdrawal (one of yours requested, paid, rejected or cancelled), reset StreamReset
 type StreamMessage_Data struct {
 	union json.RawMessage
 }
@@ -4448,6 +4451,32 @@ func (t *StreamMessage_Data) FromStreamBalance(v StreamBalance) error {
 
 // MergeStreamBalance performs a merge with any union data inside the StreamMessage_Data, using the provided StreamBalance
 func (t *StreamMessage_Data) MergeStreamBalance(v StreamBalance) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsWithdrawal returns the union data inside the StreamMessage_Data as a Withdrawal
+func (t StreamMessage_Data) AsWithdrawal() (Withdrawal, error) {
+	var body Withdrawal
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromWithdrawal overwrites any union data inside the StreamMessage_Data as the provided Withdrawal
+func (t *StreamMessage_Data) FromWithdrawal(v Withdrawal) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeWithdrawal performs a merge with any union data inside the StreamMessage_Data, using the provided Withdrawal
+func (t *StreamMessage_Data) MergeWithdrawal(v Withdrawal) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -6620,8 +6649,8 @@ type ClientInterface interface {
 	// `trades` — every trade of the active (listed) events;
 	// `market:{id}`, `pool:{id}`, `event:{id}` — that market's, pool's
 	// markets' or event's trades, prices and resolutions (and, for an
-	// event, its new comments and replies); `me` — your notifications and
-	// balance changes, and, for each market you held a position in when it
+	// event, its new comments and replies); `me` — your notifications,
+	// balance changes and withdrawals' changes, and, for each market you held a position in when it
 	// was resolved, your settlement notification. `me` needs
 	// `Authorization: Bearer <token>` or, from a browser, whose EventSource
 	// sends no headers, `?ticket=` (POST /api/v1/stream/tickets) or the
@@ -10375,8 +10404,8 @@ func (c *Client) AddAnswer(ctx context.Context, id int64, body AddAnswerJSONRequ
 // `trades` — every trade of the active (listed) events;
 // `market:{id}`, `pool:{id}`, `event:{id}` — that market's, pool's
 // markets' or event's trades, prices and resolutions (and, for an
-// event, its new comments and replies); `me` — your notifications and
-// balance changes, and, for each market you held a position in when it
+// event, its new comments and replies); `me` — your notifications,
+// balance changes and withdrawals' changes, and, for each market you held a position in when it
 // was resolved, your settlement notification. `me` needs
 // `Authorization: Bearer <token>` or, from a browser, whose EventSource
 // sends no headers, `?ticket=` (POST /api/v1/stream/tickets) or the
@@ -18368,8 +18397,8 @@ type ClientWithResponsesInterface interface {
 	// `trades` — every trade of the active (listed) events;
 	// `market:{id}`, `pool:{id}`, `event:{id}` — that market's, pool's
 	// markets' or event's trades, prices and resolutions (and, for an
-	// event, its new comments and replies); `me` — your notifications and
-	// balance changes, and, for each market you held a position in when it
+	// event, its new comments and replies); `me` — your notifications,
+	// balance changes and withdrawals' changes, and, for each market you held a position in when it
 	// was resolved, your settlement notification. `me` needs
 	// `Authorization: Bearer <token>` or, from a browser, whose EventSource
 	// sends no headers, `?ticket=` (POST /api/v1/stream/tickets) or the
@@ -32004,8 +32033,8 @@ func (c *ClientWithResponses) AddAnswerWithResponse(ctx context.Context, id int6
 // `trades` — every trade of the active (listed) events;
 // `market:{id}`, `pool:{id}`, `event:{id}` — that market's, pool's
 // markets' or event's trades, prices and resolutions (and, for an
-// event, its new comments and replies); `me` — your notifications and
-// balance changes, and, for each market you held a position in when it
+// event, its new comments and replies); `me` — your notifications,
+// balance changes and withdrawals' changes, and, for each market you held a position in when it
 // was resolved, your settlement notification. `me` needs
 // `Authorization: Bearer <token>` or, from a browser, whose EventSource
 // sends no headers, `?ticket=` (POST /api/v1/stream/tickets) or the

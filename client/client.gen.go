@@ -1291,9 +1291,10 @@ func (e StreamMessageEvent) Valid() bool {
 
 // Defines values for StreamNotificationRelatedType.
 const (
-	StreamNotificationRelatedTypeChat    StreamNotificationRelatedType = "chat"
-	StreamNotificationRelatedTypeComment StreamNotificationRelatedType = "comment"
-	StreamNotificationRelatedTypeEvent   StreamNotificationRelatedType = "event"
+	StreamNotificationRelatedTypeChat       StreamNotificationRelatedType = "chat"
+	StreamNotificationRelatedTypeComment    StreamNotificationRelatedType = "comment"
+	StreamNotificationRelatedTypeEvent      StreamNotificationRelatedType = "event"
+	StreamNotificationRelatedTypeWithdrawal StreamNotificationRelatedType = "withdrawal"
 )
 
 // Valid indicates whether the value is a known member of the StreamNotificationRelatedType enum.
@@ -1304,6 +1305,8 @@ func (e StreamNotificationRelatedType) Valid() bool {
 	case StreamNotificationRelatedTypeComment:
 		return true
 	case StreamNotificationRelatedTypeEvent:
+		return true
+	case StreamNotificationRelatedTypeWithdrawal:
 		return true
 	default:
 		return false
@@ -3386,7 +3389,7 @@ type StreamNotification struct {
 	} `json:"balances,omitempty"`
 	CreatedAt time.Time `json:"created_at"`
 
-	// Data what the notification says: market_name, side, action, shares, amount (kopecks), won (YES, NO or VOID), author, excerpt, event_name, other (an answer_added's Other answer), proposed (a disputed proposal's outcome), until (when a proposed outcome becomes final); those its type uses
+	// Data what the notification says: market_name, side, action, shares, amount (kopecks), won (YES, NO or VOID), author, excerpt, event_name, other (an answer_added's Other answer), proposed (a disputed proposal's outcome), until (when a proposed outcome becomes final); for withdrawal_paid and withdrawal_rejected: amount, excerpt (the transaction hash or the reason) and other (the chain); those its type uses
 	Data        *map[string]interface{}       `json:"data,omitempty"`
 	ID          int64                         `json:"id"`
 	Message     string                        `json:"message"`

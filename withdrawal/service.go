@@ -51,11 +51,13 @@ func NewService(store Store, balances Balancer) *Service {
 	return &Service{store: store, balances: balances}
 }
 
+// now is the clock's time in UTC, to the microsecond that PostgreSQL
+// keeps, so that every store answers the same times.
 func (s *Service) now() time.Time {
 	if s.Now != nil {
-		return s.Now().UTC()
+		return s.Now().UTC().Truncate(time.Microsecond)
 	}
-	return time.Now().UTC()
+	return time.Now().UTC().Truncate(time.Microsecond)
 }
 
 // Request is a user's request to withdraw.

@@ -163,7 +163,8 @@ func (s Settlement) Begin(m *Market) error {
 // the balances of the escrow and the fee account as the chunks before
 // left them (the treasury's is not needed: Finish checks it). A store
 // passes all positions of one holder in the same chunk, so that each
-// holder gets one posting from each account that pays it and one
+// holder gets one posting from each account that pays it into each of its
+// accounts paid (user, and for a void's bonus money, bonus) and one
 // market_resolved notification. Holders are paid in the order their first
 // position comes in, from Sources by Split, each its bonus part
 // (BonusPayout) to its bonus account first and then the rest to its user

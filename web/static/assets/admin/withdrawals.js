@@ -147,30 +147,32 @@ export async function withdrawalsPage(root, ctx) {
     const state = [h('strong', null, ta('withdrawals.status.' + w.status))];
     if (w.status === 'paid' && w.tx_hash) state.push(h('div', null, ta('withdrawals.tx'), ' ', h('code', { class: 'adm-address' }, w.tx_hash)));
     if (w.status === 'rejected' && w.reason) state.push(h('div', null, ta('withdrawals.reason'), ' ', h('q', null, w.reason)));
-    if (w.decided_at) state.push(h('div', null, timeEl(w.decided_at)));
-    const actions = w.status === 'pending'
-      ? h('div', { class: 'adm-row-actions', role: 'group', 'aria-label': ta('withdrawals.decide', { id: w.id }) },
+    if (w.decided_at) state.push(h('div', { class: 'muted' }, timeEl(w.decided_at)));
+    if (w.status === 'pending') {
+      state.push(h('div', { class: 'adm-row-actions', role: 'group', 'aria-label': ta('withdrawals.decide', { id: w.id }) },
         h('button', { type: 'button', class: 'btn btn-small btn-primary', onclick: () => approve(w) }, ta('withdrawals.approve')),
-        h('button', { type: 'button', class: 'btn btn-small adm-danger', onclick: () => reject(w) }, ta('withdrawals.reject')))
-      : null;
+        h('button', { type: 'button', class: 'btn btn-small adm-danger', onclick: () => reject(w) }, ta('withdrawals.reject'))));
+    }
     return [String(w.id),
       [h('div', null, who(w)), w.user && w.user.email ? h('div', { class: 'muted' }, w.user.email) : null],
       chainName(w.chain),
       h('div', { class: 'adm-address-cell' }, code, copyBtn),
       money(w.amount_kopecks),
       [timeEl(w.created_at), h('div', { class: 'muted' }, age(w.created_at))],
-      state,
-      actions];
+      h('div', { class: 'adm-state-cell' }, state)];
   };
 
   const draw = () => {
+    const cols = [ta('withdrawals.col.id'), ta('withdrawals.col.user'), ta('withdrawals.col.chain'), ta('withdrawals.col.address'), ta('withdrawals.col.amount'),
+      ta('withdrawals.col.requested'), ta('withdrawals.col.status')];
     clear(results, items.length === 0 ? h('p', null, ta('withdrawals.empty')) : table(
-      ta('withdrawals.caption', { status: ta('withdrawals.status.' + shownStatus) }),
-      [ta('withdrawals.col.id'), ta('withdrawals.col.user'), ta('withdrawals.col.chain'), ta('withdrawals.col.address'), ta('withdrawals.col.amount'),
-        ta('withdrawals.col.requested'), ta('withdrawals.col.status'), ta('withdrawals.col.actions')],
-      items.map(row)));
-    // Rows by id, for finding one (and for the browser test).
-    results.querySelectorAll('tbody tr').forEach((tr, i) => { tr.dataset.withdrawal = String(items[i].id); });
+      ta('withdrawals.caption', { status: ta('withdrawals.status.' + shownStatus) }), cols, items.map(row)));
+    // Rows by id, for finding one (and for the browser test); each cell
+    // names its column, for a phone, where rows are cards (app.css).
+    results.querySelectorAll('tbody tr').forEach((tr, i) => {
+      tr.dataset.withdrawal = String(items[i].id);
+      [...tr.children].forEach((cell, j) => cell.setAttribute('data-label', cols[j]));
+    });
     more.hidden = !cursor;
   };
 

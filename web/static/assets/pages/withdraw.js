@@ -38,7 +38,7 @@ export async function render(main, ctx) {
   let firstLoad = true;
 
   // ---- what may be withdrawn ----
-  const summary = h('dl', { class: 'kv', 'data-withdraw-summary': '' });
+  const summary = h('dl', { class: 'kv wd-summary' });
   const rules = h('ul', { class: 'rules-list' });
   const paintSummary = () => {
     const me = getMe();
@@ -196,7 +196,7 @@ export async function render(main, ctx) {
       return;
     }
     const cols = [t('withdraw.col.requested'), t('withdraw.col.chain'), t('withdraw.col.address'), t('withdraw.col.amount'), t('withdraw.col.status')];
-    clear(listBox, h('div', { class: 'table-wrap', tabindex: '0', role: 'region', 'aria-labelledby': 'wd-history-title' },
+    clear(listBox, h('div', { class: 'table-wrap', tabindex: '0' },
       h('table', { class: 'wd-table' },
         h('caption', { class: 'sr-only' }, t('withdraw.history')),
         h('thead', null, h('tr', null, cols.map((c, i) => h('th', { scope: 'col', class: i === 3 ? 'num' : null }, c)))),

@@ -548,6 +548,7 @@ export const en = {
   'withdraw.cancel': 'Cancel',
   'withdraw.cancel_which': 'the withdrawal of {amount}',
   'withdraw.cancelled': 'Withdrawal cancelled: {amount} is back on your balance.',
+  'notifications.open_withdrawals': 'Open your withdrawals',
   // appfix: resolved markets, side names, the zero balance notice, comment links
   'market.void_final': 'Voided',
   'market.void_refunded': 'Voided — your stake was refunded: {v}.',
@@ -1117,6 +1118,7 @@ export const ru = {
   'withdraw.cancel': 'Отменить',
   'withdraw.cancel_which': 'вывод {amount}',
   'withdraw.cancelled': 'Вывод отменён: {amount} вернулись на баланс.',
+  'notifications.open_withdrawals': 'Открыть ваши выводы',
   // appfix: resolved markets, side names, the zero balance notice, comment links
   'market.void_final': 'Аннулирован',
   'market.void_refunded': 'Аннулирован — ставка возвращена: {v}.',

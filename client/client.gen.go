@@ -1260,6 +1260,7 @@ const (
 	StreamMessageEventPrice          StreamMessageEvent = "price"
 	StreamMessageEventReset          StreamMessageEvent = "reset"
 	StreamMessageEventTrade          StreamMessageEvent = "trade"
+	StreamMessageEventWithdrawal     StreamMessageEvent = "withdrawal"
 )
 
 // Valid indicates whether the value is a known member of the StreamMessageEvent enum.
@@ -1281,6 +1282,8 @@ func (e StreamMessageEvent) Valid() bool {
 		return true
 	case StreamMessageEventTrade:
 		return true
+	case StreamMessageEventWithdrawal:
+		return true
 	default:
 		return false
 	}
@@ -1288,9 +1291,10 @@ func (e StreamMessageEvent) Valid() bool {
 
 // Defines values for StreamNotificationRelatedType.
 const (
-	StreamNotificationRelatedTypeChat    StreamNotificationRelatedType = "chat"
-	StreamNotificationRelatedTypeComment StreamNotificationRelatedType = "comment"
-	StreamNotificationRelatedTypeEvent   StreamNotificationRelatedType = "event"
+	StreamNotificationRelatedTypeChat       StreamNotificationRelatedType = "chat"
+	StreamNotificationRelatedTypeComment    StreamNotificationRelatedType = "comment"
+	StreamNotificationRelatedTypeEvent      StreamNotificationRelatedType = "event"
+	StreamNotificationRelatedTypeWithdrawal StreamNotificationRelatedType = "withdrawal"
 )
 
 // Valid indicates whether the value is a known member of the StreamNotificationRelatedType enum.
@@ -1301,6 +1305,8 @@ func (e StreamNotificationRelatedType) Valid() bool {
 	case StreamNotificationRelatedTypeComment:
 		return true
 	case StreamNotificationRelatedTypeEvent:
+		return true
+	case StreamNotificationRelatedTypeWithdrawal:
 		return true
 	default:
 		return false
@@ -3351,7 +3357,7 @@ type StreamMarketResolvedWinningOutcome string
 
 // StreamMessage One message of the live stream (GET /api/v1/stream), as its three fields.
 type StreamMessage struct {
-	// Data by event: trade StreamTrade, price StreamPrice, market_resolved StreamMarketResolved, answer_added StreamAnswerAdded, comment Comment, notification StreamNotification, balance StreamBalance, reset StreamReset
+	// Data by event: trade StreamTrade, price StreamPrice, market_resolved StreamMarketResolved, answer_added StreamAnswerAdded, comment Comment, notification StreamNotification, balance StreamBalance, withdrawal Withdrawal (one of yours requested, paid, rejected or cancelled), reset StreamReset
 	Data StreamMessage_Data `json:"data"`
 
 	// Event what data is
@@ -3361,7 +3367,7 @@ type StreamMessage struct {
 	ID int64 `json:"id"`
 }
 
-// StreamMessage_Data by event: trade StreamTrade, price StreamPrice, market_resolved StreamMarketResolved, answer_added StreamAnswerAdded, comment Comment, notification StreamNotification, balance StreamBalance, reset StreamReset
+// StreamMessage_Data by event: trade StreamTrade, price StreamPrice, market_resolved StreamMarketResolved, answer_added StreamAnswerAdded, comment Comment, notification StreamNotification, balance StreamBalance, withdrawal Withdrawal (one of yours requested, paid, rejected or cancelled), reset StreamReset
 type StreamMessage_Data struct {
 	union json.RawMessage
 }
@@ -3383,7 +3389,7 @@ type StreamNotification struct {
 	} `json:"balances,omitempty"`
 	CreatedAt time.Time `json:"created_at"`
 
-	// Data what the notification says: market_name, side, action, shares, amount (kopecks), won (YES, NO or VOID), author, excerpt, event_name, other (an answer_added's Other answer), proposed (a disputed proposal's outcome), until (when a proposed outcome becomes final); those its type uses
+	// Data what the notification says: market_name, side, action, shares, amount (kopecks), won (YES, NO or VOID), author, excerpt, event_name, other (an answer_added's Other answer), proposed (a disputed proposal's outcome), until (when a proposed outcome becomes final); for withdrawal_paid and withdrawal_rejected: amount, excerpt (the transaction hash or the reason) and other (the chain); those its type uses
 	Data        *map[string]interface{}       `json:"data,omitempty"`
 	ID          int64                         `json:"id"`
 	Message     string                        `json:"message"`
@@ -4448,6 +4454,32 @@ func (t *StreamMessage_Data) FromStreamBalance(v StreamBalance) error {
 
 // MergeStreamBalance performs a merge with any union data inside the StreamMessage_Data, using the provided StreamBalance
 func (t *StreamMessage_Data) MergeStreamBalance(v StreamBalance) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsWithdrawal returns the union data inside the StreamMessage_Data as a Withdrawal
+func (t StreamMessage_Data) AsWithdrawal() (Withdrawal, error) {
+	var body Withdrawal
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromWithdrawal overwrites any union data inside the StreamMessage_Data as the provided Withdrawal
+func (t *StreamMessage_Data) FromWithdrawal(v Withdrawal) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeWithdrawal performs a merge with any union data inside the StreamMessage_Data, using the provided Withdrawal
+func (t *StreamMessage_Data) MergeWithdrawal(v Withdrawal) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -6620,8 +6652,8 @@ type ClientInterface interface {
 	// `trades` — every trade of the active (listed) events;
 	// `market:{id}`, `pool:{id}`, `event:{id}` — that market's, pool's
 	// markets' or event's trades, prices and resolutions (and, for an
-	// event, its new comments and replies); `me` — your notifications and
-	// balance changes, and, for each market you held a position in when it
+	// event, its new comments and replies); `me` — your notifications,
+	// balance changes and withdrawals' changes, and, for each market you held a position in when it
 	// was resolved, your settlement notification. `me` needs
 	// `Authorization: Bearer <token>` or, from a browser, whose EventSource
 	// sends no headers, `?ticket=` (POST /api/v1/stream/tickets) or the
@@ -10375,8 +10407,8 @@ func (c *Client) AddAnswer(ctx context.Context, id int64, body AddAnswerJSONRequ
 // `trades` — every trade of the active (listed) events;
 // `market:{id}`, `pool:{id}`, `event:{id}` — that market's, pool's
 // markets' or event's trades, prices and resolutions (and, for an
-// event, its new comments and replies); `me` — your notifications and
-// balance changes, and, for each market you held a position in when it
+// event, its new comments and replies); `me` — your notifications,
+// balance changes and withdrawals' changes, and, for each market you held a position in when it
 // was resolved, your settlement notification. `me` needs
 // `Authorization: Bearer <token>` or, from a browser, whose EventSource
 // sends no headers, `?ticket=` (POST /api/v1/stream/tickets) or the
@@ -18368,8 +18400,8 @@ type ClientWithResponsesInterface interface {
 	// `trades` — every trade of the active (listed) events;
 	// `market:{id}`, `pool:{id}`, `event:{id}` — that market's, pool's
 	// markets' or event's trades, prices and resolutions (and, for an
-	// event, its new comments and replies); `me` — your notifications and
-	// balance changes, and, for each market you held a position in when it
+	// event, its new comments and replies); `me` — your notifications,
+	// balance changes and withdrawals' changes, and, for each market you held a position in when it
 	// was resolved, your settlement notification. `me` needs
 	// `Authorization: Bearer <token>` or, from a browser, whose EventSource
 	// sends no headers, `?ticket=` (POST /api/v1/stream/tickets) or the
@@ -32004,8 +32036,8 @@ func (c *ClientWithResponses) AddAnswerWithResponse(ctx context.Context, id int6
 // `trades` — every trade of the active (listed) events;
 // `market:{id}`, `pool:{id}`, `event:{id}` — that market's, pool's
 // markets' or event's trades, prices and resolutions (and, for an
-// event, its new comments and replies); `me` — your notifications and
-// balance changes, and, for each market you held a position in when it
+// event, its new comments and replies); `me` — your notifications,
+// balance changes and withdrawals' changes, and, for each market you held a position in when it
 // was resolved, your settlement notification. `me` needs
 // `Authorization: Bearer <token>` or, from a browser, whose EventSource
 // sends no headers, `?ticket=` (POST /api/v1/stream/tickets) or the

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/predictkit/predictkit/account"
 	"github.com/predictkit/predictkit/server"
@@ -456,5 +457,40 @@ func TestConcurrentWithdrawals(t *testing.T) {
 			}
 			h.sound(t)
 		})
+	})
+}
+
+// TestWithdrawalsOnTheStream: the owner's stream (me) tells each change
+// of a withdrawal, with the balance after it; nobody else's does.
+func TestWithdrawalsOnTheStream(t *testing.T) {
+	eachStore(t, func(t *testing.T, h *harness) {
+		h = streamHarness(t, h.store)
+		u, other := h.register(t, "streamed"), h.register(t, "onlooker")
+		h.credit(t, u.id, 40_000, false)
+		c := openStream(t, h, "topics=me", map[string]string{"Authorization": "Bearer " + u.token})
+		defer c.close()
+		o := openStream(t, h, "topics=me", map[string]string{"Authorization": "Bearer " + other.token})
+		defer o.close()
+		w := h.withdraw(t, u.token, "tron", tronAddress, 15_000, 201, "")
+		h.decideWithdrawal(t, w.ID, "reject", map[string]any{"reason": "Not a wallet"}, 200, "")
+		ms := c.messages(t, 5)
+		events := make([]string, len(ms))
+		for i, m := range ms {
+			events[i] = m.event
+		}
+		if strings.Join(events, ",") != "withdrawal,balance,withdrawal,balance,notification" {
+			t.Fatalf("messages %v", events)
+		}
+		var first, second apiWithdrawal
+		ms[0].decode(t, &first)
+		ms[2].decode(t, &second)
+		var b struct {
+			Balance int64 `json:"balance"`
+		}
+		ms[1].decode(t, &b)
+		if first.ID != w.ID || first.Status != "pending" || second.Status != "rejected" || b.Balance != 25_000 {
+			t.Fatalf("first %+v, second %+v, balance %d", first, second, b.Balance)
+		}
+		o.quiet(t, 300*time.Millisecond)
 	})
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/predictkit/predictkit/p2p"
 	"github.com/predictkit/predictkit/partner"
 	"github.com/predictkit/predictkit/webhook"
+	"github.com/predictkit/predictkit/withdrawal"
 	"golang.org/x/crypto/bcrypt"
 )
 
@@ -44,6 +45,9 @@ type Stores struct {
 	// Board, when set, runs the leaderboard suite. It must be the board of
 	// Accounts and Markets.
 	Board Board
+	// Withdrawals, when set, runs the withdrawal suite. It must share
+	// Accounts' ledger (and Changes', when set).
+	Withdrawals withdrawal.Store
 }
 
 // Run runs the whole suite; newStores returns fresh, empty stores for each
@@ -87,6 +91,7 @@ func Run(t *testing.T, newStores func(t *testing.T) Stores) {
 	t.Run("partner key rotation", func(t *testing.T) { testKeyRotation(t, newStores) })
 	t.Run("leaderboard", func(t *testing.T) { testLeaderboard(t, newStores) })
 	t.Run("follows", func(t *testing.T) { testFollows(t, newStores) })
+	t.Run("withdrawals", func(t *testing.T) { testWithdrawals(t, newStores) })
 }
 
 // env is a fresh pair of services on fresh stores.

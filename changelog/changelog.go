@@ -41,6 +41,9 @@ const (
 	Notification Type = "notification"
 	// Balance is a change of one user's balances.
 	Balance Type = "balance"
+	// Deposit is a token deposit to one user's address, told when it is
+	// first seen (pending) and when it is credited.
+	Deposit Type = "deposit"
 )
 
 // Entry is one committed change.

@@ -74,6 +74,9 @@ type Store struct {
 	amends map[int64][]market.Amendment
 	// follows are who follows which event (follows.go).
 	follows follows
+	// deposits are the chains' token deposits and cursors, made on first
+	// use (deposits.go).
+	deposits *depositState
 
 	// changes is the change log (changes.go), appended to under mu.
 	changes *changelog.Memory

@@ -232,7 +232,10 @@ func (w *Watcher) step(ctx context.Context) (caughtUp bool, headN, nextN int64, 
 	}
 	next := cur.Next
 	if next == 0 {
-		next = max(w.cfg.Start, head-int64(w.cfg.Confirmations)+1, 1)
+		next = w.cfg.Start
+		if next <= 0 {
+			next = max(head-int64(w.cfg.Confirmations)+1, 1)
+		}
 	}
 	if next <= head {
 		to := min(head, next+w.cfg.MaxRange-1)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/big"
+	"sync"
 
 	"github.com/ethereum/go-ethereum"
 	"github.com/ethereum/go-ethereum/common"
@@ -34,24 +35,59 @@ type Node interface {
 // serve, and TRON's nodes too (java-tron's JSON-RPC, with 20-byte hex
 // addresses).
 type RPC struct {
+	url string
+
+	mu sync.Mutex
 	c  *rpc.Client
 	ec *ethclient.Client
 }
 
 // Dial connects to the JSON-RPC endpoint at url (http, https, ws or wss).
 func Dial(ctx context.Context, url string) (*RPC, error) {
-	c, err := rpc.DialContext(ctx, url)
-	if err != nil {
+	r := &RPC{url: url}
+	if _, _, err := r.client(ctx); err != nil {
 		return nil, err
 	}
-	return &RPC{c: c, ec: ethclient.NewClient(c)}, nil
+	return r, nil
+}
+
+// NewRPC returns a Node of the JSON-RPC endpoint at url that connects on
+// first use, and again on the next call after a connection failed: a
+// server starts while a node is down, and a watcher reports and retries.
+func NewRPC(url string) *RPC { return &RPC{url: url} }
+
+// client returns the connection, made on first use.
+func (r *RPC) client(ctx context.Context) (*rpc.Client, *ethclient.Client, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.c == nil {
+		c, err := rpc.DialContext(ctx, r.url)
+		if err != nil {
+			return nil, nil, fmt.Errorf("connect: %w", err)
+		}
+		r.c, r.ec = c, ethclient.NewClient(c)
+	}
+	return r.c, r.ec, nil
 }
 
 // Close closes the connection.
-func (r *RPC) Close() { r.c.Close() }
+func (r *RPC) Close() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.c != nil {
+		r.c.Close()
+		r.c, r.ec = nil, nil
+	}
+}
 
 // BlockNumber implements Node.
-func (r *RPC) BlockNumber(ctx context.Context) (uint64, error) { return r.ec.BlockNumber(ctx) }
+func (r *RPC) BlockNumber(ctx context.Context) (uint64, error) {
+	_, ec, err := r.client(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return ec.BlockNumber(ctx)
+}
 
 // BlockHash implements Node. It reads only the block's number and hash,
 // as the node gives them: a TRON block's hash is not the hash of an
@@ -61,7 +97,11 @@ func (r *RPC) BlockHash(ctx context.Context, n uint64) (common.Hash, error) {
 		Number *hexutil.Big `json:"number"`
 		Hash   *common.Hash `json:"hash"`
 	}
-	if err := r.c.CallContext(ctx, &b, "eth_getBlockByNumber", hexutil.EncodeBig(new(big.Int).SetUint64(n)), false); err != nil {
+	c, _, err := r.client(ctx)
+	if err != nil {
+		return common.Hash{}, err
+	}
+	if err := c.CallContext(ctx, &b, "eth_getBlockByNumber", hexutil.EncodeBig(new(big.Int).SetUint64(n)), false); err != nil {
 		return common.Hash{}, err
 	}
 	switch {
@@ -77,7 +117,11 @@ func (r *RPC) BlockHash(ctx context.Context, n uint64) (common.Hash, error) {
 
 // TransferLogs implements Node.
 func (r *RPC) TransferLogs(ctx context.Context, from, to uint64, token common.Address) ([]types.Log, error) {
-	return r.ec.FilterLogs(ctx, ethereum.FilterQuery{
+	_, ec, err := r.client(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return ec.FilterLogs(ctx, ethereum.FilterQuery{
 		FromBlock: new(big.Int).SetUint64(from), ToBlock: new(big.Int).SetUint64(to),
 		Addresses: []common.Address{token}, Topics: [][]common.Hash{{TransferTopic}},
 	})

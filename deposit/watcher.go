@@ -61,6 +61,9 @@ type Config struct {
 // Status is a watcher's state, for /readyz and the metrics.
 type Status struct {
 	Chain string `json:"chain"`
+	// Active: the watcher is running here (with several instances, only
+	// the one holding the chain's lock runs its watcher).
+	Active bool `json:"active"`
 	// OK: the last pass over the chain succeeded.
 	OK bool `json:"ok"`
 	// Head is the chain's head, Next the next block to read, as of the
@@ -136,11 +139,19 @@ func (w *Watcher) Status() Status {
 	return w.status
 }
 
+func (w *Watcher) setActive(on bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.status.Active = on
+}
+
 // Run reads the chain until ctx is done: a pass, then at once another
 // while blocks are left to read, else after Config.Poll; after a failed
 // pass it waits twice as long as after the one before, up to
 // Config.MaxBackoff. It returns ctx's error.
 func (w *Watcher) Run(ctx context.Context) error {
+	w.setActive(true)
+	defer w.setActive(false)
 	wait := time.Duration(0)
 	backoff := w.cfg.Poll
 	for {

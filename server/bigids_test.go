@@ -65,6 +65,8 @@ var walkedStatuses = map[string][]int{
 	"GET /api/v1/users/me/trades limit":                                               refusedStatuses,
 	"GET /api/v1/users/me/trades cursor":                                              refusedStatuses,
 	"GET /api/v1/users/me/trades cursor (encoded)":                                    nonNegativeStatuses,
+	"GET /api/v1/users/me/deposits limit":                                             refusedStatuses,
+	"GET /api/v1/users/me/deposits cursor":                                            nonNegativeStatuses, // a deposit id
 	"GET /api/v1/users/me/positions/closed limit":                                     nonNegativeStatuses,
 	"GET /api/v1/users/me/positions/closed offset":                                    offsetStatuses,
 	"GET /api/v1/admin/events limit":                                                  nonNegativeStatuses,

@@ -176,7 +176,7 @@ func (s *Store) CreditDeposit(ctx context.Context, id int64, at time.Time) (depo
 // UserDeposits implements deposit.Store.
 func (s *Store) UserDeposits(ctx context.Context, userID int64, limit int, before int64) ([]deposit.Deposit, error) {
 	rows, err := s.pool.Query(ctx, `SELECT `+depositColumns+depositFrom+`
-		WHERE d.user_id = $1 AND ($2 = 0 OR d.id < $2) ORDER BY d.id DESC LIMIT $3`, userID, before, limit)
+		WHERE d.user_id = $1 AND ($2::bigint = 0 OR d.id < $2::bigint) ORDER BY d.id DESC LIMIT $3`, userID, before, limit)
 	if err != nil {
 		return nil, translate(err, nil)
 	}

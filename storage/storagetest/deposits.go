@@ -3,6 +3,7 @@ package storagetest
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"sync"
 	"testing"
 	"time"
@@ -215,6 +216,9 @@ func testDeposits(t *testing.T, newStores func(*testing.T) Stores) {
 		first, _ := s.UserDeposits(e.ctx, u.ID, 3, 0)
 		if len(first) != 3 || first[0].ID < first[1].ID || first[0].BlockNumber != 5 {
 			t.Fatalf("first page %+v", first)
+		}
+		if big, err := s.UserDeposits(e.ctx, u.ID, 3, math.MaxInt64); err != nil || len(big) != 3 || big[0].ID != first[0].ID {
+			t.Fatalf("a page before the largest id: %+v, %v", big, err)
 		}
 		rest, _ := s.UserDeposits(e.ctx, u.ID, 3, first[2].ID)
 		if len(rest) != 2 || rest[1].BlockNumber != 1 {

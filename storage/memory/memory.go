@@ -77,6 +77,8 @@ type Store struct {
 	// deposits are the chains' token deposits and cursors, made on first
 	// use (deposits.go).
 	deposits *depositState
+	// book is the address book (addresses.go); made on first use.
+	book map[bookKey]account.DepositAddress
 
 	// changes is the change log (changes.go), appended to under mu.
 	changes *changelog.Memory

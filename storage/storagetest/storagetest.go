@@ -92,6 +92,7 @@ func Run(t *testing.T, newStores func(t *testing.T) Stores) {
 	t.Run("leaderboard", func(t *testing.T) { testLeaderboard(t, newStores) })
 	t.Run("follows", func(t *testing.T) { testFollows(t, newStores) })
 	t.Run("deposits", func(t *testing.T) { testDeposits(t, newStores) })
+	t.Run("address book", func(t *testing.T) { testAddresses(t, newStores) })
 }
 
 // env is a fresh pair of services on fresh stores.

@@ -160,8 +160,8 @@ func (c *fakeChain) answer(method string, params []json.RawMessage) (any, string
 	case "eth_getLogs":
 		var f struct {
 			FromBlock, ToBlock string
-			Address           []common.Address
-			Topics            [][]common.Hash
+			Address            []common.Address
+			Topics             [][]common.Hash
 		}
 		if len(params) < 1 || json.Unmarshal(params[0], &f) != nil {
 			return nil, "bad filter"

@@ -1055,6 +1055,21 @@ func (e ReactionRequestReaction) Valid() bool {
 	}
 }
 
+// Defines values for ReadyStatusStatus.
+const (
+	ReadyStatusStatusOK ReadyStatusStatus = "ok"
+)
+
+// Valid indicates whether the value is a known member of the ReadyStatusStatus enum.
+func (e ReadyStatusStatus) Valid() bool {
+	switch e {
+	case ReadyStatusStatusOK:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for RegisterRequestLanguage.
 const (
 	RegisterRequestLanguageEn RegisterRequestLanguage = "en"
@@ -3085,6 +3100,47 @@ type ReactionRequest struct {
 
 // ReactionRequestReaction `none` removes your reaction
 type ReactionRequestReaction string
+
+// ReadyStatus defines model for ReadyStatus.
+type ReadyStatus struct {
+	// Deposits each watched chain's deposit watcher, in PREDICTKIT_CHAINS' order; absent when no chain is watched
+	Deposits *[]struct {
+		// Active the watcher runs in this instance (one instance at a time holds each chain)
+		Active bool   `json:"active"`
+		Chain  string `json:"chain"`
+
+		// Credited deposits this instance credited since it started
+		Credited int64 `json:"credited"`
+
+		// Error the last pass's error; absent when it succeeded
+		Error *string `json:"error,omitempty"`
+
+		// Failures failed passes since it started
+		Failures int64 `json:"failures"`
+
+		// Head the chain's head at the last successful pass
+		Head int64 `json:"head"`
+
+		// LagBlocks blocks left to read
+		LagBlocks int64 `json:"lag_blocks"`
+
+		// LastOK when a pass last succeeded; absent before any
+		LastOK *time.Time `json:"last_ok,omitempty"`
+
+		// NextBlock the next block to read
+		NextBlock int64 `json:"next_block"`
+
+		// OK the last pass over the chain succeeded
+		OK bool `json:"ok"`
+
+		// Since since when the watcher has been ok (or failing)
+		Since time.Time `json:"since"`
+	} `json:"deposits,omitempty"`
+	Status ReadyStatusStatus `json:"status"`
+}
+
+// ReadyStatusStatus defines model for ReadyStatus.Status.
+type ReadyStatusStatus string
 
 // RegisterRequest defines model for RegisterRequest.
 type RegisterRequest struct {
@@ -6685,8 +6741,8 @@ type ClientInterface interface {
 	// Metrics Prometheus metrics (text exposition format).
 	//
 	// HTTP requests by route template, trades and volume, trade batches,
-	// partner replays, settlements, the audit, the PostgreSQL pool, the Go
-	// runtime and the process. The Metrics section of docs/operator-guide.md lists every
+	// partner replays, settlements, the audit, the deposit watchers, the
+	// PostgreSQL pool, the Go runtime and the process. The Metrics section of docs/operator-guide.md lists every
 	// name. Unauthenticated: expose it to your monitoring network only.
 	//
 	// Corresponds with GET /metrics (the `Metrics` operationId).
@@ -6704,7 +6760,14 @@ type ClientInterface interface {
 	// Corresponds with GET /og/events/{id}.png (the `ShareImage` operationId).
 	ShareImage(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// Readyz Readiness; pings the store.
+	// Readyz Readiness; pings the store, and reports the deposit watchers.
+	//
+	// 503 when the store does not answer. With chains watched
+	// (PREDICTKIT_CHAINS), `deposits` reports each chain's watcher; a
+	// chain's node that is down or answers garbage shows `"ok": false`
+	// with its error but leaves the server ready: trading does not
+	// depend on it, and deposits wait, uncredited, until the node
+	// answers well.
 	//
 	// Corresponds with GET /readyz (the `Readyz` operationId).
 	Readyz(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -10485,8 +10548,8 @@ func (c *Client) Mcp(ctx context.Context, body McpJSONRequestBody, reqEditors ..
 // Metrics Prometheus metrics (text exposition format).
 //
 // HTTP requests by route template, trades and volume, trade batches,
-// partner replays, settlements, the audit, the PostgreSQL pool, the Go
-// runtime and the process. The Metrics section of docs/operator-guide.md lists every
+// partner replays, settlements, the audit, the deposit watchers, the
+// PostgreSQL pool, the Go runtime and the process. The Metrics section of docs/operator-guide.md lists every
 // name. Unauthenticated: expose it to your monitoring network only.
 //
 // Corresponds with GET /metrics (the `Metrics` operationId).
@@ -10524,7 +10587,14 @@ func (c *Client) ShareImage(ctx context.Context, id int64, reqEditors ...Request
 	return c.Client.Do(req)
 }
 
-// Readyz Readiness; pings the store.
+// Readyz Readiness; pings the store, and reports the deposit watchers.
+//
+// 503 when the store does not answer. With chains watched
+// (PREDICTKIT_CHAINS), `deposits` reports each chain's watcher; a
+// chain's node that is down or answers garbage shows `"ok": false`
+// with its error but leaves the server ready: trading does not
+// depend on it, and deposits wait, uncredited, until the node
+// answers well.
 //
 // Corresponds with GET /readyz (the `Readyz` operationId).
 func (c *Client) Readyz(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -17949,8 +18019,8 @@ type ClientWithResponsesInterface interface {
 	// MetricsWithResponse Prometheus metrics (text exposition format).
 	//
 	// HTTP requests by route template, trades and volume, trade batches,
-	// partner replays, settlements, the audit, the PostgreSQL pool, the Go
-	// runtime and the process. The Metrics section of docs/operator-guide.md lists every
+	// partner replays, settlements, the audit, the deposit watchers, the
+	// PostgreSQL pool, the Go runtime and the process. The Metrics section of docs/operator-guide.md lists every
 	// name. Unauthenticated: expose it to your monitoring network only.
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -17972,7 +18042,14 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /og/events/{id}.png (the `ShareImage` operationId).
 	ShareImageWithResponse(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*ShareImageResponse, error)
 
-	// ReadyzWithResponse Readiness; pings the store.
+	// ReadyzWithResponse Readiness; pings the store, and reports the deposit watchers.
+	//
+	// 503 when the store does not answer. With chains watched
+	// (PREDICTKIT_CHAINS), `deposits` reports each chain's watcher; a
+	// chain's node that is down or answers garbage shows `"ok": false`
+	// with its error but leaves the server ready: trading does not
+	// depend on it, and deposits wait, uncredited, until the node
+	// answers well.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -27677,13 +27754,13 @@ type ReadyzResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *Status
+	JSON200 *ReadyStatus
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *Error
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r ReadyzResponse) GetJSON200() *Status {
+func (r ReadyzResponse) GetJSON200() *ReadyStatus {
 	return r.JSON200
 }
 
@@ -31016,8 +31093,8 @@ func (c *ClientWithResponses) McpWithResponse(ctx context.Context, body McpJSONR
 // MetricsWithResponse Prometheus metrics (text exposition format).
 //
 // HTTP requests by route template, trades and volume, trade batches,
-// partner replays, settlements, the audit, the PostgreSQL pool, the Go
-// runtime and the process. The Metrics section of docs/operator-guide.md lists every
+// partner replays, settlements, the audit, the deposit watchers, the
+// PostgreSQL pool, the Go runtime and the process. The Metrics section of docs/operator-guide.md lists every
 // name. Unauthenticated: expose it to your monitoring network only.
 //
 // Returns a wrapper object for the known response body format(s).
@@ -31051,7 +31128,14 @@ func (c *ClientWithResponses) ShareImageWithResponse(ctx context.Context, id int
 	return ParseShareImageResponse(rsp)
 }
 
-// ReadyzWithResponse Readiness; pings the store.
+// ReadyzWithResponse Readiness; pings the store, and reports the deposit watchers.
+//
+// 503 when the store does not answer. With chains watched
+// (PREDICTKIT_CHAINS), `deposits` reports each chain's watcher; a
+// chain's node that is down or answers garbage shows `"ok": false`
+// with its error but leaves the server ready: trading does not
+// depend on it, and deposits wait, uncredited, until the node
+// answers well.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -39052,7 +39136,7 @@ func ParseReadyzResponse(rsp *http.Response) (*ReadyzResponse, error) {
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest Status
+		var dest ReadyStatus
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}

@@ -34,18 +34,24 @@ const (
 	// KindWithdrawals is the money paid out to one chain; owner: the
 	// chain's number (wallet.Number). It only ever receives.
 	KindWithdrawals Kind = "withdrawals"
+	// KindDeposits is the outside world of one chain: its token deposits
+	// come from here; owner: the chain's number (wallet.Number).
+	KindDeposits Kind = "deposits"
 )
 
 // Kinds lists every account kind.
 var Kinds = []Kind{KindUser, KindUserBonus, KindPartnerFloat, KindEscrow, KindFees, KindTreasury, KindExternal, KindDisputeBonds, KindAnte,
-	KindWithdrawalPending, KindWithdrawals}
+	KindWithdrawalPending, KindWithdrawals, KindDeposits}
 
 // MayGoNegative reports whether an account of kind k may hold a negative
-// balance. Only the outside world and the platform's treasury may: a
-// deposit is money the outside world handed in, and a market subsidy is
-// capital the treasury has put at risk. No user, partner, escrow or fee
-// account is ever below zero.
-func (k Kind) MayGoNegative() bool { return k == KindExternal || k == KindTreasury }
+// balance. Only the outside world (the operator's credits, and each
+// chain's deposits) and the platform's treasury may: a deposit is money
+// the outside world handed in, and a market subsidy is capital the
+// treasury has put at risk. No user, partner, escrow or fee account is
+// ever below zero.
+func (k Kind) MayGoNegative() bool {
+	return k == KindExternal || k == KindTreasury || k == KindDeposits
+}
 
 // Ref names one ledger account.
 type Ref struct {
@@ -83,6 +89,11 @@ func DisputeBondAccount(id int64) Ref { return Ref{KindDisputeBonds, id} }
 
 // EscrowAccount is the escrow of market id.
 func EscrowAccount(id int64) Ref { return Ref{KindEscrow, id} }
+
+// DepositsAccount is the outside world of the chain numbered chain
+// (wallet.Number): token deposits on that chain are posted from it, so
+// its balance is minus what the chain's deposits brought in.
+func DepositsAccount(chain int64) Ref { return Ref{KindDeposits, chain} }
 
 // AnteAccount holds the ante of the proposal of event id while the
 // operator decides on it.

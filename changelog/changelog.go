@@ -44,6 +44,9 @@ const (
 	// Withdrawal is one user's withdrawal requested, paid, rejected or
 	// cancelled: its new state.
 	Withdrawal Type = "withdrawal"
+	// Deposit is a token deposit to one user's address, told when it is
+	// first seen (pending) and when it is credited.
+	Deposit Type = "deposit"
 )
 
 // Entry is one committed change.

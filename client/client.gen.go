@@ -311,6 +311,48 @@ func (e CreatedAPIKeyScopes) Valid() bool {
 	}
 }
 
+// Defines values for DepositChain.
+const (
+	DepositChainBsc      DepositChain = "bsc"
+	DepositChainEthereum DepositChain = "ethereum"
+	DepositChainPolygon  DepositChain = "polygon"
+	DepositChainTron     DepositChain = "tron"
+)
+
+// Valid indicates whether the value is a known member of the DepositChain enum.
+func (e DepositChain) Valid() bool {
+	switch e {
+	case DepositChainBsc:
+		return true
+	case DepositChainEthereum:
+		return true
+	case DepositChainPolygon:
+		return true
+	case DepositChainTron:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DepositStatus.
+const (
+	DepositStatusCredited DepositStatus = "credited"
+	DepositStatusPending  DepositStatus = "pending"
+)
+
+// Valid indicates whether the value is a known member of the DepositStatus enum.
+func (e DepositStatus) Valid() bool {
+	switch e {
+	case DepositStatusCredited:
+		return true
+	case DepositStatusPending:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for DisputeQueueProposalsProposed.
 const (
 	DisputeQueueProposalsProposedNO   DisputeQueueProposalsProposed = "NO"
@@ -507,6 +549,7 @@ func (e NewP2PAdType) Valid() bool {
 const (
 	NotificationRelatedTypeChat       NotificationRelatedType = "chat"
 	NotificationRelatedTypeComment    NotificationRelatedType = "comment"
+	NotificationRelatedTypeDeposit    NotificationRelatedType = "deposit"
 	NotificationRelatedTypeEvent      NotificationRelatedType = "event"
 	NotificationRelatedTypeWithdrawal NotificationRelatedType = "withdrawal"
 )
@@ -517,6 +560,8 @@ func (e NotificationRelatedType) Valid() bool {
 	case NotificationRelatedTypeChat:
 		return true
 	case NotificationRelatedTypeComment:
+		return true
+	case NotificationRelatedTypeDeposit:
 		return true
 	case NotificationRelatedTypeEvent:
 		return true
@@ -531,6 +576,7 @@ func (e NotificationRelatedType) Valid() bool {
 const (
 	NotificationTypeAnswerAdded        NotificationType = "answer_added"
 	NotificationTypeCommentReply       NotificationType = "comment_reply"
+	NotificationTypeDepositCredited    NotificationType = "deposit_credited"
 	NotificationTypeDisputeResolved    NotificationType = "dispute_resolved"
 	NotificationTypeEventAmended       NotificationType = "event_amended"
 	NotificationTypeMarketResolved     NotificationType = "market_resolved"
@@ -549,6 +595,8 @@ func (e NotificationType) Valid() bool {
 	case NotificationTypeAnswerAdded:
 		return true
 	case NotificationTypeCommentReply:
+		return true
+	case NotificationTypeDepositCredited:
 		return true
 	case NotificationTypeDisputeResolved:
 		return true
@@ -1064,6 +1112,21 @@ func (e ReactionRequestReaction) Valid() bool {
 	}
 }
 
+// Defines values for ReadyStatusStatus.
+const (
+	ReadyStatusStatusOK ReadyStatusStatus = "ok"
+)
+
+// Valid indicates whether the value is a known member of the ReadyStatusStatus enum.
+func (e ReadyStatusStatus) Valid() bool {
+	switch e {
+	case ReadyStatusStatusOK:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for RegisterRequestLanguage.
 const (
 	RegisterRequestLanguageEn RegisterRequestLanguage = "en"
@@ -1255,6 +1318,7 @@ const (
 	StreamMessageEventAnswerAdded    StreamMessageEvent = "answer_added"
 	StreamMessageEventBalance        StreamMessageEvent = "balance"
 	StreamMessageEventComment        StreamMessageEvent = "comment"
+	StreamMessageEventDeposit        StreamMessageEvent = "deposit"
 	StreamMessageEventMarketResolved StreamMessageEvent = "market_resolved"
 	StreamMessageEventNotification   StreamMessageEvent = "notification"
 	StreamMessageEventPrice          StreamMessageEvent = "price"
@@ -1271,6 +1335,8 @@ func (e StreamMessageEvent) Valid() bool {
 	case StreamMessageEventBalance:
 		return true
 	case StreamMessageEventComment:
+		return true
+	case StreamMessageEventDeposit:
 		return true
 	case StreamMessageEventMarketResolved:
 		return true
@@ -1293,6 +1359,7 @@ func (e StreamMessageEvent) Valid() bool {
 const (
 	StreamNotificationRelatedTypeChat       StreamNotificationRelatedType = "chat"
 	StreamNotificationRelatedTypeComment    StreamNotificationRelatedType = "comment"
+	StreamNotificationRelatedTypeDeposit    StreamNotificationRelatedType = "deposit"
 	StreamNotificationRelatedTypeEvent      StreamNotificationRelatedType = "event"
 	StreamNotificationRelatedTypeWithdrawal StreamNotificationRelatedType = "withdrawal"
 )
@@ -1303,6 +1370,8 @@ func (e StreamNotificationRelatedType) Valid() bool {
 	case StreamNotificationRelatedTypeChat:
 		return true
 	case StreamNotificationRelatedTypeComment:
+		return true
+	case StreamNotificationRelatedTypeDeposit:
 		return true
 	case StreamNotificationRelatedTypeEvent:
 		return true
@@ -1317,6 +1386,7 @@ func (e StreamNotificationRelatedType) Valid() bool {
 const (
 	StreamNotificationTypeAnswerAdded        StreamNotificationType = "answer_added"
 	StreamNotificationTypeCommentReply       StreamNotificationType = "comment_reply"
+	StreamNotificationTypeDepositCredited    StreamNotificationType = "deposit_credited"
 	StreamNotificationTypeDisputeResolved    StreamNotificationType = "dispute_resolved"
 	StreamNotificationTypeEventAmended       StreamNotificationType = "event_amended"
 	StreamNotificationTypeMarketResolved     StreamNotificationType = "market_resolved"
@@ -1335,6 +1405,8 @@ func (e StreamNotificationType) Valid() bool {
 	case StreamNotificationTypeAnswerAdded:
 		return true
 	case StreamNotificationTypeCommentReply:
+		return true
+	case StreamNotificationTypeDepositCredited:
 		return true
 	case StreamNotificationTypeDisputeResolved:
 		return true
@@ -2156,6 +2228,44 @@ type CreditRequest struct {
 	Bonus *bool `json:"bonus,omitempty"`
 }
 
+// Deposit A token transfer to one of your deposit addresses (GET /api/v1/users/me/deposits, and the me stream's deposit messages).
+type Deposit struct {
+	// Address your address the tokens went to (EIP-55, or TRON base58check)
+	Address string `json:"address"`
+
+	// AmountKopecks what it is credited as: the tokens at the operator's rate, rounded down to the kopeck (0 for a transfer worth less than a kopeck, which moves no money)
+	AmountKopecks int64        `json:"amount_kopecks"`
+	BlockNumber   int64        `json:"block_number"`
+	Chain         DepositChain `json:"chain"`
+
+	// Confirmations blocks on the chain from the transfer's own to the head, both included, when the server last read the chain
+	Confirmations int64 `json:"confirmations"`
+
+	// ConfirmationsRequired confirmations it is credited at
+	ConfirmationsRequired int `json:"confirmations_required"`
+
+	// CreatedAt when the server first saw it
+	CreatedAt  time.Time  `json:"created_at"`
+	CreditedAt *time.Time `json:"credited_at"`
+	ID         int64      `json:"id"`
+
+	// LogIndex the Transfer log's index in its block
+	LogIndex int64         `json:"log_index"`
+	Status   DepositStatus `json:"status"`
+
+	// TokenAmount the tokens, an exact decimal number of whole tokens ("12.5")
+	TokenAmount string `json:"token_amount"`
+
+	// TxHash the transaction: 0x and 64 hex digits; on TRON 64 hex digits
+	TxHash string `json:"tx_hash"`
+}
+
+// DepositChain defines model for Deposit.Chain.
+type DepositChain string
+
+// DepositStatus defines model for Deposit.Status.
+type DepositStatus string
+
 // Dispute defines model for Dispute.
 type Dispute struct {
 	// BondKopecks the bond held from the disputer's balance
@@ -2596,6 +2706,9 @@ type NewPool struct {
 // (with the reason; the amount is back in your balance);
 // related_type `withdrawal`, related_id the withdrawal, link
 // `/withdraw`.
+// `deposit_credited` — a token deposit to your address reached its
+// confirmations and was credited to your balance; related_type
+// `deposit`, related_id the deposit, link `/deposit`.
 // `title` and `message` are rendered in the reader's profile
 // language (`en` or `ru`) when read, with the markets' Russian
 // names in Russian.
@@ -2603,7 +2716,7 @@ type Notification struct {
 	CreatedAt time.Time `json:"created_at"`
 	ID        int64     `json:"id"`
 
-	// Link the app's page of what it is about, "" when unknown: /events/{id}, /events/{id}#comment-{your comment's id} for a comment_reply, /chat, /withdraw
+	// Link the app's page of what it is about, "" when unknown: /events/{id}, /events/{id}#comment-{your comment's id} for a comment_reply, /chat, /withdraw, /deposit
 	Link        *string                 `json:"link,omitempty"`
 	Message     string                  `json:"message"`
 	Read        bool                    `json:"read"`
@@ -3186,6 +3299,47 @@ type ReactionRequest struct {
 // ReactionRequestReaction `none` removes your reaction
 type ReactionRequestReaction string
 
+// ReadyStatus defines model for ReadyStatus.
+type ReadyStatus struct {
+	// Deposits each watched chain's deposit watcher, in PREDICTKIT_CHAINS' order; absent when no chain is watched
+	Deposits *[]struct {
+		// Active the watcher runs in this instance (one instance at a time holds each chain)
+		Active bool   `json:"active"`
+		Chain  string `json:"chain"`
+
+		// Credited deposits this instance credited since it started
+		Credited int64 `json:"credited"`
+
+		// Error the last pass's error; absent when it succeeded
+		Error *string `json:"error,omitempty"`
+
+		// Failures failed passes since it started
+		Failures int64 `json:"failures"`
+
+		// Head the chain's head at the last successful pass
+		Head int64 `json:"head"`
+
+		// LagBlocks blocks left to read
+		LagBlocks int64 `json:"lag_blocks"`
+
+		// LastOK when a pass last succeeded; absent before any
+		LastOK *time.Time `json:"last_ok,omitempty"`
+
+		// NextBlock the next block to read
+		NextBlock int64 `json:"next_block"`
+
+		// OK the last pass over the chain succeeded
+		OK bool `json:"ok"`
+
+		// Since since when the watcher has been ok (or failing)
+		Since time.Time `json:"since"`
+	} `json:"deposits,omitempty"`
+	Status ReadyStatusStatus `json:"status"`
+}
+
+// ReadyStatusStatus defines model for ReadyStatus.Status.
+type ReadyStatusStatus string
+
 // RegisterRequest defines model for RegisterRequest.
 type RegisterRequest struct {
 	Email    openapi_types.Email      `json:"email"`
@@ -3357,7 +3511,7 @@ type StreamMarketResolvedWinningOutcome string
 
 // StreamMessage One message of the live stream (GET /api/v1/stream), as its three fields.
 type StreamMessage struct {
-	// Data by event: trade StreamTrade, price StreamPrice, market_resolved StreamMarketResolved, answer_added StreamAnswerAdded, comment Comment, notification StreamNotification, balance StreamBalance, withdrawal Withdrawal (one of yours requested, paid, rejected or cancelled), reset StreamReset
+	// Data by event: trade StreamTrade, price StreamPrice, market_resolved StreamMarketResolved, answer_added StreamAnswerAdded, comment Comment, notification StreamNotification, balance StreamBalance, withdrawal Withdrawal (one of yours requested, paid, rejected or cancelled), deposit Deposit, reset StreamReset
 	Data StreamMessage_Data `json:"data"`
 
 	// Event what data is
@@ -3367,7 +3521,7 @@ type StreamMessage struct {
 	ID int64 `json:"id"`
 }
 
-// StreamMessage_Data by event: trade StreamTrade, price StreamPrice, market_resolved StreamMarketResolved, answer_added StreamAnswerAdded, comment Comment, notification StreamNotification, balance StreamBalance, withdrawal Withdrawal (one of yours requested, paid, rejected or cancelled), reset StreamReset
+// StreamMessage_Data by event: trade StreamTrade, price StreamPrice, market_resolved StreamMarketResolved, answer_added StreamAnswerAdded, comment Comment, notification StreamNotification, balance StreamBalance, withdrawal Withdrawal (one of yours requested, paid, rejected or cancelled), deposit Deposit, reset StreamReset
 type StreamMessage_Data struct {
 	union json.RawMessage
 }
@@ -3389,7 +3543,7 @@ type StreamNotification struct {
 	} `json:"balances,omitempty"`
 	CreatedAt time.Time `json:"created_at"`
 
-	// Data what the notification says: market_name, side, action, shares, amount (kopecks), won (YES, NO or VOID), author, excerpt, event_name, other (an answer_added's Other answer), proposed (a disputed proposal's outcome), until (when a proposed outcome becomes final); for withdrawal_paid and withdrawal_rejected: amount, excerpt (the transaction hash or the reason) and other (the chain); those its type uses
+	// Data what the notification says: market_name, side, action, shares, amount (kopecks), won (YES, NO or VOID), author, excerpt, event_name, other (an answer_added's Other answer), proposed (a disputed proposal's outcome), until (when a proposed outcome becomes final); for withdrawal_paid and withdrawal_rejected: amount, excerpt (the transaction hash or the reason) and other (the chain); chain and token_amount (a deposit_credited's); those its type uses
 	Data        *map[string]interface{}       `json:"data,omitempty"`
 	ID          int64                         `json:"id"`
 	Message     string                        `json:"message"`
@@ -4017,6 +4171,15 @@ type StreamParams struct {
 	LastEventIDHeader *string `json:"Last-Event-ID,omitempty"`
 }
 
+// GetMyDepositsParams defines parameters for GetMyDeposits.
+type GetMyDepositsParams struct {
+	// Limit page size (1 to 100; anything else is 400)
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor the next_cursor of the page before; absent for the first page
+	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
+}
+
 // GetMyFollowingParams defines parameters for GetMyFollowing.
 type GetMyFollowingParams struct {
 	// Limit page size (1 to 50; anything else is 400)
@@ -4454,6 +4617,32 @@ func (t *StreamMessage_Data) FromStreamBalance(v StreamBalance) error {
 
 // MergeStreamBalance performs a merge with any union data inside the StreamMessage_Data, using the provided StreamBalance
 func (t *StreamMessage_Data) MergeStreamBalance(v StreamBalance) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsDeposit returns the union data inside the StreamMessage_Data as a Deposit
+func (t StreamMessage_Data) AsDeposit() (Deposit, error) {
+	var body Deposit
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromDeposit overwrites any union data inside the StreamMessage_Data as the provided Deposit
+func (t *StreamMessage_Data) FromDeposit(v Deposit) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeDeposit performs a merge with any union data inside the StreamMessage_Data, using the provided Deposit
+func (t *StreamMessage_Data) MergeDeposit(v Deposit) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -6663,7 +6852,8 @@ type ClientInterface interface {
 	// `market:{id}`, `pool:{id}`, `event:{id}` — that market's, pool's
 	// markets' or event's trades, prices and resolutions (and, for an
 	// event, its new comments and replies); `me` — your notifications,
-	// balance changes and withdrawals' changes, and, for each market you held a position in when it
+	// balance changes, withdrawals' changes and token deposits (`deposit`,
+	// when first seen and when credited), and, for each market you held a position in when it
 	// was resolved, your settlement notification. `me` needs
 	// `Authorization: Bearer <token>` or, from a browser, whose EventSource
 	// sends no headers, `?ticket=` (POST /api/v1/stream/tickets) or the
@@ -6749,6 +6939,23 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /api/v1/tags (the `ListTags` operationId).
 	ListTags(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetMyDeposits The caller's token deposits, newest first, keyset paged.
+	//
+	// Token transfers to the caller's deposit addresses on the watched
+	// chains (PREDICTKIT_CHAINS): `pending` from the moment the server
+	// sees the transfer, `credited` once it has the chain's
+	// confirmations, when `amount_kopecks` (the tokens at the operator's
+	// rate, rounded down to the kopeck) reached `balance`. A pending
+	// deposit whose block a reorganisation replaced disappears. An
+	// empty list when no chain is watched. The `me` stream announces
+	// each deposit when it is first seen and when it is credited
+	// (`event: deposit`), and a credit notifies (`deposit_credited`).
+	// Pass the `next_cursor` of a page as `cursor` for the next one; it
+	// is `null` on the last page.
+	//
+	// Corresponds with GET /api/v1/users/me/deposits (the `GetMyDeposits` operationId).
+	GetMyDeposits(ctx context.Context, params *GetMyDepositsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetMyFollowing The events the caller follows, newest follow first, keyset paged.
 	//
@@ -6960,8 +7167,8 @@ type ClientInterface interface {
 	// Metrics Prometheus metrics (text exposition format).
 	//
 	// HTTP requests by route template, trades and volume, trade batches,
-	// partner replays, settlements, the audit, the PostgreSQL pool, the Go
-	// runtime and the process. The Metrics section of docs/operator-guide.md lists every
+	// partner replays, settlements, the audit, the deposit watchers, the
+	// PostgreSQL pool, the Go runtime and the process. The Metrics section of docs/operator-guide.md lists every
 	// name. Unauthenticated: expose it to your monitoring network only.
 	//
 	// Corresponds with GET /metrics (the `Metrics` operationId).
@@ -6979,7 +7186,14 @@ type ClientInterface interface {
 	// Corresponds with GET /og/events/{id}.png (the `ShareImage` operationId).
 	ShareImage(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// Readyz Readiness; pings the store.
+	// Readyz Readiness; pings the store, and reports the deposit watchers.
+	//
+	// 503 when the store does not answer. With chains watched
+	// (PREDICTKIT_CHAINS), `deposits` reports each chain's watcher; a
+	// chain's node that is down or answers garbage shows `"ok": false`
+	// with its error but leaves the server ready: trading does not
+	// depend on it, and deposits wait, uncredited, until the node
+	// answers well.
 	//
 	// Corresponds with GET /readyz (the `Readyz` operationId).
 	Readyz(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -10428,7 +10642,8 @@ func (c *Client) AddAnswer(ctx context.Context, id int64, body AddAnswerJSONRequ
 // `market:{id}`, `pool:{id}`, `event:{id}` — that market's, pool's
 // markets' or event's trades, prices and resolutions (and, for an
 // event, its new comments and replies); `me` — your notifications,
-// balance changes and withdrawals' changes, and, for each market you held a position in when it
+// balance changes, withdrawals' changes and token deposits (`deposit`,
+// when first seen and when credited), and, for each market you held a position in when it
 // was resolved, your settlement notification. `me` needs
 // `Authorization: Bearer <token>` or, from a browser, whose EventSource
 // sends no headers, `?ticket=` (POST /api/v1/stream/tickets) or the
@@ -10535,6 +10750,33 @@ func (c *Client) CreateStreamTicket(ctx context.Context, reqEditors ...RequestEd
 // Corresponds with GET /api/v1/tags (the `ListTags` operationId).
 func (c *Client) ListTags(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListTagsRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetMyDeposits The caller's token deposits, newest first, keyset paged.
+//
+// Token transfers to the caller's deposit addresses on the watched
+// chains (PREDICTKIT_CHAINS): `pending` from the moment the server
+// sees the transfer, `credited` once it has the chain's
+// confirmations, when `amount_kopecks` (the tokens at the operator's
+// rate, rounded down to the kopeck) reached `balance`. A pending
+// deposit whose block a reorganisation replaced disappears. An
+// empty list when no chain is watched. The `me` stream announces
+// each deposit when it is first seen and when it is credited
+// (`event: deposit`), and a credit notifies (`deposit_credited`).
+// Pass the `next_cursor` of a page as `cursor` for the next one; it
+// is `null` on the last page.
+//
+// Corresponds with GET /api/v1/users/me/deposits (the `GetMyDeposits` operationId).
+func (c *Client) GetMyDeposits(ctx context.Context, params *GetMyDepositsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetMyDepositsRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -10945,8 +11187,8 @@ func (c *Client) Mcp(ctx context.Context, body McpJSONRequestBody, reqEditors ..
 // Metrics Prometheus metrics (text exposition format).
 //
 // HTTP requests by route template, trades and volume, trade batches,
-// partner replays, settlements, the audit, the PostgreSQL pool, the Go
-// runtime and the process. The Metrics section of docs/operator-guide.md lists every
+// partner replays, settlements, the audit, the deposit watchers, the
+// PostgreSQL pool, the Go runtime and the process. The Metrics section of docs/operator-guide.md lists every
 // name. Unauthenticated: expose it to your monitoring network only.
 //
 // Corresponds with GET /metrics (the `Metrics` operationId).
@@ -10984,7 +11226,14 @@ func (c *Client) ShareImage(ctx context.Context, id int64, reqEditors ...Request
 	return c.Client.Do(req)
 }
 
-// Readyz Readiness; pings the store.
+// Readyz Readiness; pings the store, and reports the deposit watchers.
+//
+// 503 when the store does not answer. With chains watched
+// (PREDICTKIT_CHAINS), `deposits` reports each chain's watcher; a
+// chain's node that is down or answers garbage shows `"ok": false`
+// with its error but leaves the server ready: trading does not
+// depend on it, and deposits wait, uncredited, until the node
+// answers well.
 //
 // Corresponds with GET /readyz (the `Readyz` operationId).
 func (c *Client) Readyz(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -15430,6 +15679,72 @@ func NewListTagsRequest(server string) (*http.Request, error) {
 	return req, nil
 }
 
+// NewGetMyDepositsRequest constructs an http.Request for the GetMyDeposits method
+func NewGetMyDepositsRequest(server string, params *GetMyDepositsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/users/me/deposits")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewGetMyFollowingRequest constructs an http.Request for the GetMyFollowing method
 func NewGetMyFollowingRequest(server string, params *GetMyFollowingParams) (*http.Request, error) {
 	var err error
@@ -18431,7 +18746,8 @@ type ClientWithResponsesInterface interface {
 	// `market:{id}`, `pool:{id}`, `event:{id}` — that market's, pool's
 	// markets' or event's trades, prices and resolutions (and, for an
 	// event, its new comments and replies); `me` — your notifications,
-	// balance changes and withdrawals' changes, and, for each market you held a position in when it
+	// balance changes, withdrawals' changes and token deposits (`deposit`,
+	// when first seen and when credited), and, for each market you held a position in when it
 	// was resolved, your settlement notification. `me` needs
 	// `Authorization: Bearer <token>` or, from a browser, whose EventSource
 	// sends no headers, `?ticket=` (POST /api/v1/stream/tickets) or the
@@ -18523,6 +18839,25 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /api/v1/tags (the `ListTags` operationId).
 	ListTagsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListTagsResponse, error)
+
+	// GetMyDepositsWithResponse The caller's token deposits, newest first, keyset paged.
+	//
+	// Token transfers to the caller's deposit addresses on the watched
+	// chains (PREDICTKIT_CHAINS): `pending` from the moment the server
+	// sees the transfer, `credited` once it has the chain's
+	// confirmations, when `amount_kopecks` (the tokens at the operator's
+	// rate, rounded down to the kopeck) reached `balance`. A pending
+	// deposit whose block a reorganisation replaced disappears. An
+	// empty list when no chain is watched. The `me` stream announces
+	// each deposit when it is first seen and when it is credited
+	// (`event: deposit`), and a credit notifies (`deposit_credited`).
+	// Pass the `next_cursor` of a page as `cursor` for the next one; it
+	// is `null` on the last page.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/users/me/deposits (the `GetMyDeposits` operationId).
+	GetMyDepositsWithResponse(ctx context.Context, params *GetMyDepositsParams, reqEditors ...RequestEditorFn) (*GetMyDepositsResponse, error)
 
 	// GetMyFollowingWithResponse The events the caller follows, newest follow first, keyset paged.
 	//
@@ -18764,8 +19099,8 @@ type ClientWithResponsesInterface interface {
 	// MetricsWithResponse Prometheus metrics (text exposition format).
 	//
 	// HTTP requests by route template, trades and volume, trade batches,
-	// partner replays, settlements, the audit, the PostgreSQL pool, the Go
-	// runtime and the process. The Metrics section of docs/operator-guide.md lists every
+	// partner replays, settlements, the audit, the deposit watchers, the
+	// PostgreSQL pool, the Go runtime and the process. The Metrics section of docs/operator-guide.md lists every
 	// name. Unauthenticated: expose it to your monitoring network only.
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -18787,7 +19122,14 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /og/events/{id}.png (the `ShareImage` operationId).
 	ShareImageWithResponse(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*ShareImageResponse, error)
 
-	// ReadyzWithResponse Readiness; pings the store.
+	// ReadyzWithResponse Readiness; pings the store, and reports the deposit watchers.
+	//
+	// 503 when the store does not answer. With chains watched
+	// (PREDICTKIT_CHAINS), `deposits` reports each chain's watcher; a
+	// chain's node that is down or answers garbage shows `"ok": false`
+	// with its error but leaves the server ready: trading does not
+	// depend on it, and deposits wait, uncredited, until the node
+	// answers well.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -27647,6 +27989,88 @@ func (r ListTagsResponse) ContentType() string {
 	return ""
 }
 
+type GetMyDepositsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Deposits   []Deposit `json:"deposits"`
+		NextCursor *string   `json:"next_cursor"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *InvalidRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ScopeOrCrossOrigin
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetMyDepositsResponse) GetJSON200() *struct {
+	Deposits   []Deposit `json:"deposits"`
+	NextCursor *string   `json:"next_cursor"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetMyDepositsResponse) GetJSON400() *InvalidRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetMyDepositsResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetMyDepositsResponse) GetJSON403() *ScopeOrCrossOrigin {
+	return r.JSON403
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r GetMyDepositsResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetMyDepositsResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetMyDepositsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetMyDepositsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetMyDepositsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetMyDepositsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type GetMyFollowingResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -29046,13 +29470,13 @@ type ReadyzResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *Status
+	JSON200 *ReadyStatus
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *Error
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r ReadyzResponse) GetJSON200() *Status {
+func (r ReadyzResponse) GetJSON200() *ReadyStatus {
 	return r.JSON200
 }
 
@@ -32077,7 +32501,8 @@ func (c *ClientWithResponses) AddAnswerWithResponse(ctx context.Context, id int6
 // `market:{id}`, `pool:{id}`, `event:{id}` — that market's, pool's
 // markets' or event's trades, prices and resolutions (and, for an
 // event, its new comments and replies); `me` — your notifications,
-// balance changes and withdrawals' changes, and, for each market you held a position in when it
+// balance changes, withdrawals' changes and token deposits (`deposit`,
+// when first seen and when credited), and, for each market you held a position in when it
 // was resolved, your settlement notification. `me` needs
 // `Authorization: Bearer <token>` or, from a browser, whose EventSource
 // sends no headers, `?ticket=` (POST /api/v1/stream/tickets) or the
@@ -32186,6 +32611,31 @@ func (c *ClientWithResponses) ListTagsWithResponse(ctx context.Context, reqEdito
 		return nil, err
 	}
 	return ParseListTagsResponse(rsp)
+}
+
+// GetMyDepositsWithResponse The caller's token deposits, newest first, keyset paged.
+//
+// Token transfers to the caller's deposit addresses on the watched
+// chains (PREDICTKIT_CHAINS): `pending` from the moment the server
+// sees the transfer, `credited` once it has the chain's
+// confirmations, when `amount_kopecks` (the tokens at the operator's
+// rate, rounded down to the kopeck) reached `balance`. A pending
+// deposit whose block a reorganisation replaced disappears. An
+// empty list when no chain is watched. The `me` stream announces
+// each deposit when it is first seen and when it is credited
+// (`event: deposit`), and a credit notifies (`deposit_credited`).
+// Pass the `next_cursor` of a page as `cursor` for the next one; it
+// is `null` on the last page.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/users/me/deposits (the `GetMyDeposits` operationId).
+func (c *ClientWithResponses) GetMyDepositsWithResponse(ctx context.Context, params *GetMyDepositsParams, reqEditors ...RequestEditorFn) (*GetMyDepositsResponse, error) {
+	rsp, err := c.GetMyDeposits(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetMyDepositsResponse(rsp)
 }
 
 // GetMyFollowingWithResponse The events the caller follows, newest follow first, keyset paged.
@@ -32542,8 +32992,8 @@ func (c *ClientWithResponses) McpWithResponse(ctx context.Context, body McpJSONR
 // MetricsWithResponse Prometheus metrics (text exposition format).
 //
 // HTTP requests by route template, trades and volume, trade batches,
-// partner replays, settlements, the audit, the PostgreSQL pool, the Go
-// runtime and the process. The Metrics section of docs/operator-guide.md lists every
+// partner replays, settlements, the audit, the deposit watchers, the
+// PostgreSQL pool, the Go runtime and the process. The Metrics section of docs/operator-guide.md lists every
 // name. Unauthenticated: expose it to your monitoring network only.
 //
 // Returns a wrapper object for the known response body format(s).
@@ -32577,7 +33027,14 @@ func (c *ClientWithResponses) ShareImageWithResponse(ctx context.Context, id int
 	return ParseShareImageResponse(rsp)
 }
 
-// ReadyzWithResponse Readiness; pings the store.
+// ReadyzWithResponse Readiness; pings the store, and reports the deposit watchers.
+//
+// 503 when the store does not answer. With chains watched
+// (PREDICTKIT_CHAINS), `deposits` reports each chain's watcher; a
+// chain's node that is down or answers garbage shows `"ok": false`
+// with its error but leaves the server ready: trading does not
+// depend on it, and deposits wait, uncredited, until the node
+// answers well.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -39869,6 +40326,70 @@ func ParseListTagsResponse(rsp *http.Response) (*ListTagsResponse, error) {
 	return response, nil
 }
 
+// ParseGetMyDepositsResponse parses an HTTP response from a GetMyDepositsWithResponse call
+func ParseGetMyDepositsResponse(rsp *http.Response) (*GetMyDepositsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetMyDepositsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Deposits   []Deposit `json:"deposits"`
+			NextCursor *string   `json:"next_cursor"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest InvalidRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ScopeOrCrossOrigin
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseGetMyFollowingResponse parses an HTTP response from a GetMyFollowingWithResponse call
 func ParseGetMyFollowingResponse(rsp *http.Response) (*GetMyFollowingResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -41025,7 +41546,7 @@ func ParseReadyzResponse(rsp *http.Response) (*ReadyzResponse, error) {
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest Status
+		var dest ReadyStatus
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}

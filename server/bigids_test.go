@@ -71,6 +71,8 @@ var walkedStatuses = map[string][]int{
 	"GET /api/v1/admin/withdrawals limit":                                             refusedStatuses,
 	"GET /api/v1/admin/withdrawals cursor":                                            refusedStatuses,
 	"GET /api/v1/admin/withdrawals cursor (encoded)":                                  nonNegativeStatuses,
+	"GET /api/v1/users/me/deposits limit":                                             refusedStatuses,
+	"GET /api/v1/users/me/deposits cursor":                                            nonNegativeStatuses, // a deposit id
 	"GET /api/v1/users/me/positions/closed limit":                                     nonNegativeStatuses,
 	"GET /api/v1/users/me/positions/closed offset":                                    offsetStatuses,
 	"GET /api/v1/admin/events limit":                                                  nonNegativeStatuses,

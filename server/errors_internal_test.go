@@ -149,6 +149,7 @@ var canOccur = []struct {
 		"account.ErrUserNotFound", "account.ErrNoPassword"}},
 	{"GET /users/me/positions/closed", errsClosedPosition, []string{"account.ErrUnauthorized", "server.requestError"}},
 	{"GET /users/me/trades", errsUserTrades, []string{"account.ErrUnauthorized", "server.requestError", "input.Error", "input.ErrInvalid"}},
+	{"GET /users/me/deposits", errsUserDeposits, []string{"account.ErrUnauthorized", "server.requestError"}},
 	{"POST /auth/api-keys", errsCreateAPIKey, []string{"account.ErrUnauthorized", "account.ErrUserNotFound", "server.requestError", "input.Error", "input.ErrInvalid", "account.ErrTooManyAPIKeys"}},
 	{"GET /auth/api-keys", errsAPIKeys, []string{"account.ErrUnauthorized"}},
 	{"DELETE /auth/api-keys/{id}", errsRevokeAPIKey, []string{"account.ErrUnauthorized", "server.errInvalidID", "account.ErrAPIKeyNotFound"}},

@@ -310,6 +310,15 @@ func accessMatrix() map[string][]cell {
 		"GET /api/v1/users/me/withdrawals": mxUserOnly(mxGet(mxPath("/api/v1/users/me/withdrawals")), "unauthorized", pAlice, 200, nil),
 		"DELETE /api/v1/users/me/withdrawals/:id": mxUserOnly(mxSend(http.MethodDelete, mxPath("/api/v1/users/me/withdrawals/999999"), nil),
 			"unauthorized", pAlice, 404, nil),
+		"GET /api/v1/users/me/deposits": mxUserOnly(mxGet(mxPath("/api/v1/users/me/deposits")), "unauthorized", pAlice, 200, func(t *testing.T, _ *harness, _ *secWorld, r *response) {
+			var out struct {
+				Deposits []map[string]any `json:"deposits"`
+			}
+			r.decode(t, &out)
+			if out.Deposits == nil || len(out.Deposits) != 0 {
+				t.Errorf("no chain is watched, yet deposits: %s", r.body)
+			}
+		}),
 
 		// Trading: one's own money and positions only.
 		"POST /api/v1/markets/:market_id/buy": mxCells(

@@ -60,6 +60,7 @@ func Options(cfg Config, opts ...fx.Option) fx.Option {
 		MetricsModule,
 		ChangesModule,
 		LeaderboardModule,
+		DepositsModule,
 		PeopleModule,
 		MCPModule,
 		WebModule,
@@ -94,14 +95,15 @@ var HTTPModule = fx.Module("http",
 
 // metaHandlers serves the service's own routes.
 type metaHandlers struct {
-	health Health
-	log    *slog.Logger
+	health   Health
+	deposits *DepositWatchers
+	log      *slog.Logger
 }
 
 // metaRoutes lists the service's own routes: health, readiness, metrics
 // and the API document (the reference page is docsRoutes').
-func metaRoutes(health Health, metrics *Metrics, log *slog.Logger) RoutesOut {
-	h := &metaHandlers{health: health, log: log}
+func metaRoutes(health Health, metrics *Metrics, deposits *DepositWatchers, log *slog.Logger) RoutesOut {
+	h := &metaHandlers{health: health, deposits: deposits, log: log}
 	return RoutesOut{Routes: []Route{
 		{Method: http.MethodGet, Path: "/healthz", Errors: errsMeta, Handler: h.handleHealthz},
 		{Method: http.MethodGet, Path: "/readyz", Errors: errsMeta, Handler: h.handleReadyz},
@@ -120,7 +122,10 @@ func (h *metaHandlers) handleHealthz(c *fiber.Ctx) error {
 	return c.JSON(fiber.Map{"status": "ok"})
 }
 
-// handleReadyz pings the store, for at most 2 seconds.
+// handleReadyz pings the store, for at most 2 seconds, and reports the
+// deposit watchers, when chains are watched: a chain's node that is down
+// is reported ("ok": false, with its error) but leaves the server ready,
+// since trading does not depend on it.
 func (h *metaHandlers) handleReadyz(c *fiber.Ctx) error {
 	ctx, cancel := context.WithTimeout(c.UserContext(), 2*time.Second)
 	defer cancel()
@@ -128,7 +133,10 @@ func (h *metaHandlers) handleReadyz(c *fiber.Ctx) error {
 		h.log.Warn("not ready: the store does not answer", slog.String("request_id", requestID(c)), slog.String("error", err.Error()))
 		return errUnavailable
 	}
-	return c.JSON(fiber.Map{"status": "ok"})
+	if h.deposits == nil || len(h.deposits.watchers) == 0 {
+		return c.JSON(fiber.Map{"status": "ok"})
+	}
+	return c.JSON(fiber.Map{"status": "ok", "deposits": h.deposits.Statuses()})
 }
 
 // handleOpenAPI answers the OpenAPI document as JSON.

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/predictkit/predictkit/account"
 	"github.com/predictkit/predictkit/chat"
+	"github.com/predictkit/predictkit/deposit"
 	"github.com/predictkit/predictkit/leaderboard"
 	"github.com/predictkit/predictkit/market"
 	"github.com/predictkit/predictkit/p2p"
@@ -35,6 +36,7 @@ type Store interface {
 	webhook.Store
 	leaderboard.Store
 	withdrawal.Store
+	deposit.Store
 }
 
 // Health reports whether the store answers; /readyz calls it.

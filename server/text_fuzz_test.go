@@ -353,6 +353,7 @@ var queryTargets = map[string][]string{
 	"GET /api/v1/events":                    {"limit", "offset"},
 	"GET /api/v1/users/me/positions/closed": {"limit", "offset"},
 	"GET /api/v1/users/me/trades":           {"limit", "cursor"},
+	"GET /api/v1/users/me/deposits":         {"limit", "cursor"},
 	"GET /api/v1/events/:event_id/comments": {"limit", "offset"},
 	"GET /api/v1/comments/:id/replies":      {"limit", "offset"},
 	"GET /api/v1/notifications":             {"limit", "offset"},

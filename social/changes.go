@@ -132,6 +132,8 @@ func (x *NotificationData) AppendJSON(b []byte) []byte {
 	str(`"market_name_ru":`, x.MarketNameRu)
 	str(`"other_ru":`, x.OtherRu)
 	num(`"event_id":`, x.EventID)
+	str(`"chain":`, x.Chain)
+	str(`"token_amount":`, x.TokenAmount)
 	return append(b, '}')
 }
 

@@ -12,6 +12,7 @@ package social
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -46,6 +47,9 @@ const (
 	// rejection's reason, Other the chain.
 	TypeWithdrawalPaid     = "withdrawal_paid"
 	TypeWithdrawalRejected = "withdrawal_rejected"
+	// TypeDepositCredited tells a user that a token deposit (TokenAmount
+	// of Chain's token) was credited to their balance as Amount.
+	TypeDepositCredited = "deposit_credited"
 )
 
 // OutcomeVoid is NotificationData.Won of a market that was voided: every
@@ -59,6 +63,8 @@ const (
 	RelatedChat    = "chat"
 	// RelatedWithdrawal: a withdrawal, shown on the Withdraw page.
 	RelatedWithdrawal = "withdrawal"
+	// RelatedDeposit: RelatedID is a deposit's id.
+	RelatedDeposit = "deposit"
 )
 
 // Notification is a message to one user about something that happened.
@@ -103,6 +109,10 @@ type NotificationData struct {
 	// EventID is the event a comment_reply's comments are on, so that
 	// the notification links to the comment on the event's page.
 	EventID int64 `json:"event_id,omitempty"`
+	// Chain and TokenAmount are a deposit_credited's chain and the
+	// tokens it brought, as an exact decimal ("12.5").
+	Chain       string `json:"chain,omitempty"`
+	TokenAmount string `json:"token_amount,omitempty"`
 }
 
 // Link is where the app shows what n is about: the event's page (for a
@@ -119,6 +129,8 @@ func (n *Notification) Link() string {
 		return "/chat"
 	case n.RelatedType == RelatedWithdrawal:
 		return "/withdraw"
+	case n.RelatedType == RelatedDeposit:
+		return "/deposit"
 	}
 	return ""
 }
@@ -225,6 +237,11 @@ func (n *Notification) Render(lang string) (title, message string) {
 			return "Вывод отклонён", fmt.Sprintf("Вывод %s в сети %s отклонён: %s. Сумма возвращена на баланс.", rub(d.Amount, true), d.Other, d.Excerpt)
 		}
 		return "Withdrawal rejected", fmt.Sprintf("Your withdrawal of %s on %s was rejected: %s. The amount is back in your balance.", rub(d.Amount, false), d.Other, d.Excerpt)
+	case TypeDepositCredited:
+		if ru {
+			return "Пополнение зачислено", fmt.Sprintf("Зачислено %s за перевод %s токенов в сети %s.", rub(d.Amount, true), strings.Replace(d.TokenAmount, ".", ",", 1), chainName(d.Chain))
+		}
+		return "Deposit credited", fmt.Sprintf("%s credited for a transfer of %s tokens on %s.", rub(d.Amount, false), d.TokenAmount, chainName(d.Chain))
 	case TypeSupportReply:
 		if ru {
 			return "Ответ поддержки", d.Excerpt
@@ -247,6 +264,21 @@ func followedResolution(d NotificationData, ru bool) (title, message string) {
 		return "Рынок закрыт", fmt.Sprintf("Рынок «%s» в событии, за которым вы следите, закрыт: победил исход «%s».", d.MarketName, sideRu(d.Won))
 	}
 	return "Market resolved", fmt.Sprintf("%q, in an event you follow, resolved %s.", d.MarketName, d.Won)
+}
+
+// chainName is how a chain is written in a sentence.
+func chainName(chain string) string {
+	switch chain {
+	case "ethereum":
+		return "Ethereum"
+	case "bsc":
+		return "BSC"
+	case "polygon":
+		return "Polygon"
+	case "tron":
+		return "TRON"
+	}
+	return chain
 }
 
 // orDefault is s, or def when s is empty.

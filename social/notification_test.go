@@ -26,6 +26,10 @@ func TestRender(t *testing.T) {
 			"Answer added", `"Cid" was added to "Mayor", taking its probability from "Other". Your positions pay in every outcome what they paid before.`},
 		{"an answer added in Russian", "ru", Notification{Type: TypeAnswerAdded, Data: NotificationData{EventName: "Мэр", MarketName: "Сид", Other: "Другой"}},
 			"Новый ответ в событии", "В событие «Мэр» добавлен ответ «Сид»; его вероятность взята из ответа «Другой». Ваши позиции платят в каждом исходе столько же, сколько раньше."},
+		{"a deposit credited in English", "en", Notification{Type: TypeDepositCredited, Data: NotificationData{Amount: 112500, Chain: "bsc", TokenAmount: "12.5"}},
+			"Deposit credited", "1,125.00 RUB credited for a transfer of 12.5 tokens on BSC."},
+		{"a deposit credited in Russian writes the tokens with a comma", "ru", Notification{Type: TypeDepositCredited, Data: NotificationData{Amount: 112500, Chain: "tron", TokenAmount: "12.5"}},
+			"Пополнение зачислено", "Зачислено 1\u00a0125,00 ₽ за перевод 12,5 токенов в сети TRON."},
 		{"a reply in an unknown language falls back to English", "de", Notification{Type: TypeCommentReply, Data: NotificationData{Author: "Ann", Excerpt: "agreed"}},
 			"New reply", "Ann replied to your comment: agreed"},
 	}
@@ -36,5 +40,12 @@ func TestRender(t *testing.T) {
 				t.Fatalf("got %q / %q\nwant %q / %q", title, msg, c.title, c.message)
 			}
 		})
+	}
+}
+
+func TestDepositCreditedLinksToTheDepositPage(t *testing.T) {
+	n := Notification{Type: TypeDepositCredited, RelatedType: RelatedDeposit, RelatedID: 7}
+	if got := n.Link(); got != "/deposit" {
+		t.Fatalf("link %q; want /deposit", got)
 	}
 }

@@ -76,6 +76,9 @@ type Store struct {
 	amends map[int64][]market.Amendment
 	// follows are who follows which event (follows.go).
 	follows follows
+	// deposits are the chains' token deposits and cursors, made on first
+	// use (deposits.go).
+	deposits *depositState
 	// book is the address book (addresses.go); made on first use.
 	book map[bookKey]account.DepositAddress
 

@@ -23,6 +23,7 @@ func (s *Store) addNotification(n social.Notification) *social.Notification {
 	d.Won, d.Author, d.Excerpt, d.Other = strings.Clone(d.Won), strings.Clone(d.Author), strings.Clone(d.Excerpt), strings.Clone(d.Other)
 	d.EventNameRu, d.ExcerptRu = strings.Clone(d.EventNameRu), strings.Clone(d.ExcerptRu)
 	d.Proposed, d.Until = strings.Clone(d.Proposed), strings.Clone(d.Until)
+	d.Chain, d.TokenAmount = strings.Clone(d.Chain), strings.Clone(d.TokenAmount)
 	s.notifications[n.UserID] = append(s.notifications[n.UserID], &n)
 	return &n
 }

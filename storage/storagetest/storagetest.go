@@ -19,6 +19,7 @@ import (
 
 	"github.com/predictkit/predictkit/account"
 	"github.com/predictkit/predictkit/chat"
+	"github.com/predictkit/predictkit/deposit"
 	"github.com/predictkit/predictkit/market"
 	"github.com/predictkit/predictkit/p2p"
 	"github.com/predictkit/predictkit/partner"
@@ -48,6 +49,9 @@ type Stores struct {
 	// Withdrawals, when set, runs the withdrawal suite. It must share
 	// Accounts' ledger (and Changes', when set).
 	Withdrawals withdrawal.Store
+	// Deposits, when set, runs the deposits suite. It must share the
+	// ledger of Accounts, and Changes must be set too.
+	Deposits deposit.Store
 }
 
 // Run runs the whole suite; newStores returns fresh, empty stores for each
@@ -92,6 +96,7 @@ func Run(t *testing.T, newStores func(t *testing.T) Stores) {
 	t.Run("partner key rotation", func(t *testing.T) { testKeyRotation(t, newStores) })
 	t.Run("leaderboard", func(t *testing.T) { testLeaderboard(t, newStores) })
 	t.Run("follows", func(t *testing.T) { testFollows(t, newStores) })
+	t.Run("deposits", func(t *testing.T) { testDeposits(t, newStores) })
 	t.Run("address book", func(t *testing.T) { testAddresses(t, newStores) })
 	t.Run("withdrawals", func(t *testing.T) { testWithdrawals(t, newStores) })
 }

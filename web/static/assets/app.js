@@ -110,6 +110,7 @@ function renderHeader() {
   }
   if (me) {
     items.push(link('/following', t('nav.following')));
+    items.push(link('/deposit', t('nav.deposit')));
     items.push(link('/notifications', t('nav.notifications'), h('span', { 'data-unread': '' })));
     items.push(link('/profile', t('nav.profile')));
   } else {
@@ -234,7 +235,7 @@ function openMeStream() {
     if (type === 'reset') scheduleUnread();
     for (const fn of meListeners) fn(type, data);
   };
-  for (const type of ['balance', 'notification', 'reset']) es.addEventListener(type, (e) => dispatch(type, e));
+  for (const type of ['balance', 'notification', 'reset', 'deposit']) es.addEventListener(type, (e) => dispatch(type, e));
   es.onerror = () => {
     // EventSource retries by itself; when the server refused the
     // stream (signed out), it gives up: stop following.
@@ -264,6 +265,7 @@ const routes = [
   [/^\/leaderboard$/, () => import('./pages/leaderboard.js')],
   [/^\/users\/(\d+)$/, () => import('./pages/user.js')],
   [/^\/following$/, () => import('./pages/following.js')],
+  [/^\/deposit$/, () => import('./pages/deposit.js')],
   [/^\/tags\/([a-z0-9-]{1,32})$/, () => import('./pages/feed.js'), 'tag'],
 ];
 

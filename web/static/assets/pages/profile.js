@@ -67,6 +67,7 @@ export async function render(main, ctx) {
     h('section', { 'aria-labelledby': 'bal-title', class: 'card' },
       h('h2', { id: 'bal-title' }, t('profile.balances')),
       balances,
+      h('p', null, h('a', { href: '/deposit', 'data-deposit-link': '' }, t('profile.deposit'))),
       h('p', { class: 'meta' }, t('profile.stats', { n: num(me.total_predictions), win: money(me.biggest_win), date: me.registered_date }))));
 
   // ---- open positions ----

@@ -10,7 +10,8 @@ import (
 
 // TestDepositPageInBrowser: the Deposit page on a server with the EVM
 // and TRON keys watching BSC and TRON (the chains' nodes are never asked:
-// the page shows addresses, not deposits) shows each user's derived
+// the page shows addresses, not deposits), linked from the profile's
+// zero-balance notice and balances, shows each user's derived
 // addresses with QR codes, the token, the rate, the confirmations and
 // the warning, copies an address, reads in Russian once the profile's language is Russian,
 // and on a server that watches nothing says deposits are not enabled;
@@ -38,12 +39,13 @@ func TestDepositPageInBrowser(t *testing.T) {
 			QRLoaded bool   `json:"qr_loaded"`
 			Text     string `json:"text"`
 		} `json:"chains"`
-		Nav     string   `json:"nav"`
-		History string   `json:"history"`
-		Copied  string   `json:"copied"`
-		RuText  string   `json:"ru_text"`
-		OffText string   `json:"off_text"`
-		Axe     []string `json:"axe"`
+		Nav      string   `json:"nav"`
+		ZeroHref string   `json:"zero_href"`
+		History  string   `json:"history"`
+		Copied   string   `json:"copied"`
+		RuText   string   `json:"ru_text"`
+		OffText  string   `json:"off_text"`
+		Axe      []string `json:"axe"`
 	}
 	d.run(t, "deposit", map[string]any{
 		"user": asBrowserUser(user), "ru_user": asBrowserUser(russian),
@@ -70,6 +72,9 @@ func TestDepositPageInBrowser(t *testing.T) {
 				t.Errorf("%s's card lacks %q: %q", w.chain, s, c.Text)
 			}
 		}
+	}
+	if got.ZeroHref != "/deposit" {
+		t.Errorf("the zero-balance notice links %q, want /deposit", got.ZeroHref)
 	}
 	if got.Nav != "page" {
 		t.Errorf("the nav's Deposit link has aria-current %q, want page", got.Nav)

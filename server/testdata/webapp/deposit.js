@@ -1,4 +1,5 @@
-// The Deposit page: a user follows the profile's balance link to it and
+// The Deposit page: a user with no money reads on the profile that the
+// Deposit page is where to get some, follows the balance's link to it and
 // sees their address on each watched chain (the one the server derived),
 // its QR code (loaded under the app's CSP), the token, the rate and the
 // confirmations, with the warning to send only that token on that chain;
@@ -54,7 +55,8 @@ module.exports = async (s, p) => {
   const me = await s.page({ name: 'depositor' });
   await me.context().grantPermissions(['clipboard-read', 'clipboard-write']);
   await login(me, p.user, '/profile');
-  await me.getByRole('link', { name: 'Top up your balance' }).click();
+  out.zero_href = await me.locator('[data-zero-balance] a').getAttribute('href');
+  await me.getByRole('link', { name: 'Top up your balance', exact: true }).click();
   await me.waitForURL((url) => url.pathname === '/deposit');
   await me.getByRole('heading', { level: 1, name: 'Deposit' }).waitFor();
   await me.locator('section.deposit-chain').first().waitFor();
@@ -102,7 +104,7 @@ module.exports = async (s, p) => {
     await history(a);
     await axeBothThemes(a, 'deposit', out.axe);
     await nav(a, 'Profile');
-    await a.getByRole('link', { name: 'Top up your balance' }).waitFor();
+    await a.getByRole('link', { name: 'Top up your balance', exact: true }).waitFor();
   }
   return out;
 };

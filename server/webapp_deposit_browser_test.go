@@ -41,6 +41,7 @@ func TestDepositPageInBrowser(t *testing.T) {
 		} `json:"chains"`
 		Nav      string   `json:"nav"`
 		ZeroHref string   `json:"zero_href"`
+		Overflow int      `json:"phone_overflow"`
 		History  string   `json:"history"`
 		Copied   string   `json:"copied"`
 		RuText   string   `json:"ru_text"`
@@ -72,6 +73,9 @@ func TestDepositPageInBrowser(t *testing.T) {
 				t.Errorf("%s's card lacks %q: %q", w.chain, s, c.Text)
 			}
 		}
+	}
+	if got.Overflow > 0 {
+		t.Errorf("on a phone the page is %d px wider than the screen", got.Overflow)
 	}
 	if got.ZeroHref != "/deposit" {
 		t.Errorf("the zero-balance notice links %q, want /deposit", got.ZeroHref)

@@ -3,10 +3,11 @@
 // sees their address on each watched chain (the one the server derived),
 // its QR code (loaded under the app's CSP), the token, the rate and the
 // confirmations, with the warning to send only that token on that chain;
-// copies the address; sees the deposits list (or, on a server without
-// it, that it is not available). A user whose profile is in Russian sees
-// the page in Russian once they choose it; on a server that watches no chain the page says
-// deposits are not enabled. axe-core checks the page in both themes.
+// copies the address; on a phone the page is no wider than the screen;
+// sees the deposits list (or, on a server without it, that it is not
+// available). A user who chooses Russian sees the page in Russian; on a
+// server that watches no chain the page says deposits are not enabled.
+// axe-core checks the page in both themes.
 const { open, until, mark } = require('./lib.js');
 const { login, nav } = require('./steps.js');
 
@@ -69,6 +70,12 @@ module.exports = async (s, p) => {
   await first.getByRole('button', { name: 'Copy address' }).click();
   out.copied = await until('the clipboard', async () => (await me.evaluate(() => navigator.clipboard.readText())) || false);
   mark('deposit page read');
+
+  // On a phone nothing is wider than the screen (an address is long).
+  const phone = await s.page({ name: 'phone', viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
+  await login(phone, p.user, '/deposit');
+  await phone.locator('section.deposit-chain').first().waitFor();
+  out.phone_overflow = await phone.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
 
   // The same page in Russian.
   const ru = await s.page({ name: 'russian' });

@@ -26,10 +26,19 @@ const (
 	KindExternal     Kind = "external"          // the outside world: deposits come from here
 	KindDisputeBonds Kind = "dispute_bonds"     // bonds of the disputes of one proposed resolution, until the operator decides
 	KindAnte         Kind = "proposal_ante"     // an event proposal's ante, held until the operator decides; owner: the event
+	// KindWithdrawalPending holds a withdrawal's amount from its request
+	// until the operator pays or rejects it or the user cancels it; owner:
+	// the withdrawal. The audit checks it holds exactly the amounts of
+	// the pending withdrawals.
+	KindWithdrawalPending Kind = "withdrawal_pending"
+	// KindWithdrawals is the money paid out to one chain; owner: the
+	// chain's number (wallet.Number). It only ever receives.
+	KindWithdrawals Kind = "withdrawals"
 )
 
 // Kinds lists every account kind.
-var Kinds = []Kind{KindUser, KindUserBonus, KindPartnerFloat, KindEscrow, KindFees, KindTreasury, KindExternal, KindDisputeBonds, KindAnte}
+var Kinds = []Kind{KindUser, KindUserBonus, KindPartnerFloat, KindEscrow, KindFees, KindTreasury, KindExternal, KindDisputeBonds, KindAnte,
+	KindWithdrawalPending, KindWithdrawals}
 
 // MayGoNegative reports whether an account of kind k may hold a negative
 // balance. Only the outside world and the platform's treasury may: a
@@ -78,6 +87,14 @@ func EscrowAccount(id int64) Ref { return Ref{KindEscrow, id} }
 // AnteAccount holds the ante of the proposal of event id while the
 // operator decides on it.
 func AnteAccount(eventID int64) Ref { return Ref{KindAnte, eventID} }
+
+// WithdrawalPendingAccount holds the amount of withdrawal id while it is
+// pending.
+func WithdrawalPendingAccount(id int64) Ref { return Ref{KindWithdrawalPending, id} }
+
+// WithdrawalsAccount is the money paid out to the chain numbered chain
+// (wallet.Number): the platform's money that left it there.
+func WithdrawalsAccount(chain int64) Ref { return Ref{KindWithdrawals, chain} }
 
 // Posting moves Amount kopecks from one account to another. Amount is
 // always positive; the direction is in From and To.

@@ -41,6 +41,9 @@ const (
 	Notification Type = "notification"
 	// Balance is a change of one user's balances.
 	Balance Type = "balance"
+	// Withdrawal is one user's withdrawal requested, paid, rejected or
+	// cancelled: its new state.
+	Withdrawal Type = "withdrawal"
 )
 
 // Entry is one committed change.

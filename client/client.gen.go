@@ -313,22 +313,22 @@ func (e CreatedAPIKeyScopes) Valid() bool {
 
 // Defines values for DepositAddressChain.
 const (
-	Bsc      DepositAddressChain = "bsc"
-	Ethereum DepositAddressChain = "ethereum"
-	Polygon  DepositAddressChain = "polygon"
-	Tron     DepositAddressChain = "tron"
+	DepositAddressChainBsc      DepositAddressChain = "bsc"
+	DepositAddressChainEthereum DepositAddressChain = "ethereum"
+	DepositAddressChainPolygon  DepositAddressChain = "polygon"
+	DepositAddressChainTron     DepositAddressChain = "tron"
 )
 
 // Valid indicates whether the value is a known member of the DepositAddressChain enum.
 func (e DepositAddressChain) Valid() bool {
 	switch e {
-	case Bsc:
+	case DepositAddressChainBsc:
 		return true
-	case Ethereum:
+	case DepositAddressChainEthereum:
 		return true
-	case Polygon:
+	case DepositAddressChainPolygon:
 		return true
-	case Tron:
+	case DepositAddressChainTron:
 		return true
 	default:
 		return false
@@ -529,9 +529,10 @@ func (e NewP2PAdType) Valid() bool {
 
 // Defines values for NotificationRelatedType.
 const (
-	NotificationRelatedTypeChat    NotificationRelatedType = "chat"
-	NotificationRelatedTypeComment NotificationRelatedType = "comment"
-	NotificationRelatedTypeEvent   NotificationRelatedType = "event"
+	NotificationRelatedTypeChat       NotificationRelatedType = "chat"
+	NotificationRelatedTypeComment    NotificationRelatedType = "comment"
+	NotificationRelatedTypeEvent      NotificationRelatedType = "event"
+	NotificationRelatedTypeWithdrawal NotificationRelatedType = "withdrawal"
 )
 
 // Valid indicates whether the value is a known member of the NotificationRelatedType enum.
@@ -542,6 +543,8 @@ func (e NotificationRelatedType) Valid() bool {
 	case NotificationRelatedTypeComment:
 		return true
 	case NotificationRelatedTypeEvent:
+		return true
+	case NotificationRelatedTypeWithdrawal:
 		return true
 	default:
 		return false
@@ -560,6 +563,8 @@ const (
 	NotificationTypeResolutionProposed NotificationType = "resolution_proposed"
 	NotificationTypeSupportReply       NotificationType = "support_reply"
 	NotificationTypeTradeExecuted      NotificationType = "trade_executed"
+	NotificationTypeWithdrawalPaid     NotificationType = "withdrawal_paid"
+	NotificationTypeWithdrawalRejected NotificationType = "withdrawal_rejected"
 )
 
 // Valid indicates whether the value is a known member of the NotificationType enum.
@@ -584,6 +589,10 @@ func (e NotificationType) Valid() bool {
 	case NotificationTypeSupportReply:
 		return true
 	case NotificationTypeTradeExecuted:
+		return true
+	case NotificationTypeWithdrawalPaid:
+		return true
+	case NotificationTypeWithdrawalRejected:
 		return true
 	default:
 		return false
@@ -974,6 +983,54 @@ func (e QueuedEventStatus) Valid() bool {
 	}
 }
 
+// Defines values for QueuedWithdrawalChain.
+const (
+	QueuedWithdrawalChainBsc      QueuedWithdrawalChain = "bsc"
+	QueuedWithdrawalChainEthereum QueuedWithdrawalChain = "ethereum"
+	QueuedWithdrawalChainPolygon  QueuedWithdrawalChain = "polygon"
+	QueuedWithdrawalChainTron     QueuedWithdrawalChain = "tron"
+)
+
+// Valid indicates whether the value is a known member of the QueuedWithdrawalChain enum.
+func (e QueuedWithdrawalChain) Valid() bool {
+	switch e {
+	case QueuedWithdrawalChainBsc:
+		return true
+	case QueuedWithdrawalChainEthereum:
+		return true
+	case QueuedWithdrawalChainPolygon:
+		return true
+	case QueuedWithdrawalChainTron:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for QueuedWithdrawalStatus.
+const (
+	QueuedWithdrawalStatusCancelled QueuedWithdrawalStatus = "cancelled"
+	QueuedWithdrawalStatusPaid      QueuedWithdrawalStatus = "paid"
+	QueuedWithdrawalStatusPending   QueuedWithdrawalStatus = "pending"
+	QueuedWithdrawalStatusRejected  QueuedWithdrawalStatus = "rejected"
+)
+
+// Valid indicates whether the value is a known member of the QueuedWithdrawalStatus enum.
+func (e QueuedWithdrawalStatus) Valid() bool {
+	switch e {
+	case QueuedWithdrawalStatusCancelled:
+		return true
+	case QueuedWithdrawalStatusPaid:
+		return true
+	case QueuedWithdrawalStatusPending:
+		return true
+	case QueuedWithdrawalStatusRejected:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for QuoteAction.
 const (
 	QuoteActionBuy  QuoteAction = "buy"
@@ -1227,6 +1284,7 @@ const (
 	StreamMessageEventPrice          StreamMessageEvent = "price"
 	StreamMessageEventReset          StreamMessageEvent = "reset"
 	StreamMessageEventTrade          StreamMessageEvent = "trade"
+	StreamMessageEventWithdrawal     StreamMessageEvent = "withdrawal"
 )
 
 // Valid indicates whether the value is a known member of the StreamMessageEvent enum.
@@ -1248,6 +1306,8 @@ func (e StreamMessageEvent) Valid() bool {
 		return true
 	case StreamMessageEventTrade:
 		return true
+	case StreamMessageEventWithdrawal:
+		return true
 	default:
 		return false
 	}
@@ -1255,9 +1315,10 @@ func (e StreamMessageEvent) Valid() bool {
 
 // Defines values for StreamNotificationRelatedType.
 const (
-	StreamNotificationRelatedTypeChat    StreamNotificationRelatedType = "chat"
-	StreamNotificationRelatedTypeComment StreamNotificationRelatedType = "comment"
-	StreamNotificationRelatedTypeEvent   StreamNotificationRelatedType = "event"
+	StreamNotificationRelatedTypeChat       StreamNotificationRelatedType = "chat"
+	StreamNotificationRelatedTypeComment    StreamNotificationRelatedType = "comment"
+	StreamNotificationRelatedTypeEvent      StreamNotificationRelatedType = "event"
+	StreamNotificationRelatedTypeWithdrawal StreamNotificationRelatedType = "withdrawal"
 )
 
 // Valid indicates whether the value is a known member of the StreamNotificationRelatedType enum.
@@ -1268,6 +1329,8 @@ func (e StreamNotificationRelatedType) Valid() bool {
 	case StreamNotificationRelatedTypeComment:
 		return true
 	case StreamNotificationRelatedTypeEvent:
+		return true
+	case StreamNotificationRelatedTypeWithdrawal:
 		return true
 	default:
 		return false
@@ -1286,6 +1349,8 @@ const (
 	StreamNotificationTypeResolutionProposed StreamNotificationType = "resolution_proposed"
 	StreamNotificationTypeSupportReply       StreamNotificationType = "support_reply"
 	StreamNotificationTypeTradeExecuted      StreamNotificationType = "trade_executed"
+	StreamNotificationTypeWithdrawalPaid     StreamNotificationType = "withdrawal_paid"
+	StreamNotificationTypeWithdrawalRejected StreamNotificationType = "withdrawal_rejected"
 )
 
 // Valid indicates whether the value is a known member of the StreamNotificationType enum.
@@ -1310,6 +1375,10 @@ func (e StreamNotificationType) Valid() bool {
 	case StreamNotificationTypeSupportReply:
 		return true
 	case StreamNotificationTypeTradeExecuted:
+		return true
+	case StreamNotificationTypeWithdrawalPaid:
+		return true
+	case StreamNotificationTypeWithdrawalRejected:
 		return true
 	default:
 		return false
@@ -1427,6 +1496,54 @@ func (e WebhookDeliveryType) Valid() bool {
 	}
 }
 
+// Defines values for WithdrawalChain.
+const (
+	WithdrawalChainBsc      WithdrawalChain = "bsc"
+	WithdrawalChainEthereum WithdrawalChain = "ethereum"
+	WithdrawalChainPolygon  WithdrawalChain = "polygon"
+	WithdrawalChainTron     WithdrawalChain = "tron"
+)
+
+// Valid indicates whether the value is a known member of the WithdrawalChain enum.
+func (e WithdrawalChain) Valid() bool {
+	switch e {
+	case WithdrawalChainBsc:
+		return true
+	case WithdrawalChainEthereum:
+		return true
+	case WithdrawalChainPolygon:
+		return true
+	case WithdrawalChainTron:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WithdrawalStatus.
+const (
+	WithdrawalStatusCancelled WithdrawalStatus = "cancelled"
+	WithdrawalStatusPaid      WithdrawalStatus = "paid"
+	WithdrawalStatusPending   WithdrawalStatus = "pending"
+	WithdrawalStatusRejected  WithdrawalStatus = "rejected"
+)
+
+// Valid indicates whether the value is a known member of the WithdrawalStatus enum.
+func (e WithdrawalStatus) Valid() bool {
+	switch e {
+	case WithdrawalStatusCancelled:
+		return true
+	case WithdrawalStatusPaid:
+		return true
+	case WithdrawalStatusPending:
+		return true
+	case WithdrawalStatusRejected:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for AdminListEventsParamsStatus.
 const (
 	AdminListEventsParamsStatusApproved AdminListEventsParamsStatus = "approved"
@@ -1457,6 +1574,33 @@ const (
 func (e AdminRedeliverPartnerDelivery202JSONResponseBodyStatus) Valid() bool {
 	switch e {
 	case Queued:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AdminListWithdrawalsParamsStatus.
+const (
+	AdminListWithdrawalsParamsStatusAll       AdminListWithdrawalsParamsStatus = "all"
+	AdminListWithdrawalsParamsStatusCancelled AdminListWithdrawalsParamsStatus = "cancelled"
+	AdminListWithdrawalsParamsStatusPaid      AdminListWithdrawalsParamsStatus = "paid"
+	AdminListWithdrawalsParamsStatusPending   AdminListWithdrawalsParamsStatus = "pending"
+	AdminListWithdrawalsParamsStatusRejected  AdminListWithdrawalsParamsStatus = "rejected"
+)
+
+// Valid indicates whether the value is a known member of the AdminListWithdrawalsParamsStatus enum.
+func (e AdminListWithdrawalsParamsStatus) Valid() bool {
+	switch e {
+	case AdminListWithdrawalsParamsStatusAll:
+		return true
+	case AdminListWithdrawalsParamsStatusCancelled:
+		return true
+	case AdminListWithdrawalsParamsStatusPaid:
+		return true
+	case AdminListWithdrawalsParamsStatusPending:
+		return true
+	case AdminListWithdrawalsParamsStatusRejected:
 		return true
 	default:
 		return false
@@ -1640,6 +1784,30 @@ func (e OEmbed200JSONResponseBodyVersion) Valid() bool {
 	}
 }
 
+// Defines values for RequestWithdrawalJSONBodyChain.
+const (
+	RequestWithdrawalJSONBodyChainBsc      RequestWithdrawalJSONBodyChain = "bsc"
+	RequestWithdrawalJSONBodyChainEthereum RequestWithdrawalJSONBodyChain = "ethereum"
+	RequestWithdrawalJSONBodyChainPolygon  RequestWithdrawalJSONBodyChain = "polygon"
+	RequestWithdrawalJSONBodyChainTron     RequestWithdrawalJSONBodyChain = "tron"
+)
+
+// Valid indicates whether the value is a known member of the RequestWithdrawalJSONBodyChain enum.
+func (e RequestWithdrawalJSONBodyChain) Valid() bool {
+	switch e {
+	case RequestWithdrawalJSONBodyChainBsc:
+		return true
+	case RequestWithdrawalJSONBodyChainEthereum:
+		return true
+	case RequestWithdrawalJSONBodyChainPolygon:
+		return true
+	case RequestWithdrawalJSONBodyChainTron:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for McpJSONBodyJsonrpc.
 const (
 	McpJSONBodyJsonrpcN20 McpJSONBodyJsonrpc = "2.0"
@@ -1770,7 +1938,7 @@ type BuyRequest struct {
 	MinShares *int64         `json:"min_shares,omitempty"`
 	Side      BuyRequestSide `json:"side"`
 
-	// UseBonus pay from the bonus balance
+	// UseBonus pay from the bonus balance; the sale proceeds and void refunds of the shares bought go back to the bonus balance, their winnings to the balance
 	UseBonus *bool `json:"use_bonus,omitempty"`
 }
 
@@ -2472,6 +2640,11 @@ type NewPool struct {
 // `proposal_approved`, `proposal_rejected` — the operator decided on
 // your event proposal (with a rejection's reason, and whether the
 // ante came back); related_type `event`.
+// `withdrawal_paid`, `withdrawal_rejected` — the operator paid your
+// withdrawal (the message names the transaction) or rejected it
+// (with the reason; the amount is back in your balance);
+// related_type `withdrawal`, related_id the withdrawal, link
+// `/withdraw`.
 // `title` and `message` are rendered in the reader's profile
 // language (`en` or `ru`) when read, with the markets' Russian
 // names in Russian.
@@ -2479,7 +2652,7 @@ type Notification struct {
 	CreatedAt time.Time `json:"created_at"`
 	ID        int64     `json:"id"`
 
-	// Link the app's page of what it is about, "" when unknown: /events/{id}, /events/{id}#comment-{your comment's id} for a comment_reply, /chat
+	// Link the app's page of what it is about, "" when unknown: /events/{id}, /events/{id}#comment-{your comment's id} for a comment_reply, /chat, /withdraw
 	Link        *string                 `json:"link,omitempty"`
 	Message     string                  `json:"message"`
 	Read        bool                    `json:"read"`
@@ -2841,7 +3014,7 @@ type Position struct {
 	// UnrealizedPnl value_kopecks - cost_kopecks
 	UnrealizedPnl int64 `json:"unrealized_pnl"`
 
-	// UseBonus some of it was bought with the bonus balance
+	// UseBonus some of it was bought with the bonus balance: a sale pays those shares' part of its payout to the bonus balance
 	UseBonus bool  `json:"use_bonus"`
 	UserID   int64 `json:"user_id"`
 
@@ -2999,6 +3172,31 @@ type QueuedEvent struct {
 // `proposed` while a proposal waits for the operator (it cannot
 // be shown, traded or resolved); `rejected` for good.
 type QueuedEventStatus string
+
+// QueuedWithdrawal A withdrawal in the operator's list, with its user.
+type QueuedWithdrawal struct {
+	Address       string                 `json:"address"`
+	AmountKopecks int64                  `json:"amount_kopecks"`
+	Chain         QueuedWithdrawalChain  `json:"chain"`
+	CreatedAt     time.Time              `json:"created_at"`
+	DecidedAt     *time.Time             `json:"decided_at"`
+	ID            int64                  `json:"id"`
+	Reason        *string                `json:"reason"`
+	Status        QueuedWithdrawalStatus `json:"status"`
+	TxHash        *string                `json:"tx_hash"`
+	User          struct {
+		Email string `json:"email"`
+		ID    int64  `json:"id"`
+		Name  string `json:"name"`
+	} `json:"user"`
+	UserID int64 `json:"user_id"`
+}
+
+// QueuedWithdrawalChain defines model for QueuedWithdrawal.Chain.
+type QueuedWithdrawalChain string
+
+// QueuedWithdrawalStatus defines model for QueuedWithdrawal.Status.
+type QueuedWithdrawalStatus string
 
 // Quote defines model for Quote.
 type Quote struct {
@@ -3208,7 +3406,7 @@ type StreamMarketResolvedWinningOutcome string
 
 // StreamMessage One message of the live stream (GET /api/v1/stream), as its three fields.
 type StreamMessage struct {
-	// Data by event: trade StreamTrade, price StreamPrice, market_resolved StreamMarketResolved, answer_added StreamAnswerAdded, comment Comment, notification StreamNotification, balance StreamBalance, reset StreamReset
+	// Data by event: trade StreamTrade, price StreamPrice, market_resolved StreamMarketResolved, answer_added StreamAnswerAdded, comment Comment, notification StreamNotification, balance StreamBalance, withdrawal Withdrawal (one of yours requested, paid, rejected or cancelled), reset StreamReset
 	Data StreamMessage_Data `json:"data"`
 
 	// Event what data is
@@ -3218,7 +3416,7 @@ type StreamMessage struct {
 	ID int64 `json:"id"`
 }
 
-// StreamMessage_Data by event: trade StreamTrade, price StreamPrice, market_resolved StreamMarketResolved, answer_added StreamAnswerAdded, comment Comment, notification StreamNotification, balance StreamBalance, reset StreamReset
+// StreamMessage_Data by event: trade StreamTrade, price StreamPrice, market_resolved StreamMarketResolved, answer_added StreamAnswerAdded, comment Comment, notification StreamNotification, balance StreamBalance, withdrawal Withdrawal (one of yours requested, paid, rejected or cancelled), reset StreamReset
 type StreamMessage_Data struct {
 	union json.RawMessage
 }
@@ -3240,7 +3438,7 @@ type StreamNotification struct {
 	} `json:"balances,omitempty"`
 	CreatedAt time.Time `json:"created_at"`
 
-	// Data what the notification says: market_name, side, action, shares, amount (kopecks), won (YES, NO or VOID), author, excerpt, event_name, other (an answer_added's Other answer), proposed (a disputed proposal's outcome), until (when a proposed outcome becomes final); those its type uses
+	// Data what the notification says: market_name, side, action, shares, amount (kopecks), won (YES, NO or VOID), author, excerpt, event_name, other (an answer_added's Other answer), proposed (a disputed proposal's outcome), until (when a proposed outcome becomes final); for withdrawal_paid and withdrawal_rejected: amount, excerpt (the transaction hash or the reason) and other (the chain); those its type uses
 	Data        *map[string]interface{}       `json:"data,omitempty"`
 	ID          int64                         `json:"id"`
 	Message     string                        `json:"message"`
@@ -3437,6 +3635,32 @@ type WebhookRequest struct {
 	// URL http or https URL, at most 2048 characters
 	URL string `json:"url"`
 }
+
+// Withdrawal defines model for Withdrawal.
+type Withdrawal struct {
+	Address       string          `json:"address"`
+	AmountKopecks int64           `json:"amount_kopecks"`
+	Chain         WithdrawalChain `json:"chain"`
+	CreatedAt     time.Time       `json:"created_at"`
+
+	// DecidedAt null while pending
+	DecidedAt *time.Time `json:"decided_at"`
+	ID        int64      `json:"id"`
+
+	// Reason the rejection's reason; null unless rejected
+	Reason *string          `json:"reason"`
+	Status WithdrawalStatus `json:"status"`
+
+	// TxHash the payout's transaction; null until paid
+	TxHash *string `json:"tx_hash"`
+	UserID int64   `json:"user_id"`
+}
+
+// WithdrawalChain defines model for Withdrawal.Chain.
+type WithdrawalChain string
+
+// WithdrawalStatus defines model for Withdrawal.Status.
+type WithdrawalStatus string
 
 // AdminChatSessionNotFound defines model for AdminChatSessionNotFound.
 type AdminChatSessionNotFound struct {
@@ -3657,6 +3881,30 @@ type AdminSearchUsersParams struct {
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
+// AdminListWithdrawalsParams defines parameters for AdminListWithdrawals.
+type AdminListWithdrawalsParams struct {
+	Status *AdminListWithdrawalsParamsStatus `form:"status,omitempty" json:"status,omitempty"`
+
+	// Limit page size (1 to 100; anything else is 400)
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor the next_cursor of the page before (opaque); absent for the first page
+	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
+}
+
+// AdminListWithdrawalsParamsStatus defines parameters for AdminListWithdrawals.
+type AdminListWithdrawalsParamsStatus string
+
+// AdminApproveWithdrawalJSONBody defines parameters for AdminApproveWithdrawal.
+type AdminApproveWithdrawalJSONBody struct {
+	TxHash string `json:"tx_hash"`
+}
+
+// AdminRejectWithdrawalJSONBody defines parameters for AdminRejectWithdrawal.
+type AdminRejectWithdrawalJSONBody struct {
+	Reason string `json:"reason"`
+}
+
 // ListRepliesParams defines parameters for ListReplies.
 type ListRepliesParams struct {
 	// Limit page size: default 50, at most 100; anything but a non-negative integer is the default
@@ -3851,6 +4099,26 @@ type GetMyTradesParams struct {
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
+// ListMyWithdrawalsParams defines parameters for ListMyWithdrawals.
+type ListMyWithdrawalsParams struct {
+	// Limit page size (1 to 100; anything else is 400)
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor the next_cursor of the page before (opaque); absent for the first page
+	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
+}
+
+// RequestWithdrawalJSONBody defines parameters for RequestWithdrawal.
+type RequestWithdrawalJSONBody struct {
+	// Address EIP-55 checksummed 0x address on EVM chains, base58check T… address on TRON
+	Address       string                         `json:"address"`
+	AmountKopecks int64                          `json:"amount_kopecks"`
+	Chain         RequestWithdrawalJSONBodyChain `json:"chain"`
+}
+
+// RequestWithdrawalJSONBodyChain defines parameters for RequestWithdrawal.
+type RequestWithdrawalJSONBodyChain string
+
 // EmbedMarketParams defines parameters for EmbedMarket.
 type EmbedMarketParams struct {
 	// Lang ru: in Russian, with the Russian names where given; anything else: English
@@ -3921,6 +4189,12 @@ type AdminCreditJSONRequestBody = CreditRequest
 
 // AdminCreateEventJSONRequestBody defines body for AdminCreateEvent for application/json ContentType.
 type AdminCreateEventJSONRequestBody = NewEvent
+
+// AdminApproveWithdrawalJSONRequestBody defines body for AdminApproveWithdrawal for application/json ContentType.
+type AdminApproveWithdrawalJSONRequestBody AdminApproveWithdrawalJSONBody
+
+// AdminRejectWithdrawalJSONRequestBody defines body for AdminRejectWithdrawal for application/json ContentType.
+type AdminRejectWithdrawalJSONRequestBody AdminRejectWithdrawalJSONBody
 
 // CreateAPIKeyJSONRequestBody defines body for CreateAPIKey for application/json ContentType.
 type CreateAPIKeyJSONRequestBody = NewAPIKey
@@ -3996,6 +4270,9 @@ type MovePoolFinishJSONRequestBody = FinishPatch
 
 // AddAnswerJSONRequestBody defines body for AddAnswer for application/json ContentType.
 type AddAnswerJSONRequestBody = NewAnswer
+
+// RequestWithdrawalJSONRequestBody defines body for RequestWithdrawal for application/json ContentType.
+type RequestWithdrawalJSONRequestBody RequestWithdrawalJSONBody
 
 // McpJSONRequestBody defines body for Mcp for application/json ContentType.
 type McpJSONRequestBody McpJSONBody
@@ -4234,6 +4511,32 @@ func (t *StreamMessage_Data) FromStreamBalance(v StreamBalance) error {
 
 // MergeStreamBalance performs a merge with any union data inside the StreamMessage_Data, using the provided StreamBalance
 func (t *StreamMessage_Data) MergeStreamBalance(v StreamBalance) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsWithdrawal returns the union data inside the StreamMessage_Data as a Withdrawal
+func (t StreamMessage_Data) AsWithdrawal() (Withdrawal, error) {
+	var body Withdrawal
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromWithdrawal overwrites any union data inside the StreamMessage_Data as the provided Withdrawal
+func (t *StreamMessage_Data) FromWithdrawal(v Withdrawal) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeWithdrawal performs a merge with any union data inside the StreamMessage_Data, using the provided Withdrawal
+func (t *StreamMessage_Data) MergeWithdrawal(v Withdrawal) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -4973,6 +5276,67 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /api/v1/admin/users/{id}/password-reset (the `AdminPasswordReset` operationId).
 	AdminPasswordReset(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AdminListWithdrawals The operator's queue of pending withdrawals (oldest first), or the decided ones (newest first), each with its user.
+	//
+	// Corresponds with GET /api/v1/admin/withdrawals (the `AdminListWithdrawals` operationId).
+	AdminListWithdrawals(ctx context.Context, params *AdminListWithdrawalsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AdminApproveWithdrawalWithBody Record that a pending withdrawal was paid, with the payout's transaction hash.
+	//
+	// The server holds no keys: the operator checks the address, pays
+	// from a wallet outside the server, then records the transaction
+	// here. In one transaction the withdrawal becomes `paid`, its
+	// amount moves from its pending account to the chain's
+	// `withdrawals` account, and the user gets a `withdrawal_paid`
+	// notification. `tx_hash`: `0x` and 64 hexadecimal digits on EVM
+	// chains, 64 digits on TRON (a `0x` is dropped); stored in lower
+	// case.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/admin/withdrawals/{id}/approve (the `AdminApproveWithdrawal` operationId).
+	AdminApproveWithdrawalWithBody(ctx context.Context, id int64, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AdminApproveWithdrawal Record that a pending withdrawal was paid, with the payout's transaction hash.
+	//
+	// The server holds no keys: the operator checks the address, pays
+	// from a wallet outside the server, then records the transaction
+	// here. In one transaction the withdrawal becomes `paid`, its
+	// amount moves from its pending account to the chain's
+	// `withdrawals` account, and the user gets a `withdrawal_paid`
+	// notification. `tx_hash`: `0x` and 64 hexadecimal digits on EVM
+	// chains, 64 digits on TRON (a `0x` is dropped); stored in lower
+	// case.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/admin/withdrawals/{id}/approve (the `AdminApproveWithdrawal` operationId).
+	AdminApproveWithdrawal(ctx context.Context, id int64, body AdminApproveWithdrawalJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AdminRejectWithdrawalWithBody Reject a pending withdrawal with a reason; the amount goes back to the user's balance.
+	//
+	// In one transaction the withdrawal becomes `rejected`, its amount
+	// goes back to the user's `balance`, and the user gets a
+	// `withdrawal_rejected` notification quoting the reason (1 to 500
+	// characters).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/admin/withdrawals/{id}/reject (the `AdminRejectWithdrawal` operationId).
+	AdminRejectWithdrawalWithBody(ctx context.Context, id int64, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AdminRejectWithdrawal Reject a pending withdrawal with a reason; the amount goes back to the user's balance.
+	//
+	// In one transaction the withdrawal becomes `rejected`, its amount
+	// goes back to the user's `balance`, and the user gets a
+	// `withdrawal_rejected` notification quoting the reason (1 to 500
+	// characters).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/admin/withdrawals/{id}/reject (the `AdminRejectWithdrawal` operationId).
+	AdminRejectWithdrawal(ctx context.Context, id int64, body AdminRejectWithdrawalJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListAPIKeys The caller's personal API keys, newest first, without their secrets.
 	//
@@ -5859,7 +6223,10 @@ type ClientInterface interface {
 	// BuyWithBody Buy shares of a side for an amount of money.
 	//
 	// `cost_kopecks` (fee included) never exceeds `amount_kopecks`. With
-	// `use_bonus` the buy is paid from the bonus balance. Slippage guards:
+	// `use_bonus` the buy is paid from the bonus balance, and bonus money
+	// stays bonus: a later sale of those shares pays their part of its
+	// payout back to `bonus_balance`, and a void refunds it there; only
+	// winnings go to `balance`. Slippage guards:
 	// `max_cost_kopecks` (charge) and `min_shares`; when hit the trade is
 	// 409 price_moved and nothing changes.
 	//
@@ -5871,7 +6238,10 @@ type ClientInterface interface {
 	// Buy Buy shares of a side for an amount of money.
 	//
 	// `cost_kopecks` (fee included) never exceeds `amount_kopecks`. With
-	// `use_bonus` the buy is paid from the bonus balance. Slippage guards:
+	// `use_bonus` the buy is paid from the bonus balance, and bonus money
+	// stays bonus: a later sale of those shares pays their part of its
+	// payout back to `bonus_balance`, and a void refunds it there; only
+	// winnings go to `balance`. Slippage guards:
 	// `max_cost_kopecks` (charge) and `min_shares`; when hit the trade is
 	// 409 price_moved and nothing changes.
 	//
@@ -5981,7 +6351,9 @@ type ClientInterface interface {
 
 	// SellWithBody Sell shares of a side back to the market maker.
 	//
-	// The payout goes to the balance. Selling more shares than held, or a
+	// The payout goes to the balance, except the part that shares bought
+	// with `use_bonus` are of the shares sold, which goes back to the bonus
+	// balance (the two add up to `payout_kopecks`). Selling more shares than held, or a
 	// side not held, is 400 insufficient_shares. Slippage guard:
 	// `min_payout_kopecks`.
 	//
@@ -5992,7 +6364,9 @@ type ClientInterface interface {
 
 	// Sell Sell shares of a side back to the market maker.
 	//
-	// The payout goes to the balance. Selling more shares than held, or a
+	// The payout goes to the balance, except the part that shares bought
+	// with `use_bonus` are of the shares sold, which goes back to the bonus
+	// balance (the two add up to `payout_kopecks`). Selling more shares than held, or a
 	// side not held, is 400 insufficient_shares. Slippage guard:
 	// `min_payout_kopecks`.
 	//
@@ -6345,8 +6719,8 @@ type ClientInterface interface {
 	// `trades` — every trade of the active (listed) events;
 	// `market:{id}`, `pool:{id}`, `event:{id}` — that market's, pool's
 	// markets' or event's trades, prices and resolutions (and, for an
-	// event, its new comments and replies); `me` — your notifications and
-	// balance changes, and, for each market you held a position in when it
+	// event, its new comments and replies); `me` — your notifications,
+	// balance changes and withdrawals' changes, and, for each market you held a position in when it
 	// was resolved, your settlement notification. `me` needs
 	// `Authorization: Bearer <token>` or, from a browser, whose EventSource
 	// sends no headers, `?ticket=` (POST /api/v1/stream/tickets) or the
@@ -6475,6 +6849,58 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /api/v1/users/me/trades (the `GetMyTrades` operationId).
 	GetMyTrades(ctx context.Context, params *GetMyTradesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListMyWithdrawals Your withdrawals, newest first, with what you may withdraw now.
+	//
+	// Corresponds with GET /api/v1/users/me/withdrawals (the `ListMyWithdrawals` operationId).
+	ListMyWithdrawals(ctx context.Context, params *ListMyWithdrawalsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RequestWithdrawalWithBody Ask for part of your balance to be sent to an address; the amount leaves the balance at once.
+	//
+	// The amount moves from `balance` (never `bonus_balance`) to the
+	// withdrawal's pending ledger account in one transaction, and the
+	// withdrawal waits for the operator, who pays it from a wallet
+	// outside the server and records the transaction (`paid`), or
+	// rejects it (refunded); you may cancel it while it is pending.
+	// The address must be the chain's: an EVM address (`ethereum`,
+	// `bsc`, `polygon`) with its EIP-55 checksum (mixed case), a TRON
+	// address in base58check. The daily limit
+	// (`PREDICTKIT_WITHDRAWAL_DAILY_LIMIT_KOPECKS`) bounds your pending
+	// and paid withdrawals created in any 24 hours; the balance and the
+	// limit are checked under the lock of your balance, so concurrent
+	// requests never pass either together. Uses the trade rate limit.
+	// API keys may not call it.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/users/me/withdrawals (the `RequestWithdrawal` operationId).
+	RequestWithdrawalWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RequestWithdrawal Ask for part of your balance to be sent to an address; the amount leaves the balance at once.
+	//
+	// The amount moves from `balance` (never `bonus_balance`) to the
+	// withdrawal's pending ledger account in one transaction, and the
+	// withdrawal waits for the operator, who pays it from a wallet
+	// outside the server and records the transaction (`paid`), or
+	// rejects it (refunded); you may cancel it while it is pending.
+	// The address must be the chain's: an EVM address (`ethereum`,
+	// `bsc`, `polygon`) with its EIP-55 checksum (mixed case), a TRON
+	// address in base58check. The daily limit
+	// (`PREDICTKIT_WITHDRAWAL_DAILY_LIMIT_KOPECKS`) bounds your pending
+	// and paid withdrawals created in any 24 hours; the balance and the
+	// limit are checked under the lock of your balance, so concurrent
+	// requests never pass either together. Uses the trade rate limit.
+	// API keys may not call it.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/users/me/withdrawals (the `RequestWithdrawal` operationId).
+	RequestWithdrawal(ctx context.Context, body RequestWithdrawalJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CancelWithdrawal Cancel one of your pending withdrawals; the amount comes back to your balance.
+	//
+	// Corresponds with DELETE /api/v1/users/me/withdrawals/{id} (the `CancelWithdrawal` operationId).
+	CancelWithdrawal(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetPublicProfile A user's public profile.
 	//
@@ -7777,6 +8203,117 @@ func (c *Client) AdminCreateEvent(ctx context.Context, id int64, body AdminCreat
 // Corresponds with POST /api/v1/admin/users/{id}/password-reset (the `AdminPasswordReset` operationId).
 func (c *Client) AdminPasswordReset(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewAdminPasswordResetRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AdminListWithdrawals The operator's queue of pending withdrawals (oldest first), or the decided ones (newest first), each with its user.
+//
+// Corresponds with GET /api/v1/admin/withdrawals (the `AdminListWithdrawals` operationId).
+func (c *Client) AdminListWithdrawals(ctx context.Context, params *AdminListWithdrawalsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAdminListWithdrawalsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AdminApproveWithdrawalWithBody Record that a pending withdrawal was paid, with the payout's transaction hash.
+//
+// The server holds no keys: the operator checks the address, pays
+// from a wallet outside the server, then records the transaction
+// here. In one transaction the withdrawal becomes `paid`, its
+// amount moves from its pending account to the chain's
+// `withdrawals` account, and the user gets a `withdrawal_paid`
+// notification. `tx_hash`: `0x` and 64 hexadecimal digits on EVM
+// chains, 64 digits on TRON (a `0x` is dropped); stored in lower
+// case.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/admin/withdrawals/{id}/approve (the `AdminApproveWithdrawal` operationId).
+func (c *Client) AdminApproveWithdrawalWithBody(ctx context.Context, id int64, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAdminApproveWithdrawalRequestWithBody(c.Server, id, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AdminApproveWithdrawal Record that a pending withdrawal was paid, with the payout's transaction hash.
+//
+// The server holds no keys: the operator checks the address, pays
+// from a wallet outside the server, then records the transaction
+// here. In one transaction the withdrawal becomes `paid`, its
+// amount moves from its pending account to the chain's
+// `withdrawals` account, and the user gets a `withdrawal_paid`
+// notification. `tx_hash`: `0x` and 64 hexadecimal digits on EVM
+// chains, 64 digits on TRON (a `0x` is dropped); stored in lower
+// case.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/admin/withdrawals/{id}/approve (the `AdminApproveWithdrawal` operationId).
+func (c *Client) AdminApproveWithdrawal(ctx context.Context, id int64, body AdminApproveWithdrawalJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAdminApproveWithdrawalRequest(c.Server, id, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AdminRejectWithdrawalWithBody Reject a pending withdrawal with a reason; the amount goes back to the user's balance.
+//
+// In one transaction the withdrawal becomes `rejected`, its amount
+// goes back to the user's `balance`, and the user gets a
+// `withdrawal_rejected` notification quoting the reason (1 to 500
+// characters).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/admin/withdrawals/{id}/reject (the `AdminRejectWithdrawal` operationId).
+func (c *Client) AdminRejectWithdrawalWithBody(ctx context.Context, id int64, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAdminRejectWithdrawalRequestWithBody(c.Server, id, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AdminRejectWithdrawal Reject a pending withdrawal with a reason; the amount goes back to the user's balance.
+//
+// In one transaction the withdrawal becomes `rejected`, its amount
+// goes back to the user's `balance`, and the user gets a
+// `withdrawal_rejected` notification quoting the reason (1 to 500
+// characters).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/admin/withdrawals/{id}/reject (the `AdminRejectWithdrawal` operationId).
+func (c *Client) AdminRejectWithdrawal(ctx context.Context, id int64, body AdminRejectWithdrawalJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAdminRejectWithdrawalRequest(c.Server, id, body)
 	if err != nil {
 		return nil, err
 	}
@@ -9192,7 +9729,10 @@ func (c *Client) GetMarket(ctx context.Context, marketID int64, reqEditors ...Re
 // BuyWithBody Buy shares of a side for an amount of money.
 //
 // `cost_kopecks` (fee included) never exceeds `amount_kopecks`. With
-// `use_bonus` the buy is paid from the bonus balance. Slippage guards:
+// `use_bonus` the buy is paid from the bonus balance, and bonus money
+// stays bonus: a later sale of those shares pays their part of its
+// payout back to `bonus_balance`, and a void refunds it there; only
+// winnings go to `balance`. Slippage guards:
 // `max_cost_kopecks` (charge) and `min_shares`; when hit the trade is
 // 409 price_moved and nothing changes.
 //
@@ -9214,7 +9754,10 @@ func (c *Client) BuyWithBody(ctx context.Context, marketID int64, contentType st
 // Buy Buy shares of a side for an amount of money.
 //
 // `cost_kopecks` (fee included) never exceeds `amount_kopecks`. With
-// `use_bonus` the buy is paid from the bonus balance. Slippage guards:
+// `use_bonus` the buy is paid from the bonus balance, and bonus money
+// stays bonus: a later sale of those shares pays their part of its
+// payout back to `bonus_balance`, and a void refunds it there; only
+// winnings go to `balance`. Slippage guards:
 // `max_cost_kopecks` (charge) and `min_shares`; when hit the trade is
 // 409 price_moved and nothing changes.
 //
@@ -9384,7 +9927,9 @@ func (c *Client) Quote(ctx context.Context, marketID int64, params *QuoteParams,
 
 // SellWithBody Sell shares of a side back to the market maker.
 //
-// The payout goes to the balance. Selling more shares than held, or a
+// The payout goes to the balance, except the part that shares bought
+// with `use_bonus` are of the shares sold, which goes back to the bonus
+// balance (the two add up to `payout_kopecks`). Selling more shares than held, or a
 // side not held, is 400 insufficient_shares. Slippage guard:
 // `min_payout_kopecks`.
 //
@@ -9405,7 +9950,9 @@ func (c *Client) SellWithBody(ctx context.Context, marketID int64, contentType s
 
 // Sell Sell shares of a side back to the market maker.
 //
-// The payout goes to the balance. Selling more shares than held, or a
+// The payout goes to the balance, except the part that shares bought
+// with `use_bonus` are of the shares sold, which goes back to the bonus
+// balance (the two add up to `payout_kopecks`). Selling more shares than held, or a
 // side not held, is 400 insufficient_shares. Slippage guard:
 // `min_payout_kopecks`.
 //
@@ -9948,8 +10495,8 @@ func (c *Client) AddAnswer(ctx context.Context, id int64, body AddAnswerJSONRequ
 // `trades` — every trade of the active (listed) events;
 // `market:{id}`, `pool:{id}`, `event:{id}` — that market's, pool's
 // markets' or event's trades, prices and resolutions (and, for an
-// event, its new comments and replies); `me` — your notifications and
-// balance changes, and, for each market you held a position in when it
+// event, its new comments and replies); `me` — your notifications,
+// balance changes and withdrawals' changes, and, for each market you held a position in when it
 // was resolved, your settlement notification. `me` needs
 // `Authorization: Bearer <token>` or, from a browser, whose EventSource
 // sends no headers, `?ticket=` (POST /api/v1/stream/tickets) or the
@@ -10149,6 +10696,98 @@ func (c *Client) GetMyClosedPositions(ctx context.Context, params *GetMyClosedPo
 // Corresponds with GET /api/v1/users/me/trades (the `GetMyTrades` operationId).
 func (c *Client) GetMyTrades(ctx context.Context, params *GetMyTradesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetMyTradesRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListMyWithdrawals Your withdrawals, newest first, with what you may withdraw now.
+//
+// Corresponds with GET /api/v1/users/me/withdrawals (the `ListMyWithdrawals` operationId).
+func (c *Client) ListMyWithdrawals(ctx context.Context, params *ListMyWithdrawalsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListMyWithdrawalsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RequestWithdrawalWithBody Ask for part of your balance to be sent to an address; the amount leaves the balance at once.
+//
+// The amount moves from `balance` (never `bonus_balance`) to the
+// withdrawal's pending ledger account in one transaction, and the
+// withdrawal waits for the operator, who pays it from a wallet
+// outside the server and records the transaction (`paid`), or
+// rejects it (refunded); you may cancel it while it is pending.
+// The address must be the chain's: an EVM address (`ethereum`,
+// `bsc`, `polygon`) with its EIP-55 checksum (mixed case), a TRON
+// address in base58check. The daily limit
+// (`PREDICTKIT_WITHDRAWAL_DAILY_LIMIT_KOPECKS`) bounds your pending
+// and paid withdrawals created in any 24 hours; the balance and the
+// limit are checked under the lock of your balance, so concurrent
+// requests never pass either together. Uses the trade rate limit.
+// API keys may not call it.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/users/me/withdrawals (the `RequestWithdrawal` operationId).
+func (c *Client) RequestWithdrawalWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRequestWithdrawalRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RequestWithdrawal Ask for part of your balance to be sent to an address; the amount leaves the balance at once.
+//
+// The amount moves from `balance` (never `bonus_balance`) to the
+// withdrawal's pending ledger account in one transaction, and the
+// withdrawal waits for the operator, who pays it from a wallet
+// outside the server and records the transaction (`paid`), or
+// rejects it (refunded); you may cancel it while it is pending.
+// The address must be the chain's: an EVM address (`ethereum`,
+// `bsc`, `polygon`) with its EIP-55 checksum (mixed case), a TRON
+// address in base58check. The daily limit
+// (`PREDICTKIT_WITHDRAWAL_DAILY_LIMIT_KOPECKS`) bounds your pending
+// and paid withdrawals created in any 24 hours; the balance and the
+// limit are checked under the lock of your balance, so concurrent
+// requests never pass either together. Uses the trade rate limit.
+// API keys may not call it.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/users/me/withdrawals (the `RequestWithdrawal` operationId).
+func (c *Client) RequestWithdrawal(ctx context.Context, body RequestWithdrawalJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRequestWithdrawalRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CancelWithdrawal Cancel one of your pending withdrawals; the amount comes back to your balance.
+//
+// Corresponds with DELETE /api/v1/users/me/withdrawals/{id} (the `CancelWithdrawal` operationId).
+func (c *Client) CancelWithdrawal(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCancelWithdrawalRequest(c.Server, id)
 	if err != nil {
 		return nil, err
 	}
@@ -12034,6 +12673,178 @@ func NewAdminPasswordResetRequest(server string, id int64) (*http.Request, error
 	if err != nil {
 		return nil, err
 	}
+
+	return req, nil
+}
+
+// NewAdminListWithdrawalsRequest constructs an http.Request for the AdminListWithdrawals method
+func NewAdminListWithdrawalsRequest(server string, params *AdminListWithdrawalsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/admin/withdrawals")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Status != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewAdminApproveWithdrawalRequest calls the generic AdminApproveWithdrawal builder with application/json body
+func NewAdminApproveWithdrawalRequest(server string, id int64, body AdminApproveWithdrawalJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewAdminApproveWithdrawalRequestWithBody(server, id, "application/json", bodyReader)
+}
+
+// NewAdminApproveWithdrawalRequestWithBody constructs an http.Request for the AdminApproveWithdrawal method, with any body, and a specified content type
+func NewAdminApproveWithdrawalRequestWithBody(server string, id int64, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/admin/withdrawals/%s/approve", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewAdminRejectWithdrawalRequest calls the generic AdminRejectWithdrawal builder with application/json body
+func NewAdminRejectWithdrawalRequest(server string, id int64, body AdminRejectWithdrawalJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewAdminRejectWithdrawalRequestWithBody(server, id, "application/json", bodyReader)
+}
+
+// NewAdminRejectWithdrawalRequestWithBody constructs an http.Request for the AdminRejectWithdrawal method, with any body, and a specified content type
+func NewAdminRejectWithdrawalRequestWithBody(server string, id int64, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/admin/withdrawals/%s/reject", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -14960,6 +15771,146 @@ func NewGetMyTradesRequest(server string, params *GetMyTradesParams) (*http.Requ
 	return req, nil
 }
 
+// NewListMyWithdrawalsRequest constructs an http.Request for the ListMyWithdrawals method
+func NewListMyWithdrawalsRequest(server string, params *ListMyWithdrawalsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/users/me/withdrawals")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewRequestWithdrawalRequest calls the generic RequestWithdrawal builder with application/json body
+func NewRequestWithdrawalRequest(server string, body RequestWithdrawalJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewRequestWithdrawalRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewRequestWithdrawalRequestWithBody constructs an http.Request for the RequestWithdrawal method, with any body, and a specified content type
+func NewRequestWithdrawalRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/users/me/withdrawals")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewCancelWithdrawalRequest constructs an http.Request for the CancelWithdrawal method
+func NewCancelWithdrawalRequest(server string, id int64) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/users/me/withdrawals/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewGetPublicProfileRequest constructs an http.Request for the GetPublicProfile method
 func NewGetPublicProfileRequest(server string, id int64) (*http.Request, error) {
 	var err error
@@ -16093,6 +17044,69 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /api/v1/admin/users/{id}/password-reset (the `AdminPasswordReset` operationId).
 	AdminPasswordResetWithResponse(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*AdminPasswordResetResponse, error)
 
+	// AdminListWithdrawalsWithResponse The operator's queue of pending withdrawals (oldest first), or the decided ones (newest first), each with its user.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/admin/withdrawals (the `AdminListWithdrawals` operationId).
+	AdminListWithdrawalsWithResponse(ctx context.Context, params *AdminListWithdrawalsParams, reqEditors ...RequestEditorFn) (*AdminListWithdrawalsResponse, error)
+
+	// AdminApproveWithdrawalWithBodyWithResponse Record that a pending withdrawal was paid, with the payout's transaction hash.
+	//
+	// The server holds no keys: the operator checks the address, pays
+	// from a wallet outside the server, then records the transaction
+	// here. In one transaction the withdrawal becomes `paid`, its
+	// amount moves from its pending account to the chain's
+	// `withdrawals` account, and the user gets a `withdrawal_paid`
+	// notification. `tx_hash`: `0x` and 64 hexadecimal digits on EVM
+	// chains, 64 digits on TRON (a `0x` is dropped); stored in lower
+	// case.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/admin/withdrawals/{id}/approve (the `AdminApproveWithdrawal` operationId).
+	AdminApproveWithdrawalWithBodyWithResponse(ctx context.Context, id int64, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AdminApproveWithdrawalResponse, error)
+
+	// AdminApproveWithdrawalWithResponse Record that a pending withdrawal was paid, with the payout's transaction hash.
+	//
+	// The server holds no keys: the operator checks the address, pays
+	// from a wallet outside the server, then records the transaction
+	// here. In one transaction the withdrawal becomes `paid`, its
+	// amount moves from its pending account to the chain's
+	// `withdrawals` account, and the user gets a `withdrawal_paid`
+	// notification. `tx_hash`: `0x` and 64 hexadecimal digits on EVM
+	// chains, 64 digits on TRON (a `0x` is dropped); stored in lower
+	// case.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/admin/withdrawals/{id}/approve (the `AdminApproveWithdrawal` operationId).
+	AdminApproveWithdrawalWithResponse(ctx context.Context, id int64, body AdminApproveWithdrawalJSONRequestBody, reqEditors ...RequestEditorFn) (*AdminApproveWithdrawalResponse, error)
+
+	// AdminRejectWithdrawalWithBodyWithResponse Reject a pending withdrawal with a reason; the amount goes back to the user's balance.
+	//
+	// In one transaction the withdrawal becomes `rejected`, its amount
+	// goes back to the user's `balance`, and the user gets a
+	// `withdrawal_rejected` notification quoting the reason (1 to 500
+	// characters).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/admin/withdrawals/{id}/reject (the `AdminRejectWithdrawal` operationId).
+	AdminRejectWithdrawalWithBodyWithResponse(ctx context.Context, id int64, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AdminRejectWithdrawalResponse, error)
+
+	// AdminRejectWithdrawalWithResponse Reject a pending withdrawal with a reason; the amount goes back to the user's balance.
+	//
+	// In one transaction the withdrawal becomes `rejected`, its amount
+	// goes back to the user's `balance`, and the user gets a
+	// `withdrawal_rejected` notification quoting the reason (1 to 500
+	// characters).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/admin/withdrawals/{id}/reject (the `AdminRejectWithdrawal` operationId).
+	AdminRejectWithdrawalWithResponse(ctx context.Context, id int64, body AdminRejectWithdrawalJSONRequestBody, reqEditors ...RequestEditorFn) (*AdminRejectWithdrawalResponse, error)
+
 	// ListAPIKeysWithResponse The caller's personal API keys, newest first, without their secrets.
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -17010,7 +18024,10 @@ type ClientWithResponsesInterface interface {
 	// BuyWithBodyWithResponse Buy shares of a side for an amount of money.
 	//
 	// `cost_kopecks` (fee included) never exceeds `amount_kopecks`. With
-	// `use_bonus` the buy is paid from the bonus balance. Slippage guards:
+	// `use_bonus` the buy is paid from the bonus balance, and bonus money
+	// stays bonus: a later sale of those shares pays their part of its
+	// payout back to `bonus_balance`, and a void refunds it there; only
+	// winnings go to `balance`. Slippage guards:
 	// `max_cost_kopecks` (charge) and `min_shares`; when hit the trade is
 	// 409 price_moved and nothing changes.
 	//
@@ -17022,7 +18039,10 @@ type ClientWithResponsesInterface interface {
 	// BuyWithResponse Buy shares of a side for an amount of money.
 	//
 	// `cost_kopecks` (fee included) never exceeds `amount_kopecks`. With
-	// `use_bonus` the buy is paid from the bonus balance. Slippage guards:
+	// `use_bonus` the buy is paid from the bonus balance, and bonus money
+	// stays bonus: a later sale of those shares pays their part of its
+	// payout back to `bonus_balance`, and a void refunds it there; only
+	// winnings go to `balance`. Slippage guards:
 	// `max_cost_kopecks` (charge) and `min_shares`; when hit the trade is
 	// 409 price_moved and nothing changes.
 	//
@@ -17138,7 +18158,9 @@ type ClientWithResponsesInterface interface {
 
 	// SellWithBodyWithResponse Sell shares of a side back to the market maker.
 	//
-	// The payout goes to the balance. Selling more shares than held, or a
+	// The payout goes to the balance, except the part that shares bought
+	// with `use_bonus` are of the shares sold, which goes back to the bonus
+	// balance (the two add up to `payout_kopecks`). Selling more shares than held, or a
 	// side not held, is 400 insufficient_shares. Slippage guard:
 	// `min_payout_kopecks`.
 	//
@@ -17149,7 +18171,9 @@ type ClientWithResponsesInterface interface {
 
 	// SellWithResponse Sell shares of a side back to the market maker.
 	//
-	// The payout goes to the balance. Selling more shares than held, or a
+	// The payout goes to the balance, except the part that shares bought
+	// with `use_bonus` are of the shares sold, which goes back to the bonus
+	// balance (the two add up to `payout_kopecks`). Selling more shares than held, or a
 	// side not held, is 400 insufficient_shares. Slippage guard:
 	// `min_payout_kopecks`.
 	//
@@ -17522,8 +18546,8 @@ type ClientWithResponsesInterface interface {
 	// `trades` — every trade of the active (listed) events;
 	// `market:{id}`, `pool:{id}`, `event:{id}` — that market's, pool's
 	// markets' or event's trades, prices and resolutions (and, for an
-	// event, its new comments and replies); `me` — your notifications and
-	// balance changes, and, for each market you held a position in when it
+	// event, its new comments and replies); `me` — your notifications,
+	// balance changes and withdrawals' changes, and, for each market you held a position in when it
 	// was resolved, your settlement notification. `me` needs
 	// `Authorization: Bearer <token>` or, from a browser, whose EventSource
 	// sends no headers, `?ticket=` (POST /api/v1/stream/tickets) or the
@@ -17668,6 +18692,62 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /api/v1/users/me/trades (the `GetMyTrades` operationId).
 	GetMyTradesWithResponse(ctx context.Context, params *GetMyTradesParams, reqEditors ...RequestEditorFn) (*GetMyTradesResponse, error)
+
+	// ListMyWithdrawalsWithResponse Your withdrawals, newest first, with what you may withdraw now.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/users/me/withdrawals (the `ListMyWithdrawals` operationId).
+	ListMyWithdrawalsWithResponse(ctx context.Context, params *ListMyWithdrawalsParams, reqEditors ...RequestEditorFn) (*ListMyWithdrawalsResponse, error)
+
+	// RequestWithdrawalWithBodyWithResponse Ask for part of your balance to be sent to an address; the amount leaves the balance at once.
+	//
+	// The amount moves from `balance` (never `bonus_balance`) to the
+	// withdrawal's pending ledger account in one transaction, and the
+	// withdrawal waits for the operator, who pays it from a wallet
+	// outside the server and records the transaction (`paid`), or
+	// rejects it (refunded); you may cancel it while it is pending.
+	// The address must be the chain's: an EVM address (`ethereum`,
+	// `bsc`, `polygon`) with its EIP-55 checksum (mixed case), a TRON
+	// address in base58check. The daily limit
+	// (`PREDICTKIT_WITHDRAWAL_DAILY_LIMIT_KOPECKS`) bounds your pending
+	// and paid withdrawals created in any 24 hours; the balance and the
+	// limit are checked under the lock of your balance, so concurrent
+	// requests never pass either together. Uses the trade rate limit.
+	// API keys may not call it.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/users/me/withdrawals (the `RequestWithdrawal` operationId).
+	RequestWithdrawalWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RequestWithdrawalResponse, error)
+
+	// RequestWithdrawalWithResponse Ask for part of your balance to be sent to an address; the amount leaves the balance at once.
+	//
+	// The amount moves from `balance` (never `bonus_balance`) to the
+	// withdrawal's pending ledger account in one transaction, and the
+	// withdrawal waits for the operator, who pays it from a wallet
+	// outside the server and records the transaction (`paid`), or
+	// rejects it (refunded); you may cancel it while it is pending.
+	// The address must be the chain's: an EVM address (`ethereum`,
+	// `bsc`, `polygon`) with its EIP-55 checksum (mixed case), a TRON
+	// address in base58check. The daily limit
+	// (`PREDICTKIT_WITHDRAWAL_DAILY_LIMIT_KOPECKS`) bounds your pending
+	// and paid withdrawals created in any 24 hours; the balance and the
+	// limit are checked under the lock of your balance, so concurrent
+	// requests never pass either together. Uses the trade rate limit.
+	// API keys may not call it.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/users/me/withdrawals (the `RequestWithdrawal` operationId).
+	RequestWithdrawalWithResponse(ctx context.Context, body RequestWithdrawalJSONRequestBody, reqEditors ...RequestEditorFn) (*RequestWithdrawalResponse, error)
+
+	// CancelWithdrawalWithResponse Cancel one of your pending withdrawals; the amount comes back to your balance.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /api/v1/users/me/withdrawals/{id} (the `CancelWithdrawal` operationId).
+	CancelWithdrawalWithResponse(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*CancelWithdrawalResponse, error)
 
 	// GetPublicProfileWithResponse A user's public profile.
 	//
@@ -21099,6 +22179,313 @@ func (r AdminPasswordResetResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r AdminPasswordResetResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type AdminListWithdrawalsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		NextCursor  *string            `json:"next_cursor"`
+		Withdrawals []QueuedWithdrawal `json:"withdrawals"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *InvalidRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *CrossOrigin
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *AdminDisabled
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r AdminListWithdrawalsResponse) GetJSON200() *struct {
+	NextCursor  *string            `json:"next_cursor"`
+	Withdrawals []QueuedWithdrawal `json:"withdrawals"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r AdminListWithdrawalsResponse) GetJSON400() *InvalidRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r AdminListWithdrawalsResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r AdminListWithdrawalsResponse) GetJSON403() *CrossOrigin {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r AdminListWithdrawalsResponse) GetJSON404() *AdminDisabled {
+	return r.JSON404
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r AdminListWithdrawalsResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r AdminListWithdrawalsResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r AdminListWithdrawalsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r AdminListWithdrawalsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r AdminListWithdrawalsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r AdminListWithdrawalsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type AdminApproveWithdrawalResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Withdrawal
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *InvalidIDOrRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *CrossOrigin
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *struct {
+		Detail *string `json:"detail,omitempty"`
+		Error  string  `json:"error"`
+	}
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *struct {
+		Detail *string `json:"detail,omitempty"`
+		Error  string  `json:"error"`
+	}
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *TooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r AdminApproveWithdrawalResponse) GetJSON200() *Withdrawal {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r AdminApproveWithdrawalResponse) GetJSON400() *InvalidIDOrRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r AdminApproveWithdrawalResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r AdminApproveWithdrawalResponse) GetJSON403() *CrossOrigin {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r AdminApproveWithdrawalResponse) GetJSON404() *struct {
+	Detail *string `json:"detail,omitempty"`
+	Error  string  `json:"error"`
+} {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r AdminApproveWithdrawalResponse) GetJSON409() *struct {
+	Detail *string `json:"detail,omitempty"`
+	Error  string  `json:"error"`
+} {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r AdminApproveWithdrawalResponse) GetJSON413() *TooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r AdminApproveWithdrawalResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r AdminApproveWithdrawalResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r AdminApproveWithdrawalResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r AdminApproveWithdrawalResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r AdminApproveWithdrawalResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r AdminApproveWithdrawalResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type AdminRejectWithdrawalResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Withdrawal
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *InvalidIDOrRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *CrossOrigin
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *struct {
+		Detail *string `json:"detail,omitempty"`
+		Error  string  `json:"error"`
+	}
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *struct {
+		Detail *string `json:"detail,omitempty"`
+		Error  string  `json:"error"`
+	}
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *TooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r AdminRejectWithdrawalResponse) GetJSON200() *Withdrawal {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r AdminRejectWithdrawalResponse) GetJSON400() *InvalidIDOrRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r AdminRejectWithdrawalResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r AdminRejectWithdrawalResponse) GetJSON403() *CrossOrigin {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r AdminRejectWithdrawalResponse) GetJSON404() *struct {
+	Detail *string `json:"detail,omitempty"`
+	Error  string  `json:"error"`
+} {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r AdminRejectWithdrawalResponse) GetJSON409() *struct {
+	Detail *string `json:"detail,omitempty"`
+	Error  string  `json:"error"`
+} {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r AdminRejectWithdrawalResponse) GetJSON413() *TooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r AdminRejectWithdrawalResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r AdminRejectWithdrawalResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r AdminRejectWithdrawalResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r AdminRejectWithdrawalResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r AdminRejectWithdrawalResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r AdminRejectWithdrawalResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -26784,6 +28171,335 @@ func (r GetMyTradesResponse) ContentType() string {
 	return ""
 }
 
+type ListMyWithdrawalsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// AvailableKopecks what a request may ask now: your balance, capped by what the limit leaves
+		AvailableKopecks int64 `json:"available_kopecks"`
+
+		// Chains the chains a withdrawal may go to
+		Chains []string `json:"chains"`
+
+		// DailyLimitKopecks 0 when there is no limit
+		DailyLimitKopecks int64        `json:"daily_limit_kopecks"`
+		NextCursor        *string      `json:"next_cursor"`
+		Withdrawals       []Withdrawal `json:"withdrawals"`
+
+		// Withdrawn24HKopecks your pending and paid withdrawals created in the last 24 hours
+		Withdrawn24HKopecks int64 `json:"withdrawn_24h_kopecks"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *InvalidRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ScopeOrCrossOrigin
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListMyWithdrawalsResponse) GetJSON200() *struct {
+	// AvailableKopecks what a request may ask now: your balance, capped by what the limit leaves
+	AvailableKopecks int64 `json:"available_kopecks"`
+
+	// Chains the chains a withdrawal may go to
+	Chains []string `json:"chains"`
+
+	// DailyLimitKopecks 0 when there is no limit
+	DailyLimitKopecks int64        `json:"daily_limit_kopecks"`
+	NextCursor        *string      `json:"next_cursor"`
+	Withdrawals       []Withdrawal `json:"withdrawals"`
+
+	// Withdrawn24HKopecks your pending and paid withdrawals created in the last 24 hours
+	Withdrawn24HKopecks int64 `json:"withdrawn_24h_kopecks"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListMyWithdrawalsResponse) GetJSON400() *InvalidRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListMyWithdrawalsResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListMyWithdrawalsResponse) GetJSON403() *ScopeOrCrossOrigin {
+	return r.JSON403
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r ListMyWithdrawalsResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListMyWithdrawalsResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ListMyWithdrawalsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListMyWithdrawalsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListMyWithdrawalsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListMyWithdrawalsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// RequestWithdrawalResponse429Headers the declared response headers of an HTTP 429 response for RequestWithdrawal
+type RequestWithdrawalResponse429Headers struct {
+	RetryAfter int
+}
+
+type RequestWithdrawalResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *Withdrawal
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *struct {
+		Detail *string `json:"detail,omitempty"`
+		Error  string  `json:"error"`
+	}
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ScopeOrCrossOrigin
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *struct {
+		Detail *string `json:"detail,omitempty"`
+		Error  string  `json:"error"`
+	}
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *TooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *RequestWithdrawalResponse429Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r RequestWithdrawalResponse) GetJSON201() *Withdrawal {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r RequestWithdrawalResponse) GetJSON400() *struct {
+	Detail *string `json:"detail,omitempty"`
+	Error  string  `json:"error"`
+} {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r RequestWithdrawalResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r RequestWithdrawalResponse) GetJSON403() *ScopeOrCrossOrigin {
+	return r.JSON403
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r RequestWithdrawalResponse) GetJSON409() *struct {
+	Detail *string `json:"detail,omitempty"`
+	Error  string  `json:"error"`
+} {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r RequestWithdrawalResponse) GetJSON413() *TooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r RequestWithdrawalResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r RequestWithdrawalResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r RequestWithdrawalResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r RequestWithdrawalResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RequestWithdrawalResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RequestWithdrawalResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RequestWithdrawalResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type CancelWithdrawalResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Withdrawal
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *InvalidID
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ScopeOrCrossOrigin
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *struct {
+		Detail *string `json:"detail,omitempty"`
+		Error  string  `json:"error"`
+	}
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *struct {
+		Detail *string `json:"detail,omitempty"`
+		Error  string  `json:"error"`
+	}
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *TooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r CancelWithdrawalResponse) GetJSON200() *Withdrawal {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r CancelWithdrawalResponse) GetJSON400() *InvalidID {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CancelWithdrawalResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CancelWithdrawalResponse) GetJSON403() *ScopeOrCrossOrigin {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r CancelWithdrawalResponse) GetJSON404() *struct {
+	Detail *string `json:"detail,omitempty"`
+	Error  string  `json:"error"`
+} {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r CancelWithdrawalResponse) GetJSON409() *struct {
+	Detail *string `json:"detail,omitempty"`
+	Error  string  `json:"error"`
+} {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r CancelWithdrawalResponse) GetJSON413() *TooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r CancelWithdrawalResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r CancelWithdrawalResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r CancelWithdrawalResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CancelWithdrawalResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CancelWithdrawalResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CancelWithdrawalResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type GetPublicProfileResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -28556,6 +30272,99 @@ func (c *ClientWithResponses) AdminPasswordResetWithResponse(ctx context.Context
 	return ParseAdminPasswordResetResponse(rsp)
 }
 
+// AdminListWithdrawalsWithResponse The operator's queue of pending withdrawals (oldest first), or the decided ones (newest first), each with its user.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/admin/withdrawals (the `AdminListWithdrawals` operationId).
+func (c *ClientWithResponses) AdminListWithdrawalsWithResponse(ctx context.Context, params *AdminListWithdrawalsParams, reqEditors ...RequestEditorFn) (*AdminListWithdrawalsResponse, error) {
+	rsp, err := c.AdminListWithdrawals(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAdminListWithdrawalsResponse(rsp)
+}
+
+// AdminApproveWithdrawalWithBodyWithResponse Record that a pending withdrawal was paid, with the payout's transaction hash.
+//
+// The server holds no keys: the operator checks the address, pays
+// from a wallet outside the server, then records the transaction
+// here. In one transaction the withdrawal becomes `paid`, its
+// amount moves from its pending account to the chain's
+// `withdrawals` account, and the user gets a `withdrawal_paid`
+// notification. `tx_hash`: `0x` and 64 hexadecimal digits on EVM
+// chains, 64 digits on TRON (a `0x` is dropped); stored in lower
+// case.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/admin/withdrawals/{id}/approve (the `AdminApproveWithdrawal` operationId).
+func (c *ClientWithResponses) AdminApproveWithdrawalWithBodyWithResponse(ctx context.Context, id int64, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AdminApproveWithdrawalResponse, error) {
+	rsp, err := c.AdminApproveWithdrawalWithBody(ctx, id, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAdminApproveWithdrawalResponse(rsp)
+}
+
+// AdminApproveWithdrawalWithResponse Record that a pending withdrawal was paid, with the payout's transaction hash.
+//
+// The server holds no keys: the operator checks the address, pays
+// from a wallet outside the server, then records the transaction
+// here. In one transaction the withdrawal becomes `paid`, its
+// amount moves from its pending account to the chain's
+// `withdrawals` account, and the user gets a `withdrawal_paid`
+// notification. `tx_hash`: `0x` and 64 hexadecimal digits on EVM
+// chains, 64 digits on TRON (a `0x` is dropped); stored in lower
+// case.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/admin/withdrawals/{id}/approve (the `AdminApproveWithdrawal` operationId).
+func (c *ClientWithResponses) AdminApproveWithdrawalWithResponse(ctx context.Context, id int64, body AdminApproveWithdrawalJSONRequestBody, reqEditors ...RequestEditorFn) (*AdminApproveWithdrawalResponse, error) {
+	rsp, err := c.AdminApproveWithdrawal(ctx, id, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAdminApproveWithdrawalResponse(rsp)
+}
+
+// AdminRejectWithdrawalWithBodyWithResponse Reject a pending withdrawal with a reason; the amount goes back to the user's balance.
+//
+// In one transaction the withdrawal becomes `rejected`, its amount
+// goes back to the user's `balance`, and the user gets a
+// `withdrawal_rejected` notification quoting the reason (1 to 500
+// characters).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/admin/withdrawals/{id}/reject (the `AdminRejectWithdrawal` operationId).
+func (c *ClientWithResponses) AdminRejectWithdrawalWithBodyWithResponse(ctx context.Context, id int64, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AdminRejectWithdrawalResponse, error) {
+	rsp, err := c.AdminRejectWithdrawalWithBody(ctx, id, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAdminRejectWithdrawalResponse(rsp)
+}
+
+// AdminRejectWithdrawalWithResponse Reject a pending withdrawal with a reason; the amount goes back to the user's balance.
+//
+// In one transaction the withdrawal becomes `rejected`, its amount
+// goes back to the user's `balance`, and the user gets a
+// `withdrawal_rejected` notification quoting the reason (1 to 500
+// characters).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/admin/withdrawals/{id}/reject (the `AdminRejectWithdrawal` operationId).
+func (c *ClientWithResponses) AdminRejectWithdrawalWithResponse(ctx context.Context, id int64, body AdminRejectWithdrawalJSONRequestBody, reqEditors ...RequestEditorFn) (*AdminRejectWithdrawalResponse, error) {
+	rsp, err := c.AdminRejectWithdrawal(ctx, id, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAdminRejectWithdrawalResponse(rsp)
+}
+
 // ListAPIKeysWithResponse The caller's personal API keys, newest first, without their secrets.
 //
 // Returns a wrapper object for the known response body format(s).
@@ -29785,7 +31594,10 @@ func (c *ClientWithResponses) GetMarketWithResponse(ctx context.Context, marketI
 // BuyWithBodyWithResponse Buy shares of a side for an amount of money.
 //
 // `cost_kopecks` (fee included) never exceeds `amount_kopecks`. With
-// `use_bonus` the buy is paid from the bonus balance. Slippage guards:
+// `use_bonus` the buy is paid from the bonus balance, and bonus money
+// stays bonus: a later sale of those shares pays their part of its
+// payout back to `bonus_balance`, and a void refunds it there; only
+// winnings go to `balance`. Slippage guards:
 // `max_cost_kopecks` (charge) and `min_shares`; when hit the trade is
 // 409 price_moved and nothing changes.
 //
@@ -29803,7 +31615,10 @@ func (c *ClientWithResponses) BuyWithBodyWithResponse(ctx context.Context, marke
 // BuyWithResponse Buy shares of a side for an amount of money.
 //
 // `cost_kopecks` (fee included) never exceeds `amount_kopecks`. With
-// `use_bonus` the buy is paid from the bonus balance. Slippage guards:
+// `use_bonus` the buy is paid from the bonus balance, and bonus money
+// stays bonus: a later sale of those shares pays their part of its
+// payout back to `bonus_balance`, and a void refunds it there; only
+// winnings go to `balance`. Slippage guards:
 // `max_cost_kopecks` (charge) and `min_shares`; when hit the trade is
 // 409 price_moved and nothing changes.
 //
@@ -29955,7 +31770,9 @@ func (c *ClientWithResponses) QuoteWithResponse(ctx context.Context, marketID in
 
 // SellWithBodyWithResponse Sell shares of a side back to the market maker.
 //
-// The payout goes to the balance. Selling more shares than held, or a
+// The payout goes to the balance, except the part that shares bought
+// with `use_bonus` are of the shares sold, which goes back to the bonus
+// balance (the two add up to `payout_kopecks`). Selling more shares than held, or a
 // side not held, is 400 insufficient_shares. Slippage guard:
 // `min_payout_kopecks`.
 //
@@ -29972,7 +31789,9 @@ func (c *ClientWithResponses) SellWithBodyWithResponse(ctx context.Context, mark
 
 // SellWithResponse Sell shares of a side back to the market maker.
 //
-// The payout goes to the balance. Selling more shares than held, or a
+// The payout goes to the balance, except the part that shares bought
+// with `use_bonus` are of the shares sold, which goes back to the bonus
+// balance (the two add up to `payout_kopecks`). Selling more shares than held, or a
 // side not held, is 400 insufficient_shares. Slippage guard:
 // `min_payout_kopecks`.
 //
@@ -30459,8 +32278,8 @@ func (c *ClientWithResponses) AddAnswerWithResponse(ctx context.Context, id int6
 // `trades` — every trade of the active (listed) events;
 // `market:{id}`, `pool:{id}`, `event:{id}` — that market's, pool's
 // markets' or event's trades, prices and resolutions (and, for an
-// event, its new comments and replies); `me` — your notifications and
-// balance changes, and, for each market you held a position in when it
+// event, its new comments and replies); `me` — your notifications,
+// balance changes and withdrawals' changes, and, for each market you held a position in when it
 // was resolved, your settlement notification. `me` needs
 // `Authorization: Bearer <token>` or, from a browser, whose EventSource
 // sends no headers, `?ticket=` (POST /api/v1/stream/tickets) or the
@@ -30652,6 +32471,86 @@ func (c *ClientWithResponses) GetMyTradesWithResponse(ctx context.Context, param
 		return nil, err
 	}
 	return ParseGetMyTradesResponse(rsp)
+}
+
+// ListMyWithdrawalsWithResponse Your withdrawals, newest first, with what you may withdraw now.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/users/me/withdrawals (the `ListMyWithdrawals` operationId).
+func (c *ClientWithResponses) ListMyWithdrawalsWithResponse(ctx context.Context, params *ListMyWithdrawalsParams, reqEditors ...RequestEditorFn) (*ListMyWithdrawalsResponse, error) {
+	rsp, err := c.ListMyWithdrawals(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListMyWithdrawalsResponse(rsp)
+}
+
+// RequestWithdrawalWithBodyWithResponse Ask for part of your balance to be sent to an address; the amount leaves the balance at once.
+//
+// The amount moves from `balance` (never `bonus_balance`) to the
+// withdrawal's pending ledger account in one transaction, and the
+// withdrawal waits for the operator, who pays it from a wallet
+// outside the server and records the transaction (`paid`), or
+// rejects it (refunded); you may cancel it while it is pending.
+// The address must be the chain's: an EVM address (`ethereum`,
+// `bsc`, `polygon`) with its EIP-55 checksum (mixed case), a TRON
+// address in base58check. The daily limit
+// (`PREDICTKIT_WITHDRAWAL_DAILY_LIMIT_KOPECKS`) bounds your pending
+// and paid withdrawals created in any 24 hours; the balance and the
+// limit are checked under the lock of your balance, so concurrent
+// requests never pass either together. Uses the trade rate limit.
+// API keys may not call it.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/users/me/withdrawals (the `RequestWithdrawal` operationId).
+func (c *ClientWithResponses) RequestWithdrawalWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RequestWithdrawalResponse, error) {
+	rsp, err := c.RequestWithdrawalWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRequestWithdrawalResponse(rsp)
+}
+
+// RequestWithdrawalWithResponse Ask for part of your balance to be sent to an address; the amount leaves the balance at once.
+//
+// The amount moves from `balance` (never `bonus_balance`) to the
+// withdrawal's pending ledger account in one transaction, and the
+// withdrawal waits for the operator, who pays it from a wallet
+// outside the server and records the transaction (`paid`), or
+// rejects it (refunded); you may cancel it while it is pending.
+// The address must be the chain's: an EVM address (`ethereum`,
+// `bsc`, `polygon`) with its EIP-55 checksum (mixed case), a TRON
+// address in base58check. The daily limit
+// (`PREDICTKIT_WITHDRAWAL_DAILY_LIMIT_KOPECKS`) bounds your pending
+// and paid withdrawals created in any 24 hours; the balance and the
+// limit are checked under the lock of your balance, so concurrent
+// requests never pass either together. Uses the trade rate limit.
+// API keys may not call it.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/users/me/withdrawals (the `RequestWithdrawal` operationId).
+func (c *ClientWithResponses) RequestWithdrawalWithResponse(ctx context.Context, body RequestWithdrawalJSONRequestBody, reqEditors ...RequestEditorFn) (*RequestWithdrawalResponse, error) {
+	rsp, err := c.RequestWithdrawal(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRequestWithdrawalResponse(rsp)
+}
+
+// CancelWithdrawalWithResponse Cancel one of your pending withdrawals; the amount comes back to your balance.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /api/v1/users/me/withdrawals/{id} (the `CancelWithdrawal` operationId).
+func (c *ClientWithResponses) CancelWithdrawalWithResponse(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*CancelWithdrawalResponse, error) {
+	rsp, err := c.CancelWithdrawal(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCancelWithdrawalResponse(rsp)
 }
 
 // GetPublicProfileWithResponse A user's public profile.
@@ -33551,6 +35450,253 @@ func ParseAdminPasswordResetResponse(rsp *http.Response) (*AdminPasswordResetRes
 			return nil, err
 		}
 		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseAdminListWithdrawalsResponse parses an HTTP response from a AdminListWithdrawalsWithResponse call
+func ParseAdminListWithdrawalsResponse(rsp *http.Response) (*AdminListWithdrawalsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &AdminListWithdrawalsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			NextCursor  *string            `json:"next_cursor"`
+			Withdrawals []QueuedWithdrawal `json:"withdrawals"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest InvalidRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest CrossOrigin
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest AdminDisabled
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseAdminApproveWithdrawalResponse parses an HTTP response from a AdminApproveWithdrawalWithResponse call
+func ParseAdminApproveWithdrawalResponse(rsp *http.Response) (*AdminApproveWithdrawalResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &AdminApproveWithdrawalResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Withdrawal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest InvalidIDOrRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest CrossOrigin
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest struct {
+			Detail *string `json:"detail,omitempty"`
+			Error  string  `json:"error"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest struct {
+			Detail *string `json:"detail,omitempty"`
+			Error  string  `json:"error"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseAdminRejectWithdrawalResponse parses an HTTP response from a AdminRejectWithdrawalWithResponse call
+func ParseAdminRejectWithdrawalResponse(rsp *http.Response) (*AdminRejectWithdrawalResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &AdminRejectWithdrawalResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Withdrawal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest InvalidIDOrRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest CrossOrigin
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest struct {
+			Detail *string `json:"detail,omitempty"`
+			Error  string  `json:"error"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest struct {
+			Detail *string `json:"detail,omitempty"`
+			Error  string  `json:"error"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
 		var dest UnsupportedMediaType
@@ -38233,6 +40379,270 @@ func ParseGetMyTradesResponse(rsp *http.Response) (*GetMyTradesResponse, error) 
 			return nil, err
 		}
 		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseListMyWithdrawalsResponse parses an HTTP response from a ListMyWithdrawalsWithResponse call
+func ParseListMyWithdrawalsResponse(rsp *http.Response) (*ListMyWithdrawalsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListMyWithdrawalsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// AvailableKopecks what a request may ask now: your balance, capped by what the limit leaves
+			AvailableKopecks int64 `json:"available_kopecks"`
+
+			// Chains the chains a withdrawal may go to
+			Chains []string `json:"chains"`
+
+			// DailyLimitKopecks 0 when there is no limit
+			DailyLimitKopecks int64        `json:"daily_limit_kopecks"`
+			NextCursor        *string      `json:"next_cursor"`
+			Withdrawals       []Withdrawal `json:"withdrawals"`
+
+			// Withdrawn24HKopecks your pending and paid withdrawals created in the last 24 hours
+			Withdrawn24HKopecks int64 `json:"withdrawn_24h_kopecks"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest InvalidRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ScopeOrCrossOrigin
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseRequestWithdrawalResponse parses an HTTP response from a RequestWithdrawalWithResponse call
+func ParseRequestWithdrawalResponse(rsp *http.Response) (*RequestWithdrawalResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RequestWithdrawalResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest Withdrawal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest struct {
+			Detail *string `json:"detail,omitempty"`
+			Error  string  `json:"error"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ScopeOrCrossOrigin
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest struct {
+			Detail *string `json:"detail,omitempty"`
+			Error  string  `json:"error"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers RequestWithdrawalResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCancelWithdrawalResponse parses an HTTP response from a CancelWithdrawalWithResponse call
+func ParseCancelWithdrawalResponse(rsp *http.Response) (*CancelWithdrawalResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CancelWithdrawalResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Withdrawal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest InvalidID
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ScopeOrCrossOrigin
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest struct {
+			Detail *string `json:"detail,omitempty"`
+			Error  string  `json:"error"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest struct {
+			Detail *string `json:"detail,omitempty"`
+			Error  string  `json:"error"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
 		var dest UnsupportedMediaType

@@ -272,7 +272,7 @@ func DecideAnswer(st *AnswerState, in NewAnswer) (*AnswerEffects, error) {
 	for _, p := range st.Positions {
 		if p.Side == Yes && p.MarketID == o.ID {
 			kept := yes[[2]int64{p.UserID, p.MarketID}]
-			kept.Shares, kept.CostBasis, kept.Bought, kept.Spent, kept.Returned = 0, 0, 0, 0, 0
+			kept.Shares, kept.CostBasis, kept.Bought, kept.Spent, kept.Returned, kept.BonusShares, kept.BonusNet = 0, 0, 0, 0, 0, 0, 0
 			np := &Position{UserID: p.UserID, MarketID: nm.ID, Side: Yes, UseBonus: p.UseBonus, PartnerID: p.PartnerID, CreatedAt: st.Now}
 			divideHolding(p, []*Position{kept, np}, []float64{prices[other], prices[n]}, st.Now)
 			touch(kept)
@@ -291,7 +291,7 @@ func DecideAnswer(st *AnswerState, in NewAnswer) (*AnswerEffects, error) {
 			t := yes[k]
 			if t == nil && row == nil {
 				c := *p
-				c.MarketID, c.Side, c.Shares, c.CostBasis, c.Bought, c.Spent, c.Returned = m.ID, Yes, 0, 0, 0, 0, 0
+				c.MarketID, c.Side, c.Shares, c.CostBasis, c.Bought, c.Spent, c.Returned, c.BonusShares, c.BonusNet = m.ID, Yes, 0, 0, 0, 0, 0, 0, 0
 				row, t = &c, &c
 				yes[k] = t
 			} else if t == nil {
@@ -303,7 +303,7 @@ func DecideAnswer(st *AnswerState, in NewAnswer) (*AnswerEffects, error) {
 		if row == nil {
 			// The holder has a YES on every target: p's row closes, empty.
 			c := *p
-			c.Shares, c.CostBasis, c.Bought, c.Spent, c.Returned = 0, 0, 0, 0, 0
+			c.Shares, c.CostBasis, c.Bought, c.Spent, c.Returned, c.BonusShares, c.BonusNet = 0, 0, 0, 0, 0, 0, 0
 			now, sold := st.Now, WonSideSold
 			c.ClosedAt, c.WonSide, c.UpdatedAt = &now, &sold, st.Now
 			changed = append(changed, &c)
@@ -357,7 +357,10 @@ func DecideAnswer(st *AnswerState, in NewAnswer) (*AnswerEffects, error) {
 //     remainder going to targets[0];
 //   - h's net cost, Spent − Returned, likewise when it is not negative,
 //     all of it to targets[0] otherwise; each target's Spent is its
-//     Returned plus its net cost.
+//     Returned plus its net cost;
+//   - BonusShares is added whole, like Shares, and BonusNet divided as
+//     the net cost is, so that a bonus-bought holding stays bonus in
+//     every position it becomes.
 //
 // So the parts of each sum add up to it exactly, and a void, which
 // refunds each position its net cost floored at 0, refunds the parts
@@ -376,8 +379,18 @@ func divideHolding(h *Position, targets []*Position, weights []float64, now time
 	} else {
 		net[0] = d
 	}
+	// The bonus money likewise: every target holds h's bonus shares, and
+	// h's bonus net cost is divided as its net cost is.
+	bonusNet := make([]int64, len(w))
+	if h.BonusNet >= 0 {
+		bonusNet = divide(h.BonusNet, w)
+	} else {
+		bonusNet[0] = h.BonusNet
+	}
 	for i, t := range targets {
 		t.Shares += h.Shares
+		t.BonusShares += h.BonusShares
+		t.BonusNet = addNet(t.BonusNet, bonusNet[i])
 		t.Bought += h.Bought
 		t.CostBasis += basis[i]
 		t.Returned += ret[i]

@@ -133,6 +133,21 @@ func (s Settlement) Payout(p *Position) int64 {
 	return 0
 }
 
+// BonusPayout is the part of Payout(p) that goes to the holder's bonus
+// balance: for a void, the bonus money still in the position
+// (p.BonusNet) up to the refund, so that bonus money stays bonus; 0 for
+// a resolution, whose winnings are paid to the balance. The bonus part
+// comes first: when the position's bonus and other money disagree in sign
+// (one sold at a profit), the refund goes to the bonus before the
+// balance, which then never gets back more than its own net cost. A store
+// that settles in SQL computes the same (storage/storagetest).
+func (s Settlement) BonusPayout(p *Position) int64 {
+	if !s.Void {
+		return 0
+	}
+	return min(max(p.BonusNet, 0), s.Payout(p))
+}
+
 // Begin checks the locked market can be resolved: ErrResolved if it was.
 func (s Settlement) Begin(m *Market) error {
 	if m.Resolved {
@@ -148,10 +163,14 @@ func (s Settlement) Begin(m *Market) error {
 // the balances of the escrow and the fee account as the chunks before
 // left them (the treasury's is not needed: Finish checks it). A store
 // passes all positions of one holder in the same chunk, so that each
-// holder gets one posting from each account that pays it and one
+// holder gets one posting from each account that pays it into each of its
+// accounts paid (user, and for a void's bonus money, bonus) and one
 // market_resolved notification. Holders are paid in the order their first
-// position comes in, from Sources by Split. Of a position it reads only
-// ID, UserID, Side, Shares, CostBasis, Spent and Returned, and changes
+// position comes in, from Sources by Split, each its bonus part
+// (BonusPayout) to its bonus account first and then the rest to its user
+// account, as if they were two holders paid one after the other. Of a
+// position it reads only ID, UserID, Side, Shares, CostBasis, Spent,
+// Returned and BonusNet, and changes
 // only Returned, CostBasis, ClosedAt, WonSide and UpdatedAt: a store may
 // load and write just those.
 //
@@ -164,7 +183,7 @@ func (s Settlement) Chunk(st *State) (*Effects, error) {
 	m, now := st.Market, st.Now
 	eff := &Effects{}
 	wonSide := s.wonSide()
-	paid := map[int64]int64{}
+	paid, bonus := map[int64]int64{}, map[int64]int64{}
 	var holders []int64
 	for _, p := range st.Positions {
 		c := *p
@@ -173,6 +192,7 @@ func (s Settlement) Chunk(st *State) (*Effects, error) {
 			holders = append(holders, c.UserID)
 		}
 		paid[c.UserID] += amount
+		bonus[c.UserID] += s.BonusPayout(&c)
 		c.Returned = addStat(c.Returned, amount)
 		eff.PnL = append(eff.PnL, PnLEntry{Position: &c, Delta: amount - c.CostBasis, At: now})
 		c.CostBasis = 0
@@ -185,14 +205,22 @@ func (s Settlement) Chunk(st *State) (*Effects, error) {
 	sources := s.Sources(m, st.Balances)
 	var before int64
 	for _, u := range holders {
-		parts, err := Split(before, paid[u], sources)
-		if err != nil {
-			return nil, fmt.Errorf("market %d: %w", m.ID, err)
-		}
-		before += paid[u]
-		for i, amount := range parts {
-			if amount > 0 {
-				eff.Postings = append(eff.Postings, account.Posting{From: sources[i].From, To: account.UserAccount(u), Amount: amount, Reason: s.Reason(), At: now})
+		for _, to := range [2]struct {
+			ref    account.Ref
+			amount int64
+		}{{account.BonusAccount(u), bonus[u]}, {account.UserAccount(u), paid[u] - bonus[u]}} {
+			if to.amount == 0 {
+				continue
+			}
+			parts, err := Split(before, to.amount, sources)
+			if err != nil {
+				return nil, fmt.Errorf("market %d: %w", m.ID, err)
+			}
+			before += to.amount
+			for i, amount := range parts {
+				if amount > 0 {
+					eff.Postings = append(eff.Postings, account.Posting{From: sources[i].From, To: to.ref, Amount: amount, Reason: s.Reason(), At: now})
+				}
 			}
 		}
 		eff.Notifications = append(eff.Notifications, social.Notification{

@@ -208,6 +208,10 @@ func (d *decision) buy(r *Request) (*TradeEffect, error) {
 	pos.Bought = addStat(pos.Bought, q.Shares)
 	pos.Spent = addStat(pos.Spent, q.Charge)
 	pos.UseBonus = pos.UseBonus || r.UseBonus
+	if r.UseBonus {
+		pos.BonusShares += q.Shares
+		pos.BonusNet = addNet(pos.BonusNet, q.Charge)
+	}
 	pos.UpdatedAt = d.now
 
 	d.market.Volume = addStat(d.market.Volume, q.Cost)
@@ -236,9 +240,16 @@ func (d *decision) sell(r *Request) (*TradeEffect, error) {
 		return nil, ErrPriceMoved
 	}
 	escrow := d.escrow()
+	// Bonus money stays bonus: the bonus-bought shares among those sold
+	// return their part of the proceeds to the bonus balance.
+	bonusSold := soldBonusShares(pos, r.Shares)
+	toBonus := bonusPart(q.Payout, bonusSold, r.Shares)
 	var ps []account.Posting
-	if q.Payout > 0 {
-		ps = append(ps, account.Posting{From: escrow, To: account.UserAccount(r.UserID), Amount: q.Payout, Reason: "sell", At: d.now})
+	if toBonus > 0 {
+		ps = append(ps, account.Posting{From: escrow, To: account.BonusAccount(r.UserID), Amount: toBonus, Reason: "sell", At: d.now})
+	}
+	if q.Payout > toBonus {
+		ps = append(ps, account.Posting{From: escrow, To: account.UserAccount(r.UserID), Amount: q.Payout - toBonus, Reason: "sell", At: d.now})
 	}
 	if q.Fee > 0 {
 		ps = append(ps, account.Posting{From: escrow, To: account.FeeAccount(d.market.ID), Amount: q.Fee, Reason: "fee", At: d.now})
@@ -262,6 +273,8 @@ func (d *decision) sell(r *Request) (*TradeEffect, error) {
 	}
 	pos.Shares -= r.Shares
 	pos.CostBasis -= removed
+	pos.BonusShares -= bonusSold
+	pos.BonusNet = addNet(pos.BonusNet, -toBonus)
 	pos.Returned = addStat(pos.Returned, q.Payout)
 	pos.UpdatedAt = d.now
 	d.eff.PnL = append(d.eff.PnL, PnLEntry{Position: pos, Delta: q.Payout - removed, At: d.now})
@@ -339,6 +352,46 @@ func mulDivRound(a, b, c int64) int64 {
 		return math.MaxInt64
 	}
 	return int64(q)
+}
+
+// soldBonusShares is how many of the shares a sale of sold shares of pos
+// takes are bonus-bought: the sale takes bonus and other shares in their
+// proportion, rounded half up (ties to the bonus), and all that are left
+// when it sells everything; never more than either kind holds.
+func soldBonusShares(pos *Position, sold int64) int64 {
+	if pos.BonusShares <= 0 || pos.Shares <= 0 {
+		return 0
+	}
+	if sold >= pos.Shares {
+		return pos.BonusShares
+	}
+	b := mulDivRound(pos.BonusShares, sold, pos.Shares)
+	return min(max(b, sold-(pos.Shares-pos.BonusShares)), pos.BonusShares, sold)
+}
+
+// bonusPart is the part of a sale's payout that returns to the bonus
+// balance: payout × bonusSold / sold rounded half up (ties to the bonus),
+// so the two parts always sum to the payout and neither is negative.
+func bonusPart(payout, bonusSold, sold int64) int64 {
+	if bonusSold <= 0 || payout <= 0 || sold <= 0 {
+		return 0
+	}
+	if bonusSold >= sold {
+		return payout
+	}
+	return mulDivRound(payout, bonusSold, sold)
+}
+
+// addNet adds v to a position's bonus net cost, which may go either way,
+// stopping at the ends of int64 instead of wrapping.
+func addNet(total, v int64) int64 {
+	if s, ok := account.Add(total, v); ok {
+		return s
+	}
+	if v > 0 {
+		return math.MaxInt64
+	}
+	return math.MinInt64
 }
 
 // addStat adds v >= 0 to a running total that only ever grows and moves

@@ -245,7 +245,19 @@ type Position struct {
 	Bought   int64
 	Spent    int64
 	Returned int64
+	// UseBonus is set once any buy into the position paid with bonus
+	// money.
 	UseBonus bool
+	// BonusShares is how many of Shares bonus money bought (0 ≤
+	// BonusShares ≤ Shares): a sale returns to the bonus balance the part
+	// of its proceeds these shares are of the shares sold, so that bonus
+	// money never becomes withdrawable by a sale (docs/bonus.md).
+	BonusShares int64
+	// BonusNet is the bonus money still in the position: what its buys
+	// with bonus cost (fees included) minus what its sales returned to the
+	// bonus balance; negative once bonus shares sold at a profit. A void
+	// refunds up to it to the bonus balance (Settlement.BonusPayout).
+	BonusNet int64
 	// PartnerID is set when a partner opened the position for its user.
 	PartnerID int64
 	CreatedAt time.Time

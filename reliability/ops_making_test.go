@@ -353,15 +353,18 @@ func (s *shadow) split(i int) {
 		if k.market != other || shares == 0 {
 			continue
 		}
+		// Bonus shares follow the shares they are part of.
+		bonus := s.bonusPos[k]
 		if k.side == market.Yes {
 			s.pos[posKey{k.h, n, market.Yes}] += shares
+			s.bonusPos[posKey{k.h, n, market.Yes}] += bonus
 			continue
 		}
-		delete(s.pos, k)
-		delete(s.net, k)
+		s.drop(k)
 		for _, j := range old {
 			if j != other {
 				s.pos[posKey{k.h, j, market.Yes}] += shares
+				s.bonusPos[posKey{k.h, j, market.Yes}] += bonus
 			}
 		}
 	}
@@ -390,15 +393,18 @@ func (s *shadow) settle(i int, won market.Side, void bool) []holder {
 		switch {
 		case void:
 			// Its net cost back, floored at 0: a position whose sales
-			// paid more than it cost keeps that and gets nothing.
-			s.balance[k.h] += max(s.net[k], 0)
+			// paid more than it cost keeps that and gets nothing. The
+			// bonus money in it goes back to the bonus balance first.
+			refund := max(s.net[k], 0)
+			toBonus := min(max(s.bonusNet[k], 0), refund)
+			s.bonus[k.h] += toBonus
+			s.balance[k.h] += refund - toBonus
 			paid = append(paid, k.h)
 		case k.side == side:
 			s.balance[k.h] += n
 			paid = append(paid, k.h)
 		}
-		delete(s.pos, k)
-		delete(s.net, k)
+		s.drop(k)
 	}
 	// A proposed resolution ends with the market: its bonds go back to
 	// the disputers when the outcome differs from the proposal.

@@ -3,6 +3,7 @@ package reliability
 import (
 	"fmt"
 	"math"
+	"math/big"
 	"math/rand/v2"
 	"time"
 
@@ -195,9 +196,14 @@ type shadow struct {
 	pos    map[posKey]int64
 	// net is what an open position cost (charges, fees included) minus
 	// what its sales paid: what a void refunds it, floored at 0.
-	net     map[posKey]int64
-	markets []shadowMarket
-	events  int
+	net map[posKey]int64
+	// bonusPos and bonusNet are the part of pos and net that bonus money
+	// bought and is (docs/bonus.md): a sale returns the bonus shares'
+	// part of its proceeds to the bonus balance, a void the bonus net
+	// cost first.
+	bonusPos, bonusNet map[posKey]int64
+	markets            []shadowMarket
+	events             int
 	// partnerReqs are every partner request sent, in order.
 	partnerReqs []partnerReq
 	nextBet     int
@@ -208,7 +214,8 @@ type shadow struct {
 }
 
 func newShadow() *shadow {
-	return &shadow{balance: map[holder]int64{}, bonus: map[holder]int64{}, subs: map[holder]bool{}, floats: make([]int64, modelPartners), pos: map[posKey]int64{}, net: map[posKey]int64{}}
+	return &shadow{balance: map[holder]int64{}, bonus: map[holder]int64{}, subs: map[holder]bool{}, floats: make([]int64, modelPartners), pos: map[posKey]int64{}, net: map[posKey]int64{},
+		bonusPos: map[posKey]int64{}, bonusNet: map[posKey]int64{}}
 }
 
 // live lists the markets that take trades now.
@@ -572,12 +579,19 @@ func (s *shadow) record(o op, out outcome) []holder {
 			s.balance[h] -= out.Amount
 		}
 		s.opened(posKey{h, o.market, o.side}, out.Shares, out.Amount)
+		if o.bonus {
+			s.bonusPos[posKey{h, o.market, o.side}] += out.Shares
+			s.bonusNet[posKey{h, o.market, o.side}] += out.Amount
+		}
 		s.markets[o.market].trades++
 		return []holder{h}
 	case opSell:
 		h := holder{-1, o.user}
-		s.balance[h] += out.Amount
-		s.sold(posKey{h, o.market, o.side}, out.Shares, out.Amount)
+		k := posKey{h, o.market, o.side}
+		toBonus := s.soldBonus(k, out.Shares, out.Amount)
+		s.bonus[h] += toBonus
+		s.balance[h] += out.Amount - toBonus
+		s.sold(k, out.Shares, out.Amount)
 		s.markets[o.market].trades++
 		return []holder{h}
 	case opPartnerBet:
@@ -628,7 +642,42 @@ func (s *shadow) sold(k posKey, shares, payout int64) {
 	s.pos[k] -= shares
 	s.net[k] -= payout
 	if s.pos[k] == 0 {
-		delete(s.pos, k)
-		delete(s.net, k)
+		s.drop(k)
 	}
+}
+
+// drop forgets position k.
+func (s *shadow) drop(k posKey) {
+	delete(s.pos, k)
+	delete(s.net, k)
+	delete(s.bonusPos, k)
+	delete(s.bonusNet, k)
+}
+
+// soldBonus is what of a sale of shares of position k for payout returns
+// to the bonus balance, and takes the bonus shares sold out of k: the sale
+// takes bonus shares in their proportion of the position (all that are
+// left when it sells out), rounded half up, and pays them the same
+// proportion of the payout, rounded half up.
+func (s *shadow) soldBonus(k posKey, shares, payout int64) int64 {
+	held, bonus := s.pos[k], s.bonusPos[k]
+	if bonus == 0 {
+		return 0
+	}
+	sold := bonus
+	if shares < held {
+		sold = halfUp(bonus, shares, held)
+		sold = min(max(sold, shares-(held-bonus)), bonus, shares)
+	}
+	toBonus := halfUp(payout, sold, shares)
+	s.bonusPos[k] -= sold
+	s.bonusNet[k] -= toBonus
+	return toBonus
+}
+
+// halfUp is a·b/c rounded half up, in big integers.
+func halfUp(a, b, c int64) int64 {
+	n := new(big.Int).Mul(big.NewInt(a), big.NewInt(b))
+	n.Mul(n, big.NewInt(2)).Add(n, big.NewInt(c))
+	return n.Quo(n, big.NewInt(2*c)).Int64()
 }

@@ -65,6 +65,12 @@ var walkedStatuses = map[string][]int{
 	"GET /api/v1/users/me/trades limit":                                               refusedStatuses,
 	"GET /api/v1/users/me/trades cursor":                                              refusedStatuses,
 	"GET /api/v1/users/me/trades cursor (encoded)":                                    nonNegativeStatuses,
+	"GET /api/v1/users/me/withdrawals limit":                                          refusedStatuses, // 1 to 100
+	"GET /api/v1/users/me/withdrawals cursor":                                         refusedStatuses, // a number is no cursor
+	"GET /api/v1/users/me/withdrawals cursor (encoded)":                               nonNegativeStatuses,
+	"GET /api/v1/admin/withdrawals limit":                                             refusedStatuses,
+	"GET /api/v1/admin/withdrawals cursor":                                            refusedStatuses,
+	"GET /api/v1/admin/withdrawals cursor (encoded)":                                  nonNegativeStatuses,
 	"GET /api/v1/users/me/positions/closed limit":                                     nonNegativeStatuses,
 	"GET /api/v1/users/me/positions/closed offset":                                    offsetStatuses,
 	"GET /api/v1/admin/events limit":                                                  nonNegativeStatuses,
@@ -266,6 +272,8 @@ func (w *bigWorld) values(path, param string) []string {
 			vs = append(vs, base64.RawURLEncoding.EncodeToString([]byte("t"+v)))
 		case "/api/v1/admin/users":
 			vs = append(vs, base64.RawURLEncoding.EncodeToString([]byte(v)))
+		case "/api/v1/users/me/withdrawals", "/api/v1/admin/withdrawals":
+			vs = append(vs, base64.RawURLEncoding.EncodeToString([]byte("w"+v)))
 		}
 	}
 	return vs
@@ -296,6 +304,10 @@ func (w *bigWorld) body(method, path string) any {
 		return map[string]any{"is_active": true}
 	case "/api/v1/admin/events/{id}/reject":
 		return map[string]any{"reason": "Big ids", "refund": true}
+	case "/api/v1/admin/withdrawals/{id}/reject":
+		return map[string]any{"reason": "Big ids"}
+	case "/api/v1/admin/withdrawals/{id}/approve":
+		return map[string]any{"tx_hash": "0x" + strings.Repeat("0", 64)}
 	case "/api/v1/admin/users/{id}/events":
 		return map[string]any{"name": "Big ids", "pools": []any{map[string]any{"name": "Pool", "margin": 0, "lmsr_b_kopecks": 10000,
 			"markets": []any{map[string]any{"name": "Yes?", "probability": 0.5}}}}}

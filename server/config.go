@@ -73,7 +73,7 @@ type Config struct {
 	// proxies whose X-Forwarded-For is believed; empty trusts none.
 	TrustedProxies []string
 	// RateLogin limits login and registration per client address (each
-	// route its own budget; an IPv6 client counts by its /64); RateTrade buys and sells per user; RatePartner the
+	// route its own budget; an IPv6 client counts by its /64); RateTrade buys, sells and withdrawal requests per user; RatePartner the
 	// partner API per partner. Over the limit a request is 429
 	// {"error":"rate_limited"} with Retry-After. The zero Rate is
 	// unlimited (DefaultConfig sets generous limits).

@@ -223,7 +223,7 @@ func settings() []setting {
 				return err
 			}},
 		rateSetting("rate-login", "PREDICTKIT_RATE_LOGIN", "logins and registrations per client address or IPv6 /64, each (N/s, N/m, N/h or off)", func(c *Config) *Rate { return &c.RateLogin }),
-		rateSetting("rate-trade", "PREDICTKIT_RATE_TRADE", "buys and sells per user (N/s, N/m, N/h or off)", func(c *Config) *Rate { return &c.RateTrade }),
+		rateSetting("rate-trade", "PREDICTKIT_RATE_TRADE", "buys, sells and withdrawal requests per user (N/s, N/m, N/h or off)", func(c *Config) *Rate { return &c.RateTrade }),
 		rateSetting("rate-partner", "PREDICTKIT_RATE_PARTNER", "partner API calls per partner (N/s, N/m, N/h or off)", func(c *Config) *Rate { return &c.RatePartner }),
 		rateSetting("rate-chat-session", "PREDICTKIT_RATE_CHAT_SESSION", "chat sessions opened per client address or IPv6 /64 (N/s, N/m, N/h or off)", func(c *Config) *Rate { return &c.RateChatSession }),
 		rateSetting("rate-chat-message", "PREDICTKIT_RATE_CHAT_MESSAGE", "chat messages per client address or IPv6 /64 (N/s, N/m, N/h or off)", func(c *Config) *Rate { return &c.RateChatMessage }),

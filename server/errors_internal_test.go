@@ -20,6 +20,7 @@ import (
 	"github.com/predictkit/predictkit/p2p"
 	"github.com/predictkit/predictkit/partner"
 	"github.com/predictkit/predictkit/social"
+	"github.com/predictkit/predictkit/withdrawal"
 )
 
 // domainErrors are the exported error values (and error types) of the
@@ -39,7 +40,12 @@ var domainErrors = map[string]error{
 	"account.ErrAPIKeyNotFound":     account.ErrAPIKeyNotFound,
 	"account.ErrTooManyAPIKeys":     account.ErrTooManyAPIKeys,
 	"input.ErrInvalid":              input.ErrInvalid,
-	"input.Error":                   &input.Error{Field: "email", Reason: "must be an e-mail address"},
+
+	"withdrawal.ErrInvalidAddress": withdrawal.ErrInvalidAddress,
+	"withdrawal.ErrNotFound":       withdrawal.ErrNotFound,
+	"withdrawal.ErrLimit":          withdrawal.ErrLimit,
+	"withdrawal.ErrInvalidState":   withdrawal.ErrInvalidState,
+	"input.Error":                  &input.Error{Field: "email", Reason: "must be an e-mail address"},
 
 	"market.ErrEventNotFound":       market.ErrEventNotFound,
 	"market.ErrPoolNotFound":        market.ErrPoolNotFound,
@@ -177,6 +183,14 @@ var canOccur = []struct {
 		"market.ErrEventNotFound", "market.ErrNotProposed", "market.ErrCreatorLimit", "market.CreatorLimitError", "input.Error", "input.ErrInvalid"}},
 	{"POST /admin/events/{id}/reject", errsReject, []string{"server.errAdminOff", "account.ErrUnauthorized", "server.errInvalidID", "server.requestError",
 		"input.Error", "input.ErrInvalid", "market.ErrEventNotFound", "market.ErrNotProposed"}},
+	// Withdrawals (module_withdrawals.go; withdrawal.Service).
+	{"POST /users/me/withdrawals", errsRequestWithdrawal, []string{"account.ErrUnauthorized", "account.ErrUserNotFound", "server.requestError",
+		"input.Error", "input.ErrInvalid", "withdrawal.ErrInvalidAddress", "account.ErrInsufficientFunds", "withdrawal.ErrLimit"}},
+	{"GET /users/me/withdrawals", errsUserWithdrawals, []string{"account.ErrUnauthorized", "server.requestError", "input.Error", "input.ErrInvalid"}},
+	{"DELETE /users/me/withdrawals/{id}", errsCancelWithdrawal, []string{"account.ErrUnauthorized", "server.errInvalidID", "withdrawal.ErrNotFound", "withdrawal.ErrInvalidState"}},
+	{"GET /admin/withdrawals", errsAdminWithdrawals, []string{"server.errAdminOff", "account.ErrUnauthorized", "server.requestError", "input.Error", "input.ErrInvalid", "account.ErrUserNotFound"}},
+	{"POST /admin/withdrawals/{id}/approve|reject", errsDecideWithdrawal, []string{"server.errAdminOff", "account.ErrUnauthorized", "server.errInvalidID", "server.requestError",
+		"input.Error", "input.ErrInvalid", "withdrawal.ErrNotFound", "withdrawal.ErrInvalidState"}},
 	{"GET /events", errsEvents, []string{"server.requestError"}},
 	{"GET /events/{id}", errsEvent, []string{"server.errInvalidID", "market.ErrEventNotFound"}},
 	{"GET /markets/{id}", errsMarket, []string{"server.errInvalidID", "market.ErrMarketNotFound"}},
@@ -285,7 +299,7 @@ func TestEveryDomainErrorIsKnownToTheServer(t *testing.T) {
 			onSomeRoute[n] = true
 		}
 	}
-	for _, pkg := range []string{"account", "market", "partner", "social", "p2p", "chat"} {
+	for _, pkg := range []string{"account", "market", "partner", "social", "p2p", "chat", "withdrawal"} {
 		for _, name := range exportedErrors(t, pkg) {
 			t.Run(name+" is accounted for by the server", func(t *testing.T) {
 				if _, ok := domainErrors[name]; !ok {

@@ -288,7 +288,7 @@ type buyIn struct {
 	MarketID       int64  `json:"market_id" jsonschema:"the market's id"`
 	Side           string `json:"side" jsonschema:"YES or NO"`
 	AmountKopecks  int64  `json:"amount_kopecks" jsonschema:"what to spend in kopecks, fee included"`
-	UseBonus       bool   `json:"use_bonus,omitempty" jsonschema:"pay from the bonus balance instead of the balance"`
+	UseBonus       bool   `json:"use_bonus,omitempty" jsonschema:"pay from the bonus balance instead of the balance; a sale or a void returns bonus money to the bonus balance"`
 	MaxCostKopecks int64  `json:"max_cost_kopecks,omitempty" jsonschema:"refuse the trade if it would cost more (0: no guard)"`
 	MinShares      int64  `json:"min_shares,omitempty" jsonschema:"refuse the trade if it would buy fewer shares (0: no guard)"`
 }

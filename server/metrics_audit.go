@@ -11,6 +11,7 @@ import (
 
 	"github.com/predictkit/predictkit/account"
 	"github.com/predictkit/predictkit/market"
+	"github.com/predictkit/predictkit/withdrawal"
 )
 
 // MetricsModule provides the Prometheus metrics (served at GET /metrics by
@@ -23,12 +24,13 @@ var MetricsModule = fx.Module("metrics",
 )
 
 // Auditor runs the operator's audit: the ledger check merged with the
-// markets' escrow check.
+// markets' escrow check and the withdrawals' pending accounts' check.
 type Auditor struct {
-	accounts *account.Service
-	markets  *market.Service
-	metrics  *Metrics
-	log      *slog.Logger
+	accounts    *account.Service
+	markets     *market.Service
+	withdrawals *withdrawal.Service
+	metrics     *Metrics
+	log         *slog.Logger
 }
 
 type auditorParams struct {
@@ -38,11 +40,14 @@ type auditorParams struct {
 	Accounts *account.Service
 	Markets  *market.Service
 	Metrics  *Metrics
-	Logger   *slog.Logger
+	// Withdrawals is optional: an app without the withdrawal module
+	// audits the ledger and the escrows alone.
+	Withdrawals *withdrawal.Service `optional:"true"`
+	Logger      *slog.Logger
 }
 
 func newAuditor(p auditorParams) *Auditor {
-	a := &Auditor{accounts: p.Accounts, markets: p.Markets, metrics: p.Metrics, log: p.Logger}
+	a := &Auditor{accounts: p.Accounts, markets: p.Markets, withdrawals: p.Withdrawals, metrics: p.Metrics, log: p.Logger}
 	if every := p.Config.AuditInterval; every > 0 {
 		var (
 			stop = make(chan struct{})
@@ -84,11 +89,17 @@ func (a *Auditor) run(ctx context.Context) (auditJSON, error) {
 	if err != nil {
 		return auditJSON{}, err
 	}
+	var pending []string
+	if a.withdrawals != nil {
+		if pending, err = a.withdrawals.Audit(ctx); err != nil {
+			return auditJSON{}, err
+		}
+	}
 	out := auditJSON{Report: r, EscrowProblems: slices.Clone(escrow)}
 	if out.EscrowProblems == nil {
 		out.EscrowProblems = []string{}
 	}
-	out.Problems = append(slices.Clone(r.Problems), escrow...)
+	out.Problems = slices.Concat(r.Problems, escrow, pending)
 	if out.Problems == nil {
 		out.Problems = []string{}
 	}

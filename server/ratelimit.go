@@ -226,6 +226,7 @@ var limitedRoutes = map[string]rateClass{
 	"POST /api/v1/auth/password/reset-request":    ratePasswordReset,
 	"POST /api/v1/markets/:market_id/buy":         rateTrade,
 	"POST /api/v1/markets/:market_id/sell":        rateTrade,
+	"POST /api/v1/users/me/withdrawals":           rateTrade, // the trade budget: a request is a money movement
 	"POST /api/v1/partner/bet":                    ratePartner,
 	"POST /api/v1/partner/sell":                   ratePartner,
 	"GET /api/v1/partner/users/:external_user_id": ratePartner,

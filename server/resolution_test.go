@@ -40,11 +40,11 @@ func TestVoid(t *testing.T) {
 				t.Fatalf("an unresolved market shows %+v", open)
 			}
 		})
-		t.Run("each holder's balance gets its net cost back, bonus money included", func(t *testing.T) {
+		t.Run("each holder gets its net cost back, bonus money to the bonus balance", func(t *testing.T) {
 			if got := h.me(t, w.alice.token); got.Balance != aliceBefore.Balance+aBuy.CostKopecks || got.BonusBalance != aliceBefore.BonusBalance {
 				t.Fatalf("alice: %d / %d, was %d / %d, refund %d", got.Balance, got.BonusBalance, aliceBefore.Balance, aliceBefore.BonusBalance, aBuy.CostKopecks)
 			}
-			if got := h.me(t, w.bob.token); got.Balance != bobBefore.Balance+bobRefund || got.BonusBalance != bobBefore.BonusBalance {
+			if got := h.me(t, w.bob.token); got.Balance != bobBefore.Balance || got.BonusBalance != bobBefore.BonusBalance+bobRefund {
 				t.Fatalf("bob: %d / %d, was %d / %d, refund %d", got.Balance, got.BonusBalance, bobBefore.Balance, bobBefore.BonusBalance, bobRefund)
 			}
 		})

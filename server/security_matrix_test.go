@@ -287,6 +287,32 @@ func accessMatrix() map[string][]cell {
 			}
 		}),
 
+		// Withdrawals: one's own balance only; another user's withdrawal
+		// is not found, and cannot be cancelled.
+		"POST /api/v1/users/me/withdrawals": mxUserOnly(mxSend(http.MethodPost, mxPath("/api/v1/users/me/withdrawals"), func(*secWorld) any {
+			return map[string]any{"chain": "tron", "address": "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t", "amount_kopecks": 1_000}
+		}), "unauthorized", pBob, 201, func(t *testing.T, h *harness, w *secWorld, r *response) {
+			var wd struct {
+				ID     int64  `json:"id"`
+				UserID int64  `json:"user_id"`
+				Status string `json:"status"`
+			}
+			r.decode(t, &wd)
+			if wd.UserID != w.bob.id || wd.Status != "pending" {
+				t.Errorf("Bob's withdrawal is %+v", wd)
+			}
+			path := fmt.Sprintf("/api/v1/users/me/withdrawals/%d", wd.ID)
+			expect(t, h.do(t, req{method: http.MethodDelete, path: path, token: w.alice.token}), http.StatusNotFound, "withdrawal_not_found")
+			list := h.do(t, req{method: http.MethodGet, path: "/api/v1/users/me/withdrawals", token: w.alice.token})
+			if strings.Contains(string(list.body), fmt.Sprintf(`"id":%d,`, wd.ID)) {
+				t.Errorf("Alice was shown Bob's withdrawal: %s", list.body)
+			}
+			expect(t, h.do(t, req{method: http.MethodDelete, path: path, token: w.bob.token}), http.StatusOK, "")
+		}),
+		"GET /api/v1/users/me/withdrawals": mxUserOnly(mxGet(mxPath("/api/v1/users/me/withdrawals")), "unauthorized", pAlice, 200, nil),
+		"DELETE /api/v1/users/me/withdrawals/:id": mxUserOnly(mxSend(http.MethodDelete, mxPath("/api/v1/users/me/withdrawals/999999"), nil),
+			"unauthorized", pAlice, 404, nil),
+
 		// Trading: one's own money and positions only.
 		"POST /api/v1/markets/:market_id/buy": mxCells(
 			mxUserOnly(trade("buy", func(*secWorld) any { return map[string]any{"side": "NO", "amount_kopecks": 1_000} }), "unauthorized", pBob, 200,

@@ -54,6 +54,7 @@ func Options(cfg Config, opts ...fx.Option) fx.Option {
 		WebhookModule,
 		SocialModule,
 		P2PModule,
+		WithdrawalModule,
 		ChatModule,
 		StreamModule,
 		MetricsModule,

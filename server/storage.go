@@ -19,6 +19,7 @@ import (
 	"github.com/predictkit/predictkit/storage/memory"
 	"github.com/predictkit/predictkit/storage/postgres"
 	"github.com/predictkit/predictkit/webhook"
+	"github.com/predictkit/predictkit/withdrawal"
 )
 
 // Store is every domain store the server composes. storage/memory and
@@ -33,6 +34,7 @@ type Store interface {
 	chat.Store
 	webhook.Store
 	leaderboard.Store
+	withdrawal.Store
 }
 
 // Health reports whether the store answers; /readyz calls it.

@@ -52,7 +52,7 @@ type sseConn struct {
 // message's data must match, by event.
 var streamMessageSchemas = map[string]string{
 	"trade": "StreamTrade", "price": "StreamPrice", "market_resolved": "StreamMarketResolved", "comment": "Comment",
-	"notification": "StreamNotification", "balance": "StreamBalance", "reset": "StreamReset",
+	"notification": "StreamNotification", "balance": "StreamBalance", "withdrawal": "Withdrawal", "reset": "StreamReset",
 }
 
 // openStream opens GET /api/v1/stream?query on h's server (which must

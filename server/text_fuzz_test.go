@@ -235,6 +235,16 @@ var bodyTargets = []bodyTarget{
 	{"POST /api/v1/admin/events/:id/reject", []string{"reason"}, func(_ *fuzzWorld, _ int, text func(string, string) string) string {
 		return fmt.Sprintf(`{"reason":%s,"refund":true}`, text("reason", "Duplicate"))
 	}},
+	{"POST /api/v1/users/me/withdrawals", []string{"chain", "address"}, func(_ *fuzzWorld, _ int, text func(string, string) string) string {
+		return fmt.Sprintf(`{"chain":%s,"address":%s,"amount_kopecks":100}`, text("chain", "ethereum"), text("address", "0x52908400098527886E0F7030069857D2E4169EE7"))
+	}},
+	// No such withdrawal: the reason and the hash are checked before.
+	{"POST /api/v1/admin/withdrawals/:id/reject", []string{"reason"}, func(_ *fuzzWorld, _ int, text func(string, string) string) string {
+		return fmt.Sprintf(`{"reason":%s}`, text("reason", "Not your address"))
+	}},
+	{"POST /api/v1/admin/withdrawals/:id/approve", []string{"tx_hash"}, func(_ *fuzzWorld, _ int, text func(string, string) string) string {
+		return fmt.Sprintf(`{"tx_hash":%s}`, text("tx_hash", "0x"+strings.Repeat("ab", 32)))
+	}},
 	{"POST /api/v1/events/:id/pools/:pool_id/markets/:market_id/close", []string{"won_side"}, func(_ *fuzzWorld, _ int, text func(string, string) string) string {
 		return fmt.Sprintf(`{"won_side":%s}`, text("won_side", "MAYBE"))
 	}},
@@ -328,6 +338,7 @@ var noTextBody = []string{
 	"PUT /api/v1/admin/p2p/users/:id/stats",
 	"POST /api/v1/notifications/read-all",
 	"POST /api/v1/notifications/:id/read",
+	"DELETE /api/v1/users/me/withdrawals/:id",
 	"POST /api/v1/chat/session/call-operator",
 	"POST /api/v1/admin/chat/sessions/:session_id/close",
 	"POST /api/v1/stream/tickets",

@@ -40,6 +40,12 @@ const (
 	// returned, Excerpt a rejection's reason.
 	TypeProposalApproved = "proposal_approved"
 	TypeProposalRejected = "proposal_rejected"
+	// TypeWithdrawalPaid and TypeWithdrawalRejected tell a user the
+	// operator's decision on their withdrawal (RelatedWithdrawal): Amount
+	// is the withdrawal's, Excerpt the payout's transaction hash or the
+	// rejection's reason, Other the chain.
+	TypeWithdrawalPaid     = "withdrawal_paid"
+	TypeWithdrawalRejected = "withdrawal_rejected"
 )
 
 // OutcomeVoid is NotificationData.Won of a market that was voided: every
@@ -51,6 +57,8 @@ const (
 	RelatedEvent   = "event"
 	RelatedComment = "comment"
 	RelatedChat    = "chat"
+	// RelatedWithdrawal: a withdrawal, shown on the Withdraw page.
+	RelatedWithdrawal = "withdrawal"
 )
 
 // Notification is a message to one user about something that happened.
@@ -109,6 +117,8 @@ func (n *Notification) Link() string {
 		return fmt.Sprintf("/events/%d#comment-%d", n.Data.EventID, n.RelatedID)
 	case n.RelatedType == RelatedChat:
 		return "/chat"
+	case n.RelatedType == RelatedWithdrawal:
+		return "/withdraw"
 	}
 	return ""
 }
@@ -205,6 +215,16 @@ func (n *Notification) Render(lang string) (title, message string) {
 			back = "Your ante came back: " + rub(d.Amount, false) + "."
 		}
 		return "Proposal rejected", fmt.Sprintf("Your event %q was rejected: %s. %s", d.EventName, d.Excerpt, back)
+	case TypeWithdrawalPaid:
+		if ru {
+			return "Вывод выполнен", fmt.Sprintf("Вывод %s в сети %s отправлен, транзакция %s", rub(d.Amount, true), d.Other, d.Excerpt)
+		}
+		return "Withdrawal paid", fmt.Sprintf("Your withdrawal of %s on %s was paid in transaction %s", rub(d.Amount, false), d.Other, d.Excerpt)
+	case TypeWithdrawalRejected:
+		if ru {
+			return "Вывод отклонён", fmt.Sprintf("Вывод %s в сети %s отклонён: %s. Сумма возвращена на баланс.", rub(d.Amount, true), d.Other, d.Excerpt)
+		}
+		return "Withdrawal rejected", fmt.Sprintf("Your withdrawal of %s on %s was rejected: %s. The amount is back in your balance.", rub(d.Amount, false), d.Other, d.Excerpt)
 	case TypeSupportReply:
 		if ru {
 			return "Ответ поддержки", d.Excerpt

@@ -307,7 +307,7 @@ func isPublic(t changelog.Type) bool {
 }
 
 func isPersonal(t changelog.Type) bool {
-	return t == changelog.Notification || t == changelog.Balance
+	return t == changelog.Notification || t == changelog.Balance || t == changelog.Withdrawal
 }
 
 // backlog is the message s gets for e, read from the log, or nil.

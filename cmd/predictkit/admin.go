@@ -64,6 +64,9 @@ var adminCommands = []adminCommand{
 	{"create-event", "-f FILE|- -creator ID [-activate]", "create an event (the JSON of POST /api/v1/events) owned by a creator, and print its pools and markets", adminCreateEvent, ""},
 	{"resolve", "-market ID -won YES|NO|VOID", "resolve or void any market as the operator (its creator gone, a wrong resolution about to happen)", adminResolve, ""},
 	{"audit", "", "run the ledger audit; exits 1 when it finds problems", adminAudit, ""},
+	{"withdrawals", "[-status pending|paid|rejected|cancelled|all] [-limit N] [-cursor C]", "list withdrawals: the pending ones (the queue) oldest first, by default", adminWithdrawals, ""},
+	{"withdrawals approve", "ID -tx HASH", "record that you paid withdrawal ID from your wallet, in transaction HASH (the user is told)", adminApproveWithdrawal, "withdrawal id"},
+	{"withdrawals reject", "ID -reason TEXT", "reject withdrawal ID, refunding the user, who reads the reason", adminRejectWithdrawal, "withdrawal id"},
 }
 
 // adminCmd runs `predictkit admin`. It exits 0 on success, 1 when the
@@ -87,6 +90,16 @@ func adminCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return 2
 	}
 	name, rest := top.Arg(0), top.Args()[1:]
+	// A command of two words ("withdrawals approve") is its first word's
+	// verb.
+	if len(rest) > 0 && !strings.HasPrefix(rest[0], "-") {
+		for _, c := range adminCommands {
+			if c.name == name+" "+rest[0] {
+				name, rest = c.name, rest[1:]
+				break
+			}
+		}
+	}
 	var cmd *adminCommand
 	for i := range adminCommands {
 		if adminCommands[i].name == name {

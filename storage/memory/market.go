@@ -468,7 +468,7 @@ func (s *Store) Settle(_ context.Context, marketID int64, st market.Settlement) 
 		if k.market == marketID {
 			p := *s.positions[id]
 			state.Positions = append(state.Positions, &p)
-			refs = append(refs, account.UserAccount(k.user))
+			refs = append(refs, account.UserAccount(k.user), account.BonusAccount(k.user))
 		}
 	}
 	slices.SortFunc(state.Positions, byHolder)
@@ -520,7 +520,7 @@ func (s *Store) SettlePool(_ context.Context, poolID int64, ps market.PoolSettle
 			if k.market == id {
 				p := *s.positions[pid]
 				st.Positions = append(st.Positions, &p)
-				refs = append(refs, account.UserAccount(k.user))
+				refs = append(refs, account.UserAccount(k.user), account.BonusAccount(k.user))
 			}
 		}
 		slices.SortFunc(st.Positions, byHolder)

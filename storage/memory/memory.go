@@ -69,6 +69,8 @@ type Store struct {
 	tags    map[string]market.Tag // by slug, Events unset; made on first use (tags.go)
 	prop    *proposals            // the challenge window's, made on first use (proposals.go)
 
+	withdrawals *withdrawals // made on first use (withdrawals.go)
+
 	// amends are the events' amendments, by event, oldest first; made on
 	// first use (amend.go).
 	amends map[int64][]market.Amendment

@@ -173,7 +173,7 @@ func translate(err error, notFound error) error {
 			}
 		case codeForeignKeyViolation:
 			switch pe.ConstraintName {
-			case "access_tokens_user_id_fkey", "password_reset_tokens_user_id_fkey":
+			case "access_tokens_user_id_fkey", "password_reset_tokens_user_id_fkey", "withdrawals_user_id_fkey":
 				return account.ErrUserNotFound
 			case "partner_webhooks_partner_id_fkey":
 				return partner.ErrNotFound

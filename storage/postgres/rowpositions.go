@@ -23,6 +23,8 @@ var positionColumns = []column{
 	{name: "spent", typ: "bigint", mutable: true},
 	{name: "returned", typ: "bigint", mutable: true},
 	{name: "use_bonus", typ: "boolean", mutable: true},
+	{name: "bonus_shares", typ: "bigint", mutable: true},
+	{name: "bonus_net", typ: "bigint", mutable: true},
 	{name: "partner_id", typ: "bigint", null: "0"},
 	{name: "created_at", typ: "timestamptz"},
 	{name: "updated_at", typ: "timestamptz", mutable: true},
@@ -69,7 +71,7 @@ func positionDest(p *market.Position) ([]any, func()) {
 	var side int16
 	var won *int16
 	dest := []any{&p.ID, &p.UserID, &p.MarketID, &side, &p.Shares, &p.CostBasis, &p.Bought, &p.Spent,
-		&p.Returned, &p.UseBonus, &p.PartnerID, &p.CreatedAt, &p.UpdatedAt, &p.ClosedAt, &won}
+		&p.Returned, &p.UseBonus, &p.BonusShares, &p.BonusNet, &p.PartnerID, &p.CreatedAt, &p.UpdatedAt, &p.ClosedAt, &won}
 	return dest, func() {
 		p.Side = sideOf(side)
 		if won != nil {
@@ -98,6 +100,7 @@ func scanPositions(rows pgx.Rows) ([]*market.Position, error) {
 func newPositionArgs(ps []*market.Position) []any {
 	n := len(ps)
 	user, mkt, shares, basis, bought, spent, returned, partner := make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n)
+	bonusShares, bonusNet := make([]int64, n), make([]int64, n)
 	side := make([]int16, n)
 	bonus := make([]bool, n)
 	created, updated := make([]time.Time, n), make([]time.Time, n)
@@ -105,10 +108,10 @@ func newPositionArgs(ps []*market.Position) []any {
 	won := make([]*int16, n)
 	for i, p := range ps {
 		user[i], mkt[i], shares[i], basis[i], bought[i], spent[i], returned[i], partner[i] = p.UserID, p.MarketID, p.Shares, p.CostBasis, p.Bought, p.Spent, p.Returned, p.PartnerID
-		side[i], bonus[i] = sideCode(p.Side), p.UseBonus
+		side[i], bonus[i], bonusShares[i], bonusNet[i] = sideCode(p.Side), p.UseBonus, p.BonusShares, p.BonusNet
 		created[i], updated[i], closed[i], won[i] = dbTime(p.CreatedAt), dbTime(p.UpdatedAt), timePtr(p.ClosedAt), wonCode(p.WonSide)
 	}
-	return []any{user, mkt, side, shares, basis, bought, spent, returned, bonus, partner, created, updated, closed, won}
+	return []any{user, mkt, side, shares, basis, bought, spent, returned, bonus, bonusShares, bonusNet, partner, created, updated, closed, won}
 }
 
 // updatePositionArgs returns the arrays of changedPositionColumns for the
@@ -116,6 +119,7 @@ func newPositionArgs(ps []*market.Position) []any {
 func updatePositionArgs(order []int64, byID map[int64]*market.Position) []any {
 	n := len(order)
 	id, shares, basis, bought, spent, returned := make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n)
+	bonusShares, bonusNet := make([]int64, n), make([]int64, n)
 	bonus := make([]bool, n)
 	updated := make([]time.Time, n)
 	closed := make([]*time.Time, n)
@@ -123,9 +127,10 @@ func updatePositionArgs(order []int64, byID map[int64]*market.Position) []any {
 	for i, pid := range order {
 		p := byID[pid]
 		id[i], shares[i], basis[i], bought[i], spent[i], returned[i] = p.ID, p.Shares, p.CostBasis, p.Bought, p.Spent, p.Returned
-		bonus[i], updated[i], closed[i], won[i] = p.UseBonus, dbTime(p.UpdatedAt), timePtr(p.ClosedAt), wonCode(p.WonSide)
+		bonus[i], bonusShares[i], bonusNet[i] = p.UseBonus, p.BonusShares, p.BonusNet
+		updated[i], closed[i], won[i] = dbTime(p.UpdatedAt), timePtr(p.ClosedAt), wonCode(p.WonSide)
 	}
-	return []any{id, shares, basis, bought, spent, returned, bonus, updated, closed, won}
+	return []any{id, shares, basis, bought, spent, returned, bonus, bonusShares, bonusNet, updated, closed, won}
 }
 
 // wonCode is a position's won side as the database keeps it.

@@ -58,9 +58,12 @@ import (
 // end.
 
 // sqlCreatePay makes the table of a settlement's paid holders: market,
-// holder, the holder's user account, and what the holder is paid.
+// holder, whether the row pays the holder's bonus account (a void's
+// refund of bonus money, market.Settlement.BonusPayout) or its user
+// account, that account, and what it is paid. A void pays a holder up to
+// two rows, the bonus one first.
 const sqlCreatePay = `CREATE TEMPORARY TABLE settle_pay (market bigint NOT NULL, holder bigint NOT NULL,
-	account bigint, amount bigint NOT NULL) ON COMMIT DROP`
+	bonus boolean NOT NULL DEFAULT false, account bigint, amount bigint NOT NULL) ON COMMIT DROP`
 
 // payoutSQL is market.Settlement.Payout in SQL: what a settlement pays
 // position x when its market resolves with outcome code won (1 YES, 0 NO,
@@ -72,11 +75,19 @@ func payoutSQL(x, won string) string {
 		WHEN ` + x + `.side = ` + won + ` THEN ` + x + `.shares ELSE 0 END`
 }
 
+// voidBonusSQL is market.Settlement.BonusPayout of a void in SQL: the
+// part of position x's refund that returns to the bonus balance, its
+// bonus net cost floored at 0 and capped by the refund.
+func voidBonusSQL(x string) string {
+	return `LEAST(GREATEST(` + x + `.bonus_net, 0), GREATEST(` + x + `.spent - ` + x + `.returned, 0))`
+}
+
 // stageSQL stages the paid holders of market $1, which settles with
 // outcome code $2, into settle_pay, each with its user account (NULL if it
 // has none). A resolution pays only the winning side, on which a holder
 // has at most one open position (positions_open_key); a void pays both, a
-// holder once for the two.
+// holder once for the two: the bonus part of its refunds to its bonus
+// account, the rest to its user account.
 func stageSQL(void bool) string {
 	if !void {
 		return `INSERT INTO settle_pay (market, holder, account, amount)
@@ -85,13 +96,15 @@ FROM positions x
 LEFT JOIN ledger_accounts a ON a.kind = 'user' AND a.owner = x.user_id
 WHERE x.market_id = $1 AND x.closed_at IS NULL AND x.side = $2::smallint AND x.shares > 0`
 	}
-	return `INSERT INTO settle_pay (market, holder, account, amount)
-SELECT $1, h.user_id, a.id, h.amount
-FROM (SELECT x.user_id, sum(` + payoutSQL("x", "$2::smallint") + `)::bigint AS amount
+	return `INSERT INTO settle_pay (market, holder, bonus, account, amount)
+SELECT $1, h.user_id, k.bonus, a.id, k.amount
+FROM (SELECT x.user_id, sum(` + payoutSQL("x", "$2::smallint") + `)::bigint AS amount,
+		sum(` + voidBonusSQL("x") + `)::bigint AS bonus
 	FROM positions x WHERE x.market_id = $1 AND x.closed_at IS NULL
 	GROUP BY x.user_id) h
-LEFT JOIN ledger_accounts a ON a.kind = 'user' AND a.owner = h.user_id
-WHERE h.amount > 0`
+CROSS JOIN LATERAL (VALUES (true, h.bonus), (false, h.amount - h.bonus)) AS k(bonus, amount)
+LEFT JOIN ledger_accounts a ON a.kind = CASE WHEN k.bonus THEN 'user_bonus' ELSE 'user' END AND a.owner = h.user_id
+WHERE k.amount > 0`
 }
 
 // sqlSettleMemory gives the rest of the settlement's transaction the
@@ -115,17 +128,17 @@ const sqlStaged = `SELECT count(*), COALESCE(sum(amount), 0)::bigint, count(*) F
 	(SELECT max(id) FROM positions WHERE market_id = $1 AND closed_at IS NULL)
 FROM settle_pay WHERE market = $1`
 
-// sqlCreateHolderAccounts creates the user account of every staged holder
-// that has none, and stages it. A holder has paid, so this finds nothing
-// unless a position was written around the money path.
+// sqlCreateHolderAccounts creates the user (or bonus) account of every
+// staged holder that has none, and stages it. A holder has paid, so this
+// finds nothing unless a position was written around the money path.
 const sqlCreateHolderAccounts = `WITH made AS (
 	INSERT INTO ledger_accounts (kind, owner)
-	SELECT DISTINCT 'user', holder FROM settle_pay WHERE account IS NULL ORDER BY 2
+	SELECT DISTINCT CASE WHEN bonus THEN 'user_bonus' ELSE 'user' END, holder FROM settle_pay WHERE account IS NULL ORDER BY 2, 1
 	ON CONFLICT (kind, owner) DO NOTHING)
 SELECT 1`
 
 const sqlStageHolderAccounts = `UPDATE settle_pay p SET account = a.id FROM ledger_accounts a
-WHERE p.account IS NULL AND a.kind = 'user' AND a.owner = p.holder`
+WHERE p.account IS NULL AND a.kind = CASE WHEN p.bonus THEN 'user_bonus' ELSE 'user' END AND a.owner = p.holder`
 
 // sqlPayFromOne posts what every staged holder of market $1 is paid from
 // account $2, reason $3, at $4: a settlement one account pays whole.
@@ -133,13 +146,13 @@ const sqlPayFromOne = `INSERT INTO postings (from_account, to_account, amount, r
 SELECT $2, p.account, p.amount, $3, $4 FROM settle_pay p WHERE p.market = $1 ORDER BY p.account`
 
 // sqlPaySplit posts what the staged holders of market $1 are paid by
-// several accounts, reason $5, at $6: the holders in ascending id order,
-// each paid by account $2[i] the part of its kopecks that falls in
-// [$3[i], $4[i]) when the holders' kopecks are laid end to end, which is
-// market.Split.
+// several accounts, reason $5, at $6: the holders in ascending id order
+// (each one's bonus row first), each paid by account $2[i] the part of its
+// kopecks that falls in [$3[i], $4[i]) when the holders' kopecks are laid
+// end to end, which is market.Split.
 const sqlPaySplit = `INSERT INTO postings (from_account, to_account, amount, reason, created_at)
 SELECT s.id, p.account, s.part, $5, $6
-FROM (SELECT account, amount, (sum(amount) OVER (ORDER BY holder ROWS UNBOUNDED PRECEDING) - amount)::bigint AS before
+FROM (SELECT account, amount, (sum(amount) OVER (ORDER BY holder, NOT bonus ROWS UNBOUNDED PRECEDING) - amount)::bigint AS before
 	FROM settle_pay WHERE market = $1) p
 CROSS JOIN LATERAL (
 	SELECT src.ord, src.id, GREATEST(0, LEAST(p.before + p.amount, src.hi) - GREATEST(p.before, src.lo)) AS part

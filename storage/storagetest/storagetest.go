@@ -23,6 +23,7 @@ import (
 	"github.com/predictkit/predictkit/p2p"
 	"github.com/predictkit/predictkit/partner"
 	"github.com/predictkit/predictkit/webhook"
+	"github.com/predictkit/predictkit/withdrawal"
 	"golang.org/x/crypto/bcrypt"
 )
 
@@ -44,6 +45,9 @@ type Stores struct {
 	// Board, when set, runs the leaderboard suite. It must be the board of
 	// Accounts and Markets.
 	Board Board
+	// Withdrawals, when set, runs the withdrawal suite. It must share
+	// Accounts' ledger (and Changes', when set).
+	Withdrawals withdrawal.Store
 }
 
 // Run runs the whole suite; newStores returns fresh, empty stores for each
@@ -67,6 +71,7 @@ func Run(t *testing.T, newStores func(t *testing.T) Stores) {
 	t.Run("challenge window", func(t *testing.T) { testChallenge(t, newStores) })
 	t.Run("proposals", func(t *testing.T) { testProposals(t, newStores) })
 	t.Run("trading", func(t *testing.T) { testTrading(t, newStores) })
+	t.Run("bonus money", func(t *testing.T) { testBonus(t, newStores) })
 	t.Run("settlement", func(t *testing.T) { testSettlement(t, newStores) })
 	t.Run("trading window", func(t *testing.T) { testWindow(t, newStores) })
 	t.Run("resolution", func(t *testing.T) { testResolution(t, newStores) })
@@ -88,6 +93,7 @@ func Run(t *testing.T, newStores func(t *testing.T) Stores) {
 	t.Run("leaderboard", func(t *testing.T) { testLeaderboard(t, newStores) })
 	t.Run("follows", func(t *testing.T) { testFollows(t, newStores) })
 	t.Run("address book", func(t *testing.T) { testAddresses(t, newStores) })
+	t.Run("withdrawals", func(t *testing.T) { testWithdrawals(t, newStores) })
 }
 
 // env is a fresh pair of services on fresh stores.

@@ -79,7 +79,7 @@ module.exports = async (s, p) => {
   await page.getByLabel('Password').fill(p.user.password);
   await page.getByRole('main').getByRole('button', { name: 'Log in' }).click();
   await signedIn(page);
-  for (const [name, path] of [['profile', '/profile'], ['notifications', '/notifications'], ['event, signed in', `/events/${p.event}`]]) {
+  for (const [name, path] of [['profile', '/profile'], ['notifications', '/notifications'], ['withdraw', '/withdraw'], ['event, signed in', `/events/${p.event}`]]) {
     await go(page, path);
     await check(page, name, out);
   }
@@ -99,7 +99,7 @@ module.exports = async (s, p) => {
   await page.getByRole('dialog').waitFor({ state: 'detached' });
   // Each section, and the page one of its rows opens (a partner, a chat
   // session).
-  for (const [name, section, open] of [['Partners', 'partners', 'Manage'], ['Support chat', 'chat', 'Open'], ['Markets', 'markets'], ['Proposals', 'proposals'], ['Audit and metrics', 'audit']]) {
+  for (const [name, section, open] of [['Partners', 'partners', 'Manage'], ['Support chat', 'chat', 'Open'], ['Markets', 'markets'], ['Proposals', 'proposals'], ['Withdrawals', 'withdrawals'], ['Audit and metrics', 'audit']]) {
     await adminGo(page, name, section);
     await check(page, 'admin ' + section, out);
     if (!open) continue;

@@ -57,7 +57,7 @@ module.exports = async (s, p) => {
   await me.context().grantPermissions(['clipboard-read', 'clipboard-write']);
   await login(me, p.user, '/profile');
   out.zero_href = await me.locator('[data-zero-balance] a').getAttribute('href');
-  await me.getByRole('link', { name: 'Top up your balance', exact: true }).click();
+  await me.getByRole('main').getByRole('link', { name: 'Deposit', exact: true }).click();
   await me.waitForURL((url) => url.pathname === '/deposit');
   await me.getByRole('heading', { level: 1, name: 'Deposit' }).waitFor();
   await me.locator('section.deposit-chain').first().waitFor();
@@ -111,7 +111,7 @@ module.exports = async (s, p) => {
     await history(a);
     await axeBothThemes(a, 'deposit', out.axe);
     await nav(a, 'Profile');
-    await a.getByRole('link', { name: 'Top up your balance', exact: true }).waitFor();
+    await a.getByRole('main').getByRole('link', { name: 'Deposit', exact: true }).waitFor();
   }
   return out;
 };

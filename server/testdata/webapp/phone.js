@@ -43,6 +43,8 @@ const PAGES = [
   ['admin-markets', '/admin/markets', 'operator'],
   ['admin-proposals', '/admin/proposals', 'operator'],
   ['admin-audit', '/admin/audit', 'operator'],
+  ['withdraw', '/withdraw', 'user'],
+  ['admin-withdrawals', '/admin/withdrawals', 'operator'],
 ];
 
 // The phone: an iPhone 12–15's screen in CSS pixels, with touch and a
@@ -174,3 +176,8 @@ module.exports = async (s, p) => {
   }
   return out;
 };
+
+// The phone and the overflow check, for flows that fill a page first
+// (money.js: the Withdraw page with withdrawals in it).
+module.exports.PHONE = PHONE;
+module.exports.overflow = overflow;

@@ -109,8 +109,9 @@ function renderHeader() {
     items.push(link('/events/new', me.may_create_events ? t('nav.new_event') : t('nav.propose_event')));
   }
   if (me) {
-    items.push(link('/following', t('nav.following')));
     items.push(link('/deposit', t('nav.deposit')));
+    items.push(link('/withdraw', t('nav.withdraw')));
+    items.push(link('/following', t('nav.following')));
     items.push(link('/notifications', t('nav.notifications'), h('span', { 'data-unread': '' })));
     items.push(link('/profile', t('nav.profile')));
   } else {
@@ -235,7 +236,9 @@ function openMeStream() {
     if (type === 'reset') scheduleUnread();
     for (const fn of meListeners) fn(type, data);
   };
-  for (const type of ['balance', 'notification', 'reset', 'deposit']) es.addEventListener(type, (e) => dispatch(type, e));
+  // deposit and withdrawal: the new state of one of this user's deposits
+  // or withdrawals (the Deposit and Withdraw pages follow them).
+  for (const type of ['balance', 'notification', 'reset', 'deposit', 'withdrawal']) es.addEventListener(type, (e) => dispatch(type, e));
   es.onerror = () => {
     // EventSource retries by itself; when the server refused the
     // stream (signed out), it gives up: stop following.
@@ -266,6 +269,7 @@ const routes = [
   [/^\/users\/(\d+)$/, () => import('./pages/user.js')],
   [/^\/following$/, () => import('./pages/following.js')],
   [/^\/deposit$/, () => import('./pages/deposit.js')],
+  [/^\/withdraw$/, () => import('./pages/withdraw.js')],
   [/^\/tags\/([a-z0-9-]{1,32})$/, () => import('./pages/feed.js'), 'tag'],
 ];
 

@@ -13,6 +13,7 @@ import { chatPage } from './chat.js';
 import { marketsPage } from './markets.js';
 import { auditPage } from './audit.js';
 import { proposalsPage } from './proposals.js';
+import { withdrawalsPage } from './withdrawals.js';
 
 const sections = [
   ['users', usersPage],
@@ -20,6 +21,7 @@ const sections = [
   ['chat', chatPage],
   ['markets', marketsPage],
   ['proposals', proposalsPage],
+  ['withdrawals', withdrawalsPage],
   ['audit', auditPage],
 ];
 

@@ -34,7 +34,8 @@ export async function render(main, ctx) {
       // n.link is the server's page for it: a reply's is the event page
       // at the comment (#comment-N).
       const href = n.link || (n.related_type === 'event' ? `/events/${n.related_id}` : n.related_type === 'chat' ? '/chat' : '');
-      const label = n.related_type === 'chat' ? 'notifications.open_chat' : n.related_type === 'comment' ? 'notifications.open_comment' : 'notifications.open_event';
+      const label = n.related_type === 'chat' ? 'notifications.open_chat' : n.related_type === 'comment' ? 'notifications.open_comment'
+        : n.related_type === 'withdrawal' ? 'notifications.open_withdrawals' : 'notifications.open_event';
       const link = href ? h('a', { href }, t(label)) : null;
       clear(li,
         h('article', { 'aria-labelledby': titleId },

@@ -67,8 +67,8 @@ export async function render(main, ctx) {
     h('section', { 'aria-labelledby': 'bal-title', class: 'card' },
       h('h2', { id: 'bal-title' }, t('profile.balances')),
       balances,
-      h('p', null, h('a', { href: '/deposit', 'data-deposit-link': '' }, t('profile.deposit'))),
-      h('p', { class: 'meta' }, t('profile.stats', { n: num(me.total_predictions), win: money(me.biggest_win), date: me.registered_date }))));
+      h('p', { class: 'meta' }, t('profile.stats', { n: num(me.total_predictions), win: money(me.biggest_win), date: me.registered_date })),
+      h('p', { class: 'actions money-links' }, h('a', { href: '/deposit' }, t('nav.deposit')), h('a', { href: '/withdraw' }, t('nav.withdraw')))));
 
   // ---- open positions ----
   const positions = me.positions || [];

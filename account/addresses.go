@@ -29,9 +29,10 @@ type DepositAddress struct {
 }
 
 // ErrAddressTaken refuses to give a user an address the book records for
-// another user. Derivation never makes one (distinct indexes of distinct
-// keys do not collide); it stops a misconfiguration, such as one key
-// given for two families, from sending one user's money to another.
+// another user. Derivation never makes one (the addresses of distinct
+// indexes and keys do not collide); it keeps a book whose users were
+// renumbered (users imported from another database) from sending one
+// user's deposits to another.
 var ErrAddressTaken = errors.New("account: the deposit address belongs to another user")
 
 // AddressBook is what deposit addresses need from storage.
@@ -83,7 +84,7 @@ var families = []wallet.Family{wallet.EVM, wallet.Tron}
 
 // NewAddresser returns an Addresser on book with the keys of the EVM and
 // TRON families; either may be nil, and then that family's addresses are
-// "".
+// "". With neither, book may be nil: there is nothing to give.
 func NewAddresser(book AddressBook, evm, tron *wallet.Deriver) *Addresser {
 	keys := map[wallet.Family]*wallet.Deriver{}
 	if evm != nil {
@@ -165,6 +166,9 @@ const DefaultBackfillBatch = 500
 // derives and writes the same addresses, and a user registering meanwhile
 // is given the same ones.
 func (a *Addresser) Backfill(ctx context.Context, batch int) (int, error) {
+	if a.book == nil {
+		return 0, nil
+	}
 	if batch <= 0 {
 		batch = DefaultBackfillBatch
 	}

@@ -45,6 +45,9 @@ type Service struct {
 	TokenTTL time.Duration
 	// Now is the clock; tests replace it.
 	Now func() time.Time
+	// Addresses, when set, gives each user registered its deposit
+	// addresses.
+	Addresses *Addresser
 
 	auth   authCache
 	keyUse keyUses
@@ -91,6 +94,14 @@ func (s *Service) Register(ctx context.Context, r Registration) (*User, string, 
 	u := &User{Email: email, Name: name, Language: lang, Theme: "light", Level: 1, ReferralCode: randomCode()}
 	if err := s.store.CreateUser(ctx, u, hash); err != nil {
 		return nil, "", err
+	}
+	if s.Addresses != nil {
+		// Should it fail, the account is there without addresses: the
+		// backfill at the next start, or the user's first look at their
+		// deposit addresses, gives them.
+		if err := s.Addresses.Assign(ctx, u); err != nil {
+			return nil, "", err
+		}
 	}
 	tok, err := s.issueToken(ctx, u.ID)
 	if err != nil {

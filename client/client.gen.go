@@ -353,6 +353,30 @@ func (e DepositStatus) Valid() bool {
 	}
 }
 
+// Defines values for DepositAddressChain.
+const (
+	DepositAddressChainBsc      DepositAddressChain = "bsc"
+	DepositAddressChainEthereum DepositAddressChain = "ethereum"
+	DepositAddressChainPolygon  DepositAddressChain = "polygon"
+	DepositAddressChainTron     DepositAddressChain = "tron"
+)
+
+// Valid indicates whether the value is a known member of the DepositAddressChain enum.
+func (e DepositAddressChain) Valid() bool {
+	switch e {
+	case DepositAddressChainBsc:
+		return true
+	case DepositAddressChainEthereum:
+		return true
+	case DepositAddressChainPolygon:
+		return true
+	case DepositAddressChainTron:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for DisputeQueueProposalsProposed.
 const (
 	DisputeQueueProposalsProposedNO   DisputeQueueProposalsProposed = "NO"
@@ -2266,6 +2290,31 @@ type DepositChain string
 // DepositStatus defines model for Deposit.Status.
 type DepositStatus string
 
+// DepositAddress defines model for DepositAddress.
+type DepositAddress struct {
+	// Address the caller's address on the chain: EIP-55 hex on EVM chains, base58check (T...) on TRON
+	Address string              `json:"address"`
+	Chain   DepositAddressChain `json:"chain"`
+
+	// Confirmations blocks (the transfer's own included) a deposit waits for before it is credited
+	Confirmations int `json:"confirmations"`
+
+	// Decimals the token's decimals: one token is 10^decimals units
+	Decimals int `json:"decimals"`
+
+	// KopecksPerToken what one whole token is credited as
+	KopecksPerToken int64 `json:"kopecks_per_token"`
+
+	// QrSvg a QR code of the address: a data:image/svg+xml;base64 URL
+	QrSvg string `json:"qr_svg"`
+
+	// Token the token contract whose transfers to the address are credited
+	Token string `json:"token"`
+}
+
+// DepositAddressChain defines model for DepositAddress.Chain.
+type DepositAddressChain string
+
 // Dispute defines model for Dispute.
 type Dispute struct {
 	// BondKopecks the bond held from the disputer's balance
@@ -3646,28 +3695,34 @@ type UserProfile struct {
 	BiggestWin int64 `json:"biggest_win"`
 
 	// BonusBalance kopecks
-	BonusBalance           int64               `json:"bonus_balance"`
-	BscAddress             string              `json:"bsc_address"`
-	ClosedPositions        []ClosedPosition    `json:"closed_positions"`
-	ClosedPositionsHasMore bool                `json:"closed_positions_has_more"`
-	Email                  string              `json:"email"`
-	EthereumAddress        string              `json:"ethereum_address"`
-	ID                     int64               `json:"id"`
-	IsCreator              bool                `json:"is_creator"`
-	IsStatsViewer          bool                `json:"is_stats_viewer"`
-	Language               UserProfileLanguage `json:"language"`
-	Level                  int                 `json:"level"`
+	BonusBalance int64 `json:"bonus_balance"`
+
+	// BscAddress the EVM deposit address (the same on BSC, Polygon and Ethereum), derived from PREDICTKIT_WALLET_EVM_XPUB at <xpub>/0/<id>, EIP-55; "" as for tron_address
+	BscAddress             string           `json:"bsc_address"`
+	ClosedPositions        []ClosedPosition `json:"closed_positions"`
+	ClosedPositionsHasMore bool             `json:"closed_positions_has_more"`
+	Email                  string           `json:"email"`
+
+	// EthereumAddress the EVM deposit address, as bsc_address
+	EthereumAddress string              `json:"ethereum_address"`
+	ID              int64               `json:"id"`
+	IsCreator       bool                `json:"is_creator"`
+	IsStatsViewer   bool                `json:"is_stats_viewer"`
+	Language        UserProfileLanguage `json:"language"`
+	Level           int                 `json:"level"`
 
 	// MayCreateEvents the user is a creator: POST /api/v1/events creates an approved event
 	MayCreateEvents bool `json:"may_create_events"`
 
 	// MayProposeEvents the user is not a creator but the operator takes proposals (PREDICTKIT_PROPOSALS=on): POST /api/v1/events creates a proposal that holds proposal_ante_kopecks until the operator decides
-	MayProposeEvents bool       `json:"may_propose_events"`
-	Name             string     `json:"name"`
-	Nickname         *string    `json:"nickname"`
-	PolygonAddress   string     `json:"polygon_address"`
-	Positions        []Position `json:"positions"`
-	ProfileHidden    bool       `json:"profile_hidden"`
+	MayProposeEvents bool    `json:"may_propose_events"`
+	Name             string  `json:"name"`
+	Nickname         *string `json:"nickname"`
+
+	// PolygonAddress the EVM deposit address, as bsc_address
+	PolygonAddress string     `json:"polygon_address"`
+	Positions      []Position `json:"positions"`
+	ProfileHidden  bool       `json:"profile_hidden"`
 
 	// ProposalAnteKopecks what a proposal of this user holds from their balance (the bonus balance does not count); 0 when may_propose_events is false
 	ProposalAnteKopecks int64  `json:"proposal_ante_kopecks"`
@@ -3682,8 +3737,10 @@ type UserProfile struct {
 	TotalBalance int64 `json:"total_balance"`
 
 	// TotalPredictions number of closed positions
-	TotalPredictions int64  `json:"total_predictions"`
-	TronAddress      string `json:"tron_address"`
+	TotalPredictions int64 `json:"total_predictions"`
+
+	// TronAddress the TRON deposit address, derived from PREDICTKIT_WALLET_TRON_XPUB at <xpub>/0/<id>; "" without it, for a partner's sub-account and for an id past 2^31-1
+	TronAddress string `json:"tron_address"`
 }
 
 // UserProfileLanguage defines model for UserProfile.Language.
@@ -6939,6 +6996,17 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /api/v1/tags (the `ListTags` operationId).
 	ListTags(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetMyDepositAddresses Where the caller sends tokens to top up their balance, one address per watched chain.
+	//
+	// One entry per watched chain (`PREDICTKIT_CHAINS`), in that order, where the caller has an address: a
+	// partner's sub-account has none (its money comes from the partner's float). Each names the token contract
+	// to send (only that token, only on that chain), its decimals, the confirmations a deposit waits for before
+	// it is credited and the rate (`kopecks_per_token`), with a QR code of the address. Nothing watched: an
+	// empty list. See docs/deposit-addresses.md.
+	//
+	// Corresponds with GET /api/v1/users/me/deposit-addresses (the `GetMyDepositAddresses` operationId).
+	GetMyDepositAddresses(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetMyDeposits The caller's token deposits, newest first, keyset paged.
 	//
@@ -10750,6 +10818,27 @@ func (c *Client) CreateStreamTicket(ctx context.Context, reqEditors ...RequestEd
 // Corresponds with GET /api/v1/tags (the `ListTags` operationId).
 func (c *Client) ListTags(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListTagsRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetMyDepositAddresses Where the caller sends tokens to top up their balance, one address per watched chain.
+//
+// One entry per watched chain (`PREDICTKIT_CHAINS`), in that order, where the caller has an address: a
+// partner's sub-account has none (its money comes from the partner's float). Each names the token contract
+// to send (only that token, only on that chain), its decimals, the confirmations a deposit waits for before
+// it is credited and the rate (`kopecks_per_token`), with a QR code of the address. Nothing watched: an
+// empty list. See docs/deposit-addresses.md.
+//
+// Corresponds with GET /api/v1/users/me/deposit-addresses (the `GetMyDepositAddresses` operationId).
+func (c *Client) GetMyDepositAddresses(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetMyDepositAddressesRequest(c.Server)
 	if err != nil {
 		return nil, err
 	}
@@ -15679,6 +15768,33 @@ func NewListTagsRequest(server string) (*http.Request, error) {
 	return req, nil
 }
 
+// NewGetMyDepositAddressesRequest constructs an http.Request for the GetMyDepositAddresses method
+func NewGetMyDepositAddressesRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/users/me/deposit-addresses")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewGetMyDepositsRequest constructs an http.Request for the GetMyDeposits method
 func NewGetMyDepositsRequest(server string, params *GetMyDepositsParams) (*http.Request, error) {
 	var err error
@@ -18839,6 +18955,19 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /api/v1/tags (the `ListTags` operationId).
 	ListTagsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListTagsResponse, error)
+
+	// GetMyDepositAddressesWithResponse Where the caller sends tokens to top up their balance, one address per watched chain.
+	//
+	// One entry per watched chain (`PREDICTKIT_CHAINS`), in that order, where the caller has an address: a
+	// partner's sub-account has none (its money comes from the partner's float). Each names the token contract
+	// to send (only that token, only on that chain), its decimals, the confirmations a deposit waits for before
+	// it is credited and the rate (`kopecks_per_token`), with a QR code of the address. Nothing watched: an
+	// empty list. See docs/deposit-addresses.md.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/users/me/deposit-addresses (the `GetMyDepositAddresses` operationId).
+	GetMyDepositAddressesWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetMyDepositAddressesResponse, error)
 
 	// GetMyDepositsWithResponse The caller's token deposits, newest first, keyset paged.
 	//
@@ -27989,6 +28118,79 @@ func (r ListTagsResponse) ContentType() string {
 	return ""
 }
 
+type GetMyDepositAddressesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Addresses []DepositAddress `json:"addresses"`
+	}
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ScopeOrCrossOrigin
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetMyDepositAddressesResponse) GetJSON200() *struct {
+	Addresses []DepositAddress `json:"addresses"`
+} {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetMyDepositAddressesResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetMyDepositAddressesResponse) GetJSON403() *ScopeOrCrossOrigin {
+	return r.JSON403
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r GetMyDepositAddressesResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetMyDepositAddressesResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetMyDepositAddressesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetMyDepositAddressesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetMyDepositAddressesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetMyDepositAddressesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type GetMyDepositsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -32611,6 +32813,25 @@ func (c *ClientWithResponses) ListTagsWithResponse(ctx context.Context, reqEdito
 		return nil, err
 	}
 	return ParseListTagsResponse(rsp)
+}
+
+// GetMyDepositAddressesWithResponse Where the caller sends tokens to top up their balance, one address per watched chain.
+//
+// One entry per watched chain (`PREDICTKIT_CHAINS`), in that order, where the caller has an address: a
+// partner's sub-account has none (its money comes from the partner's float). Each names the token contract
+// to send (only that token, only on that chain), its decimals, the confirmations a deposit waits for before
+// it is credited and the rate (`kopecks_per_token`), with a QR code of the address. Nothing watched: an
+// empty list. See docs/deposit-addresses.md.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/users/me/deposit-addresses (the `GetMyDepositAddresses` operationId).
+func (c *ClientWithResponses) GetMyDepositAddressesWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetMyDepositAddressesResponse, error) {
+	rsp, err := c.GetMyDepositAddresses(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetMyDepositAddressesResponse(rsp)
 }
 
 // GetMyDepositsWithResponse The caller's token deposits, newest first, keyset paged.
@@ -40299,6 +40520,62 @@ func ParseListTagsResponse(rsp *http.Response) (*ListTagsResponse, error) {
 			return nil, err
 		}
 		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ScopeOrCrossOrigin
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetMyDepositAddressesResponse parses an HTTP response from a GetMyDepositAddressesWithResponse call
+func ParseGetMyDepositAddressesResponse(rsp *http.Response) (*GetMyDepositAddressesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetMyDepositAddressesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Addresses []DepositAddress `json:"addresses"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
 		var dest ScopeOrCrossOrigin

@@ -36,6 +36,7 @@ var domainErrors = map[string]error{
 	"account.ErrBalanceLimit":       account.ErrBalanceLimit,
 	"account.ErrInvalidToken":       account.ErrInvalidToken,
 	"account.ErrNoPassword":         account.ErrNoPassword,
+	"account.ErrAddressTaken":       account.ErrAddressTaken,
 	"account.ErrAPIKeyNotFound":     account.ErrAPIKeyNotFound,
 	"account.ErrTooManyAPIKeys":     account.ErrTooManyAPIKeys,
 	"input.ErrInvalid":              input.ErrInvalid,
@@ -107,6 +108,8 @@ var domainErrors = map[string]error{
 // with the reason. (The partner routes made the idempotency errors
 // reachable.)
 var notOnAnyRoute = map[string]string{
+	"account.ErrAddressTaken": "the address book's guard against users renumbered under it (an import); the addresses " +
+		"derived for distinct users never collide, so registration and the deposit addresses do not meet it",
 	"account.ErrBalanceLimit": "the services that bring money in turn it into *input.Error (market.Service.CreateEvent, " +
 		"account.Service.Credit, partner.Service.FundFloat); trades and settlements only move money already in, " +
 		"which account.MaxExposure keeps within 4 × 10^18 kopecks",

@@ -19,15 +19,18 @@ import (
 // AccountModule provides the account service, the Bearer-token
 // authenticator and the auth routes: register, login, logout, GET and
 // PATCH /auth/me, the web app's cookie session (module_session.go) and
-// the personal API keys (module_apikeys.go). The profile embeds
-// positions, so it needs MarketModule.
+// the personal API keys (module_apikeys.go) and the deposit addresses
+// (module_addresses.go). The profile embeds positions, so it needs
+// MarketModule.
 var AccountModule = fx.Module("account",
-	fx.Provide(newAccountService, newAuth, newProfiles, accountRoutes, sessionRoutes, apiKeyRoutes, accountCache, newLoginFailures),
-	fx.Invoke(cacheAuth),
+	fx.Provide(newAccountService, newAuth, newProfiles, accountRoutes, sessionRoutes, apiKeyRoutes, accountCache, newLoginFailures,
+		newAddresser, addressRoutes),
+	fx.Invoke(cacheAuth, runAddressBackfill),
 )
 
-func newAccountService(store account.Store, cfg Config) *account.Service {
+func newAccountService(store account.Store, cfg Config, addresses *account.Addresser) *account.Service {
 	s := account.NewService(store)
+	s.Addresses = addresses
 	if cfg.BcryptCost != 0 {
 		s.BcryptCost = cfg.BcryptCost
 	}

@@ -153,6 +153,8 @@ func accessMatrix() map[string][]cell {
 			return fmt.Sprintf("/api/v1/events/%d/follow", w.event.ID)
 		}, nil), "unauthorized", pAlice, 204, nil),
 		"GET /api/v1/users/me/following": mxUserOnly(mxGet(mxPath("/api/v1/users/me/following")), "unauthorized", pAlice, 200, nil),
+		// Deposit addresses are the caller's own (none here: no keys).
+		"GET /api/v1/users/me/deposit-addresses": mxUserOnly(mxGet(mxPath("/api/v1/users/me/deposit-addresses")), "unauthorized", pAlice, 200, nil),
 
 		// The caller's own account.
 		"GET /api/v1/auth/me": mxCells(

@@ -123,6 +123,9 @@ func (s *Store) UsersToAddress(ctx context.Context, family wallet.Family, finger
 	return out, translate(err, nil)
 }
 
+// sqlAddressOwners are the owners of the addresses $2 of family $1.
+const sqlAddressOwners = `SELECT address, user_id FROM deposit_addresses WHERE family = $1 AND address = ANY($2)`
+
 // AddressOwners implements account.AddressBook: one = ANY look-up of the
 // book's primary key.
 func (s *Store) AddressOwners(ctx context.Context, family wallet.Family, addresses []string) (map[string]int64, error) {
@@ -130,8 +133,7 @@ func (s *Store) AddressOwners(ctx context.Context, family wallet.Family, address
 	if len(addresses) == 0 {
 		return out, nil
 	}
-	rows, err := s.pool.Query(ctx, `SELECT address, user_id FROM deposit_addresses
-		WHERE family = $1 AND address = ANY($2)`, string(family), addresses)
+	rows, err := s.pool.Query(ctx, sqlAddressOwners, string(family), addresses)
 	if err != nil {
 		return nil, translate(err, nil)
 	}

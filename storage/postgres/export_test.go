@@ -19,6 +19,8 @@ var (
 	Retry     = retry
 
 	ParseAuthChange = parseAuthChange
+
+	SQLAddressOwners = sqlAddressOwners
 )
 
 // FeedQueries are the read statements that must walk an index, with

@@ -268,6 +268,7 @@ const routes = [
   [/^\/leaderboard$/, () => import('./pages/leaderboard.js')],
   [/^\/users\/(\d+)$/, () => import('./pages/user.js')],
   [/^\/following$/, () => import('./pages/following.js')],
+  [/^\/deposit$/, () => import('./pages/deposit.js')],
   [/^\/withdraw$/, () => import('./pages/withdraw.js')],
   [/^\/tags\/([a-z0-9-]{1,32})$/, () => import('./pages/feed.js'), 'tag'],
 ];

@@ -34,10 +34,15 @@ export function sideLabel(name) {
 }
 
 // zeroBalanceNotice(me) tells a signed-in user with no money at all how to
-// get some (there is no deposit page: the operator credits deposits, so
-// the support chat is the way), or is null when they have any.
+// get some, or is null when they have any: the Deposit page when the
+// server gave them deposit addresses, else the support chat (the operator
+// credits deposits by hand).
 export function zeroBalanceNotice(me) {
   if (!me || Number(me.balance || 0) + Number(me.bonus_balance || 0) > 0) return null;
+  if (me.ethereum_address || me.tron_address) {
+    return h('p', { class: 'notice notice-money', 'data-zero-balance': '' }, t('money.zero_balance_deposit'), ' ',
+      h('a', { href: '/deposit' }, t('money.go_deposit')));
+  }
   return h('p', { class: 'notice notice-money', 'data-zero-balance': '' }, t('money.zero_balance'), ' ',
     h('a', { href: '/chat' }, t('money.ask_support')));
 }

@@ -221,6 +221,8 @@ var otherVariables = []string{
 	"PREDICTKIT_SCREENSHOTS",       // tests: the web app's screenshots go there
 	"PREDICTKIT_WEBAPP_DEBUG",      // tests: the web app's browser driver logs its steps
 	"PREDICTKIT_CI_CACHE",          // .ci/run: where it caches npm packages
+	"PREDICTKIT_SOLCJS",            // tests: where solc-js is installed (the test chain's token)
+	"PREDICTKIT_REQUIRE_SOLC",      // tests: fail, not skip, without solc-js
 	"PREDICTKIT_CRASH_KILLS",       // reliability tests
 }
 

@@ -182,6 +182,9 @@ const parts = {
     for (const scheme of ['light', 'dark']) {
       const page = await s.page({ name: 'operator ' + scheme, colorScheme: scheme, bypassCSP: true });
       await adminSignIn(page, 'users');
+      // The console's stylesheet loads with the console; on a busy machine
+      // it may arrive after the section is ready.
+      await until('the console\'s own layout', () => page.evaluate(() => getComputedStyle(document.getElementById('site-header')).display === 'none'));
       out[scheme] = await page.evaluate(() => ({
         appHeader: getComputedStyle(document.getElementById('site-header')).display,
         bar: Boolean(document.querySelector('.adm-bar')) && getComputedStyle(document.querySelector('.adm-bar')).display,

@@ -112,6 +112,7 @@ func TestWebAppFromDemo(t *testing.T) {
 			{"register", "/register", ""},
 			{"profile", "/profile", "user"},
 			{"notifications", "/notifications", "user"},
+			{"deposit", "/deposit", "user"},
 			{"new event", "/events/new", "user"},
 			{"operator console", "/admin/users", "operator"},
 		}

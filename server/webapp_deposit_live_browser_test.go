@@ -14,6 +14,7 @@ import (
 
 	"github.com/predictkit/predictkit/account"
 	"github.com/predictkit/predictkit/internal/evmtest"
+	"github.com/predictkit/predictkit/server"
 	"github.com/predictkit/predictkit/wallet"
 )
 
@@ -26,13 +27,21 @@ import (
 // credited; the header's balance and the unread notifications follow.
 // The ledger stays balanced and the balance is the tokens at the rate,
 // exactly; axe-core finds nothing with a pending or a credited deposit.
-// It skips like TestWebAppInBrowser.
+// It runs on each store (PostgreSQL when PREDICTKIT_TEST_DATABASE_URL is
+// set, where the watcher runs under the chain's lock), and skips like
+// TestWebAppInBrowser.
 func TestDepositLiveInBrowser(t *testing.T) {
+	for _, sc := range stores() {
+		t.Run("on the "+sc.name+" store", func(t *testing.T) { depositLive(t, sc.new(t)) })
+	}
+}
+
+func depositLive(t *testing.T, store server.Store) {
 	chain := evmtest.Start(t, evmtest.Options{ChainID: wallet.Number(wallet.BSC)})
 	token := chain.DeployToken(t, 18)
 	chain.Commit(t)
 
-	cfg := testConfig(memoryStore())
+	cfg := testConfig(store)
 	cfg.Web = true
 	cfg.StreamPing = time.Second
 	cfg.WalletEVMXPub = evmXPub

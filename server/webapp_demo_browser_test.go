@@ -36,6 +36,9 @@ func startDemoWebApp(t *testing.T) *demoWebApp {
 	cfg.Demo = true
 	cfg.Web = true
 	cfg.StreamPing = time.Second
+	// Deposit addresses, for the Deposit page (its nodes lead nowhere:
+	// the page lists no deposits).
+	withWallets(&cfg)
 	h, _ := startServer(t, cfg)
 	a := &demoWebApp{h: h, d: startWebDriver(t, "http://"+h.base, "AXE_CORE="+axeCore())}
 	var feed struct {
@@ -109,6 +112,7 @@ func TestWebAppFromDemo(t *testing.T) {
 			{"register", "/register", ""},
 			{"profile", "/profile", "user"},
 			{"notifications", "/notifications", "user"},
+			{"deposit", "/deposit", "user"},
 			{"new event", "/events/new", "user"},
 			{"operator console", "/admin/users", "operator"},
 		}

@@ -4,9 +4,9 @@
 // its QR code (loaded under the app's CSP), the token, the rate and the
 // confirmations, with the warning to send only that token on that chain;
 // copies the address; on a phone the page is no wider than the screen;
-// sees the deposits list (or, on a server without it, that it is not
-// available). A user who chooses Russian sees the page in Russian; on a
-// server that watches no chain the page says deposits are not enabled.
+// sees the deposits list, empty. A user who chooses Russian sees the
+// page in Russian; on a server that watches no chain the page says
+// deposits are not enabled.
 // axe-core checks the page in both themes.
 const { open, until, mark } = require('./lib.js');
 const { login, nav } = require('./steps.js');

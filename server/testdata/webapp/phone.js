@@ -43,6 +43,7 @@ const PAGES = [
   ['admin-markets', '/admin/markets', 'operator'],
   ['admin-proposals', '/admin/proposals', 'operator'],
   ['admin-audit', '/admin/audit', 'operator'],
+  ['deposit', '/deposit', 'user'],
   ['withdraw', '/withdraw', 'user'],
   ['admin-withdrawals', '/admin/withdrawals', 'operator'],
 ];

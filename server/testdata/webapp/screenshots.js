@@ -1,5 +1,5 @@
-// PNGs of the main pages (feed, event, profile, the operator console) in
-// the light and the dark theme, into the directory p.dir.
+// PNGs of the main pages (feed, event, profile, deposit, the operator
+// console) in the light and the dark theme, into the directory p.dir.
 const path = require('path');
 const { open, adminSignIn, until } = require('./lib.js');
 const { login } = require('./steps.js');
@@ -32,6 +32,9 @@ module.exports = async (s, p) => {
     await user.waitForFunction((th) => document.documentElement.dataset.theme === th, theme);
     await user.evaluate(() => window.scrollTo(0, 0));
     await shot(user, 'profile', 'Profile');
+    await user.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Deposit', exact: true }).click();
+    await user.locator('section.deposit-chain img.deposit-qr').first().waitFor();
+    await shot(user, 'deposit', 'Deposit');
     const op = await s.page({ name: `operator ${theme}`, colorScheme: theme, viewport: { width: 1200, height: 800 } });
     await adminSignIn(op, 'users');
     await op.evaluate((th) => { document.documentElement.dataset.theme = th; }, theme);

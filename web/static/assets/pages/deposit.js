@@ -11,6 +11,10 @@ import { pageHeading, loading, empty, showError, announce } from '../ui.js';
 import { onMeEvent } from '../app.js';
 
 const PAGE = 20;
+// REFRESH_MS is how often the page asks again for the newest deposits
+// while one of them is pending: the me stream tells when a deposit is
+// seen and when it is credited, not each block's confirmation.
+const REFRESH_MS = 4000;
 
 function chainName(chain) {
   const key = 'deposit.chain.' + chain;
@@ -104,7 +108,42 @@ export async function render(main, ctx) {
     clear(list, [...deposits.values()].map(depositItem));
     clear(history, deposits.size ? list : empty(t('deposit.none')));
     clear(more, cursor ? h('button', { type: 'button', class: 'btn', onClick: load }, t('action.load_more')) : null);
+    schedule();
   };
+  // put records d as it is now: a deposit already shown keeps its place,
+  // one not seen yet goes on top (newest first).
+  const put = (d) => {
+    const old = deposits.get(d.id);
+    if (old && old.status === 'credited' && d.status !== 'credited') return; // an answer older than the stream's news
+    if (old) {
+      deposits.set(d.id, d);
+      return;
+    }
+    const rest = [...deposits.entries()];
+    deposits.clear();
+    deposits.set(d.id, d);
+    for (const [id, v] of rest) deposits.set(id, v);
+  };
+  let timer = null;
+  const schedule = () => {
+    if (timer || !available || ![...deposits.values()].some((d) => d.status === 'pending')) return;
+    timer = setTimeout(refresh, REFRESH_MS);
+  };
+  async function refresh() {
+    timer = null;
+    if (!ctx.isCurrent()) return;
+    let page;
+    try {
+      page = await api('GET', '/users/me/deposits' + query({ limit: PAGE }), null, { signal: ctx.signal });
+    } catch {
+      if (ctx.isCurrent()) schedule(); // a blip; the next try may answer
+      return;
+    }
+    if (!ctx.isCurrent()) return;
+    for (const d of (page.deposits || []).reverse()) put(d);
+    paint();
+  }
+  ctx.onCleanup(() => clearTimeout(timer));
   async function load() {
     let page;
     try {
@@ -135,15 +174,7 @@ export async function render(main, ctx) {
 
   ctx.onCleanup(onMeEvent((type, d) => {
     if (type !== 'deposit' || !d || d.id === undefined || !available) return;
-    if (deposits.has(d.id)) {
-      deposits.set(d.id, d); // keeps its place
-    } else {
-      // Newest first: a deposit not seen yet goes on top.
-      const rest = [...deposits.entries()];
-      deposits.clear();
-      deposits.set(d.id, d);
-      for (const [id, v] of rest) deposits.set(id, v);
-    }
+    put(d);
     paint();
     announce(d.status === 'credited' ? t('deposit.credited_now', { amount: money(d.amount_kopecks) }) : t('deposit.seen', { chain: chainName(d.chain) }));
   }));

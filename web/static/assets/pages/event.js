@@ -45,6 +45,10 @@ export async function render(main, ctx) {
   state.append(followButton(ev.id, ctx)); // pages/follow.js
 
   const markets = new Map(); // id → {m, pool, view}
+  // The confirmation of an answer this page added, kept across repaints:
+  // the stream's answer_added repaints the pool too, and may come after
+  // the form wrote its confirmation into the card it replaced.
+  const added = new Map(); // market id → text
   const poolsBox = h('div');
   const tradesList = h('ul', { class: 'trades', 'aria-live': 'polite', 'aria-relevant': 'additions', 'aria-labelledby': 'trades-title', tabindex: '0' });
   const chartBox = h('div');
@@ -96,6 +100,7 @@ export async function render(main, ctx) {
       hold, payout, proposal, actions, slot, result, tools);
     const view = { article, price, noPrice, bar, hold, payout, proposal, actions, slot, result, tools };
     markets.set(m.id, { m, pool, view });
+    if (added.has(m.id)) result.textContent = added.get(m.id);
     paintMarket(m.id);
     return article;
   }
@@ -271,6 +276,7 @@ export async function render(main, ctx) {
     closeForm();
     const { m, view } = markets.get(id);
     clear(view.result);
+    added.delete(id);
     const form = tradeForm({
       market: m,
       action,
@@ -393,6 +399,7 @@ export async function render(main, ctx) {
         return;
       }
       const text = t('answer.added', { name: loc(m, 'name'), p: pct(m.yes_probability) });
+      added.set(m.id, text);
       announce(text);
       await loadMe();
       await reloadEvent();

@@ -7,7 +7,7 @@ import (
 	"github.com/predictkit/predictkit/market"
 )
 
-// Making markets (the operations of issue #32) in the money model:
+// Making markets in the money model:
 // event proposals with an ante that the operator approves or rejects,
 // answers added to exclusive pools with an Other market, and, on the
 // seeds that run with a challenge window, a creator's close that only

@@ -37,20 +37,28 @@ const (
 	// KindDeposits is the outside world of one chain: its token deposits
 	// come from here; owner: the chain's number (wallet.Number).
 	KindDeposits Kind = "deposits"
+	// KindReferralRewards is the platform's spending on referral rewards
+	// (owner 0): each reward moves from it to the referrer's bonus
+	// balance, so its balance is minus all the rewards ever paid.
+	KindReferralRewards Kind = "referral_rewards"
+	// KindSignupBonuses is the platform's spending on sign-up bonuses
+	// (owner 0), as KindReferralRewards is on referrals.
+	KindSignupBonuses Kind = "signup_bonuses"
 )
 
 // Kinds lists every account kind.
 var Kinds = []Kind{KindUser, KindUserBonus, KindPartnerFloat, KindEscrow, KindFees, KindTreasury, KindExternal, KindDisputeBonds, KindAnte,
-	KindWithdrawalPending, KindWithdrawals, KindDeposits}
+	KindWithdrawalPending, KindWithdrawals, KindDeposits, KindReferralRewards, KindSignupBonuses}
 
 // MayGoNegative reports whether an account of kind k may hold a negative
 // balance. Only the outside world (the operator's credits, and each
-// chain's deposits) and the platform's treasury may: a deposit is money
-// the outside world handed in, and a market subsidy is capital the
-// treasury has put at risk. No user, partner, escrow or fee account is
+// chain's deposits), the platform's treasury and its promotional
+// accounts may: a deposit is money the outside world handed in, a market
+// subsidy is capital the treasury has put at risk, and a reward or bonus
+// is money the platform spends to grow. No user, partner, escrow or fee account is
 // ever below zero.
 func (k Kind) MayGoNegative() bool {
-	return k == KindExternal || k == KindTreasury || k == KindDeposits
+	return k == KindExternal || k == KindTreasury || k == KindDeposits || k == KindReferralRewards || k == KindSignupBonuses
 }
 
 // Ref names one ledger account.
@@ -106,6 +114,13 @@ func WithdrawalPendingAccount(id int64) Ref { return Ref{KindWithdrawalPending, 
 // WithdrawalsAccount is the money paid out to the chain numbered chain
 // (wallet.Number): the platform's money that left it there.
 func WithdrawalsAccount(chain int64) Ref { return Ref{KindWithdrawals, chain} }
+
+// The platform's promotional accounts: what referral rewards and sign-up
+// bonuses have cost it.
+var (
+	ReferralRewards = Ref{KindReferralRewards, 0}
+	SignupBonuses   = Ref{KindSignupBonuses, 0}
+)
 
 // Posting moves Amount kopecks from one account to another. Amount is
 // always positive; the direction is in From and To.

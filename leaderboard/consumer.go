@@ -4,6 +4,8 @@ import (
 	"context"
 	"log/slog"
 	"time"
+
+	"github.com/predictkit/predictkit/changelog"
 )
 
 // Applier is a store whose buckets follow the change log
@@ -42,58 +44,7 @@ type Consumer struct {
 // again after Interval: the board only trails further meanwhile, and
 // nothing is lost, since the cursor moves only with what was applied.
 func (c *Consumer) Run(ctx context.Context) {
-	interval, batch := c.Interval, c.Batch
-	if interval <= 0 {
-		interval = time.Second
-	}
-	if batch <= 0 {
-		batch = 1000
-	}
-	t := time.NewTimer(interval)
-	defer t.Stop()
-	failing := false
-	for {
-		var woken <-chan struct{}
-		if c.Woken != nil {
-			woken = c.Woken()
-		}
-		n, err := c.Store.ApplyLeaderboard(ctx, batch)
-		switch {
-		case ctx.Err() != nil:
-			return
-		case err != nil:
-			if !failing && c.Log != nil {
-				c.Log.Warn("leaderboard: applying the change log failed; retrying", "err", err)
-			}
-			failing = true
-		default:
-			if failing && c.Log != nil {
-				c.Log.Info("leaderboard: applying the change log again")
-			}
-			failing = false
-			if n >= batch {
-				continue // more may be waiting
-			}
-			if n > 0 && c.Gap > 0 {
-				// Let the entries of the next commits gather.
-				t.Reset(c.Gap)
-				select {
-				case <-ctx.Done():
-					return
-				case <-t.C:
-				}
-				continue
-			}
-			if n > 0 {
-				continue
-			}
-		}
-		t.Reset(interval)
-		select {
-		case <-ctx.Done():
-			return
-		case <-woken:
-		case <-t.C:
-		}
-	}
+	cc := changelog.Consumer{Name: "leaderboard", Apply: c.Store.ApplyLeaderboard, Woken: c.Woken,
+		Interval: c.Interval, Batch: c.Batch, Gap: c.Gap, Log: c.Log}
+	cc.Run(ctx)
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/predictkit/predictkit/account"
 	"github.com/predictkit/predictkit/chat"
+	"github.com/predictkit/predictkit/growth"
 	"github.com/predictkit/predictkit/market"
 	"github.com/predictkit/predictkit/webhook"
 )
@@ -213,6 +214,17 @@ type Config struct {
 	ChainSettings               ChainSettings
 	WithdrawalDailyLimitKopecks int64
 
+	// Growth holds the referral reward, the levels and the sign-up bonus
+	// (docs/referrals-and-levels.md).
+	Growth growth.Rules
+	// TelegramBotToken, when set, runs the Telegram bot users link their
+	// accounts to, through TelegramAPIURL (the public Bot API by default);
+	// its webhook is /api/v1/telegram/webhook/<TelegramWebhookSecret>
+	// (docs/telegram.md).
+	TelegramBotToken      string
+	TelegramAPIURL        string
+	TelegramWebhookSecret string
+
 	// Store, when set, is used instead of the one DatabaseURL selects; the
 	// caller owns it (the server does not close it). Tests use it.
 	Store Store `json:"-"`
@@ -271,6 +283,9 @@ func DefaultConfig() Config {
 
 		ChainSettings:               defaultChainSettings(),
 		WithdrawalDailyLimitKopecks: DefaultWithdrawalDailyLimitKopecks,
+
+		Growth:         growth.DefaultRules(),
+		TelegramAPIURL: DefaultTelegramAPIURL,
 
 		ChatWebhookTimeout: chat.DefaultWebhookTimeout,
 		StreamRetention:    DefaultStreamRetention,

@@ -256,7 +256,7 @@ func settings() []setting {
 				c.CORSOrigins = splitList(v)
 				return checkOrigins(c.CORSOrigins)
 			}},
-	}, moneySettings()...)
+	}, append(moneySettings(), growthSettings()...)...)
 }
 
 // ConfigFromEnv returns DefaultConfig overridden by the PREDICTKIT_*

@@ -130,6 +130,7 @@ func (c Config) Validate() error {
 		bad("PREDICTKIT_PUBLIC_URL", "%q: %v", c.PublicURL, checkPublicURL(c.PublicURL))
 	}
 	errs = append(errs, c.validateMoney()...)
+	errs = append(errs, c.validateGrowth()...)
 	return errors.Join(errs...)
 }
 

@@ -45,6 +45,7 @@ var domainErrors = map[string]error{
 	"withdrawal.ErrNotFound":       withdrawal.ErrNotFound,
 	"withdrawal.ErrLimit":          withdrawal.ErrLimit,
 	"withdrawal.ErrInvalidState":   withdrawal.ErrInvalidState,
+	"withdrawal.ErrTxHashUsed":     withdrawal.ErrTxHashUsed,
 	"input.Error":                  &input.Error{Field: "email", Reason: "must be an e-mail address"},
 
 	"market.ErrEventNotFound":       market.ErrEventNotFound,
@@ -191,7 +192,7 @@ var canOccur = []struct {
 	{"DELETE /users/me/withdrawals/{id}", errsCancelWithdrawal, []string{"account.ErrUnauthorized", "server.errInvalidID", "withdrawal.ErrNotFound", "withdrawal.ErrInvalidState"}},
 	{"GET /admin/withdrawals", errsAdminWithdrawals, []string{"server.errAdminOff", "account.ErrUnauthorized", "server.requestError", "input.Error", "input.ErrInvalid", "account.ErrUserNotFound"}},
 	{"POST /admin/withdrawals/{id}/approve|reject", errsDecideWithdrawal, []string{"server.errAdminOff", "account.ErrUnauthorized", "server.errInvalidID", "server.requestError",
-		"input.Error", "input.ErrInvalid", "withdrawal.ErrNotFound", "withdrawal.ErrInvalidState"}},
+		"input.Error", "input.ErrInvalid", "withdrawal.ErrNotFound", "withdrawal.ErrInvalidState", "withdrawal.ErrTxHashUsed"}},
 	{"GET /events", errsEvents, []string{"server.requestError"}},
 	{"GET /events/{id}", errsEvent, []string{"server.errInvalidID", "market.ErrEventNotFound"}},
 	{"GET /markets/{id}", errsMarket, []string{"server.errInvalidID", "market.ErrMarketNotFound"}},

@@ -19,6 +19,7 @@ import (
 	"github.com/predictkit/predictkit/market"
 	"github.com/predictkit/predictkit/partner"
 	"github.com/predictkit/predictkit/storage"
+	"github.com/predictkit/predictkit/withdrawal"
 )
 
 // SQLSTATE codes the store reacts to.
@@ -166,6 +167,8 @@ func translate(err error, notFound error) error {
 				return account.ErrNicknameTaken
 			case "trades_partner_client_bet_key":
 				return market.ErrDuplicateKey
+			case "withdrawals_chain_tx_hash":
+				return withdrawal.ErrTxHashUsed
 			}
 		case codeCheckViolation:
 			if pe.ConstraintName == "ledger_accounts_balance_check" {

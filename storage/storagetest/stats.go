@@ -255,7 +255,7 @@ func testStats(t *testing.T, newStores func(*testing.T) Stores) {
 		ev := e.event(c, 0.02, 20000, 0.5, 0.5)
 		ms := ev.Pools[0].Markets
 		users := []*account.User{e.user("Ann", 1_000_000, 0), e.user("Bob", 1_000_000, 0), e.user("Cid", 1_000_000, 0)}
-		e.statsCaughtUp()
+		// No apply yet: the appliers race for the first fill too.
 		var wg sync.WaitGroup
 		stop := make(chan struct{})
 		errs := make(chan error, 8)
@@ -274,6 +274,7 @@ func testStats(t *testing.T, newStores func(*testing.T) Stores) {
 				}
 			})
 		}
+		e.must(e.buy(users[0], ms[1], market.No, 2_000))
 		for i := range 30 {
 			u, m := users[i%3], ms[i%2]
 			r := e.must(e.buy(u, m, market.Yes, int64(1_000+i*100)))

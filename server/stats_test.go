@@ -112,12 +112,15 @@ func TestStats(t *testing.T) {
 				}
 			})
 
-			t.Run("the operator's admin token and a stats viewer read the same figures", func(t *testing.T) {
+			t.Run("the operator's admin token, a stats viewer and the viewer's read key read the same figures", func(t *testing.T) {
 				a, v := overview(adminToken), overview(viewer.token)
-				a.AsOf, v.AsOf = "", ""
-				if a.Totals != v.Totals || a.Today != v.Today || a.Totals.Users != 4 {
-					t.Fatalf("admin %+v, viewer %+v; want the same, with 4 users", a, v)
+				k := overview(h.createKey(t, viewer.token, "dashboard", "read").Key)
+				a.AsOf, v.AsOf, k.AsOf = "", "", ""
+				if a.Totals != v.Totals || a.Today != v.Today || k.Totals != v.Totals || a.Totals.Users != 4 {
+					t.Fatalf("admin %+v, viewer %+v, viewer's key %+v; want the same, with 4 users", a, v, k)
 				}
+				// A wrong admin token is no credential at all.
+				expect(t, h.do(t, req{method: http.MethodGet, path: "/api/v1/stats/overview", token: adminToken + "-wrong"}), http.StatusUnauthorized, "unauthorized")
 			})
 
 			t.Run("a reversed range, one over a year and a bad date are 400 and change nothing", func(t *testing.T) {

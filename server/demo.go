@@ -109,7 +109,7 @@ func SeedDemo(ctx context.Context, accounts *account.Service, markets *market.Se
 		return nil, err
 	}
 	yes := true
-	if creator, err = accounts.SetRoles(ctx, creator.ID, account.RolesPatch{IsCreator: &yes}); err != nil {
+	if creator, err = accounts.SetRoles(ctx, creator.ID, account.RolesPatch{IsCreator: &yes, IsStatsViewer: &yes}); err != nil {
 		return nil, fmt.Errorf("make creator: %w", err)
 	}
 	alice, err := reg(DemoAliceEmail, "Alice", 1_000_000, 50_000)

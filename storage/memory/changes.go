@@ -59,6 +59,7 @@ func (s *Store) DropChangeCursor(_ context.Context, name string) error {
 
 // logChanges appends es to the change log. Callers hold s.mu.
 func (s *Store) logChanges(es ...changelog.Entry) {
+	s.countMoney(es)
 	s.changes.Append(es...)
 }
 

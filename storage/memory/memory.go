@@ -66,6 +66,7 @@ type Store struct {
 	apiKeys *apiKeys              // personal API keys, made on first use (apikeys.go)
 	wh      *webhookState         // partners' webhooks and deliveries, made on first use (webhooks.go)
 	board   boardState            // the leaderboard's buckets (leaderboard.go)
+	stats   *statsState           // the statistics' aggregates, made on first use (stats.go)
 	tags    map[string]market.Tag // by slug, Events unset; made on first use (tags.go)
 	prop    *proposals            // the challenge window's, made on first use (proposals.go)
 
@@ -177,6 +178,9 @@ func (s *Store) CreateUser(_ context.Context, u *account.User, hash string) erro
 	u.ID = s.next("user")
 	u.CreatedAt = s.now()
 	rec := &userRec{u: cloneUser(*u), hash: strings.Clone(hash)}
+	if u.PartnerID == 0 {
+		s.countSignup(u.CreatedAt)
+	}
 	s.users[u.ID] = rec
 	if email != "" {
 		s.byEmail[email] = u.ID

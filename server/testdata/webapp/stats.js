@@ -62,7 +62,7 @@ async function dashboard(page) {
 }
 
 function navHasStats(page, name) {
-  return page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name, exact: true }).count();
+  return page.getByRole('banner').getByRole('navigation').getByRole('link', { name, exact: true }).count();
 }
 
 module.exports = async (s, p) => {
@@ -99,8 +99,11 @@ module.exports = async (s, p) => {
   out.top_href = await first.getAttribute('href');
   await first.click();
   await v.waitForURL((url) => url.pathname === out.top_href);
-  await v.getByRole('heading', { level: 1 }).waitFor();
-  out.top_heading = await v.getByRole('heading', { level: 1 }).innerText();
+  // The event page's heading is "Event" until the event has loaded.
+  out.top_heading = await until('the event page', async () => {
+    const text = await v.getByRole('heading', { level: 1 }).innerText();
+    return text !== 'Statistics' && text !== 'Event' && text;
+  });
 
   // Someone who is no viewer, and a visitor.
   const o = await s.page({ name: 'other user' });

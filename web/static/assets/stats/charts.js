@@ -45,10 +45,12 @@ export function dayLabel(day, short) {
   return dayDate(day).toLocaleDateString(locale(), opts);
 }
 
+// monthLabel names a month on a year's axis: "Sep", and January by
+// its year ("2027"), short enough for the phone.
 function monthLabel(day) {
   const d = dayDate(day);
-  const opts = d.getUTCMonth() === 0 ? { month: 'short', year: 'numeric', timeZone: 'UTC' } : { month: 'short', timeZone: 'UTC' };
-  return d.toLocaleDateString(locale(), opts);
+  if (d.getUTCMonth() === 0) return String(d.getUTCFullYear());
+  return d.toLocaleDateString(locale(), { month: 'short', timeZone: 'UTC' });
 }
 
 // dayTicks picks the days of a range that get a label on the x axis, on
@@ -84,15 +86,23 @@ function xAxis(svg, days, slot) {
 }
 
 // summary is what the chart says in words: each series' total over the
-// range (or, for a level such as open interest, its last value) and the
-// busiest (highest) day of the first series.
+// range (for a level such as open interest its last value, for a series
+// marked most its busiest day's) and the busiest (highest) day of the
+// first series.
 function summary(days, series, opts, show) {
   const range = { days: days.length, from: dayLabel(days[0]), to: dayLabel(days[days.length - 1]) };
   const values = (se) => days.map((d) => Number(d[se.key]) || 0);
   const totals = series.map((se) => {
     const v = values(se);
-    const value = opts.level ? v[v.length - 1] : v.reduce((a, b) => a + b, 0);
-    return { se, value, text: t(opts.level ? 'stats.chart.last' : 'stats.chart.sum', { name: se.label, value: show(value) }) };
+    if (opts.level) return { se, value: v[v.length - 1], text: t('stats.chart.last', { name: se.label, value: show(v[v.length - 1]) }) };
+    // People counted per day add up to no one in particular: their
+    // figure is the busiest day's.
+    if (se.most) {
+      const value = Math.max(...v);
+      return { se, value, text: t('stats.chart.most', { name: se.label, value: show(value) }) };
+    }
+    const value = v.reduce((a, b) => a + b, 0);
+    return { se, value, text: t('stats.chart.sum', { name: se.label, value: show(value) }) };
   });
   const first = values(series[0]);
   let peakAt = 0;
@@ -106,7 +116,7 @@ function summary(days, series, opts, show) {
   return { totals, desc };
 }
 
-// dayChart draws series ([{key, label}], keys of the day objects) over
+// dayChart draws series ([{key, label, most}], keys of the day objects) over
 // days (the API's day objects, oldest first) and returns the figure: a
 // section with its heading, the SVG and the legend. opts: title, kind
 // ('bars' or 'lines'), money (the values are kopecks), level (the value
@@ -125,8 +135,8 @@ export function dayChart(days, series, opts) {
   let max = 0;
   for (const se of series) for (const d of days) max = Math.max(max, Number(d[se.key]) || 0);
   // The y axis starts at zero and ends on a round number at or above the
-  // highest value (1 when there is nothing yet).
-  const { hi, ticks } = roundTicks(0, Math.max(1, max));
+  // highest value (₽1 or 1 when there is nothing yet).
+  const { hi, ticks } = roundTicks(0, Math.max(opts.money ? 100 : 1, max));
   const y = (v) => H - PAD.b - (plotH * v) / hi;
   yAxis(svg, 0, hi, opts.money ? axisMoney : axisCount, ticks);
   if (n > 0) xAxis(svg, list, slot);

@@ -99,7 +99,7 @@ function charts(days) {
     dayChart(days, [{ key: 'volume_kopecks', label: L('volume') }], { id: 'volume', title: t('stats.chart.volume'), kind: 'bars', money: true }),
     dayChart(days, [{ key: 'fees_kopecks', label: L('fees') }], { id: 'fees', title: t('stats.chart.fees'), kind: 'bars', money: true }),
     dayChart(days, [{ key: 'trades', label: L('trades') }], { id: 'trades', title: t('stats.chart.trades'), kind: 'bars' }),
-    dayChart(days, [{ key: 'active_traders', label: L('active_traders') }, { key: 'new_users', label: L('new_users') }], { id: 'people', title: t('stats.chart.people'), kind: 'lines' }),
+    dayChart(days, [{ key: 'active_traders', label: L('active_traders'), most: true }, { key: 'new_users', label: L('new_users') }], { id: 'people', title: t('stats.chart.people'), kind: 'lines' }),
     dayChart(days, [{ key: 'deposits_kopecks', label: L('deposits') }, { key: 'withdrawals_kopecks', label: L('withdrawals') }], { id: 'money', title: t('stats.chart.money'), kind: 'bars', money: true }),
     dayChart(days, [{ key: 'open_interest_kopecks', label: L('open_interest') }], { id: 'open_interest', title: t('stats.chart.open_interest'), kind: 'lines', money: true, level: true, area: true }));
 }

@@ -82,6 +82,7 @@ type browserDashboard struct {
 			Text  string `json:"text"`
 		} `json:"totals"`
 		YTicks []string `json:"y_ticks"`
+		Ticks  []int64  `json:"ticks"`
 	} `json:"charts"`
 	Top []struct {
 		Href string `json:"href"`
@@ -104,6 +105,24 @@ func figure(s string) int64 {
 		return -1
 	}
 	return n
+}
+
+// roundTicks: ticks start at 0, step evenly by 1, 2 or 5 × 10^n, and
+// the last reaches top, in at most six steps.
+func roundTicks(ticks []int64, top int64) bool {
+	if len(ticks) < 2 || len(ticks) > 7 || ticks[0] != 0 || ticks[len(ticks)-1] < top {
+		return false
+	}
+	step := ticks[1]
+	for i := range ticks {
+		if ticks[i] != int64(i)*step {
+			return false
+		}
+	}
+	for step%10 == 0 {
+		step /= 10
+	}
+	return step == 1 || step == 2 || step == 5
 }
 
 // The cards and what the overview holds them to.
@@ -161,6 +180,15 @@ func checkDashboard(t *testing.T, who string, got browserDashboard, o apiStatsOv
 		}
 		if len(ch.YTicks) < 2 {
 			t.Errorf("%s: chart %s has the y axis labels %q", who, id, ch.YTicks)
+		}
+		var highest int64
+		for _, key := range keys {
+			for _, d := range days {
+				highest = max(highest, int64Of(d, key))
+			}
+		}
+		if !roundTicks(ch.Ticks, highest) {
+			t.Errorf("%s: chart %s ticks its y axis at %v for values up to %d: not round steps from 0 past the highest", who, id, ch.Ticks, highest)
 		}
 		for i, key := range keys {
 			s := ch.Series[i]

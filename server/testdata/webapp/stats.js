@@ -51,6 +51,7 @@ async function dashboard(page) {
         series: [...sec.querySelectorAll('g.series')].map((g) => ({ key: g.dataset.key, values: g.dataset.values.split(',').map(Number), marks: g.querySelectorAll('rect, circle').length })),
         totals: [...sec.querySelectorAll('.stats-legend li')].map((li) => ({ key: li.dataset.key, total: Number(li.dataset.total), text: li.innerText })),
         y_ticks: [...svg.querySelectorAll(':scope > text')].map((t) => t.textContent),
+        ticks: svg.dataset.ticks.split(',').map(Number),
       };
     }
     const top = [...document.querySelectorAll('.stats-top tbody tr')].map((tr) => ({

@@ -139,6 +139,7 @@ export function dayChart(days, series, opts) {
   const { hi, ticks } = roundTicks(0, Math.max(opts.money ? 100 : 1, max));
   const y = (v) => H - PAD.b - (plotH * v) / hi;
   yAxis(svg, 0, hi, opts.money ? axisMoney : axisCount, ticks);
+  svg.dataset.ticks = ticks.join(',');
   if (n > 0) xAxis(svg, list, slot);
   series.forEach((se, k) => {
     const values = days.map((d) => Number(d[se.key]) || 0);

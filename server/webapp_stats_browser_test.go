@@ -240,8 +240,8 @@ func checkDashboard(t *testing.T, who string, got browserDashboard, o apiStatsOv
 // as GET /api/v1/stats/overview and /daily say, in each store; changes
 // the range (the address keeps it, a reload and Back too); a user who is
 // no viewer, and a visitor, see that they have no access and no link;
-// the operator reads the same in the console with the admin token; a
-// Russian viewer reads it in Russian; on a phone neither page scrolls
+// the operator reads the same in the console with the admin token and
+// grants access to a Russian reader there, who reads it in Russian; on a phone neither page scrolls
 // sideways; axe-core finds nothing in either theme. It skips like
 // TestWebAppInBrowser. With PREDICTKIT_SCREENSHOTS it saves stats.png and
 // admin-stats.png over the demo data.
@@ -258,11 +258,11 @@ func TestStatsInBrowser(t *testing.T) {
 			ev := h.createEvent(t, creator.token, twoPoolEvent("Stats cup"))
 			h.activate(t, creator.token, ev.ID, true)
 			viewer, ruViewer, other := h.register(t, "viewer"), h.register(t, "ivan"), h.register(t, "other")
-			for _, u := range []apiUser{viewer, ruViewer} {
-				r := h.do(t, req{method: http.MethodPatch, path: fmt.Sprintf("/api/v1/admin/users/%d", u.id), token: adminToken,
-					body: map[string]any{"is_stats_viewer": true}})
-				expect(t, r, http.StatusOK, "")
-			}
+			// The viewer by the API; the Russian one the operator makes a
+			// viewer in the console, in the flow.
+			r := h.do(t, req{method: http.MethodPatch, path: fmt.Sprintf("/api/v1/admin/users/%d", viewer.id), token: adminToken,
+				body: map[string]any{"is_stats_viewer": true}})
+			expect(t, r, http.StatusOK, "")
 			// A few trades by two traders on two markets, one sold back.
 			a, b := h.register(t, "anna"), h.register(t, "boris")
 			h.credit(t, a.id, 500_000, false)
@@ -315,6 +315,7 @@ func TestStatsInBrowser(t *testing.T) {
 				Console        browserDashboard `json:"console"`
 				ConsoleQuarter browserDashboard `json:"console_quarter"`
 				ConsoleURL     string           `json:"console_url"`
+				GrantedFocus   string           `json:"granted_focus"`
 				RuText         string           `json:"ru_text"`
 				RuNav          int              `json:"ru_nav"`
 				RuChart        int              `json:"ru_chart"`
@@ -373,6 +374,22 @@ func TestStatsInBrowser(t *testing.T) {
 				checkDashboard(t, "the console's 90 days", got.ConsoleQuarter, after, statsDaily(t, h, adminToken, from(90), today))
 				if got.ConsoleURL != "/admin/stats?days=90" {
 					t.Errorf("the console's address is %q", got.ConsoleURL)
+				}
+			})
+			t.Run("the operator grants statistics in the console's Users", func(t *testing.T) {
+				r := h.do(t, req{method: http.MethodGet, path: "/api/v1/auth/me", token: ruViewer.token})
+				expect(t, r, http.StatusOK, "")
+				var me struct {
+					User struct {
+						IsStatsViewer bool `json:"is_stats_viewer"`
+					} `json:"user"`
+				}
+				r.decode(t, &me)
+				if !me.User.IsStatsViewer {
+					t.Error("the user the operator granted statistics is no viewer")
+				}
+				if got.GrantedFocus != "Revoke statistics" {
+					t.Errorf("after granting, the focus is on %q, not the row's Revoke statistics", got.GrantedFocus)
 				}
 			})
 			t.Run("a Russian viewer reads the page in Russian", func(t *testing.T) {

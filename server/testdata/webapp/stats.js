@@ -5,10 +5,10 @@
 // goes into the address and survives a reload; follows a top market to
 // its event. A user who is no viewer, and a visitor, see that they have
 // no access and no link to it. The operator reads the same dashboard in
-// the console and changes its range there. A Russian viewer reads it in
-// Russian; on a phone neither page is wider than the screen; axe-core
+// the console and changes its range there, and grants a Russian reader
+// access in the console's Users, who then reads it in Russian; on a phone neither page is wider than the screen; axe-core
 // checks both pages in both themes.
-const { open, until, mark, adminSignIn, adminReady } = require('./lib.js');
+const { open, until, mark, adminSignIn, adminReady, adminGo } = require('./lib.js');
 const { login } = require('./steps.js');
 const { PHONE, overflow } = require('./phone.js');
 
@@ -138,6 +138,15 @@ module.exports = async (s, p) => {
   out.console_quarter = await dashboard(op);
   out.console_url = new URL(op.url()).pathname + new URL(op.url()).search;
   mark('console read');
+
+  // The operator lets the Russian reader see statistics, in Users.
+  await adminGo(op, 'Users', 'users');
+  await op.getByRole('searchbox', { name: 'Search users' }).fill(p.ru_viewer.email);
+  await op.getByRole('button', { name: 'Search', exact: true }).click();
+  const row = op.getByRole('row').filter({ hasText: p.ru_viewer.email });
+  await row.getByRole('button', { name: 'Grant statistics' }).click();
+  await op.getByRole('status').filter({ hasText: 'can now see statistics' }).waitFor();
+  out.granted_focus = await op.evaluate(() => document.activeElement && document.activeElement.textContent);
 
   // Russian.
   const ru = await s.page({ name: 'russian viewer' });

@@ -61,6 +61,11 @@ const en = {
   'users.revoked': '{name} is no longer a creator.',
   'users.revokeConfirm': 'Revoke the creator role of {name}? They can no longer create events.',
   'users.partner': 'partner {id}',
+  'users.col.stats': 'Statistics',
+  'users.grantStats': 'Grant statistics',
+  'users.revokeStats': 'Revoke statistics',
+  'users.grantedStats': '{name} can now see statistics.',
+  'users.revokedStats': '{name} can no longer see statistics.',
 
   'partners.new': 'New partner',
   'partners.name': 'Partner name',
@@ -341,6 +346,11 @@ const ru = {
   'users.revoked': '{name} больше не создатель событий.',
   'users.revokeConfirm': 'Снять роль создателя с {name}? Создавать события будет нельзя.',
   'users.partner': 'партнёр {id}',
+  'users.col.stats': 'Статистика',
+  'users.grantStats': 'Открыть статистику',
+  'users.revokeStats': 'Закрыть статистику',
+  'users.grantedStats': '{name} теперь видит статистику.',
+  'users.revokedStats': '{name} больше не видит статистику.',
 
   'partners.new': 'Новый партнёр',
   'partners.name': 'Название партнёра',

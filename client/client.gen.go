@@ -3500,6 +3500,51 @@ type SimpleTradeAction string
 // SimpleTradeToken defines model for SimpleTrade.Token.
 type SimpleTradeToken string
 
+// StatsDay defines model for StatsDay.
+type StatsDay struct {
+	ActiveTraders int64 `json:"active_traders"`
+
+	// Date Example: 2026-12-01
+	Date                openapi_types.Date `json:"date"`
+	DepositsKopecks     int64              `json:"deposits_kopecks"`
+	FeesKopecks         int64              `json:"fees_kopecks"`
+	NewUsers            int64              `json:"new_users"`
+	OpenInterestKopecks int64              `json:"open_interest_kopecks"`
+	Trades              int64              `json:"trades"`
+	VolumeKopecks       int64              `json:"volume_kopecks"`
+	WithdrawalsKopecks  int64              `json:"withdrawals_kopecks"`
+}
+
+// StatsOverview defines model for StatsOverview.
+type StatsOverview struct {
+	AsOf       time.Time        `json:"as_of"`
+	Today      StatsDay         `json:"today"`
+	TopMarkets []StatsTopMarket `json:"top_markets"`
+	Totals     StatsTotals      `json:"totals"`
+}
+
+// StatsTopMarket defines model for StatsTopMarket.
+type StatsTopMarket struct {
+	EventID       int64  `json:"event_id"`
+	EventName     string `json:"event_name"`
+	MarketID      int64  `json:"market_id"`
+	MarketName    string `json:"market_name"`
+	Trades        int64  `json:"trades"`
+	VolumeKopecks int64  `json:"volume_kopecks"`
+}
+
+// StatsTotals defines model for StatsTotals.
+type StatsTotals struct {
+	DepositsKopecks     int64 `json:"deposits_kopecks"`
+	FeesKopecks         int64 `json:"fees_kopecks"`
+	OpenInterestKopecks int64 `json:"open_interest_kopecks"`
+	Traders             int64 `json:"traders"`
+	Trades              int64 `json:"trades"`
+	Users               int64 `json:"users"`
+	VolumeKopecks       int64 `json:"volume_kopecks"`
+	WithdrawalsKopecks  int64 `json:"withdrawals_kopecks"`
+}
+
 // Status defines model for Status.
 type Status struct {
 	Status StatusStatus `json:"status"`
@@ -3954,6 +3999,12 @@ type ScopeOrCrossOrigin struct {
 	Error  string  `json:"error"`
 }
 
+// StatsForbidden defines model for StatsForbidden.
+type StatsForbidden struct {
+	Detail *string `json:"detail,omitempty"`
+	Error  string  `json:"error"`
+}
+
 // TooLarge defines model for TooLarge.
 type TooLarge struct {
 	Detail *string `json:"detail,omitempty"`
@@ -4211,6 +4262,15 @@ type ListP2PAdsParams struct {
 
 	// Offset default 0
 	Offset *string `form:"offset,omitempty" json:"offset,omitempty"`
+}
+
+// GetStatsDailyParams defines parameters for GetStatsDaily.
+type GetStatsDailyParams struct {
+	// From the first day, YYYY-MM-DD (UTC); default 29 days before to
+	From *openapi_types.Date `form:"from,omitempty" json:"from,omitempty"`
+
+	// To the last day, YYYY-MM-DD (UTC), inclusive; default today
+	To *openapi_types.Date `form:"to,omitempty" json:"to,omitempty"`
 }
 
 // StreamParams defines parameters for Stream.
@@ -6897,6 +6957,41 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /api/v1/pools/{id}/answers (the `AddAnswer` operationId).
 	AddAnswer(ctx context.Context, id int64, body AddAnswerJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetStatsDaily The platform's figures per UTC day over a range (stats viewers and the operator).
+	//
+	// Every day of the range, first day first, zeros where nothing
+	// happened and the open interest carried forward from the day before.
+	// Money is in kopecks. `volume_kopecks` is the sum of the day's trades'
+	// LMSR cost (buys and sales, fees not included), `fees_kopecks` the sum
+	// of their fees, `trades` their number, `active_traders` the distinct
+	// users who traded (partner sub-accounts included), `new_users` the
+	// registrations (partner sub-accounts are none), `deposits_kopecks`
+	// the deposits credited that day, `withdrawals_kopecks` the withdrawals
+	// paid that day, `open_interest_kopecks` the traders' money in
+	// unresolved markets at the end of the day (buys' cost less sales'
+	// payouts; a market's leaves it the day it resolves or is voided).
+	//
+	// The caller is a user who is a stats viewer (a session, or a personal
+	// API key with the read scope) or the operator (the admin token); any
+	// other user is answered 403 `forbidden`. The figures are kept from the
+	// change log after the changes commit: a trade counts once the server
+	// has applied it, usually within a second.
+	//
+	// Corresponds with GET /api/v1/stats/daily (the `GetStatsDaily` operationId).
+	GetStatsDaily(ctx context.Context, params *GetStatsDailyParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetStatsOverview The platform's totals, today's figures and today's top markets (stats viewers and the operator).
+	//
+	// `totals` are the figures of all time (as `GET /api/v1/stats/daily`
+	// defines them; `traders` is the distinct users who ever traded,
+	// `users` the registrations, `open_interest_kopecks` the current open
+	// interest), `today` is today's day (UTC), `top_markets` the ten
+	// markets with the most volume today, most first (ties by market id).
+	// Access as for the daily figures.
+	//
+	// Corresponds with GET /api/v1/stats/overview (the `GetStatsOverview` operationId).
+	GetStatsOverview(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// Stream Live events (Server-Sent Events) of the topics you name.
 	//
@@ -10689,6 +10784,61 @@ func (c *Client) AddAnswerWithBody(ctx context.Context, id int64, contentType st
 // Corresponds with POST /api/v1/pools/{id}/answers (the `AddAnswer` operationId).
 func (c *Client) AddAnswer(ctx context.Context, id int64, body AddAnswerJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewAddAnswerRequest(c.Server, id, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetStatsDaily The platform's figures per UTC day over a range (stats viewers and the operator).
+//
+// Every day of the range, first day first, zeros where nothing
+// happened and the open interest carried forward from the day before.
+// Money is in kopecks. `volume_kopecks` is the sum of the day's trades'
+// LMSR cost (buys and sales, fees not included), `fees_kopecks` the sum
+// of their fees, `trades` their number, `active_traders` the distinct
+// users who traded (partner sub-accounts included), `new_users` the
+// registrations (partner sub-accounts are none), `deposits_kopecks`
+// the deposits credited that day, `withdrawals_kopecks` the withdrawals
+// paid that day, `open_interest_kopecks` the traders' money in
+// unresolved markets at the end of the day (buys' cost less sales'
+// payouts; a market's leaves it the day it resolves or is voided).
+//
+// The caller is a user who is a stats viewer (a session, or a personal
+// API key with the read scope) or the operator (the admin token); any
+// other user is answered 403 `forbidden`. The figures are kept from the
+// change log after the changes commit: a trade counts once the server
+// has applied it, usually within a second.
+//
+// Corresponds with GET /api/v1/stats/daily (the `GetStatsDaily` operationId).
+func (c *Client) GetStatsDaily(ctx context.Context, params *GetStatsDailyParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetStatsDailyRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetStatsOverview The platform's totals, today's figures and today's top markets (stats viewers and the operator).
+//
+// `totals` are the figures of all time (as `GET /api/v1/stats/daily`
+// defines them; `traders` is the distinct users who ever traded,
+// `users` the registrations, `open_interest_kopecks` the current open
+// interest), `today` is today's day (UTC), `top_markets` the ten
+// markets with the most volume today, most first (ties by market id).
+// Access as for the daily figures.
+//
+// Corresponds with GET /api/v1/stats/overview (the `GetStatsOverview` operationId).
+func (c *Client) GetStatsOverview(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetStatsOverviewRequest(c.Server)
 	if err != nil {
 		return nil, err
 	}
@@ -15625,6 +15775,99 @@ func NewAddAnswerRequestWithBody(server string, id int64, contentType string, bo
 	return req, nil
 }
 
+// NewGetStatsDailyRequest constructs an http.Request for the GetStatsDaily method
+func NewGetStatsDailyRequest(server string, params *GetStatsDailyParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/stats/daily")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.From != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "from", *params.From, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.To != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "to", *params.To, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetStatsOverviewRequest constructs an http.Request for the GetStatsOverview method
+func NewGetStatsOverviewRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/stats/overview")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewStreamRequest constructs an http.Request for the Stream method
 func NewStreamRequest(server string, params *StreamParams) (*http.Request, error) {
 	var err error
@@ -18850,6 +19093,45 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /api/v1/pools/{id}/answers (the `AddAnswer` operationId).
 	AddAnswerWithResponse(ctx context.Context, id int64, body AddAnswerJSONRequestBody, reqEditors ...RequestEditorFn) (*AddAnswerResponse, error)
+
+	// GetStatsDailyWithResponse The platform's figures per UTC day over a range (stats viewers and the operator).
+	//
+	// Every day of the range, first day first, zeros where nothing
+	// happened and the open interest carried forward from the day before.
+	// Money is in kopecks. `volume_kopecks` is the sum of the day's trades'
+	// LMSR cost (buys and sales, fees not included), `fees_kopecks` the sum
+	// of their fees, `trades` their number, `active_traders` the distinct
+	// users who traded (partner sub-accounts included), `new_users` the
+	// registrations (partner sub-accounts are none), `deposits_kopecks`
+	// the deposits credited that day, `withdrawals_kopecks` the withdrawals
+	// paid that day, `open_interest_kopecks` the traders' money in
+	// unresolved markets at the end of the day (buys' cost less sales'
+	// payouts; a market's leaves it the day it resolves or is voided).
+	//
+	// The caller is a user who is a stats viewer (a session, or a personal
+	// API key with the read scope) or the operator (the admin token); any
+	// other user is answered 403 `forbidden`. The figures are kept from the
+	// change log after the changes commit: a trade counts once the server
+	// has applied it, usually within a second.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/stats/daily (the `GetStatsDaily` operationId).
+	GetStatsDailyWithResponse(ctx context.Context, params *GetStatsDailyParams, reqEditors ...RequestEditorFn) (*GetStatsDailyResponse, error)
+
+	// GetStatsOverviewWithResponse The platform's totals, today's figures and today's top markets (stats viewers and the operator).
+	//
+	// `totals` are the figures of all time (as `GET /api/v1/stats/daily`
+	// defines them; `traders` is the distinct users who ever traded,
+	// `users` the registrations, `open_interest_kopecks` the current open
+	// interest), `today` is today's day (UTC), `top_markets` the ten
+	// markets with the most volume today, most first (ties by market id).
+	// Access as for the daily figures.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/stats/overview (the `GetStatsOverview` operationId).
+	GetStatsOverviewWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetStatsOverviewResponse, error)
 
 	// StreamWithResponse Live events (Server-Sent Events) of the topics you name.
 	//
@@ -27836,6 +28118,161 @@ func (r AddAnswerResponse) ContentType() string {
 	return ""
 }
 
+type GetStatsDailyResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Days []StatsDay `json:"days"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *struct {
+		Detail *string `json:"detail,omitempty"`
+		Error  string  `json:"error"`
+	}
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *StatsForbidden
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetStatsDailyResponse) GetJSON200() *struct {
+	Days []StatsDay `json:"days"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetStatsDailyResponse) GetJSON400() *struct {
+	Detail *string `json:"detail,omitempty"`
+	Error  string  `json:"error"`
+} {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetStatsDailyResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetStatsDailyResponse) GetJSON403() *StatsForbidden {
+	return r.JSON403
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r GetStatsDailyResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetStatsDailyResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetStatsDailyResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetStatsDailyResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetStatsDailyResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetStatsDailyResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetStatsOverviewResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *StatsOverview
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *StatsForbidden
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetStatsOverviewResponse) GetJSON200() *StatsOverview {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetStatsOverviewResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetStatsOverviewResponse) GetJSON403() *StatsForbidden {
+	return r.JSON403
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r GetStatsOverviewResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetStatsOverviewResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetStatsOverviewResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetStatsOverviewResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetStatsOverviewResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetStatsOverviewResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // StreamResponse200Headers the declared response headers of an HTTP 200 response for Stream
 type StreamResponse200Headers struct {
 	CacheControl *string
@@ -32690,6 +33127,57 @@ func (c *ClientWithResponses) AddAnswerWithResponse(ctx context.Context, id int6
 		return nil, err
 	}
 	return ParseAddAnswerResponse(rsp)
+}
+
+// GetStatsDailyWithResponse The platform's figures per UTC day over a range (stats viewers and the operator).
+//
+// Every day of the range, first day first, zeros where nothing
+// happened and the open interest carried forward from the day before.
+// Money is in kopecks. `volume_kopecks` is the sum of the day's trades'
+// LMSR cost (buys and sales, fees not included), `fees_kopecks` the sum
+// of their fees, `trades` their number, `active_traders` the distinct
+// users who traded (partner sub-accounts included), `new_users` the
+// registrations (partner sub-accounts are none), `deposits_kopecks`
+// the deposits credited that day, `withdrawals_kopecks` the withdrawals
+// paid that day, `open_interest_kopecks` the traders' money in
+// unresolved markets at the end of the day (buys' cost less sales'
+// payouts; a market's leaves it the day it resolves or is voided).
+//
+// The caller is a user who is a stats viewer (a session, or a personal
+// API key with the read scope) or the operator (the admin token); any
+// other user is answered 403 `forbidden`. The figures are kept from the
+// change log after the changes commit: a trade counts once the server
+// has applied it, usually within a second.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/stats/daily (the `GetStatsDaily` operationId).
+func (c *ClientWithResponses) GetStatsDailyWithResponse(ctx context.Context, params *GetStatsDailyParams, reqEditors ...RequestEditorFn) (*GetStatsDailyResponse, error) {
+	rsp, err := c.GetStatsDaily(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetStatsDailyResponse(rsp)
+}
+
+// GetStatsOverviewWithResponse The platform's totals, today's figures and today's top markets (stats viewers and the operator).
+//
+// `totals` are the figures of all time (as `GET /api/v1/stats/daily`
+// defines them; `traders` is the distinct users who ever traded,
+// `users` the registrations, `open_interest_kopecks` the current open
+// interest), `today` is today's day (UTC), `top_markets` the ten
+// markets with the most volume today, most first (ties by market id).
+// Access as for the daily figures.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/stats/overview (the `GetStatsOverview` operationId).
+func (c *ClientWithResponses) GetStatsOverviewWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetStatsOverviewResponse, error) {
+	rsp, err := c.GetStatsOverview(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetStatsOverviewResponse(rsp)
 }
 
 // StreamWithResponse Live events (Server-Sent Events) of the topics you name.
@@ -40291,6 +40779,126 @@ func ParseAddAnswerResponse(rsp *http.Response) (*AddAnswerResponse, error) {
 			return nil, err
 		}
 		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetStatsDailyResponse parses an HTTP response from a GetStatsDailyWithResponse call
+func ParseGetStatsDailyResponse(rsp *http.Response) (*GetStatsDailyResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetStatsDailyResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Days []StatsDay `json:"days"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest struct {
+			Detail *string `json:"detail,omitempty"`
+			Error  string  `json:"error"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest StatsForbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetStatsOverviewResponse parses an HTTP response from a GetStatsOverviewWithResponse call
+func ParseGetStatsOverviewResponse(rsp *http.Response) (*GetStatsOverviewResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetStatsOverviewResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest StatsOverview
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest StatsForbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
 		var dest UnsupportedMediaType

@@ -20,6 +20,7 @@ import (
 	"github.com/predictkit/predictkit/p2p"
 	"github.com/predictkit/predictkit/partner"
 	"github.com/predictkit/predictkit/social"
+	"github.com/predictkit/predictkit/stats"
 	"github.com/predictkit/predictkit/withdrawal"
 )
 
@@ -45,6 +46,7 @@ var domainErrors = map[string]error{
 	"withdrawal.ErrNotFound":       withdrawal.ErrNotFound,
 	"withdrawal.ErrLimit":          withdrawal.ErrLimit,
 	"withdrawal.ErrInvalidState":   withdrawal.ErrInvalidState,
+	"stats.ErrForbidden":           stats.ErrForbidden,
 	"input.Error":                  &input.Error{Field: "email", Reason: "must be an e-mail address"},
 
 	"market.ErrEventNotFound":       market.ErrEventNotFound,
@@ -188,6 +190,7 @@ var canOccur = []struct {
 	{"POST /users/me/withdrawals", errsRequestWithdrawal, []string{"account.ErrUnauthorized", "account.ErrUserNotFound", "server.requestError",
 		"input.Error", "input.ErrInvalid", "withdrawal.ErrInvalidAddress", "account.ErrInsufficientFunds", "withdrawal.ErrLimit"}},
 	{"GET /users/me/withdrawals", errsUserWithdrawals, []string{"account.ErrUnauthorized", "server.requestError", "input.Error", "input.ErrInvalid"}},
+	{"GET /stats/daily, /stats/overview", errsStats, []string{"account.ErrUnauthorized", "stats.ErrForbidden", "input.Error", "input.ErrInvalid", "server.errEncoding"}},
 	{"DELETE /users/me/withdrawals/{id}", errsCancelWithdrawal, []string{"account.ErrUnauthorized", "server.errInvalidID", "withdrawal.ErrNotFound", "withdrawal.ErrInvalidState"}},
 	{"GET /admin/withdrawals", errsAdminWithdrawals, []string{"server.errAdminOff", "account.ErrUnauthorized", "server.requestError", "input.Error", "input.ErrInvalid", "account.ErrUserNotFound"}},
 	{"POST /admin/withdrawals/{id}/approve|reject", errsDecideWithdrawal, []string{"server.errAdminOff", "account.ErrUnauthorized", "server.errInvalidID", "server.requestError",
@@ -300,7 +303,7 @@ func TestEveryDomainErrorIsKnownToTheServer(t *testing.T) {
 			onSomeRoute[n] = true
 		}
 	}
-	for _, pkg := range []string{"account", "market", "partner", "social", "p2p", "chat", "withdrawal"} {
+	for _, pkg := range []string{"account", "market", "partner", "social", "p2p", "chat", "withdrawal", "stats"} {
 		for _, name := range exportedErrors(t, pkg) {
 			t.Run(name+" is accounted for by the server", func(t *testing.T) {
 				if _, ok := domainErrors[name]; !ok {

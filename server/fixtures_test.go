@@ -155,6 +155,14 @@ func (h *harness) makeCreator(t *testing.T, id int64) {
 	expect(t, r, http.StatusOK, "")
 }
 
+// makeStatsViewer lets user id read the statistics, as the operator does.
+func (h *harness) makeStatsViewer(t *testing.T, id int64) {
+	t.Helper()
+	r := h.do(t, req{method: http.MethodPatch, path: fmt.Sprintf("/api/v1/admin/users/%d", id), token: adminToken,
+		body: map[string]any{"is_stats_viewer": true}})
+	expect(t, r, http.StatusOK, "")
+}
+
 // twoPoolEvent is an event body: pool A (margin 3%, b 1,000,000) with
 // markets A1 (p .5) and A2 (p .3); pool B (margin 0, b 200,000) with
 // market B1 (p .6).

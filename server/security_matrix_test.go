@@ -98,9 +98,12 @@ func accessMatrix() map[string][]cell {
 		"GET /api/v1/markets/:market_id/candles": mxPublic(mxGet(func(w *secWorld) string { return fmt.Sprintf("/api/v1/markets/%d/candles?interval=1h", w.a1.ID) }), 200),
 		"GET /api/v1/market/trades/latest":       mxPublic(mxGet(mxPath("/api/v1/market/trades/latest")), 200),
 		"GET /api/v1/leaderboard":                mxPublic(mxGet(mxPath("/api/v1/leaderboard?period=7d&by=volume")), 200),
-		"GET /api/v1/p2p/ads":                    mxPublic(mxGet(mxPath("/api/v1/p2p/ads")), 200),
-		"GET /api/v1/p2p/ads/:id":                mxPublic(mxGet(func(w *secWorld) string { return fmt.Sprintf("/api/v1/p2p/ads/%d", w.adID) }), 200),
-		"GET /api/v1/events/:event_id/comments":  mxPublic(mxGet(func(w *secWorld) string { return commentsPath(w.event.ID) }), 200),
+		// The statistics: stats viewers and the operator; any other user 403.
+		"GET /api/v1/stats/daily":               statsCells(mxGet(mxPath("/api/v1/stats/daily?from=2026-01-01&to=2026-01-31"))),
+		"GET /api/v1/stats/overview":            statsCells(mxGet(mxPath("/api/v1/stats/overview"))),
+		"GET /api/v1/p2p/ads":                   mxPublic(mxGet(mxPath("/api/v1/p2p/ads")), 200),
+		"GET /api/v1/p2p/ads/:id":               mxPublic(mxGet(func(w *secWorld) string { return fmt.Sprintf("/api/v1/p2p/ads/%d", w.adID) }), 200),
+		"GET /api/v1/events/:event_id/comments": mxPublic(mxGet(func(w *secWorld) string { return commentsPath(w.event.ID) }), 200),
 		"GET /api/v1/comments/:id/replies": mxPublic(mxGet(func(w *secWorld) string {
 			return fmt.Sprintf("/api/v1/comments/%d/replies", w.aliceComment.ID)
 		}), 200),

@@ -212,3 +212,10 @@ func (s *Store) StatsTopMarkets(_ context.Context, day time.Time, limit int) ([]
 	}
 	return out, nil
 }
+
+// StatsCursor is the last change-log entry the statistics count: all of
+// them, always.
+func (s *Store) StatsCursor(ctx context.Context) (int64, error) {
+	b, err := s.changes.ChangeBounds(ctx)
+	return b.Last, err
+}

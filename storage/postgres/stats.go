@@ -398,3 +398,11 @@ func (s *Store) StatsTopMarkets(ctx context.Context, day time.Time, limit int) (
 	})
 	return out, translate(err, nil)
 }
+
+// RebuildStats deletes the statistics' cursor, so that the next
+// ApplyStats fills the aggregates again from the tables (the operator's
+// way to rebuild them, as for the leaderboard).
+func (s *Store) RebuildStats(ctx context.Context) error {
+	_, err := s.pool.Exec(ctx, `DELETE FROM change_consumers WHERE name = $1`, StatsConsumer)
+	return translate(err, nil)
+}

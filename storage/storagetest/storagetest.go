@@ -52,6 +52,10 @@ type Stores struct {
 	// Deposits, when set, runs the deposits suite. It must share the
 	// ledger of Accounts, and Changes must be set too.
 	Deposits deposit.Store
+	// Stats, when set, runs the statistics suite. It must be the
+	// statistics of Accounts and Markets (and of Deposits and
+	// Withdrawals, when set).
+	Stats Stats
 }
 
 // Run runs the whole suite; newStores returns fresh, empty stores for each
@@ -99,6 +103,7 @@ func Run(t *testing.T, newStores func(t *testing.T) Stores) {
 	t.Run("deposits", func(t *testing.T) { testDeposits(t, newStores) })
 	t.Run("address book", func(t *testing.T) { testAddresses(t, newStores) })
 	t.Run("withdrawals", func(t *testing.T) { testWithdrawals(t, newStores) })
+	t.Run("statistics", func(t *testing.T) { testStats(t, newStores) })
 }
 
 // env is a fresh pair of services on fresh stores.

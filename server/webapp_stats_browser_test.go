@@ -10,15 +10,15 @@ import (
 	"time"
 )
 
-// apiStatsDay is a day of GET /api/v1/stats/daily, and the overview's
+// statsFigures is a day of GET /api/v1/stats/daily, and the overview's
 // today.
-type apiStatsDay map[string]any
+type statsFigures map[string]any
 
-// apiStatsOverview is GET /api/v1/stats/overview.
-type apiStatsOverview struct {
+// statsOverviewFigures is GET /api/v1/stats/overview.
+type statsOverviewFigures struct {
 	AsOf       string           `json:"as_of"`
 	Totals     map[string]int64 `json:"totals"`
-	Today      apiStatsDay      `json:"today"`
+	Today      statsFigures     `json:"today"`
 	TopMarkets []struct {
 		MarketID     int64  `json:"market_id"`
 		EventID      int64  `json:"event_id"`
@@ -31,22 +31,22 @@ type apiStatsOverview struct {
 
 // statsOverview reads the overview as token (a viewer's, or the admin
 // token).
-func statsOverview(t *testing.T, h *harness, token string) apiStatsOverview {
+func statsOverview(t *testing.T, h *harness, token string) statsOverviewFigures {
 	t.Helper()
 	r := h.do(t, req{method: http.MethodGet, path: "/api/v1/stats/overview", token: token})
 	expect(t, r, http.StatusOK, "")
-	var o apiStatsOverview
+	var o statsOverviewFigures
 	r.decode(t, &o)
 	return o
 }
 
 // statsDaily reads the days from..to.
-func statsDaily(t *testing.T, h *harness, token, from, to string) []apiStatsDay {
+func statsDaily(t *testing.T, h *harness, token, from, to string) []statsFigures {
 	t.Helper()
 	r := h.do(t, req{method: http.MethodGet, path: "/api/v1/stats/daily?from=" + from + "&to=" + to, token: token})
 	expect(t, r, http.StatusOK, "")
 	var out struct {
-		Days []apiStatsDay `json:"days"`
+		Days []statsFigures `json:"days"`
 	}
 	r.decode(t, &out)
 	return out.Days
@@ -54,7 +54,7 @@ func statsDaily(t *testing.T, h *harness, token, from, to string) []apiStatsDay 
 
 // int64Of is a day's field as an integer (JSON numbers decode as float64;
 // the statistics are whole kopecks and counts).
-func int64Of(d apiStatsDay, key string) int64 {
+func int64Of(d statsFigures, key string) int64 {
 	f, _ := d[key].(float64)
 	return int64(f)
 }
@@ -151,7 +151,7 @@ var statsCharts = map[string][]string{
 }
 
 // checkDashboard holds what a page showed to the API's overview and days.
-func checkDashboard(t *testing.T, who string, got browserDashboard, o apiStatsOverview, days []apiStatsDay) {
+func checkDashboard(t *testing.T, who string, got browserDashboard, o statsOverviewFigures, days []statsFigures) {
 	t.Helper()
 	for _, c := range statsCards {
 		want := o.Totals[c.key]
@@ -276,7 +276,7 @@ func TestStatsInBrowser(t *testing.T) {
 
 			// The statistics follow the change log: wait until they count
 			// every trade.
-			var o apiStatsOverview
+			var o statsOverviewFigures
 			deadline := time.Now().Add(20 * time.Second)
 			for o = statsOverview(t, h, viewer.token); o.Totals["trades"] < trades; o = statsOverview(t, h, viewer.token) {
 				if time.Now().After(deadline) {

@@ -214,6 +214,26 @@ func testStats(t *testing.T, newStores func(*testing.T) Stores) {
 		}
 	})
 
+	t.Run("an exclusive pool's resolution takes every market's open interest out", func(t *testing.T) {
+		e := setup(t)
+		c := e.creator()
+		ev := e.exclusiveEvent(c, 0.02, 10000, 0.5, 0.3, 0.2)
+		ms := ev.Pools[0].Markets
+		a, b := e.user("Ann", 1_000_000, 0), e.user("Bob", 1_000_000, 0)
+		e.must(e.buy(a, ms[0], market.Yes, 20_000))
+		e.must(e.buy(b, ms[1], market.Yes, 20_000))
+		e.must(e.buy(b, ms[2], market.No, 10_000))
+		if today, _ := e.statsToday(); today.OpenInterest != e.tradeFigures(ms...).OpenInterest || today.OpenInterest <= 0 {
+			t.Fatalf("open interest %d, the trades say %d", today.OpenInterest, e.tradeFigures(ms...).OpenInterest)
+		}
+		if err := e.markets.Close(e.ctx, c.ID, ev.ID, ms[0].PoolID, ms[0].ID, "YES"); err != nil {
+			t.Fatal(err)
+		}
+		if today, totals := e.statsToday(); today.OpenInterest != 0 || totals.OpenInterest != 0 || today.Trades != 3 {
+			t.Fatalf("after the pool resolved: today %+v, totals %+v", today, totals)
+		}
+	})
+
 	t.Run("the top markets are today's by volume, named, and a partner's sub-account is no new user", func(t *testing.T) {
 		e := setup(t)
 		c := e.creator()

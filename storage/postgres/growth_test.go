@@ -64,3 +64,41 @@ func TestLevelUpReachesTheAuthCache(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestMigrationMakesReferralCodesUnique: codes that repeat (told apart
+// case-insensitively) before migration 00040 get fresh ones, the first
+// holder keeping theirs, so that the migration's unique index can be made.
+func TestMigrationMakesReferralCodesUnique(t *testing.T) {
+	e := newEnv(t)
+	for {
+		v, err := e.store.MigrationVersion(e.ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v < 40 {
+			break
+		}
+		if _, err := e.store.MigrateDown(e.ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var first int64
+	if err := e.store.DB().QueryRow(e.ctx, `WITH u AS (INSERT INTO users (name, referral_code, created_at) VALUES
+		('a', 'SAMECODE', now()), ('b', 'samecode', now()), ('c', 'SameCode', now()), ('d', '', now()), ('e', '', now())
+		RETURNING id) SELECT min(id) FROM u`).Scan(&first); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.store.MigrateUp(e.ctx); err != nil {
+		t.Fatal(err)
+	}
+	var keeps string
+	var distinct, empty int
+	if err := e.store.DB().QueryRow(e.ctx, `SELECT (SELECT referral_code FROM users WHERE id = $1),
+		(SELECT count(DISTINCT upper(referral_code)) FROM users WHERE name IN ('a', 'b', 'c')),
+		(SELECT count(*) FROM users WHERE name IN ('d', 'e') AND referral_code = '')`, first).Scan(&keeps, &distinct, &empty); err != nil {
+		t.Fatal(err)
+	}
+	if keeps != "SAMECODE" || distinct != 3 || empty != 2 {
+		t.Fatalf("after the migration the first holder has %q, %d distinct codes of 3, %d empty codes of 2", keeps, distinct, empty)
+	}
+}

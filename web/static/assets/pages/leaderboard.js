@@ -1,9 +1,10 @@
 // The leaderboard (GET /api/v1/leaderboard): period all / 30d / 7d, ranked
-// by realized profit or by volume. The choice lives in the address.
+// by realized profit or by volume, each trader with their level. The
+// choice lives in the address.
 import { h, clear, field, select } from '../dom.js';
 import { t, money, num } from '../i18n.js';
 import { api, query } from '../api.js';
-import { pageHeading, empty, showError, loading } from '../ui.js';
+import { pageHeading, empty, showError, loading, levelBadge } from '../ui.js';
 
 export async function render(main, ctx) {
   main.append(pageHeading(t('lb.title')));
@@ -48,7 +49,7 @@ export async function render(main, ctx) {
           h('th', { scope: 'col', class: 'num' }, t('lb.trades')))),
         h('tbody', null, entries.map((e) => h('tr', null,
           h('td', { class: 'num' }, num(e.rank)),
-          h('th', { scope: 'row' }, e.user_id ? h('a', { href: `/users/${e.user_id}` }, e.name) : e.name),
+          h('th', { scope: 'row' }, h('span', { class: 'name-with-level' }, e.user_id ? h('a', { href: `/users/${e.user_id}` }, e.name) : e.name, levelBadge(e.level))),
           h('td', { class: cls(e.pnl) }, money(e.pnl)),
           h('td', { class: 'num' }, money(e.volume)),
           h('td', { class: 'num' }, num(e.trades))))))));

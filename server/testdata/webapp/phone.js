@@ -46,6 +46,8 @@ const PAGES = [
   ['deposit', '/deposit', 'user'],
   ['withdraw', '/withdraw', 'user'],
   ['admin-withdrawals', '/admin/withdrawals', 'operator'],
+  ['invite', '/invite', 'user'],
+  ['register-invited', '/register?ref=ABCD2345', 'anon'],
 ];
 
 // The phone: an iPhone 12–15's screen in CSS pixels, with touch and a

@@ -20,4 +20,11 @@ var (
 	// ErrNoPassword: the user signs in through its partner and has no
 	// password to change or reset (a partner's sub-account).
 	ErrNoPassword = errors.New("account: the user has no password (a partner's sub-account)")
+	// ErrInvalidReferralCode refuses a registration whose referral code
+	// names nobody who may refer: no such code, or a partner's
+	// sub-account's.
+	ErrInvalidReferralCode = errors.New("account: unknown referral code")
+	// ErrReferralCodeTaken: the code drawn for a new user is another's
+	// already (Register draws another).
+	ErrReferralCodeTaken = errors.New("account: referral code already taken")
 )

@@ -88,7 +88,7 @@ type Demo struct {
 func SeedDemo(ctx context.Context, accounts *account.Service, markets *market.Service) (*Demo, error) {
 	d := &Demo{}
 	reg := func(email, name string, balance, bonus int64) (*account.User, error) {
-		u, _, err := accounts.Register(ctx, account.Registration{Email: email, Password: DemoPassword, Name: name})
+		u, _, err := accounts.Register(ctx, account.Registration{Email: email, Password: DemoPassword, Name: name, Seeded: true})
 		if err != nil {
 			return nil, fmt.Errorf("register %s: %w", email, err)
 		}

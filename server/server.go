@@ -60,6 +60,7 @@ func Options(cfg Config, opts ...fx.Option) fx.Option {
 		MetricsModule,
 		ChangesModule,
 		LeaderboardModule,
+		GrowthModule,
 		DepositsModule,
 		PeopleModule,
 		MCPModule,

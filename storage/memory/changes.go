@@ -76,3 +76,7 @@ func (s *Store) balancesOf(postings []account.Posting) map[account.Ref]int64 {
 	}
 	return out
 }
+
+// ChangesAppended returns a channel closed when entries are next
+// appended: a consumer of the log (ApplyGrowth) waits on it.
+func (s *Store) ChangesAppended() <-chan struct{} { return s.changes.Appended() }

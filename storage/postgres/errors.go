@@ -164,6 +164,8 @@ func translate(err error, notFound error) error {
 				return account.ErrEmailTaken
 			case "users_nickname_key":
 				return account.ErrNicknameTaken
+			case "users_referral_code_key":
+				return account.ErrReferralCodeTaken
 			case "trades_partner_client_bet_key":
 				return market.ErrDuplicateKey
 			}

@@ -5,6 +5,7 @@ import { h, clear, field, select } from '../dom.js';
 import { t, money, num } from '../i18n.js';
 import { api, query } from '../api.js';
 import { pageHeading, empty, showError, loading, levelBadge } from '../ui.js';
+import { cardTables } from './narrow.js';
 
 export async function render(main, ctx) {
   main.append(pageHeading(t('lb.title')));
@@ -14,6 +15,8 @@ export async function render(main, ctx) {
   const bySel = select(['pnl', 'volume'].map((b) => [b, t('lb.by.' + b)]), initialBy);
   const body = h('div', { 'aria-live': 'polite' }, loading());
   main.append(h('div', { class: 'filters' }, field(t('lb.period'), periodSel), field(t('lb.by'), bySel)), body);
+  // On a phone each row is a card whose lines say their column (narrow.js).
+  ctx.onCleanup(cardTables(main));
 
   let seq = 0;
   async function load() {

@@ -36,7 +36,8 @@ var inviteLevels = []int64{0, 20_000, 50_000}
 // notification, all without a reload; the notification reads in
 // English and in Russian and links to Invite friends. Bob's profile
 // shows his level, which changes live when a second buy crosses the
-// next threshold; his public profile and the leaderboard show it too.
+// next threshold, and his level_up notification links there; his public
+// profile and the leaderboard show it too.
 // axe-core finds nothing on the pages in either theme. With
 // PREDICTKIT_SCREENSHOTS=<dir> it saves Alice's page as <dir>/invite.png
 // (docs/screenshots/invite.png). It runs on each store and skips like
@@ -97,6 +98,8 @@ func invite(t *testing.T, store server.Store, screenshot bool) {
 		LevelBefore    string   `json:"level_before"`
 		LevelAfter     string   `json:"level_after"`
 		LevelLive      bool     `json:"level_live"`
+		LevelNotice    string   `json:"level_notification"`
+		LevelLink      string   `json:"level_link"`
 		PublicLevel    string   `json:"public_level"`
 		BoardLevel     string   `json:"board_level"`
 		Screenshot     string   `json:"screenshot"`
@@ -150,6 +153,9 @@ func invite(t *testing.T, store server.Store, screenshot bool) {
 	}
 	if got.LevelBefore != "Level 2" || got.LevelAfter != "Level 3" || !got.LevelLive {
 		t.Errorf("Bob's profile showed %q, then %q (live: %v); want Level 2, then Level 3 without a reload", got.LevelBefore, got.LevelAfter, got.LevelLive)
+	}
+	if !strings.Contains(got.LevelNotice, "Level up") || !strings.Contains(got.LevelNotice, "Open your profile") || got.LevelLink != "/profile" {
+		t.Errorf("Bob's level_up notification reads %q and links to %q", got.LevelNotice, got.LevelLink)
 	}
 	if got.PublicLevel != "Level 3" || got.BoardLevel != "Level 3" {
 		t.Errorf("Bob's public profile shows %q, the leaderboard %q; want Level 3", got.PublicLevel, got.BoardLevel)

@@ -153,6 +153,11 @@ module.exports = async (s, p) => {
   out.level_after = await badge(mine, 'Bob\'s level 3', 'Level 3', 30000);
   out.level_live = await bob.evaluate(() => window.levelLive === true);
   mark('bob levelled up');
+  await bob.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: /^Notifications/ }).click();
+  const up = bob.locator('li.notification').filter({ hasText: 'level 3' });
+  await up.waitFor();
+  out.level_notification = await up.innerText();
+  out.level_link = await up.getByRole('link').first().getAttribute('href');
 
   const visitor = await s.page({ name: 'visitor' });
   await open(visitor, `/users/${out.bob_id}`);

@@ -26,20 +26,22 @@ import (
 // domainErrors are the exported error values (and error types) of the
 // domains the server serves, by their qualified name.
 var domainErrors = map[string]error{
-	"account.ErrUserNotFound":       account.ErrUserNotFound,
-	"account.ErrEmailTaken":         account.ErrEmailTaken,
-	"account.ErrNicknameTaken":      account.ErrNicknameTaken,
-	"account.ErrInvalidCredentials": account.ErrInvalidCredentials,
-	"account.ErrUnauthorized":       account.ErrUnauthorized,
-	"account.ErrInsufficientFunds":  account.ErrInsufficientFunds,
-	"account.ErrInvalidAmount":      account.ErrInvalidAmount,
-	"account.ErrBalanceLimit":       account.ErrBalanceLimit,
-	"account.ErrInvalidToken":       account.ErrInvalidToken,
-	"account.ErrNoPassword":         account.ErrNoPassword,
-	"account.ErrAddressTaken":       account.ErrAddressTaken,
-	"account.ErrAPIKeyNotFound":     account.ErrAPIKeyNotFound,
-	"account.ErrTooManyAPIKeys":     account.ErrTooManyAPIKeys,
-	"input.ErrInvalid":              input.ErrInvalid,
+	"account.ErrUserNotFound":        account.ErrUserNotFound,
+	"account.ErrEmailTaken":          account.ErrEmailTaken,
+	"account.ErrNicknameTaken":       account.ErrNicknameTaken,
+	"account.ErrInvalidCredentials":  account.ErrInvalidCredentials,
+	"account.ErrUnauthorized":        account.ErrUnauthorized,
+	"account.ErrInsufficientFunds":   account.ErrInsufficientFunds,
+	"account.ErrInvalidAmount":       account.ErrInvalidAmount,
+	"account.ErrBalanceLimit":        account.ErrBalanceLimit,
+	"account.ErrInvalidToken":        account.ErrInvalidToken,
+	"account.ErrNoPassword":          account.ErrNoPassword,
+	"account.ErrAddressTaken":        account.ErrAddressTaken,
+	"account.ErrAPIKeyNotFound":      account.ErrAPIKeyNotFound,
+	"account.ErrTooManyAPIKeys":      account.ErrTooManyAPIKeys,
+	"account.ErrInvalidReferralCode": account.ErrInvalidReferralCode,
+	"account.ErrReferralCodeTaken":   account.ErrReferralCodeTaken,
+	"input.ErrInvalid":               input.ErrInvalid,
 
 	"withdrawal.ErrInvalidAddress": withdrawal.ErrInvalidAddress,
 	"withdrawal.ErrNotFound":       withdrawal.ErrNotFound,
@@ -113,6 +115,8 @@ var notOnAnyRoute = map[string]string{
 	"account.ErrBalanceLimit": "the services that bring money in turn it into *input.Error (market.Service.CreateEvent, " +
 		"account.Service.Credit, partner.Service.FundFloat); trades and settlements only move money already in, " +
 		"which account.MaxExposure keeps within 4 × 10^18 kopecks",
+	"account.ErrReferralCodeTaken": "a store's answer to a drawn referral code that is taken; account.Service.Register " +
+		"draws another (five draws of 40 bits each: a sixth would be needed with odds below 10^-50 per registration)",
 	"market.ErrNotResolved": "only the challenge window's worker meets it (a store's FinishProposal before the market resolved), " +
 		"and logs it; the proposal is claimed again after its lease",
 	"market.UnknownTagError": "a store's answer that market.Service.CreateEvent turns into the *input.Error naming tags[i] " +
@@ -134,7 +138,8 @@ var canOccur = []struct {
 	{"GET /users/{id}/pnl/chart", errsPnLChart, []string{"server.errInvalidID", "account.ErrUnauthorized", "account.ErrUserNotFound", "server.errEncoding"}},
 	{"GET /auth/me", errsAuthMe, []string{"account.ErrUnauthorized", "account.ErrUserNotFound", "server.errEncoding"}},
 	{"PATCH /auth/me", errsUpdateProfile, []string{"account.ErrUnauthorized", "account.ErrUserNotFound", "account.ErrNicknameTaken", "input.Error", "input.ErrInvalid", "server.requestError"}},
-	{"POST /auth/register", errsRegister, []string{"account.ErrEmailTaken", "input.Error", "input.ErrInvalid", "server.requestError"}},
+	{"POST /auth/register", errsRegister, []string{"account.ErrEmailTaken", "input.Error", "input.ErrInvalid", "server.requestError", "account.ErrInvalidReferralCode"}},
+	{"GET /users/me/referrals", errsReferrals, []string{"account.ErrUnauthorized"}},
 	{"POST /auth/login", errsLogin, []string{"account.ErrInvalidCredentials", "account.ErrUserNotFound", "server.requestError"}},
 	{"POST /auth/logout", errsLogout, []string{"account.ErrUnauthorized"}},
 	// The cookie session (module_session.go): the origin check and the
@@ -374,6 +379,7 @@ func TestContractCodesPerRoute(t *testing.T) {
 		{"a missing market on a trade is the code market_not_found", errsTrade, market.ErrMarketNotFound, 404, "market_not_found"},
 		{"an invalid won_side is 'invalid request' with a space", errsMarketClose, &input.Error{Field: "won_side"}, 400, "invalid request"},
 		{"an invalid trade is invalid_request", errsTrade, &input.Error{Field: "side"}, 400, "invalid_request"},
+		{"an unknown referral code at registration is invalid_referral_code", errsRegister, account.ErrInvalidReferralCode, 400, "invalid_referral_code"},
 		{"auth/me's 401 is UNAUTHORIZED", errsAuthMe, account.ErrUnauthorized, 401, "UNAUTHORIZED"},
 		{"the chart's 401 is unauthorized", errsPnLChart, account.ErrUnauthorized, 401, "unauthorized"},
 		{"a non-integer pool id is invalid_pool_id", errsPool, errInvalidID, 400, "invalid_pool_id"},

@@ -83,6 +83,7 @@ type apiProfile struct {
 	ProfileHidden          bool          `json:"profile_hidden"`
 	Balance                int64         `json:"balance"`
 	BonusBalance           int64         `json:"bonus_balance"`
+	Level                  int           `json:"level"`
 	TotalBalance           int64         `json:"total_balance"`
 	IsCreator              bool          `json:"is_creator"`
 	Positions              []apiPosition `json:"positions"`

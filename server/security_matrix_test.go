@@ -155,6 +155,15 @@ func accessMatrix() map[string][]cell {
 		"GET /api/v1/users/me/following": mxUserOnly(mxGet(mxPath("/api/v1/users/me/following")), "unauthorized", pAlice, 200, nil),
 		// Deposit addresses are the caller's own (none here: no keys).
 		"GET /api/v1/users/me/deposit-addresses": mxUserOnly(mxGet(mxPath("/api/v1/users/me/deposit-addresses")), "unauthorized", pAlice, 200, nil),
+		// Referrals are the caller's own: the code and counts of no one else.
+		"GET /api/v1/users/me/referrals": mxUserOnly(mxGet(mxPath("/api/v1/users/me/referrals")), "unauthorized", pAlice, 200,
+			func(t *testing.T, _ *harness, _ *secWorld, r *response) {
+				var out apiReferrals
+				r.decode(t, &out)
+				if len(out.Code) != 8 || !strings.HasSuffix(out.Link, "?ref="+out.Code) {
+					t.Errorf("Alice's referrals: %s", r)
+				}
+			}),
 
 		// The caller's own account.
 		"GET /api/v1/auth/me": mxCells(

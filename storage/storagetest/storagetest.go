@@ -20,6 +20,7 @@ import (
 	"github.com/predictkit/predictkit/account"
 	"github.com/predictkit/predictkit/chat"
 	"github.com/predictkit/predictkit/deposit"
+	"github.com/predictkit/predictkit/growth"
 	"github.com/predictkit/predictkit/market"
 	"github.com/predictkit/predictkit/p2p"
 	"github.com/predictkit/predictkit/partner"
@@ -52,6 +53,10 @@ type Stores struct {
 	// Deposits, when set, runs the deposits suite. It must share the
 	// ledger of Accounts, and Changes must be set too.
 	Deposits deposit.Store
+	// Growth, when set, runs the growth suite (referrals, levels, the
+	// sign-up bonus). It must share Accounts' ledger, and Changes must be
+	// set too.
+	Growth growth.Store
 }
 
 // Run runs the whole suite; newStores returns fresh, empty stores for each
@@ -99,6 +104,7 @@ func Run(t *testing.T, newStores func(t *testing.T) Stores) {
 	t.Run("deposits", func(t *testing.T) { testDeposits(t, newStores) })
 	t.Run("address book", func(t *testing.T) { testAddresses(t, newStores) })
 	t.Run("withdrawals", func(t *testing.T) { testWithdrawals(t, newStores) })
+	t.Run("growth", func(t *testing.T) { testGrowth(t, newStores) })
 }
 
 // env is a fresh pair of services on fresh stores.

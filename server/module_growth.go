@@ -16,13 +16,14 @@ import (
 	"github.com/predictkit/predictkit/growth"
 )
 
-// GrowthModule provides GET /api/v1/users/me/referrals and runs the
-// consumer of the change log that counts lifetime volumes, raises levels
-// and pays referral rewards (docs/referrals-and-levels.md). The sign-up
-// bonus and the referral code of registration are the account module's.
+// GrowthModule provides GET /api/v1/users/me/referrals
+// (docs/referrals-and-levels.md). The consumer of the change log that
+// counts lifetime volumes, raises levels and pays referral rewards is
+// started by runGrowth, which Options invokes after the demo data. The
+// sign-up bonus and the referral code of registration are the account
+// module's.
 var GrowthModule = fx.Module("growth",
 	fx.Provide(growthRoutes),
-	fx.Invoke(runGrowth),
 )
 
 // growthGap is how late levels and rewards may be on a busy server: as
@@ -60,7 +61,14 @@ func runGrowth(lc fx.Lifecycle, store Store, cfg Config, log *slog.Logger) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	lc.Append(fx.Hook{
-		OnStart: func(context.Context) error {
+		OnStart: func(start context.Context) error {
+			// The first apply, before the server listens: on a store
+			// the consumer never ran on, it counts the history there
+			// is, so that the levels are right from the first request.
+			// A failure is the loop's to retry.
+			if _, err := c.Apply(start, growthBatch); err != nil {
+				log.Warn("growth: the first apply failed; retrying", "err", err)
+			}
 			wg.Go(func() { c.Run(ctx) })
 			return nil
 		},

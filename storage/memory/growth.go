@@ -38,11 +38,16 @@ type referral struct {
 	reward    int64
 }
 
-// join records user id's code and who referred them (0: nobody).
-func (g *growthState) join(code string, id, referrer int64, at time.Time) {
+// made makes the tables on first use.
+func (g *growthState) made() {
 	if g.byCode == nil {
 		g.byCode, g.referrals, g.byReferrer, g.volumes = map[string]int64{}, map[int64]*referral{}, map[int64][]int64{}, map[int64]int64{}
 	}
+}
+
+// join records user id's code and who referred them (0: nobody).
+func (g *growthState) join(code string, id, referrer int64, at time.Time) {
+	g.made()
 	if code != "" {
 		g.byCode[code] = id
 	}
@@ -56,9 +61,7 @@ func (g *growthState) join(code string, id, referrer int64, at time.Time) {
 func (s *Store) ApplyGrowth(ctx context.Context, rules growth.Rules, limit int) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.growth.volumes == nil {
-		s.growth.join("", 0, 0, time.Time{})
-	}
+	s.growth.made()
 	after, ok := s.changes.Cursor(growth.Consumer)
 	if !ok {
 		// Entries are appended under s.mu, which is held: the trades

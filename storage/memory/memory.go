@@ -201,6 +201,8 @@ func (s *Store) Join(_ context.Context, u *account.User, hash string, j account.
 	created := s.now()
 	var bonus []account.Posting
 	if j.SignupBonus > 0 {
+		// Checked before anything is written, for the id the user is
+		// about to get: a refused bonus leaves no user behind.
 		bonus = []account.Posting{growth.SignupBonus(s.seq["user"]+1, j.SignupBonus, created)}
 		if err := s.check(bonus); err != nil {
 			return err

@@ -141,6 +141,18 @@ func testGrowth(t *testing.T, newStores func(*testing.T) Stores) {
 		}
 	})
 
+	t.Run("a referral code is one user's, told apart case-insensitively", func(t *testing.T) {
+		e := newEnv(t, newStores)
+		alice := e.user("Alice", 0, 0)
+		twin := &account.User{Email: "twin@example.com", Name: "Twin", Language: "en", Theme: "light", Level: 1, ReferralCode: strings.ToLower(alice.ReferralCode)}
+		if err := e.stores.Accounts.CreateUser(e.ctx, twin, "h"); !errors.Is(err, account.ErrReferralCodeTaken) {
+			t.Fatalf("a second user with alice's code in lower case: %v, want ErrReferralCodeTaken", err)
+		}
+		if _, _, err := e.stores.Accounts.UserByEmail(e.ctx, "twin@example.com"); !errors.Is(err, account.ErrUserNotFound) {
+			t.Fatalf("the refused user exists (%v)", err)
+		}
+	})
+
 	t.Run("an unknown, malformed or partner sub-account's code is refused and nothing is created", func(t *testing.T) {
 		e := newEnv(t, newStores)
 		e.accounts.SignupBonus = 5_000

@@ -79,7 +79,7 @@ module.exports = async (s, p) => {
   await page.getByLabel('Password').fill(p.user.password);
   await page.getByRole('main').getByRole('button', { name: 'Log in' }).click();
   await signedIn(page);
-  for (const [name, path] of [['profile', '/profile'], ['notifications', '/notifications'], ['deposit', '/deposit'], ['withdraw', '/withdraw'], ['event, signed in', `/events/${p.event}`]]) {
+  for (const [name, path] of [['profile', '/profile'], ['notifications', '/notifications'], ['deposit', '/deposit'], ['withdraw', '/withdraw'], ['invite', '/invite'], ['event, signed in', `/events/${p.event}`]]) {
     await go(page, path);
     await check(page, name, out);
   }

@@ -48,6 +48,8 @@ const PAGES = [
   ['admin-withdrawals', '/admin/withdrawals', 'operator'],
   ['stats', '/stats', 'creator'],
   ['admin-stats', '/admin/stats', 'operator'],
+  ['invite', '/invite', 'user'],
+  ['register-invited', '/register?ref=ABCD2345', 'anon'],
 ];
 
 // The phone: an iPhone 12–15's screen in CSS pixels, with touch and a

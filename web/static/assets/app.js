@@ -114,6 +114,7 @@ function renderHeader() {
     items.push(link('/deposit', t('nav.deposit')));
     items.push(link('/withdraw', t('nav.withdraw')));
     items.push(link('/following', t('nav.following')));
+    items.push(link('/invite', t('nav.invite')));
     items.push(link('/notifications', t('nav.notifications'), h('span', { 'data-unread': '' })));
     items.push(link('/profile', t('nav.profile')));
   } else {
@@ -229,6 +230,12 @@ function openMeStream() {
     if (type === 'balance') patchMe({ balance: data.balance, bonus_balance: data.bonus_balance, total_balance: data.total_balance });
     if (type === 'notification') {
       if (data.balances) patchMe(data.balances);
+      // A level_up carries the new level: the profile's badge follows it.
+      if (data.type === 'level_up') {
+        const level = data.data && Number(data.data.level);
+        if (level > 0) patchMe({ level });
+        else loadMe();
+      }
       setUnread(getUnread() + 1);
       scheduleUnread();
       // The stream words notifications in English; the list page shows
@@ -273,6 +280,7 @@ const routes = [
   [/^\/deposit$/, () => import('./pages/deposit.js')],
   [/^\/withdraw$/, () => import('./pages/withdraw.js')],
   [/^\/stats$/, () => import('./stats/page.js')],
+  [/^\/invite$/, () => import('./pages/invite.js')],
   [/^\/tags\/([a-z0-9-]{1,32})$/, () => import('./pages/feed.js'), 'tag'],
 ];
 

@@ -61,6 +61,14 @@ export function money(kopecks) {
   return nf('money', { style: 'currency', currency: 'RUB', currencyDisplay: 'narrowSymbol', minimumFractionDigits: 2, maximumFractionDigits: 2 }).format(Number(kopecks) / 100);
 }
 
+// roubles(kopecks) is money() without the kopecks when there are none
+// ("₽100", "₽1,000.50"): for amounts in a sentence, such as a rule.
+export function roubles(kopecks) {
+  if (kopecks === null || kopecks === undefined) return '—';
+  if (Number(kopecks) % 100 !== 0) return money(kopecks);
+  return nf('roubles', { style: 'currency', currency: 'RUB', currencyDisplay: 'narrowSymbol', minimumFractionDigits: 0, maximumFractionDigits: 0 }).format(Number(kopecks) / 100);
+}
+
 // rub(x) formats an amount already in roubles (the PnL chart's unit).
 export function rub(x) {
   return nf('money', { style: 'currency', currency: 'RUB', currencyDisplay: 'narrowSymbol', minimumFractionDigits: 2, maximumFractionDigits: 2 }).format(Number(x));

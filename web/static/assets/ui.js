@@ -52,3 +52,12 @@ export function empty(text) {
 export function statusBox() {
   return h('div', { class: 'status', role: 'status', 'aria-live': 'polite' });
 }
+
+// levelBadge(3) is the "Level 3" pill shown beside a user's name (the
+// level follows lifetime trading volume; see the server's PREDICTKIT_LEVELS),
+// or null for a user without a level (a missing field).
+export function levelBadge(level) {
+  const n = Number(level);
+  if (!Number.isInteger(n) || n <= 0) return null;
+  return h('span', { class: 'level-badge', 'data-level': String(n) }, t('level.badge', { n }));
+}

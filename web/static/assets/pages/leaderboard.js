@@ -1,9 +1,11 @@
 // The leaderboard (GET /api/v1/leaderboard): period all / 30d / 7d, ranked
-// by realized profit or by volume. The choice lives in the address.
+// by realized profit or by volume, each trader with their level. The
+// choice lives in the address.
 import { h, clear, field, select } from '../dom.js';
 import { t, money, num } from '../i18n.js';
 import { api, query } from '../api.js';
-import { pageHeading, empty, showError, loading } from '../ui.js';
+import { pageHeading, empty, showError, loading, levelBadge } from '../ui.js';
+import { cardTables } from './narrow.js';
 
 export async function render(main, ctx) {
   main.append(pageHeading(t('lb.title')));
@@ -13,6 +15,8 @@ export async function render(main, ctx) {
   const bySel = select(['pnl', 'volume'].map((b) => [b, t('lb.by.' + b)]), initialBy);
   const body = h('div', { 'aria-live': 'polite' }, loading());
   main.append(h('div', { class: 'filters' }, field(t('lb.period'), periodSel), field(t('lb.by'), bySel)), body);
+  // On a phone each row is a card whose lines say their column (narrow.js).
+  ctx.onCleanup(cardTables(main));
 
   let seq = 0;
   async function load() {
@@ -48,7 +52,7 @@ export async function render(main, ctx) {
           h('th', { scope: 'col', class: 'num' }, t('lb.trades')))),
         h('tbody', null, entries.map((e) => h('tr', null,
           h('td', { class: 'num' }, num(e.rank)),
-          h('th', { scope: 'row' }, e.user_id ? h('a', { href: `/users/${e.user_id}` }, e.name) : e.name),
+          h('th', { scope: 'row' }, h('span', { class: 'name-with-level' }, e.user_id ? h('a', { href: `/users/${e.user_id}` }, e.name) : e.name, levelBadge(e.level))),
           h('td', { class: cls(e.pnl) }, money(e.pnl)),
           h('td', { class: 'num' }, money(e.volume)),
           h('td', { class: 'num' }, num(e.trades))))))));

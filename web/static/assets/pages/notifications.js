@@ -33,9 +33,13 @@ export async function render(main, ctx) {
     const paint = () => {
       // n.link is the server's page for it: a reply's is the event page
       // at the comment (#comment-N).
-      const href = n.link || (n.related_type === 'event' ? `/events/${n.related_id}` : n.related_type === 'chat' ? '/chat' : '');
+      // A referral reward is told on the Invite friends page, a new
+      // level on the profile.
+      const own = n.type === 'referral_reward' ? '/invite' : n.type === 'level_up' ? '/profile' : '';
+      const href = n.link || own || (n.related_type === 'event' ? `/events/${n.related_id}` : n.related_type === 'chat' ? '/chat' : '');
       const label = n.related_type === 'chat' ? 'notifications.open_chat' : n.related_type === 'comment' ? 'notifications.open_comment'
-        : n.related_type === 'withdrawal' ? 'notifications.open_withdrawals' : 'notifications.open_event';
+        : n.related_type === 'withdrawal' ? 'notifications.open_withdrawals' : href === '/invite' ? 'notifications.open_invite'
+          : href === '/profile' ? 'notifications.open_profile' : 'notifications.open_event';
       const link = href ? h('a', { href }, t(label)) : null;
       clear(li,
         h('article', { 'aria-labelledby': titleId },

@@ -1,11 +1,13 @@
 // The signed-in user's profile: balances (live from the me stream), open
 // positions with what they are worth now, closed positions, the PnL
-// chart, their own trades, language and theme, and the password.
+// chart, their own trades, language and theme, and the password; the
+// level badge (it follows a level_up on the stream) and a link to Invite
+// friends.
 import { h, clear, field, select } from '../dom.js';
 import { t, loc, money, rub, num, pct, dateTime, side as sideName } from '../i18n.js';
 import { api, query } from '../api.js';
 import { getMe, ready, onChange, loadMe } from '../state.js';
-import { pageHeading, empty, showError, inlineAlert, statusBox } from '../ui.js';
+import { pageHeading, empty, showError, inlineAlert, statusBox, levelBadge } from '../ui.js';
 import { setPreferences, logout } from '../app.js';
 import { lineChart } from './chart.js';
 import { profileEditor, apiKeysSection } from './profile_people.js';
@@ -53,6 +55,8 @@ export async function render(main, ctx) {
     h('dt', null, t('profile.bonus')), h('dd', null, money(u.bonus_balance)),
     h('dt', null, t('profile.total')), h('dd', null, h('strong', null, money(u.total_balance))));
   paintBalances(me);
+  const level = h('span', { 'data-my-level': '' }, levelBadge(me.level));
+  let shownLevel = me.level;
   // No money at all: where to get some (appfix; see trade.js), and the
   // tables as cards on a phone (narrow.js).
   const broke = zeroBalanceNotice(me);
@@ -60,15 +64,20 @@ export async function render(main, ctx) {
   ctx.onCleanup(cardTables(main));
   ctx.onCleanup(onChange(({ me: u }) => {
     if (u) paintBalances(u);
+    if (u && u.level !== shownLevel) {
+      shownLevel = u.level;
+      clear(level, levelBadge(u.level));
+    }
   }));
 
   main.append(
     h('p', { class: 'meta' }, me.name, me.nickname ? ` (@${me.nickname})` : '', ' · ', me.email),
+    h('p', { class: 'meta name-with-level' }, level, t('level.hint')),
     h('section', { 'aria-labelledby': 'bal-title', class: 'card' },
       h('h2', { id: 'bal-title' }, t('profile.balances')),
       balances,
       h('p', { class: 'meta' }, t('profile.stats', { n: num(me.total_predictions), win: money(me.biggest_win), date: me.registered_date })),
-      h('p', { class: 'actions money-links' }, h('a', { href: '/deposit' }, t('nav.deposit')), h('a', { href: '/withdraw' }, t('nav.withdraw')))));
+      h('p', { class: 'actions money-links' }, h('a', { href: '/deposit' }, t('nav.deposit')), h('a', { href: '/withdraw' }, t('nav.withdraw')), h('a', { href: '/invite' }, t('invite.title')))));
 
   // ---- open positions ----
   const positions = me.positions || [];

@@ -5,7 +5,7 @@
 import { h, clear } from '../dom.js';
 import { t, money, num, pct, dateTime, side as sideName } from '../i18n.js';
 import { api } from '../api.js';
-import { pageHeading, loading, empty, showError } from '../ui.js';
+import { pageHeading, loading, empty, showError, levelBadge } from '../ui.js';
 
 function table(caption, head, rows, numeric) {
   return h('div', { class: 'table-wrap', tabindex: '0' },
@@ -55,7 +55,7 @@ export async function render(main, ctx) {
       avatar(u),
       h('div', null,
         u.nickname ? h('p', { class: 'meta' }, '@' + u.nickname) : null,
-        h('p', { class: 'meta' }, t('user.level', { n: num(u.level) }), ' · ', t('user.registered', { date: u.registered_date })))),
+        h('p', { class: 'meta name-with-level' }, levelBadge(u.level), t('user.registered', { date: u.registered_date })))),
     h('section', { 'aria-labelledby': 'user-stats-title', class: 'card' },
       h('h2', { id: 'user-stats-title' }, t('user.stats')),
       h('dl', { class: 'kv' },

@@ -24,6 +24,9 @@ type User struct {
 	Level            int
 	AvatarURL        *string
 	TelegramVerified bool
+	// TelegramNotifications: the user's notifications go to the linked
+	// Telegram chat too (telegram package); only a linked user has it.
+	TelegramNotifications bool
 	IsCreator        bool
 	IsStatsViewer    bool
 	TronAddress      string
@@ -64,6 +67,9 @@ type ProfilePatch struct {
 	Theme         *string
 	ProfileHidden *bool
 	AvatarURL     *string
+	// TelegramNotifications turns notifications in the linked Telegram
+	// chat on or off; on needs a linked chat (ErrTelegramNotLinked).
+	TelegramNotifications *bool
 }
 
 // RolesPatch is an operator's change of a user's roles.

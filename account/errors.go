@@ -20,4 +20,7 @@ var (
 	// ErrNoPassword: the user signs in through its partner and has no
 	// password to change or reset (a partner's sub-account).
 	ErrNoPassword = errors.New("account: the user has no password (a partner's sub-account)")
+	// ErrTelegramNotLinked refuses Telegram notifications to a user who
+	// has linked no Telegram chat.
+	ErrTelegramNotLinked = errors.New("account: no Telegram chat is linked")
 )

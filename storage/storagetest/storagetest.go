@@ -23,6 +23,7 @@ import (
 	"github.com/predictkit/predictkit/market"
 	"github.com/predictkit/predictkit/p2p"
 	"github.com/predictkit/predictkit/partner"
+	"github.com/predictkit/predictkit/telegram"
 	"github.com/predictkit/predictkit/webhook"
 	"github.com/predictkit/predictkit/withdrawal"
 	"golang.org/x/crypto/bcrypt"
@@ -52,6 +53,10 @@ type Stores struct {
 	// Deposits, when set, runs the deposits suite. It must share the
 	// ledger of Accounts, and Changes must be set too.
 	Deposits deposit.Store
+	// Telegram, when set, runs the Telegram suite. It must be the
+	// Telegram store of Accounts (and of Markets' notifications and
+	// Changes, for the sender's cases).
+	Telegram telegram.Store
 }
 
 // Run runs the whole suite; newStores returns fresh, empty stores for each
@@ -99,6 +104,7 @@ func Run(t *testing.T, newStores func(t *testing.T) Stores) {
 	t.Run("deposits", func(t *testing.T) { testDeposits(t, newStores) })
 	t.Run("address book", func(t *testing.T) { testAddresses(t, newStores) })
 	t.Run("withdrawals", func(t *testing.T) { testWithdrawals(t, newStores) })
+	t.Run("telegram", func(t *testing.T) { testTelegram(t, newStores) })
 }
 
 // env is a fresh pair of services on fresh stores.

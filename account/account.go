@@ -27,12 +27,12 @@ type User struct {
 	// TelegramNotifications: the user's notifications go to the linked
 	// Telegram chat too (telegram package); only a linked user has it.
 	TelegramNotifications bool
-	IsCreator        bool
-	IsStatsViewer    bool
-	TronAddress      string
-	BscAddress       string
-	PolygonAddress   string
-	EthereumAddress  string
+	IsCreator             bool
+	IsStatsViewer         bool
+	TronAddress           string
+	BscAddress            string
+	PolygonAddress        string
+	EthereumAddress       string
 	// PartnerID and ExternalID are set on a partner's sub-account: a user
 	// that has no credentials and is reached only through the partner API.
 	PartnerID  int64

@@ -19,6 +19,7 @@ import (
 	"github.com/predictkit/predictkit/social"
 	"github.com/predictkit/predictkit/storage/memory"
 	"github.com/predictkit/predictkit/storage/postgres"
+	"github.com/predictkit/predictkit/telegram"
 	"github.com/predictkit/predictkit/webhook"
 	"github.com/predictkit/predictkit/withdrawal"
 )
@@ -37,6 +38,7 @@ type Store interface {
 	leaderboard.Store
 	withdrawal.Store
 	deposit.Store
+	telegram.Store
 }
 
 // Health reports whether the store answers; /readyz calls it.

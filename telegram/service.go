@@ -41,6 +41,9 @@ func NewService(store Store, bot *Bot) *Service {
 // Configured reports whether the service has a bot.
 func (s *Service) Configured() bool { return s.bot != nil }
 
+// Bot is the service's bot, nil without one.
+func (s *Service) Bot() *Bot { return s.bot }
+
 // Link is a deep link that links the account that asked for it.
 type Link struct {
 	URL       string

@@ -32,27 +32,44 @@ type telegramEnv struct {
 // fake records), and the fake delivers to the server's real address.
 func startTelegram(t *testing.T, store server.Store) *telegramEnv {
 	t.Helper()
+	return startTelegramWith(t, store, false)
+}
+
+// startTelegramWeb is startTelegram with the web app and no public URL
+// (the browser's origin is the server's own address).
+func startTelegramWeb(t *testing.T, store server.Store) *telegramEnv {
+	t.Helper()
+	return startTelegramWith(t, store, true)
+}
+
+func startTelegramWith(t *testing.T, store server.Store, web bool) *telegramEnv {
+	t.Helper()
 	api := telegramtest.New(telegramToken)
 	t.Cleanup(api.Close)
 	cfg := testConfig(store)
 	cfg.TelegramBotToken = telegramToken
 	cfg.TelegramAPIURL = api.URL()
 	cfg.TelegramWebhookSecret = telegramSecret
-	cfg.PublicURL = "https://predict.example"
-	h, _ := startServer(t, cfg)
-	// At start the server asked getMe and set its webhook.
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if u, _ := api.Webhook(); u != "" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the server set no webhook at start")
-		}
-		time.Sleep(10 * time.Millisecond)
+	cfg.Web = web
+	if !web {
+		cfg.PublicURL = "https://predict.example"
 	}
-	if u, s := api.Webhook(); u != "https://predict.example"+telegramHook+telegramSecret || s != telegramSecret || api.Calls("getMe") < 1 {
-		t.Fatalf("webhook %q with secret %q after %d getMe", u, s, api.Calls("getMe"))
+	h, _ := startServer(t, cfg)
+	if !web {
+		// At start the server asked getMe and set its webhook.
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			if u, _ := api.Webhook(); u != "" {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("the server set no webhook at start")
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		if u, s := api.Webhook(); u != "https://predict.example"+telegramHook+telegramSecret || s != telegramSecret || api.Calls("getMe") < 1 {
+			t.Fatalf("webhook %q with secret %q after %d getMe", u, s, api.Calls("getMe"))
+		}
 	}
 	api.SetWebhook("http://"+h.base+telegramHook+telegramSecret, telegramSecret)
 	return &telegramEnv{h: h, api: api}

@@ -206,8 +206,18 @@ func (s *Server) DeliverTo(ctx context.Context, url, secret string, u models.Upd
 	return resp.StatusCode, body, err
 }
 
-// serve answers /bot<token>/<method>.
+// ControlPath is where a test that cannot call Deliver (a browser flow
+// in another process) asks the fake to deliver a message as Telegram
+// would: POST {"chat_id": 42, "language": "en", "text": "/start …"}; the
+// answer is {"status": <the webhook's status>, "body": "<its body>"}.
+const ControlPath = "/control/deliver"
+
+// serve answers /bot<token>/<method>, and ControlPath.
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == ControlPath && r.Method == http.MethodPost {
+		s.control(w, r)
+		return
+	}
 	rest, found := strings.CutPrefix(r.URL.Path, "/bot")
 	token, method, found2 := strings.Cut(rest, "/")
 	s.mu.Lock()
@@ -262,6 +272,25 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	default:
 		fail(w, http.StatusNotFound, "Not Found: method not found")
 	}
+}
+
+func (s *Server) control(w http.ResponseWriter, r *http.Request) {
+	var c struct {
+		ChatID   int64  `json:"chat_id"`
+		Language string `json:"language"`
+		Text     string `json:"text"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&c); err != nil || c.ChatID == 0 {
+		http.Error(w, "want {chat_id, language, text}", http.StatusBadRequest)
+		return
+	}
+	status, body, err := s.Deliver(r.Context(), s.Start(c.ChatID, c.Language, c.Text))
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadGateway)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(map[string]any{"status": status, "body": string(body)})
 }
 
 // readParams reads a method's parameters, sent as Telegram accepts

@@ -160,7 +160,7 @@ var errsTelegramLink = table("internal_error",
 	unauthorized,
 	goneUser,
 	on(telegram.ErrNotConfigured, http.StatusServiceUnavailable, "telegram_not_configured").
-		saying("this server has no Telegram bot"),
+		saying("this server has no Telegram bot").configured(),
 	on(telegram.ErrUnavailable, http.StatusServiceUnavailable, "telegram_unavailable").
 		saying("the Telegram Bot API does not answer; try again later"),
 )

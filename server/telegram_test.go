@@ -380,4 +380,3 @@ func TestTelegramNotifications(t *testing.T) {
 		})
 	}
 }
-

@@ -377,6 +377,29 @@ func TestTelegramNotifications(t *testing.T) {
 					t.Fatalf("an unlinked chat got %d messages", n-before)
 				}
 			})
+
+			t.Run("a market's resolution reaches its holder's chat", func(t *testing.T) {
+				before := len(e.api.SentTo(2003))
+				r := e.h.do(t, req{method: http.MethodPost, path: w.closePath(w.event.ID, w.poolA.ID, w.a1.ID), token: w.creator.token, body: map[string]any{"won_side": "YES"}})
+				expect(t, r, http.StatusOK, "")
+				ms, err := e.api.WaitSent(2003, before+1, 10*time.Second)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := ms[len(ms)-1].Text; !strings.HasPrefix(got, "Рынок закрыт\nРынок «A1» закрыт, победил исход «ДА». Выплата:") {
+					t.Fatalf("the chat got %q", got)
+				}
+				sentinelAlice := func() {
+					e.h.buy(t, w.alice.token, w.b1.ID, "YES", 1000)
+					if _, err := e.api.WaitSent(2003, before+2, 10*time.Second); err != nil {
+						t.Fatal(err)
+					}
+				}
+				sentinelAlice()
+				if ms := e.api.SentTo(2003); len(ms) != before+2 || !strings.HasPrefix(ms[before+1].Text, "Сделка исполнена") {
+					t.Fatalf("after the resolution alice's chat got %d messages: %v", len(ms)-before, ms[before:])
+				}
+			})
 		})
 	}
 }

@@ -93,7 +93,9 @@ type Store interface {
 	// sender's cursor (ConsumerName; made at the log's end when there is
 	// none, since nothing before the sender's first run is owed), and
 	// for each notification entry whose user is linked with
-	// notifications on calls send, in log order. The cursor moves past
+	// notifications on calls send, in log order; for a market_resolved
+	// entry, send is called with each ResolutionDeliveries. The cursor
+	// moves past
 	// every entry handled. send's ErrBlocked turns the user's
 	// notifications off and goes on; any other error stops: the cursor
 	// stays before that entry, and the error is returned. Only one

@@ -150,6 +150,28 @@ func (s *Store) telegramRecipient(id int64) (chat int64, lang string, ok bool) {
 	return chat, rec.u.Language, ok
 }
 
+// telegramRecipients are the users whose notifications go to a chat.
+func (s *Store) telegramRecipients() map[int64]telegram.Recipient {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[int64]telegram.Recipient{}
+	for id, chat := range s.telegram().chatOf {
+		if rec := s.users[id]; rec != nil && rec.u.TelegramNotifications {
+			out[id] = telegram.Recipient{ChatID: chat, Language: rec.u.Language}
+		}
+	}
+	return out
+}
+
+// marketName is market id's name.
+func (s *Store) marketName(ctx context.Context, id int64) (string, error) {
+	m, err := s.Market(ctx, id)
+	if err != nil {
+		return "", err
+	}
+	return m.Name, nil
+}
+
 // telegramBlocked turns user id's notifications off if chat is still
 // its chat.
 func (s *Store) telegramBlocked(id, chat int64) {
@@ -182,14 +204,30 @@ func (s *Store) DeliverTelegram(ctx context.Context, limit int, send func(contex
 	if err != nil {
 		return 0, err
 	}
+	// deliver sends d; a blocked chat turns its notifications off.
+	deliver := func(d telegram.Delivery) error {
+		err := send(ctx, d)
+		if errors.Is(err, telegram.ErrBlocked) {
+			s.telegramBlocked(d.Entry.UserID, d.ChatID)
+			return nil
+		}
+		return err
+	}
 	for i, e := range es {
-		if e.Type == changelog.Notification {
+		switch {
+		case e.Type == changelog.Notification:
 			if chat, lang, ok := s.telegramRecipient(e.UserID); ok {
-				err := send(ctx, telegram.Delivery{Entry: e, ChatID: chat, Language: lang})
-				switch {
-				case errors.Is(err, telegram.ErrBlocked):
-					s.telegramBlocked(e.UserID, chat)
-				case err != nil:
+				if err := deliver(telegram.Delivery{Entry: e, ChatID: chat, Language: lang}); err != nil {
+					return i, err
+				}
+			}
+		case e.Type == changelog.MarketResolved && e.UserID == 0:
+			ds, err := telegram.ResolutionDeliveries(ctx, e, s.telegramRecipients(), s, s.marketName)
+			if err != nil {
+				return i, err
+			}
+			for _, d := range ds {
+				if err := deliver(d); err != nil {
 					return i, err
 				}
 			}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/predictkit/predictkit/account"
 	"github.com/predictkit/predictkit/changelog"
+	"github.com/predictkit/predictkit/market"
 	"github.com/predictkit/predictkit/telegram"
 )
 
@@ -129,6 +130,32 @@ type telegramRecipient struct {
 	lang string
 }
 
+// telegramRecipients reads every user whose notifications go to a chat.
+func telegramRecipients(ctx context.Context, tx pgx.Tx) (map[int64]telegram.Recipient, error) {
+	rows, err := tx.Query(ctx, `SELECT id, telegram_chat_id, language FROM users WHERE telegram_notifications AND telegram_chat_id IS NOT NULL`)
+	if err != nil {
+		return nil, err
+	}
+	out := map[int64]telegram.Recipient{}
+	for rows.Next() {
+		var id int64
+		var r telegram.Recipient
+		if err := rows.Scan(&id, &r.ChatID, &r.Language); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		out[id] = r
+	}
+	return out, rows.Err()
+}
+
+// marketName is market id's name.
+func (s *Store) marketName(ctx context.Context, id int64) (string, error) {
+	var name string
+	err := s.pool.QueryRow(ctx, `SELECT name FROM markets WHERE id = $1`, id).Scan(&name)
+	return name, translate(err, market.ErrMarketNotFound)
+}
+
 // DeliverTelegram implements telegram.Store. It does not retry: a
 // transaction run again would send again.
 func (s *Store) DeliverTelegram(ctx context.Context, limit int, send func(context.Context, telegram.Delivery) error) (int, error) {
@@ -181,21 +208,44 @@ func (s *Store) DeliverTelegram(ctx context.Context, limit int, send func(contex
 			return 0, translate(err, nil)
 		}
 	}
+	// all are every user whose notifications go to a chat, read when a
+	// resolution first needs them.
+	var all map[int64]telegram.Recipient
+	deliver := func(d telegram.Delivery) error {
+		err := send(ctx, d)
+		if errors.Is(err, telegram.ErrBlocked) {
+			delete(to, d.Entry.UserID)
+			delete(all, d.Entry.UserID)
+			_, err = tx.Exec(ctx, `UPDATE users SET telegram_notifications = false WHERE id = $1 AND telegram_chat_id = $2`, d.Entry.UserID, d.ChatID)
+		}
+		return err
+	}
 	done, last := 0, after
 	var sendErr error
 	for _, e := range es {
-		if r, ok := to[e.UserID]; ok && e.Type == changelog.Notification {
-			err := send(ctx, telegram.Delivery{Entry: e, ChatID: r.chat, Language: r.lang})
-			if errors.Is(err, telegram.ErrBlocked) {
-				delete(to, e.UserID)
-				if _, err := tx.Exec(ctx, `UPDATE users SET telegram_notifications = false WHERE id = $1 AND telegram_chat_id = $2`, e.UserID, r.chat); err != nil {
-					sendErr = err
+		switch {
+		case e.Type == changelog.Notification:
+			if r, ok := to[e.UserID]; ok {
+				sendErr = deliver(telegram.Delivery{Entry: e, ChatID: r.chat, Language: r.lang})
+			}
+		case e.Type == changelog.MarketResolved && e.UserID == 0:
+			if all == nil {
+				if all, sendErr = telegramRecipients(ctx, tx); sendErr != nil {
 					break
 				}
-			} else if err != nil {
-				sendErr = err
+			}
+			var ds []telegram.Delivery
+			if ds, sendErr = telegram.ResolutionDeliveries(ctx, e, all, s, s.marketName); sendErr != nil {
 				break
 			}
+			for _, d := range ds {
+				if sendErr = deliver(d); sendErr != nil {
+					break
+				}
+			}
+		}
+		if sendErr != nil {
+			break
 		}
 		done, last = done+1, e.Seq
 	}

@@ -159,7 +159,15 @@ func (s *Service) Deliver(ctx context.Context, limit int) (int, error) {
 		return 0, ErrNotConfigured
 	}
 	var blocked []int64
+	// A stop (ctx done) lets the message on its way finish and its
+	// cursor commit, and sends no more: cancelling a send whose message
+	// Telegram may have taken would send it again at the next start.
+	stop := ctx
+	ctx = context.WithoutCancel(ctx)
 	n, err := s.store.DeliverTelegram(ctx, limit, func(ctx context.Context, d Delivery) error {
+		if err := stop.Err(); err != nil {
+			return err
+		}
 		msg, err := s.Message(d)
 		if err != nil {
 			// An entry the sender cannot read cannot become readable

@@ -218,6 +218,21 @@ func TestTelegramLinking(t *testing.T) {
 				})
 			})
 
+			t.Run("anything else written to the bot gets a word on how to link, once", func(t *testing.T) {
+				for _, text := range []string{"/start", "hello"} {
+					u := e.api.Start(1004, "ru", text)
+					for range 2 {
+						if status, body := e.deliver(t, u); status != http.StatusOK {
+							t.Fatalf("%q answered %d %s", text, status, body)
+						}
+					}
+				}
+				ms := e.api.SentTo(1004)
+				if len(ms) != 2 || !strings.Contains(ms[0].Text, "Привязать Telegram") || ms[0] != ms[1] {
+					t.Fatalf("the chat got %v, want the Russian hint once per message", ms)
+				}
+			})
+
 			t.Run("notifications need a linked chat", func(t *testing.T) {
 				carol := e.h.register(t, "carol")
 				r := e.h.do(t, req{method: http.MethodPatch, path: "/api/v1/auth/me", token: carol.token,

@@ -89,9 +89,22 @@ func (b *Bot) Send(ctx context.Context, chatID int64, text string) error {
 	case errors.Is(err, bot.ErrorBadRequest):
 		return fmt.Errorf("%w: %w", errChatGone, err)
 	}
+	var tooMany *bot.TooManyRequestsError
+	if errors.As(err, &tooMany) && tooMany.RetryAfter > 0 {
+		return &retryAfterError{wait: time.Duration(tooMany.RetryAfter) * time.Second, err: fmt.Errorf("%w: sendMessage: %w", ErrUnavailable, err)}
+	}
 	return fmt.Errorf("%w: sendMessage: %w", ErrUnavailable, err)
 }
 
 // errChatGone: Telegram refused a message for good (400: the chat is
 // not found, the text is refused); the sender skips it.
 var errChatGone = errors.New("telegram: message refused")
+
+// retryAfterError is the Bot API's 429: send nothing for wait.
+type retryAfterError struct {
+	wait time.Duration
+	err  error
+}
+
+func (e *retryAfterError) Error() string { return e.err.Error() }
+func (e *retryAfterError) Unwrap() error { return e.err }

@@ -191,6 +191,18 @@ func (s *Service) Deliver(ctx context.Context, limit int) (int, error) {
 	for _, id := range blocked {
 		s.changed(id)
 	}
+	// Past Telegram's rate limit, the sender waits as long as it says
+	// (at most a minute) before it tries again.
+	var ra *retryAfterError
+	if errors.As(err, &ra) {
+		s.Log.Warn("telegram: the Bot API's rate limit; waiting", "for", ra.wait)
+		t := time.NewTimer(min(ra.wait, time.Minute))
+		defer t.Stop()
+		select {
+		case <-stop.Done():
+		case <-t.C:
+		}
+	}
 	return n, err
 }
 

@@ -52,6 +52,7 @@ type Server struct {
 	calls    map[string]int
 	blocked  map[int64]bool
 	down     bool
+	tooMany  int
 	hookURL  string
 	hookKey  string
 	updateID int64
@@ -78,6 +79,14 @@ func (s *Server) Block(chatID int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.blocked[chatID] = true
+}
+
+// RateLimit makes the next n sendMessage calls fail as Telegram answers
+// a bot past its rate limit: 429 with retry_after 1 (second).
+func (s *Server) RateLimit(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.tooMany = n
 }
 
 // SetDown makes every method fail with a 502 that is not the Bot API's
@@ -262,6 +271,12 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			fail(w, http.StatusBadRequest, "Bad Request: message text is empty")
 		case s.blocked[chat]:
 			fail(w, http.StatusForbidden, "Forbidden: bot was blocked by the user")
+		case s.tooMany > 0:
+			s.tooMany--
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusTooManyRequests)
+			_ = json.NewEncoder(w).Encode(map[string]any{"ok": false, "error_code": 429,
+				"description": "Too Many Requests: retry after 1", "parameters": map[string]any{"retry_after": 1}})
 		default:
 			s.msgID++
 			s.sent = append(s.sent, Message{ChatID: chat, Text: params["text"]})

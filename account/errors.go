@@ -23,4 +23,11 @@ var (
 	// ErrTelegramNotLinked refuses Telegram notifications to a user who
 	// has linked no Telegram chat.
 	ErrTelegramNotLinked = errors.New("account: no Telegram chat is linked")
+	// ErrInvalidReferralCode refuses a registration whose referral code
+	// names nobody who may refer: no such code, or a partner's
+	// sub-account's.
+	ErrInvalidReferralCode = errors.New("account: unknown referral code")
+	// ErrReferralCodeTaken: the code drawn for a new user is another's
+	// already (Register draws another).
+	ErrReferralCodeTaken = errors.New("account: referral code already taken")
 )

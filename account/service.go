@@ -48,6 +48,9 @@ type Service struct {
 	// Addresses, when set, gives each user registered its deposit
 	// addresses.
 	Addresses *Addresser
+	// SignupBonus is credited to the bonus balance of every user who
+	// registers (0: none), in the transaction that creates them.
+	SignupBonus int64
 
 	auth   authCache
 	keyUse keyUses
@@ -64,12 +67,56 @@ type Registration struct {
 	Password string
 	Name     string
 	Language string // optional, "en" by default
+	// ReferralCode, optional, is the code of the user who invited this
+	// one, compared case-insensitively after trimming spaces.
+	ReferralCode string
+	// Seeded marks an account the operator's seeding makes (the demo's),
+	// not a person signing up: it gets no sign-up bonus.
+	Seeded bool
 }
 
-// Register creates a user and returns it with a fresh access token.
-// ErrEmailTaken, *input.Error.
+// Joining is what a registration asks of the store beside the user's
+// row (Store.Join).
+type Joining struct {
+	// Referral is the referrer's code, trimmed and upper-cased; "" when
+	// nobody referred the user.
+	Referral string
+	// SignupBonus is credited to the new user's bonus balance from
+	// SignupBonuses (0: nothing is posted).
+	SignupBonus int64
+}
+
+// MaxReferralCodeLen bounds a referral code given at registration; the
+// codes the platform gives are 8 characters.
+const MaxReferralCodeLen = 32
+
+// NormalizeReferralCode is code as codes are compared: trimmed and
+// upper-cased. ErrInvalidReferralCode for one no user could have
+// (too long, or not letters and digits).
+func NormalizeReferralCode(code string) (string, error) {
+	code = strings.ToUpper(strings.TrimSpace(code))
+	if len(code) > MaxReferralCodeLen {
+		return "", ErrInvalidReferralCode
+	}
+	for _, c := range code {
+		if (c < 'A' || c > 'Z') && (c < '0' || c > '9') {
+			return "", ErrInvalidReferralCode
+		}
+	}
+	return code, nil
+}
+
+// Register creates a user and returns it with a fresh access token,
+// recording who referred them (r.ReferralCode) and crediting the sign-up
+// bonus (s.SignupBonus) in the same transaction. A person cannot refer
+// themselves: the code they could give is not drawn until their account
+// is made. ErrEmailTaken, ErrInvalidReferralCode, *input.Error.
 func (s *Service) Register(ctx context.Context, r Registration) (*User, string, error) {
 	email, err := NormalizeEmail(r.Email)
+	if err != nil {
+		return nil, "", err
+	}
+	referral, err := NormalizeReferralCode(r.ReferralCode)
 	if err != nil {
 		return nil, "", err
 	}
@@ -91,9 +138,22 @@ func (s *Service) Register(ctx context.Context, r Registration) (*User, string, 
 	if err != nil {
 		return nil, "", err
 	}
-	u := &User{Email: email, Name: name, Language: lang, Theme: "light", Level: 1, ReferralCode: randomCode()}
-	if err := s.store.CreateUser(ctx, u, hash); err != nil {
-		return nil, "", err
+	j := Joining{Referral: referral}
+	if !r.Seeded {
+		j.SignupBonus = s.SignupBonus
+	}
+	u := &User{Email: email, Name: name, Language: lang, Theme: "light", Level: 1}
+	// A drawn code repeats one of n users' with odds n/32^8: a few tries
+	// always find a free one.
+	for try := 0; ; try++ {
+		u.ReferralCode = randomCode()
+		err := s.store.Join(ctx, u, hash, j)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, ErrReferralCodeTaken) || try == 4 {
+			return nil, "", err
+		}
 	}
 	if s.Addresses != nil {
 		// Should it fail, the account is there without addresses: the

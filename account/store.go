@@ -12,6 +12,14 @@ type Store interface {
 	// sub-account) and sets u.ID and u.CreatedAt. ErrEmailTaken if the
 	// e-mail is registered already (compared case-insensitively).
 	CreateUser(ctx context.Context, u *User, passwordHash string) error
+	// Join is CreateUser for a person signing up: in the same transaction
+	// it records who referred them (j.Referral, a code compared
+	// case-insensitively) and credits j.SignupBonus to their bonus
+	// balance, so that an account never exists without either.
+	// ErrInvalidReferralCode for a code no user has, or a partner
+	// sub-account's (nothing is created); ErrReferralCodeTaken if
+	// u.ReferralCode is another user's already.
+	Join(ctx context.Context, u *User, passwordHash string, j Joining) error
 	// User returns the user with id, or ErrUserNotFound.
 	User(ctx context.Context, id int64) (*User, error)
 	// UserByEmail returns the user registered with email (compared

@@ -575,6 +575,8 @@ const (
 	NotificationRelatedTypeComment    NotificationRelatedType = "comment"
 	NotificationRelatedTypeDeposit    NotificationRelatedType = "deposit"
 	NotificationRelatedTypeEvent      NotificationRelatedType = "event"
+	NotificationRelatedTypeInvite     NotificationRelatedType = "invite"
+	NotificationRelatedTypeProfile    NotificationRelatedType = "profile"
 	NotificationRelatedTypeWithdrawal NotificationRelatedType = "withdrawal"
 )
 
@@ -588,6 +590,10 @@ func (e NotificationRelatedType) Valid() bool {
 	case NotificationRelatedTypeDeposit:
 		return true
 	case NotificationRelatedTypeEvent:
+		return true
+	case NotificationRelatedTypeInvite:
+		return true
+	case NotificationRelatedTypeProfile:
 		return true
 	case NotificationRelatedTypeWithdrawal:
 		return true
@@ -603,9 +609,11 @@ const (
 	NotificationTypeDepositCredited    NotificationType = "deposit_credited"
 	NotificationTypeDisputeResolved    NotificationType = "dispute_resolved"
 	NotificationTypeEventAmended       NotificationType = "event_amended"
+	NotificationTypeLevelUp            NotificationType = "level_up"
 	NotificationTypeMarketResolved     NotificationType = "market_resolved"
 	NotificationTypeProposalApproved   NotificationType = "proposal_approved"
 	NotificationTypeProposalRejected   NotificationType = "proposal_rejected"
+	NotificationTypeReferralReward     NotificationType = "referral_reward"
 	NotificationTypeResolutionProposed NotificationType = "resolution_proposed"
 	NotificationTypeSupportReply       NotificationType = "support_reply"
 	NotificationTypeTradeExecuted      NotificationType = "trade_executed"
@@ -626,11 +634,15 @@ func (e NotificationType) Valid() bool {
 		return true
 	case NotificationTypeEventAmended:
 		return true
+	case NotificationTypeLevelUp:
+		return true
 	case NotificationTypeMarketResolved:
 		return true
 	case NotificationTypeProposalApproved:
 		return true
 	case NotificationTypeProposalRejected:
+		return true
+	case NotificationTypeReferralReward:
 		return true
 	case NotificationTypeResolutionProposed:
 		return true
@@ -1385,6 +1397,8 @@ const (
 	StreamNotificationRelatedTypeComment    StreamNotificationRelatedType = "comment"
 	StreamNotificationRelatedTypeDeposit    StreamNotificationRelatedType = "deposit"
 	StreamNotificationRelatedTypeEvent      StreamNotificationRelatedType = "event"
+	StreamNotificationRelatedTypeInvite     StreamNotificationRelatedType = "invite"
+	StreamNotificationRelatedTypeProfile    StreamNotificationRelatedType = "profile"
 	StreamNotificationRelatedTypeWithdrawal StreamNotificationRelatedType = "withdrawal"
 )
 
@@ -1398,6 +1412,10 @@ func (e StreamNotificationRelatedType) Valid() bool {
 	case StreamNotificationRelatedTypeDeposit:
 		return true
 	case StreamNotificationRelatedTypeEvent:
+		return true
+	case StreamNotificationRelatedTypeInvite:
+		return true
+	case StreamNotificationRelatedTypeProfile:
 		return true
 	case StreamNotificationRelatedTypeWithdrawal:
 		return true
@@ -1413,9 +1431,11 @@ const (
 	StreamNotificationTypeDepositCredited    StreamNotificationType = "deposit_credited"
 	StreamNotificationTypeDisputeResolved    StreamNotificationType = "dispute_resolved"
 	StreamNotificationTypeEventAmended       StreamNotificationType = "event_amended"
+	StreamNotificationTypeLevelUp            StreamNotificationType = "level_up"
 	StreamNotificationTypeMarketResolved     StreamNotificationType = "market_resolved"
 	StreamNotificationTypeProposalApproved   StreamNotificationType = "proposal_approved"
 	StreamNotificationTypeProposalRejected   StreamNotificationType = "proposal_rejected"
+	StreamNotificationTypeReferralReward     StreamNotificationType = "referral_reward"
 	StreamNotificationTypeResolutionProposed StreamNotificationType = "resolution_proposed"
 	StreamNotificationTypeSupportReply       StreamNotificationType = "support_reply"
 	StreamNotificationTypeTradeExecuted      StreamNotificationType = "trade_executed"
@@ -1436,11 +1456,15 @@ func (e StreamNotificationType) Valid() bool {
 		return true
 	case StreamNotificationTypeEventAmended:
 		return true
+	case StreamNotificationTypeLevelUp:
+		return true
 	case StreamNotificationTypeMarketResolved:
 		return true
 	case StreamNotificationTypeProposalApproved:
 		return true
 	case StreamNotificationTypeProposalRejected:
+		return true
+	case StreamNotificationTypeReferralReward:
 		return true
 	case StreamNotificationTypeResolutionProposed:
 		return true
@@ -2489,6 +2513,9 @@ type LeaderboardEntry struct {
 	// AvatarURL null when the profile is hidden or has no avatar
 	AvatarURL *string `json:"avatar_url"`
 
+	// Level the trader's level, from their lifetime trade volume (PREDICTKIT_LEVELS; docs/referrals-and-levels.md)
+	Level int `json:"level"`
+
 	// Name "Anonymous" when the profile is hidden
 	Name string `json:"name"`
 
@@ -2758,6 +2785,11 @@ type NewPool struct {
 // `deposit_credited` — a token deposit to your address reached its
 // confirmations and was credited to your balance; related_type
 // `deposit`, related_id the deposit, link `/deposit`.
+// `level_up` — your lifetime trade volume took you to a new level;
+// related_type `profile`, link `/profile`.
+// `referral_reward` — a user you invited traded enough to earn you
+// the referral reward in bonus money; related_type `invite`, link
+// `/invite`.
 // `title` and `message` are rendered in the reader's profile
 // language (`en` or `ru`) when read, with the markets' Russian
 // names in Russian.
@@ -2765,7 +2797,7 @@ type Notification struct {
 	CreatedAt time.Time `json:"created_at"`
 	ID        int64     `json:"id"`
 
-	// Link the app's page of what it is about, "" when unknown: /events/{id}, /events/{id}#comment-{your comment's id} for a comment_reply, /chat, /withdraw, /deposit
+	// Link the app's page of what it is about, "" when unknown: /events/{id}, /events/{id}#comment-{your comment's id} for a comment_reply, /chat, /withdraw, /deposit, /profile, /invite
 	Link        *string                 `json:"link,omitempty"`
 	Message     string                  `json:"message"`
 	Read        bool                    `json:"read"`
@@ -3398,6 +3430,9 @@ type RegisterRequest struct {
 	Language *RegisterRequestLanguage `json:"language,omitempty"`
 	Name     string                   `json:"name"`
 	Password string                   `json:"password"`
+
+	// ReferralCode the code of the user who invited this one (GET /api/v1/users/me/referrals), compared case-insensitively after trimming spaces; optional
+	ReferralCode *string `json:"referral_code,omitempty"`
 }
 
 // RegisterRequestLanguage defines model for RegisterRequest.Language.
@@ -3503,6 +3538,51 @@ type SimpleTradeAction string
 // SimpleTradeToken defines model for SimpleTrade.Token.
 type SimpleTradeToken string
 
+// StatsDay defines model for StatsDay.
+type StatsDay struct {
+	ActiveTraders int64 `json:"active_traders"`
+
+	// Date Example: 2026-12-01
+	Date                openapi_types.Date `json:"date"`
+	DepositsKopecks     int64              `json:"deposits_kopecks"`
+	FeesKopecks         int64              `json:"fees_kopecks"`
+	NewUsers            int64              `json:"new_users"`
+	OpenInterestKopecks int64              `json:"open_interest_kopecks"`
+	Trades              int64              `json:"trades"`
+	VolumeKopecks       int64              `json:"volume_kopecks"`
+	WithdrawalsKopecks  int64              `json:"withdrawals_kopecks"`
+}
+
+// StatsOverview defines model for StatsOverview.
+type StatsOverview struct {
+	AsOf       time.Time        `json:"as_of"`
+	Today      StatsDay         `json:"today"`
+	TopMarkets []StatsTopMarket `json:"top_markets"`
+	Totals     StatsTotals      `json:"totals"`
+}
+
+// StatsTopMarket defines model for StatsTopMarket.
+type StatsTopMarket struct {
+	EventID       int64  `json:"event_id"`
+	EventName     string `json:"event_name"`
+	MarketID      int64  `json:"market_id"`
+	MarketName    string `json:"market_name"`
+	Trades        int64  `json:"trades"`
+	VolumeKopecks int64  `json:"volume_kopecks"`
+}
+
+// StatsTotals defines model for StatsTotals.
+type StatsTotals struct {
+	DepositsKopecks     int64 `json:"deposits_kopecks"`
+	FeesKopecks         int64 `json:"fees_kopecks"`
+	OpenInterestKopecks int64 `json:"open_interest_kopecks"`
+	Traders             int64 `json:"traders"`
+	Trades              int64 `json:"trades"`
+	Users               int64 `json:"users"`
+	VolumeKopecks       int64 `json:"volume_kopecks"`
+	WithdrawalsKopecks  int64 `json:"withdrawals_kopecks"`
+}
+
 // Status defines model for Status.
 type Status struct {
 	Status StatusStatus `json:"status"`
@@ -3595,7 +3675,7 @@ type StreamNotification struct {
 	} `json:"balances,omitempty"`
 	CreatedAt time.Time `json:"created_at"`
 
-	// Data what the notification says: market_name, side, action, shares, amount (kopecks), won (YES, NO or VOID), author, excerpt, event_name, other (an answer_added's Other answer), proposed (a disputed proposal's outcome), until (when a proposed outcome becomes final); for withdrawal_paid and withdrawal_rejected: amount, excerpt (the transaction hash or the reason) and other (the chain); chain and token_amount (a deposit_credited's); those its type uses
+	// Data what the notification says: market_name, side, action, shares, amount (kopecks), won (YES, NO or VOID), author, excerpt, event_name, other (an answer_added's Other answer), proposed (a disputed proposal's outcome), until (when a proposed outcome becomes final); for withdrawal_paid and withdrawal_rejected: amount, excerpt (the transaction hash or the reason) and other (the chain); chain and token_amount (a deposit_credited's); level (a level_up's); for referral_reward: amount and other (the invited user's public name); those its type uses
 	Data        *map[string]interface{}       `json:"data,omitempty"`
 	ID          int64                         `json:"id"`
 	Message     string                        `json:"message"`
@@ -3978,6 +4058,12 @@ type ScopeOrCrossOrigin struct {
 	Error  string  `json:"error"`
 }
 
+// StatsForbidden defines model for StatsForbidden.
+type StatsForbidden struct {
+	Detail *string `json:"detail,omitempty"`
+	Error  string  `json:"error"`
+}
+
 // TooLarge defines model for TooLarge.
 type TooLarge struct {
 	Detail *string `json:"detail,omitempty"`
@@ -4235,6 +4321,15 @@ type ListP2PAdsParams struct {
 
 	// Offset default 0
 	Offset *string `form:"offset,omitempty" json:"offset,omitempty"`
+}
+
+// GetStatsDailyParams defines parameters for GetStatsDaily.
+type GetStatsDailyParams struct {
+	// From the first day, YYYY-MM-DD (UTC); default 29 days before to
+	From *openapi_types.Date `form:"from,omitempty" json:"from,omitempty"`
+
+	// To the last day, YYYY-MM-DD (UTC), inclusive; default today
+	To *openapi_types.Date `form:"to,omitempty" json:"to,omitempty"`
 }
 
 // StreamParams defines parameters for Stream.
@@ -5777,12 +5872,36 @@ type ClientInterface interface {
 
 	// RegisterWithBody Create an account; returns the profile and an access token.
 	//
+	// With `referral_code` (another user's code, compared
+	// case-insensitively after trimming spaces) the new user is recorded
+	// as that user's referral: when their lifetime trade volume reaches
+	// PREDICTKIT_REFERRAL_QUALIFY_KOPECKS, the referrer gets
+	// PREDICTKIT_REFERRAL_REWARD_KOPECKS in bonus money, once. A code no
+	// user has, or a partner's sub-account's, is 400
+	// invalid_referral_code and nothing is created. When
+	// PREDICTKIT_SIGNUP_BONUS_KOPECKS is above 0, the new user's bonus
+	// balance starts with it. See docs/referrals-and-levels.md. Checks
+	// run 400 invalid_request (the body, then the account's fields),
+	// 400 invalid_referral_code, 409 email_taken.
+	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /api/v1/auth/register (the `Register` operationId).
 	RegisterWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// Register Create an account; returns the profile and an access token.
+	//
+	// With `referral_code` (another user's code, compared
+	// case-insensitively after trimming spaces) the new user is recorded
+	// as that user's referral: when their lifetime trade volume reaches
+	// PREDICTKIT_REFERRAL_QUALIFY_KOPECKS, the referrer gets
+	// PREDICTKIT_REFERRAL_REWARD_KOPECKS in bonus money, once. A code no
+	// user has, or a partner's sub-account's, is 400
+	// invalid_referral_code and nothing is created. When
+	// PREDICTKIT_SIGNUP_BONUS_KOPECKS is above 0, the new user's bonus
+	// balance starts with it. See docs/referrals-and-levels.md. Checks
+	// run 400 invalid_request (the body, then the account's fields),
+	// 400 invalid_referral_code, 409 email_taken.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -6951,6 +7070,41 @@ type ClientInterface interface {
 	// Corresponds with POST /api/v1/pools/{id}/answers (the `AddAnswer` operationId).
 	AddAnswer(ctx context.Context, id int64, body AddAnswerJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetStatsDaily The platform's figures per UTC day over a range (stats viewers and the operator).
+	//
+	// Every day of the range, first day first, zeros where nothing
+	// happened and the open interest carried forward from the day before.
+	// Money is in kopecks. `volume_kopecks` is the sum of the day's trades'
+	// LMSR cost (buys and sales, fees not included), `fees_kopecks` the sum
+	// of their fees, `trades` their number, `active_traders` the distinct
+	// users who traded (partner sub-accounts included), `new_users` the
+	// registrations (partner sub-accounts are none), `deposits_kopecks`
+	// the deposits credited that day, `withdrawals_kopecks` the withdrawals
+	// paid that day, `open_interest_kopecks` the traders' money in
+	// unresolved markets at the end of the day (buys' cost less sales'
+	// payouts; a market's leaves it the day it resolves or is voided).
+	//
+	// The caller is a user who is a stats viewer (a session, or a personal
+	// API key with the read scope) or the operator (the admin token); any
+	// other user is answered 403 `forbidden`. The figures are kept from the
+	// change log after the changes commit: a trade counts once the server
+	// has applied it, usually within a second.
+	//
+	// Corresponds with GET /api/v1/stats/daily (the `GetStatsDaily` operationId).
+	GetStatsDaily(ctx context.Context, params *GetStatsDailyParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetStatsOverview The platform's totals, today's figures and today's top markets (stats viewers and the operator).
+	//
+	// `totals` are the figures of all time (as `GET /api/v1/stats/daily`
+	// defines them; `traders` is the distinct users who ever traded,
+	// `users` the registrations, `open_interest_kopecks` the current open
+	// interest), `today` is today's day (UTC), `top_markets` the ten
+	// markets with the most volume today, most first (ties by market id).
+	// Access as for the daily figures.
+	//
+	// Corresponds with GET /api/v1/stats/overview (the `GetStatsOverview` operationId).
+	GetStatsOverview(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// Stream Live events (Server-Sent Events) of the topics you name.
 	//
 	// A `text/event-stream` of the change log: every trade, price,
@@ -7133,6 +7287,20 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /api/v1/users/me/positions/closed (the `GetMyClosedPositions` operationId).
 	GetMyClosedPositions(ctx context.Context, params *GetMyClosedPositionsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetMyReferrals The caller's referral code, invitation link, and what their invitations earned.
+	//
+	// `link` is the web app's registration page with the code
+	// (`/register?ref=CODE`), under PREDICTKIT_PUBLIC_URL when it is set,
+	// else on the origin the request came to. `referred` counts the users
+	// who registered with the code, `qualified` those of them whose
+	// lifetime trade volume reached `qualify_kopecks`, each of whom paid
+	// the caller `reward_kopecks` (the setting when they qualified) in
+	// bonus money, `earned_kopecks` in all. See
+	// docs/referrals-and-levels.md.
+	//
+	// Corresponds with GET /api/v1/users/me/referrals (the `GetMyReferrals` operationId).
+	GetMyReferrals(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetMyTrades The caller's own trades, newest first, keyset paged.
 	//
@@ -9003,6 +9171,18 @@ func (c *Client) RequestPasswordReset(ctx context.Context, body RequestPasswordR
 
 // RegisterWithBody Create an account; returns the profile and an access token.
 //
+// With `referral_code` (another user's code, compared
+// case-insensitively after trimming spaces) the new user is recorded
+// as that user's referral: when their lifetime trade volume reaches
+// PREDICTKIT_REFERRAL_QUALIFY_KOPECKS, the referrer gets
+// PREDICTKIT_REFERRAL_REWARD_KOPECKS in bonus money, once. A code no
+// user has, or a partner's sub-account's, is 400
+// invalid_referral_code and nothing is created. When
+// PREDICTKIT_SIGNUP_BONUS_KOPECKS is above 0, the new user's bonus
+// balance starts with it. See docs/referrals-and-levels.md. Checks
+// run 400 invalid_request (the body, then the account's fields),
+// 400 invalid_referral_code, 409 email_taken.
+//
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /api/v1/auth/register (the `Register` operationId).
@@ -9019,6 +9199,18 @@ func (c *Client) RegisterWithBody(ctx context.Context, contentType string, body 
 }
 
 // Register Create an account; returns the profile and an access token.
+//
+// With `referral_code` (another user's code, compared
+// case-insensitively after trimming spaces) the new user is recorded
+// as that user's referral: when their lifetime trade volume reaches
+// PREDICTKIT_REFERRAL_QUALIFY_KOPECKS, the referrer gets
+// PREDICTKIT_REFERRAL_REWARD_KOPECKS in bonus money, once. A code no
+// user has, or a partner's sub-account's, is 400
+// invalid_referral_code and nothing is created. When
+// PREDICTKIT_SIGNUP_BONUS_KOPECKS is above 0, the new user's bonus
+// balance starts with it. See docs/referrals-and-levels.md. Checks
+// run 400 invalid_request (the body, then the account's fields),
+// 400 invalid_referral_code, 409 email_taken.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -10827,6 +11019,61 @@ func (c *Client) AddAnswer(ctx context.Context, id int64, body AddAnswerJSONRequ
 	return c.Client.Do(req)
 }
 
+// GetStatsDaily The platform's figures per UTC day over a range (stats viewers and the operator).
+//
+// Every day of the range, first day first, zeros where nothing
+// happened and the open interest carried forward from the day before.
+// Money is in kopecks. `volume_kopecks` is the sum of the day's trades'
+// LMSR cost (buys and sales, fees not included), `fees_kopecks` the sum
+// of their fees, `trades` their number, `active_traders` the distinct
+// users who traded (partner sub-accounts included), `new_users` the
+// registrations (partner sub-accounts are none), `deposits_kopecks`
+// the deposits credited that day, `withdrawals_kopecks` the withdrawals
+// paid that day, `open_interest_kopecks` the traders' money in
+// unresolved markets at the end of the day (buys' cost less sales'
+// payouts; a market's leaves it the day it resolves or is voided).
+//
+// The caller is a user who is a stats viewer (a session, or a personal
+// API key with the read scope) or the operator (the admin token); any
+// other user is answered 403 `forbidden`. The figures are kept from the
+// change log after the changes commit: a trade counts once the server
+// has applied it, usually within a second.
+//
+// Corresponds with GET /api/v1/stats/daily (the `GetStatsDaily` operationId).
+func (c *Client) GetStatsDaily(ctx context.Context, params *GetStatsDailyParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetStatsDailyRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetStatsOverview The platform's totals, today's figures and today's top markets (stats viewers and the operator).
+//
+// `totals` are the figures of all time (as `GET /api/v1/stats/daily`
+// defines them; `traders` is the distinct users who ever traded,
+// `users` the registrations, `open_interest_kopecks` the current open
+// interest), `today` is today's day (UTC), `top_markets` the ten
+// markets with the most volume today, most first (ties by market id).
+// Access as for the daily figures.
+//
+// Corresponds with GET /api/v1/stats/overview (the `GetStatsOverview` operationId).
+func (c *Client) GetStatsOverview(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetStatsOverviewRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // Stream Live events (Server-Sent Events) of the topics you name.
 //
 // A `text/event-stream` of the change log: every trade, price,
@@ -11100,6 +11347,30 @@ func (c *Client) GetMyPnLChart(ctx context.Context, reqEditors ...RequestEditorF
 // Corresponds with GET /api/v1/users/me/positions/closed (the `GetMyClosedPositions` operationId).
 func (c *Client) GetMyClosedPositions(ctx context.Context, params *GetMyClosedPositionsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetMyClosedPositionsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetMyReferrals The caller's referral code, invitation link, and what their invitations earned.
+//
+// `link` is the web app's registration page with the code
+// (`/register?ref=CODE`), under PREDICTKIT_PUBLIC_URL when it is set,
+// else on the origin the request came to. `referred` counts the users
+// who registered with the code, `qualified` those of them whose
+// lifetime trade volume reached `qualify_kopecks`, each of whom paid
+// the caller `reward_kopecks` (the setting when they qualified) in
+// bonus money, `earned_kopecks` in all. See
+// docs/referrals-and-levels.md.
+//
+// Corresponds with GET /api/v1/users/me/referrals (the `GetMyReferrals` operationId).
+func (c *Client) GetMyReferrals(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetMyReferralsRequest(c.Server)
 	if err != nil {
 		return nil, err
 	}
@@ -15861,6 +16132,99 @@ func NewAddAnswerRequestWithBody(server string, id int64, contentType string, bo
 	return req, nil
 }
 
+// NewGetStatsDailyRequest constructs an http.Request for the GetStatsDaily method
+func NewGetStatsDailyRequest(server string, params *GetStatsDailyParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/stats/daily")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.From != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "from", *params.From, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.To != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "to", *params.To, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetStatsOverviewRequest constructs an http.Request for the GetStatsOverview method
+func NewGetStatsOverviewRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/stats/overview")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewStreamRequest constructs an http.Request for the Stream method
 func NewStreamRequest(server string, params *StreamParams) (*http.Request, error) {
 	var err error
@@ -16308,6 +16672,33 @@ func NewGetMyClosedPositionsRequest(server string, params *GetMyClosedPositionsP
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
 		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetMyReferralsRequest constructs an http.Request for the GetMyReferrals method
+func NewGetMyReferralsRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/users/me/referrals")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -17946,12 +18337,36 @@ type ClientWithResponsesInterface interface {
 
 	// RegisterWithBodyWithResponse Create an account; returns the profile and an access token.
 	//
+	// With `referral_code` (another user's code, compared
+	// case-insensitively after trimming spaces) the new user is recorded
+	// as that user's referral: when their lifetime trade volume reaches
+	// PREDICTKIT_REFERRAL_QUALIFY_KOPECKS, the referrer gets
+	// PREDICTKIT_REFERRAL_REWARD_KOPECKS in bonus money, once. A code no
+	// user has, or a partner's sub-account's, is 400
+	// invalid_referral_code and nothing is created. When
+	// PREDICTKIT_SIGNUP_BONUS_KOPECKS is above 0, the new user's bonus
+	// balance starts with it. See docs/referrals-and-levels.md. Checks
+	// run 400 invalid_request (the body, then the account's fields),
+	// 400 invalid_referral_code, 409 email_taken.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/v1/auth/register (the `Register` operationId).
 	RegisterWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RegisterResponse, error)
 
 	// RegisterWithResponse Create an account; returns the profile and an access token.
+	//
+	// With `referral_code` (another user's code, compared
+	// case-insensitively after trimming spaces) the new user is recorded
+	// as that user's referral: when their lifetime trade volume reaches
+	// PREDICTKIT_REFERRAL_QUALIFY_KOPECKS, the referrer gets
+	// PREDICTKIT_REFERRAL_REWARD_KOPECKS in bonus money, once. A code no
+	// user has, or a partner's sub-account's, is 400
+	// invalid_referral_code and nothing is created. When
+	// PREDICTKIT_SIGNUP_BONUS_KOPECKS is above 0, the new user's bonus
+	// balance starts with it. See docs/referrals-and-levels.md. Checks
+	// run 400 invalid_request (the body, then the account's fields),
+	// 400 invalid_referral_code, 409 email_taken.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -19174,6 +19589,45 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /api/v1/pools/{id}/answers (the `AddAnswer` operationId).
 	AddAnswerWithResponse(ctx context.Context, id int64, body AddAnswerJSONRequestBody, reqEditors ...RequestEditorFn) (*AddAnswerResponse, error)
 
+	// GetStatsDailyWithResponse The platform's figures per UTC day over a range (stats viewers and the operator).
+	//
+	// Every day of the range, first day first, zeros where nothing
+	// happened and the open interest carried forward from the day before.
+	// Money is in kopecks. `volume_kopecks` is the sum of the day's trades'
+	// LMSR cost (buys and sales, fees not included), `fees_kopecks` the sum
+	// of their fees, `trades` their number, `active_traders` the distinct
+	// users who traded (partner sub-accounts included), `new_users` the
+	// registrations (partner sub-accounts are none), `deposits_kopecks`
+	// the deposits credited that day, `withdrawals_kopecks` the withdrawals
+	// paid that day, `open_interest_kopecks` the traders' money in
+	// unresolved markets at the end of the day (buys' cost less sales'
+	// payouts; a market's leaves it the day it resolves or is voided).
+	//
+	// The caller is a user who is a stats viewer (a session, or a personal
+	// API key with the read scope) or the operator (the admin token); any
+	// other user is answered 403 `forbidden`. The figures are kept from the
+	// change log after the changes commit: a trade counts once the server
+	// has applied it, usually within a second.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/stats/daily (the `GetStatsDaily` operationId).
+	GetStatsDailyWithResponse(ctx context.Context, params *GetStatsDailyParams, reqEditors ...RequestEditorFn) (*GetStatsDailyResponse, error)
+
+	// GetStatsOverviewWithResponse The platform's totals, today's figures and today's top markets (stats viewers and the operator).
+	//
+	// `totals` are the figures of all time (as `GET /api/v1/stats/daily`
+	// defines them; `traders` is the distinct users who ever traded,
+	// `users` the registrations, `open_interest_kopecks` the current open
+	// interest), `today` is today's day (UTC), `top_markets` the ten
+	// markets with the most volume today, most first (ties by market id).
+	// Access as for the daily figures.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/stats/overview (the `GetStatsOverview` operationId).
+	GetStatsOverviewWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetStatsOverviewResponse, error)
+
 	// StreamWithResponse Live events (Server-Sent Events) of the topics you name.
 	//
 	// A `text/event-stream` of the change log: every trade, price,
@@ -19372,6 +19826,22 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /api/v1/users/me/positions/closed (the `GetMyClosedPositions` operationId).
 	GetMyClosedPositionsWithResponse(ctx context.Context, params *GetMyClosedPositionsParams, reqEditors ...RequestEditorFn) (*GetMyClosedPositionsResponse, error)
+
+	// GetMyReferralsWithResponse The caller's referral code, invitation link, and what their invitations earned.
+	//
+	// `link` is the web app's registration page with the code
+	// (`/register?ref=CODE`), under PREDICTKIT_PUBLIC_URL when it is set,
+	// else on the origin the request came to. `referred` counts the users
+	// who registered with the code, `qualified` those of them whose
+	// lifetime trade volume reached `qualify_kopecks`, each of whom paid
+	// the caller `reward_kopecks` (the setting when they qualified) in
+	// bonus money, `earned_kopecks` in all. See
+	// docs/referrals-and-levels.md.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/users/me/referrals (the `GetMyReferrals` operationId).
+	GetMyReferralsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetMyReferralsResponse, error)
 
 	// GetMyTradesWithResponse The caller's own trades, newest first, keyset paged.
 	//
@@ -24132,7 +24602,10 @@ type RegisterResponse struct {
 	// JSON201 the response for an HTTP 201 `application/json` response
 	JSON201 *AuthResponse
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *InvalidRequest
+	JSON400 *struct {
+		Detail *string `json:"detail,omitempty"`
+		Error  string  `json:"error"`
+	}
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *ScopeOrCrossOrigin
 	// JSON409 the response for an HTTP 409 `application/json` response
@@ -24158,7 +24631,10 @@ func (r RegisterResponse) GetJSON201() *AuthResponse {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r RegisterResponse) GetJSON400() *InvalidRequest {
+func (r RegisterResponse) GetJSON400() *struct {
+	Detail *string `json:"detail,omitempty"`
+	Error  string  `json:"error"`
+} {
 	return r.JSON400
 }
 
@@ -28358,6 +28834,161 @@ func (r AddAnswerResponse) ContentType() string {
 	return ""
 }
 
+type GetStatsDailyResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Days []StatsDay `json:"days"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *struct {
+		Detail *string `json:"detail,omitempty"`
+		Error  string  `json:"error"`
+	}
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *StatsForbidden
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetStatsDailyResponse) GetJSON200() *struct {
+	Days []StatsDay `json:"days"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetStatsDailyResponse) GetJSON400() *struct {
+	Detail *string `json:"detail,omitempty"`
+	Error  string  `json:"error"`
+} {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetStatsDailyResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetStatsDailyResponse) GetJSON403() *StatsForbidden {
+	return r.JSON403
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r GetStatsDailyResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetStatsDailyResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetStatsDailyResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetStatsDailyResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetStatsDailyResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetStatsDailyResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetStatsOverviewResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *StatsOverview
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *StatsForbidden
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetStatsOverviewResponse) GetJSON200() *StatsOverview {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetStatsOverviewResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetStatsOverviewResponse) GetJSON403() *StatsForbidden {
+	return r.JSON403
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r GetStatsOverviewResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetStatsOverviewResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetStatsOverviewResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetStatsOverviewResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetStatsOverviewResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetStatsOverviewResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // StreamResponse200Headers the declared response headers of an HTTP 200 response for Stream
 type StreamResponse200Headers struct {
 	CacheControl *string
@@ -29142,6 +29773,105 @@ func (r GetMyClosedPositionsResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetMyClosedPositionsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetMyReferralsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Code the caller's referral code
+		Code          string `json:"code"`
+		EarnedKopecks int64  `json:"earned_kopecks"`
+
+		// Link the invitation link: <public URL or request origin>/register?ref=<code>
+		Link      string `json:"link"`
+		Qualified int64  `json:"qualified"`
+
+		// QualifyKopecks PREDICTKIT_REFERRAL_QUALIFY_KOPECKS: the lifetime trade volume at which a referred user qualifies
+		QualifyKopecks int64 `json:"qualify_kopecks"`
+		Referred       int64 `json:"referred"`
+
+		// RewardKopecks PREDICTKIT_REFERRAL_REWARD_KOPECKS: the reward of one qualified referral, in bonus money
+		RewardKopecks int64 `json:"reward_kopecks"`
+	}
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ScopeOrCrossOrigin
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetMyReferralsResponse) GetJSON200() *struct {
+	// Code the caller's referral code
+	Code          string `json:"code"`
+	EarnedKopecks int64  `json:"earned_kopecks"`
+
+	// Link the invitation link: <public URL or request origin>/register?ref=<code>
+	Link      string `json:"link"`
+	Qualified int64  `json:"qualified"`
+
+	// QualifyKopecks PREDICTKIT_REFERRAL_QUALIFY_KOPECKS: the lifetime trade volume at which a referred user qualifies
+	QualifyKopecks int64 `json:"qualify_kopecks"`
+	Referred       int64 `json:"referred"`
+
+	// RewardKopecks PREDICTKIT_REFERRAL_REWARD_KOPECKS: the reward of one qualified referral, in bonus money
+	RewardKopecks int64 `json:"reward_kopecks"`
+} {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetMyReferralsResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetMyReferralsResponse) GetJSON403() *ScopeOrCrossOrigin {
+	return r.JSON403
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r GetMyReferralsResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetMyReferralsResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetMyReferralsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetMyReferralsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetMyReferralsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetMyReferralsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -31746,6 +32476,18 @@ func (c *ClientWithResponses) RequestPasswordResetWithResponse(ctx context.Conte
 
 // RegisterWithBodyWithResponse Create an account; returns the profile and an access token.
 //
+// With `referral_code` (another user's code, compared
+// case-insensitively after trimming spaces) the new user is recorded
+// as that user's referral: when their lifetime trade volume reaches
+// PREDICTKIT_REFERRAL_QUALIFY_KOPECKS, the referrer gets
+// PREDICTKIT_REFERRAL_REWARD_KOPECKS in bonus money, once. A code no
+// user has, or a partner's sub-account's, is 400
+// invalid_referral_code and nothing is created. When
+// PREDICTKIT_SIGNUP_BONUS_KOPECKS is above 0, the new user's bonus
+// balance starts with it. See docs/referrals-and-levels.md. Checks
+// run 400 invalid_request (the body, then the account's fields),
+// 400 invalid_referral_code, 409 email_taken.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /api/v1/auth/register (the `Register` operationId).
@@ -31758,6 +32500,18 @@ func (c *ClientWithResponses) RegisterWithBodyWithResponse(ctx context.Context, 
 }
 
 // RegisterWithResponse Create an account; returns the profile and an access token.
+//
+// With `referral_code` (another user's code, compared
+// case-insensitively after trimming spaces) the new user is recorded
+// as that user's referral: when their lifetime trade volume reaches
+// PREDICTKIT_REFERRAL_QUALIFY_KOPECKS, the referrer gets
+// PREDICTKIT_REFERRAL_REWARD_KOPECKS in bonus money, once. A code no
+// user has, or a partner's sub-account's, is 400
+// invalid_referral_code and nothing is created. When
+// PREDICTKIT_SIGNUP_BONUS_KOPECKS is above 0, the new user's bonus
+// balance starts with it. See docs/referrals-and-levels.md. Checks
+// run 400 invalid_request (the body, then the account's fields),
+// 400 invalid_referral_code, 409 email_taken.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -33364,6 +34118,57 @@ func (c *ClientWithResponses) AddAnswerWithResponse(ctx context.Context, id int6
 	return ParseAddAnswerResponse(rsp)
 }
 
+// GetStatsDailyWithResponse The platform's figures per UTC day over a range (stats viewers and the operator).
+//
+// Every day of the range, first day first, zeros where nothing
+// happened and the open interest carried forward from the day before.
+// Money is in kopecks. `volume_kopecks` is the sum of the day's trades'
+// LMSR cost (buys and sales, fees not included), `fees_kopecks` the sum
+// of their fees, `trades` their number, `active_traders` the distinct
+// users who traded (partner sub-accounts included), `new_users` the
+// registrations (partner sub-accounts are none), `deposits_kopecks`
+// the deposits credited that day, `withdrawals_kopecks` the withdrawals
+// paid that day, `open_interest_kopecks` the traders' money in
+// unresolved markets at the end of the day (buys' cost less sales'
+// payouts; a market's leaves it the day it resolves or is voided).
+//
+// The caller is a user who is a stats viewer (a session, or a personal
+// API key with the read scope) or the operator (the admin token); any
+// other user is answered 403 `forbidden`. The figures are kept from the
+// change log after the changes commit: a trade counts once the server
+// has applied it, usually within a second.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/stats/daily (the `GetStatsDaily` operationId).
+func (c *ClientWithResponses) GetStatsDailyWithResponse(ctx context.Context, params *GetStatsDailyParams, reqEditors ...RequestEditorFn) (*GetStatsDailyResponse, error) {
+	rsp, err := c.GetStatsDaily(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetStatsDailyResponse(rsp)
+}
+
+// GetStatsOverviewWithResponse The platform's totals, today's figures and today's top markets (stats viewers and the operator).
+//
+// `totals` are the figures of all time (as `GET /api/v1/stats/daily`
+// defines them; `traders` is the distinct users who ever traded,
+// `users` the registrations, `open_interest_kopecks` the current open
+// interest), `today` is today's day (UTC), `top_markets` the ten
+// markets with the most volume today, most first (ties by market id).
+// Access as for the daily figures.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/stats/overview (the `GetStatsOverview` operationId).
+func (c *ClientWithResponses) GetStatsOverviewWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetStatsOverviewResponse, error) {
+	rsp, err := c.GetStatsOverview(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetStatsOverviewResponse(rsp)
+}
+
 // StreamWithResponse Live events (Server-Sent Events) of the topics you name.
 //
 // A `text/event-stream` of the change log: every trade, price,
@@ -33621,6 +34426,28 @@ func (c *ClientWithResponses) GetMyClosedPositionsWithResponse(ctx context.Conte
 		return nil, err
 	}
 	return ParseGetMyClosedPositionsResponse(rsp)
+}
+
+// GetMyReferralsWithResponse The caller's referral code, invitation link, and what their invitations earned.
+//
+// `link` is the web app's registration page with the code
+// (`/register?ref=CODE`), under PREDICTKIT_PUBLIC_URL when it is set,
+// else on the origin the request came to. `referred` counts the users
+// who registered with the code, `qualified` those of them whose
+// lifetime trade volume reached `qualify_kopecks`, each of whom paid
+// the caller `reward_kopecks` (the setting when they qualified) in
+// bonus money, `earned_kopecks` in all. See
+// docs/referrals-and-levels.md.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/users/me/referrals (the `GetMyReferrals` operationId).
+func (c *ClientWithResponses) GetMyReferralsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetMyReferralsResponse, error) {
+	rsp, err := c.GetMyReferrals(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetMyReferralsResponse(rsp)
 }
 
 // GetMyTradesWithResponse The caller's own trades, newest first, keyset paged.
@@ -37701,7 +38528,10 @@ func ParseRegisterResponse(rsp *http.Response) (*RegisterResponse, error) {
 		response.JSON201 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest InvalidRequest
+		var dest struct {
+			Detail *string `json:"detail,omitempty"`
+			Error  string  `json:"error"`
+		}
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -41170,6 +42000,126 @@ func ParseAddAnswerResponse(rsp *http.Response) (*AddAnswerResponse, error) {
 	return response, nil
 }
 
+// ParseGetStatsDailyResponse parses an HTTP response from a GetStatsDailyWithResponse call
+func ParseGetStatsDailyResponse(rsp *http.Response) (*GetStatsDailyResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetStatsDailyResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Days []StatsDay `json:"days"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest struct {
+			Detail *string `json:"detail,omitempty"`
+			Error  string  `json:"error"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest StatsForbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetStatsOverviewResponse parses an HTTP response from a GetStatsOverviewWithResponse call
+func ParseGetStatsOverviewResponse(rsp *http.Response) (*GetStatsOverviewResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetStatsOverviewResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest StatsOverview
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest StatsForbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseStreamResponse parses an HTTP response from a StreamWithResponse call
 func ParseStreamResponse(rsp *http.Response) (*StreamResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -41777,6 +42727,75 @@ func ParseGetMyClosedPositionsResponse(rsp *http.Response) (*GetMyClosedPosition
 			return nil, err
 		}
 		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ScopeOrCrossOrigin
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetMyReferralsResponse parses an HTTP response from a GetMyReferralsWithResponse call
+func ParseGetMyReferralsResponse(rsp *http.Response) (*GetMyReferralsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetMyReferralsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Code the caller's referral code
+			Code          string `json:"code"`
+			EarnedKopecks int64  `json:"earned_kopecks"`
+
+			// Link the invitation link: <public URL or request origin>/register?ref=<code>
+			Link      string `json:"link"`
+			Qualified int64  `json:"qualified"`
+
+			// QualifyKopecks PREDICTKIT_REFERRAL_QUALIFY_KOPECKS: the lifetime trade volume at which a referred user qualifies
+			QualifyKopecks int64 `json:"qualify_kopecks"`
+			Referred       int64 `json:"referred"`
+
+			// RewardKopecks PREDICTKIT_REFERRAL_REWARD_KOPECKS: the reward of one qualified referral, in bonus money
+			RewardKopecks int64 `json:"reward_kopecks"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest Unauthorized

@@ -40,11 +40,11 @@ func TestParseLevels(t *testing.T) {
 	})
 	for name, s := range map[string]string{
 		"a list not starting at zero is refused": "100,200",
-		"a list going down is refused":          "0,200,100",
-		"a repeated threshold is refused":       "0,100,100",
-		"a word is refused":                     "0,lots",
-		"a negative threshold is refused":       "0,-5",
-		"an empty item is refused":              "0,,100",
+		"a list going down is refused":           "0,200,100",
+		"a repeated threshold is refused":        "0,100,100",
+		"a word is refused":                      "0,lots",
+		"a negative threshold is refused":        "0,-5",
+		"an empty item is refused":               "0,,100",
 	} {
 		t.Run(name, func(t *testing.T) {
 			if _, err := growth.ParseLevels(s); !errors.Is(err, growth.ErrLevels) {

@@ -91,7 +91,9 @@ type Row struct {
 	Name      string
 	AvatarURL *string
 	// Hidden: the trader's profile is hidden.
-	Hidden              bool
+	Hidden bool
+	// Level is the trader's level (package growth).
+	Level               int
 	PnL, Volume, Trades int64
 }
 
@@ -102,6 +104,7 @@ type Entry struct {
 	UserID              int64
 	Name                string
 	AvatarURL           *string
+	Level               int
 	PnL, Volume, Trades int64
 }
 
@@ -185,7 +188,7 @@ func (s *Service) Top(ctx context.Context, q Query) ([]Entry, error) {
 	}
 	out := make([]Entry, len(rows))
 	for i, r := range rows {
-		e := Entry{Rank: i + 1, UserID: r.UserID, Name: r.Name, AvatarURL: r.AvatarURL, PnL: r.PnL, Volume: r.Volume, Trades: r.Trades}
+		e := Entry{Rank: i + 1, UserID: r.UserID, Name: r.Name, AvatarURL: r.AvatarURL, Level: r.Level, PnL: r.PnL, Volume: r.Volume, Trades: r.Trades}
 		if r.Hidden {
 			e.UserID, e.Name, e.AvatarURL = 0, "Anonymous", nil
 		}

@@ -53,6 +53,8 @@ type modelStats struct {
 	// The making of markets: proposals made and decided, answers added,
 	// disputes, proposals settled at their deadline.
 	proposals, decisions, answers, disputes, due int
+	// rewards are the referral rewards paid.
+	rewards int
 }
 
 func (s *modelStats) sum(o modelStats) {
@@ -60,12 +62,13 @@ func (s *modelStats) sum(o modelStats) {
 	s.voids, s.byOperator = s.voids+o.voids, s.byOperator+o.byOperator
 	s.moves, s.closed = s.moves+o.moves, s.closed+o.closed
 	s.proposals, s.decisions, s.answers, s.disputes, s.due = s.proposals+o.proposals, s.decisions+o.decisions, s.answers+o.answers, s.disputes+o.disputes, s.due+o.due
+	s.rewards += o.rewards
 }
 
 // making describes the figures of the making of markets.
 func (s modelStats) making() string {
-	return fmt.Sprintf("%d proposals (%d decided), %d answers added, %d disputes, %d proposals settled at their deadline",
-		s.proposals, s.decisions, s.answers, s.disputes, s.due)
+	return fmt.Sprintf("%d proposals (%d decided), %d answers added, %d disputes, %d proposals settled at their deadline, %d referral rewards",
+		s.proposals, s.decisions, s.answers, s.disputes, s.due, s.rewards)
 }
 
 func (s *modelStats) add(o op, out outcome) {
@@ -211,6 +214,11 @@ func runModel(t *testing.T, seed uint64, ops int, pg bool) modelStats {
 			if err := checkHolders(w, sh, touched); err != nil {
 				fail(step, "%s: after %s: %v", w.name, o, err)
 			}
+			if o.kind == opGrowth {
+				if err := checkGrowth(w, sh); err != nil {
+					fail(step, "%s: after %s: %v", w.name, o, err)
+				}
+			}
 			if o.kind != opNewEvent && o.kind != opDeposit && o.kind != opFundFloat && sh.markets[o.market].exclusive {
 				if err := checkPool(w, o.market); err != nil {
 					fail(step, "%s: after %s: %v", w.name, o, err)
@@ -235,6 +243,20 @@ func runModel(t *testing.T, seed uint64, ops int, pg bool) modelStats {
 			}
 		}
 	}
+	// The growth consumer catches up at the end, as it does on a server.
+	last := op{kind: opGrowth, amount: 1 + int64(seed%8), retry: -1}
+	for _, w := range worlds {
+		if _, err := w.apply(last); err != nil {
+			fail(ops, "%s: %s: %v", w.name, last, err)
+		}
+	}
+	sh.record(last, outcome{})
+	for _, w := range worlds {
+		if err := checkGrowth(w, sh); err != nil {
+			fail(ops, "%s at the end: %v", w.name, err)
+		}
+	}
+	stats.rewards = sh.growth.rewards
 	// The end: every account of every world, the floats, every holder's
 	// balance and positions, and every market's trade log.
 	every := everyHolder()

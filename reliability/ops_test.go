@@ -115,6 +115,8 @@ func (o op) String() string {
 	case opPropose, opDecide, opAddAnswer, opDispute, opSettleDue:
 		s, _ := o.makingString()
 		return s
+	case opGrowth:
+		return fmt.Sprintf("the growth consumer catches up, %d entries per apply", o.amount)
 	case opMoveFinish:
 		who := "its creator"
 		if o.bonus {
@@ -211,11 +213,15 @@ type shadow struct {
 	// creator's close proposes (ops_making_test.go).
 	proposals []shadowProposal
 	challenge bool
+	// growth is what the growth consumer owes (growth_test.go).
+	growth shadowGrowth
 }
 
 func newShadow() *shadow {
-	return &shadow{balance: map[holder]int64{}, bonus: map[holder]int64{}, subs: map[holder]bool{}, floats: make([]int64, modelPartners), pos: map[posKey]int64{}, net: map[posKey]int64{},
+	s := &shadow{balance: map[holder]int64{}, bonus: map[holder]int64{}, subs: map[holder]bool{}, floats: make([]int64, modelPartners), pos: map[posKey]int64{}, net: map[posKey]int64{},
 		bonusPos: map[posKey]int64{}, bonusNet: map[posKey]int64{}}
+	s.initGrowth()
+	return s
 }
 
 // live lists the markets that take trades now.
@@ -313,6 +319,10 @@ func (g *gen) next(s *shadow) op {
 		return o
 	}
 	if g.chance(0.1) && g.making(s, &o) {
+		return o
+	}
+	if g.chance(0.04) {
+		g.growthOp(&o)
 		return o
 	}
 	switch x := g.r.Float64(); {
@@ -476,7 +486,7 @@ func (s *shadow) expect(o op) (want string, ok bool) {
 			return "invalid:amount_kopecks", true
 		}
 		return "", true
-	case opFundFloat:
+	case opFundFloat, opGrowth:
 		return "", true
 	case opSetActive:
 		return "", true
@@ -579,6 +589,7 @@ func (s *shadow) record(o op, out outcome) []holder {
 			s.balance[h] -= out.Amount
 		}
 		s.opened(posKey{h, o.market, o.side}, out.Shares, out.Amount)
+		s.countVolume(o, out)
 		if o.bonus {
 			s.bonusPos[posKey{h, o.market, o.side}] += out.Shares
 			s.bonusNet[posKey{h, o.market, o.side}] += out.Amount
@@ -592,6 +603,7 @@ func (s *shadow) record(o op, out outcome) []holder {
 		s.bonus[h] += toBonus
 		s.balance[h] += out.Amount - toBonus
 		s.sold(k, out.Shares, out.Amount)
+		s.countVolume(o, out)
 		s.markets[o.market].trades++
 		return []holder{h}
 	case opPartnerBet:
@@ -624,6 +636,8 @@ func (s *shadow) record(o op, out outcome) []holder {
 		}
 	case opSettle:
 		return s.recordSettle(o)
+	case opGrowth:
+		return s.recordGrowth()
 	case opPropose, opDecide, opAddAnswer, opDispute, opSettleDue:
 		return s.recordMaking(o)
 	}

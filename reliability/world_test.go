@@ -65,6 +65,7 @@ func newWorld(t testing.TB, name string, s store) *world {
 	t.Helper()
 	acc := account.NewService(s)
 	acc.BcryptCost = bcrypt.MinCost
+	acc.SignupBonus = modelGrowth.SignupBonusKopecks
 	w := &world{
 		name: name, ctx: context.Background(), store: s, accounts: acc,
 		markets:  market.NewService(s, acc),
@@ -80,12 +81,8 @@ func newWorld(t testing.TB, name string, s store) *world {
 	if w.creator, err = acc.SetRoles(w.ctx, w.creator.ID, account.RolesPatch{IsCreator: &yes}); err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
-	for i := range modelUsers {
-		u, _, err := acc.Register(w.ctx, account.Registration{Email: fmt.Sprintf("user%d@model.test", i), Password: "password123", Name: fmt.Sprintf("User %d", i)})
-		if err != nil {
-			t.Fatalf("%s: register user %d: %v", name, i, err)
-		}
-		w.users = append(w.users, u)
+	if err := w.registerAll("password123"); err != nil {
+		t.Fatalf("%s: %v", name, err)
 	}
 	for i := range modelPartners {
 		p, _, err := w.partners.CreatePartner(w.ctx, fmt.Sprintf("Partner %d", i))
@@ -265,6 +262,8 @@ func (w *world) apply(o op) (outcome, error) {
 		}
 	case opNewEvent:
 		err = w.newEvent(o.newMarkets, o.window)
+	case opGrowth:
+		out, err = w.applyGrowth(o)
 	case opMoveFinish:
 		m := w.mkts[o.market]
 		var p *market.Pool
@@ -347,6 +346,7 @@ func (w *world) ledger() (map[string]int64, error) {
 	names := map[account.Ref]string{
 		account.Treasury: "treasury", account.External: "external",
 		account.UserAccount(w.creator.ID): "creator", account.BonusAccount(w.creator.ID): "creator's bonus",
+		account.SignupBonuses: "sign-up bonuses", account.ReferralRewards: "referral rewards",
 	}
 	for i, u := range w.users {
 		names[account.UserAccount(u.ID)] = fmt.Sprintf("user %d", i)

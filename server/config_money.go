@@ -7,8 +7,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/predictkit/predictkit/account"
+	"github.com/predictkit/predictkit/deposit"
 	"github.com/predictkit/predictkit/wallet"
 )
 
@@ -28,6 +30,15 @@ type ChainConfig struct {
 	// KopecksPerToken is the operator's rate: what one whole token is
 	// credited as.
 	KopecksPerToken int64
+	// StartBlock is the first block read on a chain the server has never
+	// read (0: the blocks still short of their confirmations at the head
+	// then); it matters once, when a chain is first watched.
+	StartBlock int64
+	// LogRange is the most blocks one eth_getLogs asks for (nodes and
+	// providers refuse wide ranges, some past a few thousand blocks);
+	// Poll is the pause between looks once the watcher has caught up.
+	LogRange int64
+	Poll     time.Duration
 }
 
 // ChainSettings holds the settings of every chain predictkit knows,
@@ -57,10 +68,10 @@ func (s *ChainSettings) Of(name string) *ChainConfig {
 // practice; the RPC URL, the token and the rate are the operator's to set.
 func defaultChainSettings() ChainSettings {
 	return ChainSettings{
-		Ethereum: ChainConfig{Decimals: 6, Confirmations: 12},
-		BSC:      ChainConfig{Decimals: 18, Confirmations: 15},
-		Polygon:  ChainConfig{Decimals: 6, Confirmations: 128},
-		Tron:     ChainConfig{Decimals: 6, Confirmations: 20},
+		Ethereum: ChainConfig{Decimals: 6, Confirmations: 12, LogRange: deposit.DefaultMaxRange, Poll: deposit.DefaultPoll},
+		BSC:      ChainConfig{Decimals: 18, Confirmations: 15, LogRange: deposit.DefaultMaxRange, Poll: deposit.DefaultPoll},
+		Polygon:  ChainConfig{Decimals: 6, Confirmations: 128, LogRange: deposit.DefaultMaxRange, Poll: deposit.DefaultPoll},
+		Tron:     ChainConfig{Decimals: 6, Confirmations: 20, LogRange: deposit.DefaultMaxRange, Poll: deposit.DefaultPoll},
 	}
 }
 
@@ -75,6 +86,9 @@ const (
 	maxTokenDecimals   = 36
 	maxConfirmations   = 100_000
 	maxKopecksPerToken = 1_000_000_000_000
+	maxStartBlock      = 1 << 53
+	maxLogRange        = 1_000_000
+	maxPoll            = 10 * time.Minute
 )
 
 // moneySettings are the settings of money in and out: the wallets'
@@ -101,6 +115,9 @@ func moneySettings() []setting {
 			intSetting(flag+"-decimals", "PREDICTKIT_CHAIN_"+up+"_DECIMALS", "decimals of the "+name+" token: one token is 10^decimals units", 0, maxTokenDecimals, func(c *Config) *int { return &of(c).Decimals }),
 			intSetting(flag+"-confirmations", "PREDICTKIT_CHAIN_"+up+"_CONFIRMATIONS", "blocks (the transfer's own included) a "+name+" deposit waits for before it is credited", 1, maxConfirmations, func(c *Config) *int { return &of(c).Confirmations }),
 			int64Setting(flag+"-kopecks-per-token", "PREDICTKIT_CHAIN_"+up+"_KOPECKS_PER_TOKEN", "kopecks one whole "+name+" token is credited as (the operator's rate)", 0, maxKopecksPerToken, func(c *Config) *int64 { return &of(c).KopecksPerToken }),
+			int64Setting(flag+"-start-block", "PREDICTKIT_CHAIN_"+up+"_START_BLOCK", "first "+name+" block read when the chain is first watched (0: the blocks still short of their confirmations then); later starts go on from where the watcher stopped", 0, maxStartBlock, func(c *Config) *int64 { return &of(c).StartBlock }),
+			int64Setting(flag+"-log-range", "PREDICTKIT_CHAIN_"+up+"_LOG_RANGE", "most "+name+" blocks one eth_getLogs asks for (lower it for a provider that refuses wide ranges)", 1, maxLogRange, func(c *Config) *int64 { return &of(c).LogRange }),
+			optionalDurationSetting(flag+"-poll", "PREDICTKIT_CHAIN_"+up+"_POLL", "pause between looks at the "+name+" head once the watcher has caught up", time.Millisecond*100, maxPoll, "must be a duration from 100ms to 10m, such as 5s", func(c *Config) *time.Duration { return &of(c).Poll }),
 		)
 	}
 	return ss

@@ -4,6 +4,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/predictkit/predictkit/server"
 )
@@ -28,6 +29,9 @@ func TestMoneyConfig(t *testing.T) {
 		"PREDICTKIT_CHAIN_TRON_KOPECKS_PER_TOKEN":     "9000",
 		"PREDICTKIT_CHAIN_TRON_CONFIRMATIONS":         "3",
 		"PREDICTKIT_WITHDRAWAL_DAILY_LIMIT_KOPECKS":   "500000",
+		"PREDICTKIT_CHAIN_TRON_START_BLOCK":           "61000000",
+		"PREDICTKIT_CHAIN_TRON_LOG_RANGE":             "100",
+		"PREDICTKIT_CHAIN_TRON_POLL":                  "3s",
 	}
 	load := func(t *testing.T, change map[string]string) (server.Config, error) {
 		t.Helper()
@@ -47,7 +51,9 @@ func TestMoneyConfig(t *testing.T) {
 		}
 		eth, tron := c.ChainSettings.Of("ethereum"), c.ChainSettings.Of("tron")
 		if strings.Join(c.Chains, ",") != "ethereum,tron" || eth.Decimals != 6 || eth.Confirmations != 12 || eth.KopecksPerToken != 9000 ||
-			tron.Confirmations != 3 || tron.Token != "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t" || c.WithdrawalDailyLimitKopecks != 500000 {
+			tron.Confirmations != 3 || tron.Token != "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t" || c.WithdrawalDailyLimitKopecks != 500000 ||
+			tron.StartBlock != 61_000_000 || tron.LogRange != 100 || tron.Poll != 3*time.Second ||
+			eth.StartBlock != 0 || eth.LogRange != 500 || eth.Poll != 5*time.Second {
 			t.Fatalf("config %+v", c)
 		}
 	})
@@ -65,6 +71,9 @@ func TestMoneyConfig(t *testing.T) {
 		{"a TRON token given in hex is refused", map[string]string{"PREDICTKIT_CHAIN_TRON_TOKEN": "0xdAC17F958D2ee523a2206206994597C13D831ec7"}, "PREDICTKIT_CHAIN_TRON_TOKEN"},
 		{"a watched chain needs a rate", map[string]string{"PREDICTKIT_CHAIN_TRON_KOPECKS_PER_TOKEN": "0"}, "PREDICTKIT_CHAIN_TRON_KOPECKS_PER_TOKEN"},
 		{"no confirmations is refused", map[string]string{"PREDICTKIT_CHAIN_TRON_CONFIRMATIONS": "0"}, "PREDICTKIT_CHAIN_TRON_CONFIRMATIONS"},
+		{"a log range of no blocks is refused", map[string]string{"PREDICTKIT_CHAIN_TRON_LOG_RANGE": "0"}, "PREDICTKIT_CHAIN_TRON_LOG_RANGE"},
+		{"a negative start block is refused", map[string]string{"PREDICTKIT_CHAIN_ETHEREUM_START_BLOCK": "-5"}, "PREDICTKIT_CHAIN_ETHEREUM_START_BLOCK"},
+		{"a poll of an hour is refused", map[string]string{"PREDICTKIT_CHAIN_TRON_POLL": "1h"}, "PREDICTKIT_CHAIN_TRON_POLL"},
 		{"a negative daily limit is refused", map[string]string{"PREDICTKIT_WITHDRAWAL_DAILY_LIMIT_KOPECKS": "-1"}, "PREDICTKIT_WITHDRAWAL_DAILY_LIMIT_KOPECKS"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

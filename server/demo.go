@@ -88,7 +88,7 @@ type Demo struct {
 func SeedDemo(ctx context.Context, accounts *account.Service, markets *market.Service) (*Demo, error) {
 	d := &Demo{}
 	reg := func(email, name string, balance, bonus int64) (*account.User, error) {
-		u, _, err := accounts.Register(ctx, account.Registration{Email: email, Password: DemoPassword, Name: name})
+		u, _, err := accounts.Register(ctx, account.Registration{Email: email, Password: DemoPassword, Name: name, Seeded: true})
 		if err != nil {
 			return nil, fmt.Errorf("register %s: %w", email, err)
 		}
@@ -109,7 +109,7 @@ func SeedDemo(ctx context.Context, accounts *account.Service, markets *market.Se
 		return nil, err
 	}
 	yes := true
-	if creator, err = accounts.SetRoles(ctx, creator.ID, account.RolesPatch{IsCreator: &yes}); err != nil {
+	if creator, err = accounts.SetRoles(ctx, creator.ID, account.RolesPatch{IsCreator: &yes, IsStatsViewer: &yes}); err != nil {
 		return nil, fmt.Errorf("make creator: %w", err)
 	}
 	alice, err := reg(DemoAliceEmail, "Alice", 1_000_000, 50_000)

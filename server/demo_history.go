@@ -156,7 +156,7 @@ func (r *demoRun) planPeople(at time.Time) {
 	})
 	for i, p := range demoPeople {
 		r.plan(at.Add(time.Duration(i+1)*37*time.Minute), func(ctx context.Context) error {
-			u, _, err := r.accounts.Register(ctx, account.Registration{Email: p.email, Password: DemoPassword, Name: p.name, Language: p.language})
+			u, _, err := r.accounts.Register(ctx, account.Registration{Email: p.email, Password: DemoPassword, Name: p.name, Language: p.language, Seeded: true})
 			if err != nil {
 				return fmt.Errorf("register %s: %w", p.email, err)
 			}

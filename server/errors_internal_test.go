@@ -20,6 +20,7 @@ import (
 	"github.com/predictkit/predictkit/p2p"
 	"github.com/predictkit/predictkit/partner"
 	"github.com/predictkit/predictkit/social"
+	"github.com/predictkit/predictkit/stats"
 	"github.com/predictkit/predictkit/telegram"
 	"github.com/predictkit/predictkit/withdrawal"
 )
@@ -27,26 +28,30 @@ import (
 // domainErrors are the exported error values (and error types) of the
 // domains the server serves, by their qualified name.
 var domainErrors = map[string]error{
-	"account.ErrUserNotFound":       account.ErrUserNotFound,
-	"account.ErrEmailTaken":         account.ErrEmailTaken,
-	"account.ErrNicknameTaken":      account.ErrNicknameTaken,
-	"account.ErrInvalidCredentials": account.ErrInvalidCredentials,
-	"account.ErrUnauthorized":       account.ErrUnauthorized,
-	"account.ErrInsufficientFunds":  account.ErrInsufficientFunds,
-	"account.ErrInvalidAmount":      account.ErrInvalidAmount,
-	"account.ErrBalanceLimit":       account.ErrBalanceLimit,
-	"account.ErrInvalidToken":       account.ErrInvalidToken,
-	"account.ErrNoPassword":         account.ErrNoPassword,
-	"account.ErrAddressTaken":       account.ErrAddressTaken,
-	"account.ErrAPIKeyNotFound":     account.ErrAPIKeyNotFound,
-	"account.ErrTooManyAPIKeys":     account.ErrTooManyAPIKeys,
-	"account.ErrTelegramNotLinked":  account.ErrTelegramNotLinked,
-	"input.ErrInvalid":              input.ErrInvalid,
+	"account.ErrUserNotFound":        account.ErrUserNotFound,
+	"account.ErrEmailTaken":          account.ErrEmailTaken,
+	"account.ErrNicknameTaken":       account.ErrNicknameTaken,
+	"account.ErrInvalidCredentials":  account.ErrInvalidCredentials,
+	"account.ErrUnauthorized":        account.ErrUnauthorized,
+	"account.ErrInsufficientFunds":   account.ErrInsufficientFunds,
+	"account.ErrInvalidAmount":       account.ErrInvalidAmount,
+	"account.ErrBalanceLimit":        account.ErrBalanceLimit,
+	"account.ErrInvalidToken":        account.ErrInvalidToken,
+	"account.ErrNoPassword":          account.ErrNoPassword,
+	"account.ErrAddressTaken":        account.ErrAddressTaken,
+	"account.ErrAPIKeyNotFound":      account.ErrAPIKeyNotFound,
+	"account.ErrTooManyAPIKeys":      account.ErrTooManyAPIKeys,
+	"account.ErrInvalidReferralCode": account.ErrInvalidReferralCode,
+	"account.ErrReferralCodeTaken":   account.ErrReferralCodeTaken,
+	"account.ErrTelegramNotLinked":   account.ErrTelegramNotLinked,
+	"input.ErrInvalid":               input.ErrInvalid,
 
 	"withdrawal.ErrInvalidAddress": withdrawal.ErrInvalidAddress,
 	"withdrawal.ErrNotFound":       withdrawal.ErrNotFound,
 	"withdrawal.ErrLimit":          withdrawal.ErrLimit,
 	"withdrawal.ErrInvalidState":   withdrawal.ErrInvalidState,
+	"withdrawal.ErrTxHashUsed":     withdrawal.ErrTxHashUsed,
+	"stats.ErrForbidden":           stats.ErrForbidden,
 	"input.Error":                  &input.Error{Field: "email", Reason: "must be an e-mail address"},
 
 	"market.ErrEventNotFound":       market.ErrEventNotFound,
@@ -122,6 +127,8 @@ var notOnAnyRoute = map[string]string{
 	"account.ErrBalanceLimit": "the services that bring money in turn it into *input.Error (market.Service.CreateEvent, " +
 		"account.Service.Credit, partner.Service.FundFloat); trades and settlements only move money already in, " +
 		"which account.MaxExposure keeps within 4 × 10^18 kopecks",
+	"account.ErrReferralCodeTaken": "a store's answer to a drawn referral code that is taken; account.Service.Register " +
+		"draws another (five draws of 40 bits each: a sixth would be needed with odds below 10^-50 per registration)",
 	"market.ErrNotResolved": "only the challenge window's worker meets it (a store's FinishProposal before the market resolved), " +
 		"and logs it; the proposal is claimed again after its lease",
 	"telegram.ErrUpdateSeen": "telegram.Service.HandleUpdate answers a redelivered update with nil (200: handled before)",
@@ -150,7 +157,8 @@ var canOccur = []struct {
 	{"POST /auth/telegram/link", errsTelegramLink, []string{"account.ErrUnauthorized", "account.ErrUserNotFound", "telegram.ErrNotConfigured", "telegram.ErrUnavailable"}},
 	{"DELETE /auth/telegram", errsTelegramUnlink, []string{"account.ErrUnauthorized", "account.ErrUserNotFound"}},
 	{"POST /telegram/webhook/{secret}", errsTelegramWebhook, []string{"server.errTgSecret", "server.requestError", "server.malformedBody", "telegram.ErrInvalidLinkToken", "telegram.ErrNotConfigured", "server.errEncoding"}},
-	{"POST /auth/register", errsRegister, []string{"account.ErrEmailTaken", "input.Error", "input.ErrInvalid", "server.requestError"}},
+	{"POST /auth/register", errsRegister, []string{"account.ErrEmailTaken", "input.Error", "input.ErrInvalid", "server.requestError", "account.ErrInvalidReferralCode"}},
+	{"GET /users/me/referrals", errsReferrals, []string{"account.ErrUnauthorized"}},
 	{"POST /auth/login", errsLogin, []string{"account.ErrInvalidCredentials", "account.ErrUserNotFound", "server.requestError"}},
 	{"POST /auth/logout", errsLogout, []string{"account.ErrUnauthorized"}},
 	// The cookie session (module_session.go): the origin check and the
@@ -204,10 +212,11 @@ var canOccur = []struct {
 	{"POST /users/me/withdrawals", errsRequestWithdrawal, []string{"account.ErrUnauthorized", "account.ErrUserNotFound", "server.requestError",
 		"input.Error", "input.ErrInvalid", "withdrawal.ErrInvalidAddress", "account.ErrInsufficientFunds", "withdrawal.ErrLimit"}},
 	{"GET /users/me/withdrawals", errsUserWithdrawals, []string{"account.ErrUnauthorized", "server.requestError", "input.Error", "input.ErrInvalid"}},
+	{"GET /stats/daily, /stats/overview", errsStats, []string{"account.ErrUnauthorized", "stats.ErrForbidden", "input.Error", "input.ErrInvalid", "server.errEncoding"}},
 	{"DELETE /users/me/withdrawals/{id}", errsCancelWithdrawal, []string{"account.ErrUnauthorized", "server.errInvalidID", "withdrawal.ErrNotFound", "withdrawal.ErrInvalidState"}},
 	{"GET /admin/withdrawals", errsAdminWithdrawals, []string{"server.errAdminOff", "account.ErrUnauthorized", "server.requestError", "input.Error", "input.ErrInvalid", "account.ErrUserNotFound"}},
 	{"POST /admin/withdrawals/{id}/approve|reject", errsDecideWithdrawal, []string{"server.errAdminOff", "account.ErrUnauthorized", "server.errInvalidID", "server.requestError",
-		"input.Error", "input.ErrInvalid", "withdrawal.ErrNotFound", "withdrawal.ErrInvalidState"}},
+		"input.Error", "input.ErrInvalid", "withdrawal.ErrNotFound", "withdrawal.ErrInvalidState", "withdrawal.ErrTxHashUsed"}},
 	{"GET /events", errsEvents, []string{"server.requestError"}},
 	{"GET /events/{id}", errsEvent, []string{"server.errInvalidID", "market.ErrEventNotFound"}},
 	{"GET /markets/{id}", errsMarket, []string{"server.errInvalidID", "market.ErrMarketNotFound"}},
@@ -316,7 +325,7 @@ func TestEveryDomainErrorIsKnownToTheServer(t *testing.T) {
 			onSomeRoute[n] = true
 		}
 	}
-	for _, pkg := range []string{"account", "market", "partner", "social", "p2p", "chat", "withdrawal", "telegram"} {
+	for _, pkg := range []string{"account", "market", "partner", "social", "p2p", "chat", "withdrawal", "stats", "telegram"} {
 		for _, name := range exportedErrors(t, pkg) {
 			t.Run(name+" is accounted for by the server", func(t *testing.T) {
 				if _, ok := domainErrors[name]; !ok {
@@ -390,6 +399,7 @@ func TestContractCodesPerRoute(t *testing.T) {
 		{"a missing market on a trade is the code market_not_found", errsTrade, market.ErrMarketNotFound, 404, "market_not_found"},
 		{"an invalid won_side is 'invalid request' with a space", errsMarketClose, &input.Error{Field: "won_side"}, 400, "invalid request"},
 		{"an invalid trade is invalid_request", errsTrade, &input.Error{Field: "side"}, 400, "invalid_request"},
+		{"an unknown referral code at registration is invalid_referral_code", errsRegister, account.ErrInvalidReferralCode, 400, "invalid_referral_code"},
 		{"auth/me's 401 is UNAUTHORIZED", errsAuthMe, account.ErrUnauthorized, 401, "UNAUTHORIZED"},
 		{"the chart's 401 is unauthorized", errsPnLChart, account.ErrUnauthorized, 401, "unauthorized"},
 		{"a non-integer pool id is invalid_pool_id", errsPool, errInvalidID, 400, "invalid_pool_id"},

@@ -83,6 +83,7 @@ type apiProfile struct {
 	ProfileHidden          bool          `json:"profile_hidden"`
 	Balance                int64         `json:"balance"`
 	BonusBalance           int64         `json:"bonus_balance"`
+	Level                  int           `json:"level"`
 	TotalBalance           int64         `json:"total_balance"`
 	IsCreator              bool          `json:"is_creator"`
 	Positions              []apiPosition `json:"positions"`
@@ -152,6 +153,14 @@ func (h *harness) makeCreator(t *testing.T, id int64) {
 	t.Helper()
 	r := h.do(t, req{method: http.MethodPatch, path: fmt.Sprintf("/api/v1/admin/users/%d", id), token: adminToken,
 		body: map[string]any{"is_creator": true}})
+	expect(t, r, http.StatusOK, "")
+}
+
+// makeStatsViewer lets user id read the statistics, as the operator does.
+func (h *harness) makeStatsViewer(t *testing.T, id int64) {
+	t.Helper()
+	r := h.do(t, req{method: http.MethodPatch, path: fmt.Sprintf("/api/v1/admin/users/%d", id), token: adminToken,
+		body: map[string]any{"is_stats_viewer": true}})
 	expect(t, r, http.StatusOK, "")
 }
 

@@ -31,6 +31,7 @@ var AccountModule = fx.Module("account",
 func newAccountService(store account.Store, cfg Config, addresses *account.Addresser) *account.Service {
 	s := account.NewService(store)
 	s.Addresses = addresses
+	s.SignupBonus = cfg.Growth.SignupBonusKopecks
 	if cfg.BcryptCost != 0 {
 		s.BcryptCost = cfg.BcryptCost
 	}
@@ -281,13 +282,16 @@ type registerBody struct {
 	Password string `json:"password" validate:"required"`
 	Name     string `json:"name" validate:"required"`
 	Language string `json:"language"`
+	// ReferralCode, optional, is the inviting user's code.
+	ReferralCode string `json:"referral_code"`
 }
 
 // POST /auth/register: create an account; answers the profile and an
-// access token (201). Checks run 400 (body, then the account's fields),
-// 409 email_taken.
+// access token (201). Checks run 400 (body, then the account's fields,
+// then invalid_referral_code), 409 email_taken.
 var errsRegister = table("internal_error",
 	on(account.ErrEmailTaken, http.StatusConflict, "email_taken"),
+	errsRegisterReferral,
 	on(input.ErrInvalid, http.StatusBadRequest, "invalid_request"),
 )
 
@@ -297,7 +301,8 @@ func (h *accountHandlers) handleRegister(c *fiber.Ctx) error {
 	if err := decodeBody(c, &b); err != nil {
 		return err
 	}
-	u, tok, err := h.accounts.Register(c.UserContext(), account.Registration{Email: b.Email, Password: b.Password, Name: b.Name, Language: b.Language})
+	u, tok, err := h.accounts.Register(c.UserContext(), account.Registration{Email: b.Email, Password: b.Password, Name: b.Name, Language: b.Language,
+		ReferralCode: b.ReferralCode})
 	if err != nil {
 		return err
 	}

@@ -65,7 +65,8 @@ func newDepositWatchers(cfg Config, store Store, metrics *Metrics, log *slog.Log
 		}
 		node := deposit.NewRPC(cc.RPCURL)
 		w, err := deposit.New(deposit.Config{Chain: name, Token: token, Decimals: cc.Decimals,
-			Confirmations: cc.Confirmations, KopecksPerToken: cc.KopecksPerToken, Logger: log}, node, store, book)
+			Confirmations: cc.Confirmations, KopecksPerToken: cc.KopecksPerToken, Start: cc.StartBlock, MaxRange: cc.LogRange, Poll: cc.Poll,
+			Logger: log}, node, store, book)
 		if err != nil {
 			return nil, err
 		}

@@ -95,6 +95,7 @@ type leaderboardEntryJSON struct {
 	UserID    *int64  `json:"user_id,omitempty"`
 	Name      string  `json:"name"`
 	AvatarURL *string `json:"avatar_url"`
+	Level     int     `json:"level"`
 	PnL       int64   `json:"pnl"`
 	Volume    int64   `json:"volume"`
 	Trades    int64   `json:"trades"`
@@ -111,7 +112,7 @@ func (h *leaderboardHandlers) handleLeaderboard(c *fiber.Ctx) error {
 	}
 	out := make([]leaderboardEntryJSON, len(es))
 	for i, e := range es {
-		j := leaderboardEntryJSON{Rank: e.Rank, Name: e.Name, AvatarURL: e.AvatarURL, PnL: e.PnL, Volume: e.Volume, Trades: e.Trades}
+		j := leaderboardEntryJSON{Rank: e.Rank, Name: e.Name, AvatarURL: e.AvatarURL, Level: e.Level, PnL: e.PnL, Volume: e.Volume, Trades: e.Trades}
 		if e.UserID != 0 {
 			id := e.UserID
 			j.UserID = &id

@@ -215,7 +215,9 @@ func (h *withdrawalHandlers) handleQueue(c *fiber.Ctx) error {
 // not 1 to 500 characters: 400 invalid_request), then 404
 // withdrawal_not_found, 409 invalid_state (decided already: approving
 // twice, or a cancelled or rejected one).
-var errsDecideWithdrawal = table("internal_error", slices.Concat(adminRules, []rule{withdrawalNotFound, withdrawalState})...)
+var errsDecideWithdrawal = table("internal_error", slices.Concat(adminRules, []rule{withdrawalNotFound, withdrawalState,
+	on(withdrawal.ErrTxHashUsed, http.StatusConflict, "tx_hash_used").
+		saying("that transaction is recorded as the payout of another withdrawal on this chain")})...)
 
 type approveBody struct {
 	TxHash string `json:"tx_hash" validate:"required"`

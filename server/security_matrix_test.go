@@ -98,9 +98,12 @@ func accessMatrix() map[string][]cell {
 		"GET /api/v1/markets/:market_id/candles": mxPublic(mxGet(func(w *secWorld) string { return fmt.Sprintf("/api/v1/markets/%d/candles?interval=1h", w.a1.ID) }), 200),
 		"GET /api/v1/market/trades/latest":       mxPublic(mxGet(mxPath("/api/v1/market/trades/latest")), 200),
 		"GET /api/v1/leaderboard":                mxPublic(mxGet(mxPath("/api/v1/leaderboard?period=7d&by=volume")), 200),
-		"GET /api/v1/p2p/ads":                    mxPublic(mxGet(mxPath("/api/v1/p2p/ads")), 200),
-		"GET /api/v1/p2p/ads/:id":                mxPublic(mxGet(func(w *secWorld) string { return fmt.Sprintf("/api/v1/p2p/ads/%d", w.adID) }), 200),
-		"GET /api/v1/events/:event_id/comments":  mxPublic(mxGet(func(w *secWorld) string { return commentsPath(w.event.ID) }), 200),
+		// The statistics: stats viewers and the operator; any other user 403.
+		"GET /api/v1/stats/daily":               statsCells(mxGet(mxPath("/api/v1/stats/daily?from=2026-01-01&to=2026-01-31"))),
+		"GET /api/v1/stats/overview":            statsCells(mxGet(mxPath("/api/v1/stats/overview"))),
+		"GET /api/v1/p2p/ads":                   mxPublic(mxGet(mxPath("/api/v1/p2p/ads")), 200),
+		"GET /api/v1/p2p/ads/:id":               mxPublic(mxGet(func(w *secWorld) string { return fmt.Sprintf("/api/v1/p2p/ads/%d", w.adID) }), 200),
+		"GET /api/v1/events/:event_id/comments": mxPublic(mxGet(func(w *secWorld) string { return commentsPath(w.event.ID) }), 200),
 		"GET /api/v1/comments/:id/replies": mxPublic(mxGet(func(w *secWorld) string {
 			return fmt.Sprintf("/api/v1/comments/%d/replies", w.aliceComment.ID)
 		}), 200),
@@ -155,6 +158,15 @@ func accessMatrix() map[string][]cell {
 		"GET /api/v1/users/me/following": mxUserOnly(mxGet(mxPath("/api/v1/users/me/following")), "unauthorized", pAlice, 200, nil),
 		// Deposit addresses are the caller's own (none here: no keys).
 		"GET /api/v1/users/me/deposit-addresses": mxUserOnly(mxGet(mxPath("/api/v1/users/me/deposit-addresses")), "unauthorized", pAlice, 200, nil),
+		// Referrals are the caller's own: the code and counts of no one else.
+		"GET /api/v1/users/me/referrals": mxUserOnly(mxGet(mxPath("/api/v1/users/me/referrals")), "unauthorized", pAlice, 200,
+			func(t *testing.T, _ *harness, _ *secWorld, r *response) {
+				var out apiReferrals
+				r.decode(t, &out)
+				if len(out.Code) != 8 || !strings.HasSuffix(out.Link, "?ref="+out.Code) {
+					t.Errorf("Alice's referrals: %s", r)
+				}
+			}),
 
 		// The caller's own account.
 		"GET /api/v1/auth/me": mxCells(

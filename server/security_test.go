@@ -41,6 +41,7 @@ func newSecWorld(t *testing.T, h *harness) *secWorld {
 	t.Helper()
 	w := &secWorld{world: newWorld(t, h), other: h.register(t, "other-creator"), hidden: h.register(t, "hidden")}
 	h.makeCreator(t, w.other.id)
+	h.makeStatsViewer(t, w.other.id) // the statistics' one allowed user
 	w.otherEvent = h.createEvent(t, w.other.token, twoPoolEvent("Other's event"))
 	h.setProfile(t, w.hidden.token, map[string]any{"profile_hidden": true})
 
@@ -181,6 +182,22 @@ func mxPartnerOnly(r func(w *secWorld) req) []cell {
 		{as: pBadKey, req: r, status: http.StatusUnauthorized, code: "UNAUTHORIZED"},
 		{as: pKeyOff, req: r, status: http.StatusForbidden, code: "FORBIDDEN"},
 		{as: pAlice, req: r, status: http.StatusUnauthorized, code: "UNAUTHORIZED"},
+	}
+}
+
+// statsCells: no credential, a made-up or revoked token 401; a user who
+// is no stats viewer 403; a stats viewer (the other creator) and the
+// admin token 200.
+func statsCells(r func(w *secWorld) req) []cell {
+	return []cell{
+		{as: pAnonymous, req: r, status: http.StatusUnauthorized, code: "unauthorized"},
+		{as: pGarbageToken, req: r, status: http.StatusUnauthorized, code: "unauthorized"},
+		{as: pRevokedToken, req: r, status: http.StatusUnauthorized, code: "unauthorized"},
+		{as: pWrongAdmin, req: r, status: http.StatusUnauthorized, code: "unauthorized"},
+		{as: pAlice, req: r, status: http.StatusForbidden, code: "forbidden"},
+		{as: pCreator, req: r, status: http.StatusForbidden, code: "forbidden"},
+		{as: pOtherCreator, req: r, status: http.StatusOK},
+		{as: pAdminAsUser, req: r, status: http.StatusOK},
 	}
 }
 

@@ -61,6 +61,8 @@ func Options(cfg Config, opts ...fx.Option) fx.Option {
 		ChangesModule,
 		LeaderboardModule,
 		TelegramModule,
+		StatsModule,
+		GrowthModule,
 		DepositsModule,
 		PeopleModule,
 		MCPModule,
@@ -70,6 +72,11 @@ func Options(cfg Config, opts ...fx.Option) fx.Option {
 		// Start order: the store (migrations) comes up as a dependency,
 		// then the demo data, then the listener.
 		fx.Invoke(seedDemo),
+		// After the demo data (a module's invokes run before these), so
+		// that the growth consumer first runs on the demo's history and
+		// counts it silently, as any history before it: the demo
+		// traders' levels are set without a level_up each.
+		fx.Invoke(runGrowth),
 		fx.Invoke(listen),
 		fx.Options(opts...),
 	)

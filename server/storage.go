@@ -17,6 +17,7 @@ import (
 	"github.com/predictkit/predictkit/p2p"
 	"github.com/predictkit/predictkit/partner"
 	"github.com/predictkit/predictkit/social"
+	"github.com/predictkit/predictkit/stats"
 	"github.com/predictkit/predictkit/storage/memory"
 	"github.com/predictkit/predictkit/storage/postgres"
 	"github.com/predictkit/predictkit/telegram"
@@ -39,6 +40,7 @@ type Store interface {
 	withdrawal.Store
 	deposit.Store
 	telegram.Store
+	stats.Store
 }
 
 // Health reports whether the store answers; /readyz calls it.

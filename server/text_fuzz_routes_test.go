@@ -21,9 +21,10 @@ type bodyTarget struct {
 // bodyTargets lists every route whose body holds text. n numbers the
 // request, for values that must be unique (e-mails, client_bet_id).
 var bodyTargets = []bodyTarget{
-	{"POST /api/v1/auth/register", []string{"email", "password", "name", "language"}, func(_ *fuzzWorld, n int, text func(string, string) string) string {
-		return fmt.Sprintf(`{"email":%s,"password":%s,"name":%s,"language":%s}`,
-			text("email", fmt.Sprintf("text%d@x.co", n)), text("password", "password-text"), text("name", "Text"), text("language", "ru"))
+	{"POST /api/v1/auth/register", []string{"email", "password", "name", "language", "referral_code"}, func(_ *fuzzWorld, n int, text func(string, string) string) string {
+		return fmt.Sprintf(`{"email":%s,"password":%s,"name":%s,"language":%s,"referral_code":%s}`,
+			text("email", fmt.Sprintf("text%d@x.co", n)), text("password", "password-text"), text("name", "Text"), text("language", "ru"),
+			text("referral_code", ""))
 	}},
 	{"POST /api/v1/auth/api-keys", []string{"name", "scopes[0]"}, func(_ *fuzzWorld, _ int, text func(string, string) string) string {
 		return fmt.Sprintf(`{"name":%s,"scopes":[%s]}`, text("name", "bot"), text("scopes[0]", "read"))

@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -38,7 +39,7 @@ func (h *harness) withdrawalsInEveryState(t *testing.T, u apiUser, evm, tron str
 	t.Helper()
 	h.credit(t, u.id, 100_000, false)
 	paid := h.withdraw(t, u.token, wallet.TRON, tron, 10_000, http.StatusCreated, "")
-	h.decideWithdrawal(t, paid.ID, "approve", map[string]any{"tx_hash": strings.Repeat("ab", 32)}, http.StatusOK, "")
+	h.decideWithdrawal(t, paid.ID, "approve", map[string]any{"tx_hash": fmt.Sprintf("%064x", paid.ID)}, http.StatusOK, "")
 	rejected := h.withdraw(t, u.token, wallet.Polygon, evm, 12_345, http.StatusCreated, "")
 	h.decideWithdrawal(t, rejected.ID, "reject", map[string]any{"reason": "This address belongs to an exchange that refuses such deposits; give your own wallet's address"}, http.StatusOK, "")
 	cancelled := h.withdraw(t, u.token, wallet.BSC, evm, 5_000, http.StatusCreated, "")

@@ -29,6 +29,10 @@ var (
 // eachStoreWithdrawing runs f once per store with a daily limit of
 // testLimit and no rate limits (the concurrent requests would meet the
 // trade budget).
+// payoutHash is a payout transaction's hash of its own for withdrawal
+// id: one transaction pays one withdrawal.
+func payoutHash(id int64) string { return fmt.Sprintf("0x%064x", id) }
+
 func eachStoreWithdrawing(t *testing.T, f func(t *testing.T, h *harness)) {
 	t.Helper()
 	for _, sc := range stores() {
@@ -259,6 +263,21 @@ func TestWithdrawalPaid(t *testing.T) {
 			}
 			h.sound(t)
 		})
+		t.Run("the paid one's transaction given for another withdrawal is 409 tx_hash_used, and it stays pending", func(t *testing.T) {
+			other := h.withdraw(t, u.token, "ethereum", evmAddress, 2_000, 201, "")
+			h.decideWithdrawal(t, other.ID, "approve", map[string]any{"tx_hash": evmHash}, 409, "tx_hash_used")
+			if h.pending(t, other.ID) != 2_000 {
+				t.Fatalf("pending %d", h.pending(t, other.ID))
+			}
+			l := h.myWithdrawals(t, u.token, "")
+			for _, x := range l.Withdrawals {
+				if x.ID == other.ID && (x.Status != "pending" || x.TxHash != nil) {
+					t.Fatalf("the refused one: %+v", x)
+				}
+			}
+			h.cancelWithdrawal(t, u.token, other.ID, 200, "")
+			h.sound(t)
+		})
 		t.Run("a TRON hash takes no 0x", func(t *testing.T) {
 			tw := h.withdraw(t, u.token, "tron", tronAddress, 1_000, 201, "")
 			got := h.decideWithdrawal(t, tw.ID, "approve", map[string]any{"tx_hash": "0x" + tronHash}, 200, "")
@@ -360,7 +379,7 @@ func TestWithdrawalDailyLimit(t *testing.T) {
 			}
 		})
 		t.Run("a paid withdrawal still counts", func(t *testing.T) {
-			h.decideWithdrawal(t, a.ID, "approve", map[string]any{"tx_hash": evmHash}, 200, "")
+			h.decideWithdrawal(t, a.ID, "approve", map[string]any{"tx_hash": payoutHash(a.ID)}, 200, "")
 			h.withdraw(t, u.token, "ethereum", evmAddress, 1, 409, "withdrawal_limit")
 		})
 		t.Run("cancelled and rejected ones give their room back", func(t *testing.T) {
@@ -437,7 +456,7 @@ func TestConcurrentWithdrawals(t *testing.T) {
 				got := run(4, func(i int) int {
 					if i%2 == 0 {
 						return h.do(t, req{method: http.MethodPost, path: fmt.Sprintf("/api/v1/admin/withdrawals/%d/approve", w.ID), token: adminToken,
-							body: map[string]any{"tx_hash": evmHash}}).status
+							body: map[string]any{"tx_hash": payoutHash(w.ID)}}).status
 					}
 					return h.do(t, req{method: http.MethodDelete, path: fmt.Sprintf("/api/v1/users/me/withdrawals/%d", w.ID), token: u.token}).status
 				})

@@ -134,6 +134,7 @@ func (x *NotificationData) AppendJSON(b []byte) []byte {
 	num(`"event_id":`, x.EventID)
 	str(`"chain":`, x.Chain)
 	str(`"token_amount":`, x.TokenAmount)
+	num(`"level":`, int64(x.Level))
 	return append(b, '}')
 }
 

@@ -35,7 +35,7 @@ func TestNotificationEntryIsEncodingJSONs(t *testing.T) {
 			Data: NotificationData{EventName: pickStr(), MarketName: pickStr(), Side: pickStr(), Action: pickStr(), Shares: pickInt(),
 				Amount: pickInt(), Won: pickStr(), Author: pickStr(), Excerpt: pickStr(), Other: pickStr(),
 				EventNameRu: pickStr(), ExcerptRu: pickStr(), Proposed: pickStr(), Until: pickStr(),
-				MarketNameRu: pickStr(), OtherRu: pickStr(), EventID: pickInt()}}
+				MarketNameRu: pickStr(), OtherRu: pickStr(), EventID: pickInt(), Level: int(pickInt())}}
 		want, err := json.Marshal(d)
 		if err != nil {
 			t.Fatal(err)

@@ -50,6 +50,13 @@ const (
 	// TypeDepositCredited tells a user that a token deposit (TokenAmount
 	// of Chain's token) was credited to their balance as Amount.
 	TypeDepositCredited = "deposit_credited"
+	// TypeLevelUp tells a user that their lifetime trade volume took
+	// them to Level.
+	TypeLevelUp = "level_up"
+	// TypeReferralReward tells a referrer that a user they invited
+	// (Other, by their public name) traded enough to earn them Amount
+	// in bonus money.
+	TypeReferralReward = "referral_reward"
 )
 
 // OutcomeVoid is NotificationData.Won of a market that was voided: every
@@ -65,6 +72,10 @@ const (
 	RelatedWithdrawal = "withdrawal"
 	// RelatedDeposit: RelatedID is a deposit's id.
 	RelatedDeposit = "deposit"
+	// RelatedProfile: the reader's own profile page (RelatedID unused).
+	RelatedProfile = "profile"
+	// RelatedInvite: the reader's Invite friends page (RelatedID unused).
+	RelatedInvite = "invite"
 )
 
 // Notification is a message to one user about something that happened.
@@ -113,6 +124,8 @@ type NotificationData struct {
 	// tokens it brought, as an exact decimal ("12.5").
 	Chain       string `json:"chain,omitempty"`
 	TokenAmount string `json:"token_amount,omitempty"`
+	// Level is the level a level_up reached.
+	Level int `json:"level,omitempty"`
 }
 
 // Link is where the app shows what n is about: the event's page (for a
@@ -131,6 +144,10 @@ func (n *Notification) Link() string {
 		return "/withdraw"
 	case n.RelatedType == RelatedDeposit:
 		return "/deposit"
+	case n.RelatedType == RelatedProfile:
+		return "/profile"
+	case n.RelatedType == RelatedInvite:
+		return "/invite"
 	}
 	return ""
 }
@@ -242,6 +259,16 @@ func (n *Notification) Render(lang string) (title, message string) {
 			return "Пополнение зачислено", fmt.Sprintf("Зачислено %s за перевод %s токенов в сети %s.", rub(d.Amount, true), strings.Replace(d.TokenAmount, ".", ",", 1), chainName(d.Chain))
 		}
 		return "Deposit credited", fmt.Sprintf("%s credited for a transfer of %s tokens on %s.", rub(d.Amount, false), d.TokenAmount, chainName(d.Chain))
+	case TypeLevelUp:
+		if ru {
+			return "Новый уровень", fmt.Sprintf("Ваш оборот торгов вырос: теперь у вас уровень %d.", d.Level)
+		}
+		return "Level up", fmt.Sprintf("Your trading volume took you to level %d.", d.Level)
+	case TypeReferralReward:
+		if ru {
+			return "Бонус за приглашение", fmt.Sprintf("%s, приглашённый(ая) вами, наторговал(а) достаточно: на ваш бонусный баланс зачислено %s.", d.Other, rub(d.Amount, true))
+		}
+		return "Referral reward", fmt.Sprintf("%s, whom you invited, has traded enough: %s was added to your bonus balance.", d.Other, rub(d.Amount, false))
 	case TypeSupportReply:
 		if ru {
 			return "Ответ поддержки", d.Excerpt

@@ -9,8 +9,9 @@ import (
 	"testing"
 )
 
-// TestStrings: the app (assets/strings.js) and the operator console
-// (assets/admin/i18n-admin.js) each have every string in English and in
+// TestStrings: the app (assets/strings.js), the operator console
+// (assets/admin/i18n-admin.js) and the statistics pages both share
+// (assets/stats/strings.js) each have every string in English and in
 // Russian, with the same placeholders, and their modules ask for no
 // string they lack.
 func TestStrings(t *testing.T) {
@@ -25,6 +26,7 @@ func TestStrings(t *testing.T) {
 	}{
 		{"the app", filepath.Join(assets, "strings.js"), "export const ", []string{filepath.Join(assets, "*.js"), filepath.Join(assets, "pages", "*.js")}, "t", 250},
 		{"the operator console", filepath.Join(assets, "admin", "i18n-admin.js"), "const ", []string{filepath.Join(assets, "admin", "*.js")}, "ta", 100},
+		{"the statistics pages", filepath.Join(assets, "stats", "strings.js"), "const ", []string{filepath.Join(assets, "stats", "*.js")}, "t", 40},
 	} {
 		src, err := os.ReadFile(tc.table)
 		if err != nil {

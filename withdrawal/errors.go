@@ -18,4 +18,9 @@ var (
 	// rejected or cancelled already), so it cannot be decided or
 	// cancelled.
 	ErrInvalidState = errors.New("withdrawal: not pending")
+	// ErrTxHashUsed: the payout's transaction is recorded for another
+	// withdrawal on the same chain already. One token transfer pays one
+	// withdrawal, so a hash given twice is the operator's slip (a copy
+	// of the wrong line) that would mark an unpaid withdrawal paid.
+	ErrTxHashUsed = errors.New("withdrawal: the transaction pays another withdrawal")
 )

@@ -59,6 +59,7 @@ func (s *Store) DropChangeCursor(_ context.Context, name string) error {
 
 // logChanges appends es to the change log. Callers hold s.mu.
 func (s *Store) logChanges(es ...changelog.Entry) {
+	s.countMoney(es)
 	s.changes.Append(es...)
 }
 
@@ -76,3 +77,7 @@ func (s *Store) balancesOf(postings []account.Posting) map[account.Ref]int64 {
 	}
 	return out
 }
+
+// ChangesAppended returns a channel closed when entries are next
+// appended: a consumer of the log (ApplyGrowth) waits on it.
+func (s *Store) ChangesAppended() <-chan struct{} { return s.changes.Appended() }

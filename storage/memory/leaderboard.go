@@ -94,7 +94,7 @@ func (s *Store) Leaderboard(_ context.Context, q leaderboard.Query) ([]leaderboa
 			}
 		}
 		u := s.users[user].u
-		rows = append(rows, leaderboard.Row{UserID: user, Name: u.Name, AvatarURL: clonePtr(u.AvatarURL), Hidden: u.ProfileHidden,
+		rows = append(rows, leaderboard.Row{UserID: user, Name: u.Name, AvatarURL: clonePtr(u.AvatarURL), Hidden: u.ProfileHidden, Level: u.Level,
 			PnL: f.pnl, Volume: f.volume, Trades: f.trades})
 	}
 	slices.SortFunc(rows, func(a, b leaderboard.Row) int {

@@ -382,6 +382,7 @@ func (s *Store) deleteSubAccount(id int64) {
 
 // write applies eff, whose postings writeAll has checked.
 func (s *Store) write(eff *market.Effects) error {
+	s.countStats(eff)
 	for _, p := range eff.Positions {
 		if p.ID == 0 {
 			p.ID = s.next("position")

@@ -15,6 +15,7 @@ import (
 
 	"github.com/predictkit/predictkit/account"
 	"github.com/predictkit/predictkit/changelog"
+	"github.com/predictkit/predictkit/growth"
 	"github.com/predictkit/predictkit/market"
 	"github.com/predictkit/predictkit/social"
 )
@@ -66,6 +67,7 @@ type Store struct {
 	apiKeys *apiKeys              // personal API keys, made on first use (apikeys.go)
 	wh      *webhookState         // partners' webhooks and deliveries, made on first use (webhooks.go)
 	board   boardState            // the leaderboard's buckets (leaderboard.go)
+	stats   *statsState           // the statistics' aggregates, made on first use (stats.go)
 	tags    map[string]market.Tag // by slug, Events unset; made on first use (tags.go)
 	prop    *proposals            // the challenge window's, made on first use (proposals.go)
 
@@ -87,6 +89,9 @@ type Store struct {
 
 	// changes is the change log (changes.go), appended to under mu.
 	changes *changelog.Memory
+	// growth holds the referral codes, referrals and volumes
+	// (growth.go).
+	growth growthState
 }
 
 type userRec struct {
@@ -163,7 +168,13 @@ func (s *Store) next(name string) int64 {
 // ---- users and tokens ----
 
 // CreateUser implements account.Store.
-func (s *Store) CreateUser(_ context.Context, u *account.User, hash string) error {
+func (s *Store) CreateUser(ctx context.Context, u *account.User, hash string) error {
+	return s.Join(ctx, u, hash, account.Joining{})
+}
+
+// Join implements account.Store: under s.mu, the referrer's look-up, the
+// user, the referral and the sign-up bonus are one step.
+func (s *Store) Join(_ context.Context, u *account.User, hash string, j account.Joining) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	email := strings.ToLower(u.Email)
@@ -177,15 +188,48 @@ func (s *Store) CreateUser(_ context.Context, u *account.User, hash string) erro
 			return account.ErrNicknameTaken
 		}
 	}
+	code := strings.ToUpper(u.ReferralCode)
+	if code != "" {
+		if _, ok := s.growth.byCode[code]; ok {
+			return account.ErrReferralCodeTaken
+		}
+	}
+	var referrer int64
+	if j.Referral != "" {
+		id, ok := s.growth.byCode[strings.ToUpper(j.Referral)]
+		if !ok || s.users[id].u.PartnerID != 0 {
+			return account.ErrInvalidReferralCode
+		}
+		referrer = id
+	}
+	created := s.now()
+	var bonus []account.Posting
+	if j.SignupBonus > 0 {
+		// Checked before anything is written, for the id the user is
+		// about to get: a refused bonus leaves no user behind.
+		bonus = []account.Posting{growth.SignupBonus(s.seq["user"]+1, j.SignupBonus, created)}
+		if err := s.check(bonus); err != nil {
+			return err
+		}
+	}
 	u.ID = s.next("user")
-	u.CreatedAt = s.now()
+	u.CreatedAt = created
 	rec := &userRec{u: cloneUser(*u), hash: strings.Clone(hash)}
+	if u.PartnerID == 0 {
+		s.countSignup(u.CreatedAt)
+	}
 	s.users[u.ID] = rec
 	if email != "" {
 		s.byEmail[email] = u.ID
 	}
 	if u.Nickname != nil && *u.Nickname != "" {
 		s.byNick[strings.ToLower(*u.Nickname)] = u.ID
+	}
+	s.growth.join(code, u.ID, referrer, created)
+	if bonus != nil {
+		before := s.balancesOf(bonus)
+		_ = s.post(bonus) // checked above
+		s.logChanges(account.BalanceChanges(before, bonus, "", created)...)
 	}
 	return nil
 }

@@ -92,6 +92,13 @@ func (s *Store) DecideWithdrawal(_ context.Context, id int64, decide func(*withd
 	if err != nil {
 		return nil, err
 	}
+	if d.TxHash != "" {
+		for _, o := range s.wd().byID {
+			if o.ID != id && o.Chain == w.Chain && o.TxHash == d.TxHash {
+				return nil, withdrawal.ErrTxHashUsed
+			}
+		}
+	}
 	before := s.balancesOf(d.Postings)
 	if err := s.post(d.Postings); err != nil {
 		return nil, err

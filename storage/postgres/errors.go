@@ -19,6 +19,7 @@ import (
 	"github.com/predictkit/predictkit/market"
 	"github.com/predictkit/predictkit/partner"
 	"github.com/predictkit/predictkit/storage"
+	"github.com/predictkit/predictkit/withdrawal"
 )
 
 // SQLSTATE codes the store reacts to.
@@ -164,8 +165,12 @@ func translate(err error, notFound error) error {
 				return account.ErrEmailTaken
 			case "users_nickname_key":
 				return account.ErrNicknameTaken
+			case "users_referral_code_key":
+				return account.ErrReferralCodeTaken
 			case "trades_partner_client_bet_key":
 				return market.ErrDuplicateKey
+			case "withdrawals_chain_tx_hash":
+				return withdrawal.ErrTxHashUsed
 			}
 		case codeCheckViolation:
 			switch pe.ConstraintName {

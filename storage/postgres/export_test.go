@@ -138,3 +138,10 @@ func UpdatePositions(ctx context.Context, tx pgx.Tx, ps ...*market.Position) err
 	_, err := tx.Exec(ctx, sqlUpdatePositions, updatePositionArgs(order, byID)...)
 	return err
 }
+
+// SetStatsBeforeCommit sets the hook the statistics' consumer runs
+// before it commits; the returned function removes it.
+func SetStatsBeforeCommit(f func() error) func() {
+	statsBeforeCommit = f
+	return func() { statsBeforeCommit = nil }
+}

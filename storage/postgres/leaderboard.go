@@ -407,19 +407,19 @@ func (s *Store) LeaderboardCursor(ctx context.Context) (int64, error) {
 // day the totals were summed for sums the buckets of its days instead.
 var (
 	sqlBoardAll = func(by string) string {
-		return `SELECT l.user_id, u.name, u.avatar_url, u.profile_hidden, l.pnl, l.volume, l.trades
+		return `SELECT l.user_id, u.name, u.avatar_url, u.profile_hidden, u.level, l.pnl, l.volume, l.trades
 		FROM (SELECT * FROM leaderboard_totals ORDER BY ` + by + ` DESC, user_id LIMIT $1) l
 		JOIN users u ON u.id = l.user_id
 		ORDER BY l.` + by + ` DESC, l.user_id`
 	}
 	sqlBoardPeriod = func(by string) string {
-		return `SELECT l.user_id, u.name, u.avatar_url, u.profile_hidden, l.pnl, l.volume, l.trades
+		return `SELECT l.user_id, u.name, u.avatar_url, u.profile_hidden, u.level, l.pnl, l.volume, l.trades
 		FROM (SELECT * FROM leaderboard_periods WHERE days = $2 ORDER BY ` + by + ` DESC, user_id LIMIT $1) l
 		JOIN users u ON u.id = l.user_id
 		ORDER BY l.` + by + ` DESC, l.user_id`
 	}
 	sqlBoardBuckets = func(by string) string {
-		return `SELECT l.user_id, u.name, u.avatar_url, u.profile_hidden, l.pnl, l.volume, l.trades
+		return `SELECT l.user_id, u.name, u.avatar_url, u.profile_hidden, u.level, l.pnl, l.volume, l.trades
 		FROM (
 			SELECT user_id, sum(pnl)::bigint AS pnl, LEAST(sum(volume), ` + maxBigint + `)::bigint AS volume, sum(trades)::bigint AS trades
 			FROM leaderboard_days WHERE day BETWEEN $2 AND $3
@@ -468,7 +468,7 @@ func (s *Store) leaderboard(ctx context.Context, q leaderboard.Query, buckets bo
 	}
 	out := []leaderboard.Row{}
 	var r leaderboard.Row
-	_, err = pgx.ForEachRow(rows, []any{&r.UserID, &r.Name, &r.AvatarURL, &r.Hidden, &r.PnL, &r.Volume, &r.Trades}, func() error {
+	_, err = pgx.ForEachRow(rows, []any{&r.UserID, &r.Name, &r.AvatarURL, &r.Hidden, &r.Level, &r.PnL, &r.Volume, &r.Trades}, func() error {
 		out = append(out, r)
 		r.AvatarURL = nil
 		return nil

@@ -2,11 +2,13 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/predictkit/predictkit/account"
+	"github.com/predictkit/predictkit/growth"
 )
 
 const userCols = `u.id, u.email, u.name, u.nickname, u.profile_hidden, u.referral_code, u.language,
@@ -40,6 +42,12 @@ func emptyNull(s *string) *string {
 // and account.ErrNicknameTaken if the nickname is taken, both compared
 // case-insensitively.
 func (s *Store) CreateUser(ctx context.Context, u *account.User, passwordHash string) error {
+	return s.Join(ctx, u, passwordHash, account.Joining{})
+}
+
+// Join implements account.Store: the referrer is found, the user made,
+// the referral recorded and the sign-up bonus posted in one transaction.
+func (s *Store) Join(ctx context.Context, u *account.User, passwordHash string, j account.Joining) error {
 	created := now()
 	var partnerID *int64
 	var externalID *string
@@ -47,15 +55,45 @@ func (s *Store) CreateUser(ctx context.Context, u *account.User, passwordHash st
 		partnerID, externalID = &u.PartnerID, &u.ExternalID
 	}
 	var id int64
-	err := s.pool.QueryRow(ctx, `INSERT INTO users (email, password_hash, name, nickname, profile_hidden,
+	err := s.tx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
+		var referrer int64
+		if j.Referral != "" {
+			var partner bool
+			err := tx.QueryRow(ctx, `SELECT id, partner_id IS NOT NULL FROM users
+				WHERE upper(referral_code) = upper($1) AND referral_code <> ''`, j.Referral).Scan(&referrer, &partner)
+			if errors.Is(err, pgx.ErrNoRows) || err == nil && partner {
+				return &decideError{account.ErrInvalidReferralCode}
+			}
+			if err != nil {
+				return err
+			}
+		}
+		err := tx.QueryRow(ctx, `INSERT INTO users (email, password_hash, name, nickname, profile_hidden,
 		referral_code, language, theme, level, avatar_url, telegram_verified, is_creator, is_stats_viewer,
 		tron_address, bsc_address, polygon_address, ethereum_address, partner_id, external_id, created_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)
 		RETURNING id`,
-		u.Email, passwordHash, u.Name, emptyNull(u.Nickname), u.ProfileHidden,
-		u.ReferralCode, u.Language, u.Theme, u.Level, emptyNull(u.AvatarURL), u.TelegramVerified, u.IsCreator, u.IsStatsViewer,
-		u.TronAddress, u.BscAddress, u.PolygonAddress, u.EthereumAddress, partnerID, externalID, created,
-	).Scan(&id)
+			u.Email, passwordHash, u.Name, emptyNull(u.Nickname), u.ProfileHidden,
+			u.ReferralCode, u.Language, u.Theme, u.Level, emptyNull(u.AvatarURL), u.TelegramVerified, u.IsCreator, u.IsStatsViewer,
+			u.TronAddress, u.BscAddress, u.PolygonAddress, u.EthereumAddress, partnerID, externalID, created,
+		).Scan(&id)
+		if err != nil {
+			return err
+		}
+		if referrer != 0 {
+			if _, err := tx.Exec(ctx, `INSERT INTO referrals (referee_id, referrer_id, created_at) VALUES ($1, $2, $3)`, id, referrer, created); err != nil {
+				return err
+			}
+		}
+		if j.SignupBonus <= 0 {
+			return nil
+		}
+		es, err := postMoney(ctx, tx, []account.Posting{growth.SignupBonus(id, j.SignupBonus, created)}, created)
+		if err != nil {
+			return err
+		}
+		return s.appendChanges(ctx, tx, es)
+	})
 	if err != nil {
 		return translate(err, nil)
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/predictkit/predictkit/account"
 	"github.com/predictkit/predictkit/chat"
 	"github.com/predictkit/predictkit/deposit"
+	"github.com/predictkit/predictkit/growth"
 	"github.com/predictkit/predictkit/market"
 	"github.com/predictkit/predictkit/p2p"
 	"github.com/predictkit/predictkit/partner"
@@ -57,6 +58,14 @@ type Stores struct {
 	// Telegram store of Accounts (and of Markets' notifications and
 	// Changes, for the sender's cases).
 	Telegram telegram.Store
+	// Stats, when set, runs the statistics suite. It must be the
+	// statistics of Accounts and Markets (and of Deposits and
+	// Withdrawals, when set).
+	Stats Stats
+	// Growth, when set, runs the growth suite (referrals, levels, the
+	// sign-up bonus). It must share Accounts' ledger, and Changes must be
+	// set too.
+	Growth growth.Store
 }
 
 // Run runs the whole suite; newStores returns fresh, empty stores for each
@@ -105,6 +114,8 @@ func Run(t *testing.T, newStores func(t *testing.T) Stores) {
 	t.Run("address book", func(t *testing.T) { testAddresses(t, newStores) })
 	t.Run("withdrawals", func(t *testing.T) { testWithdrawals(t, newStores) })
 	t.Run("telegram", func(t *testing.T) { testTelegram(t, newStores) })
+	t.Run("statistics", func(t *testing.T) { testStats(t, newStores) })
+	t.Run("growth", func(t *testing.T) { testGrowth(t, newStores) })
 }
 
 // env is a fresh pair of services on fresh stores.

@@ -3,8 +3,8 @@ package storagetest
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -20,7 +20,9 @@ const (
 	wdLimit   = 100_000
 )
 
-var wdHash = "0x" + strings.Repeat("ab", 32)
+// payoutHash is a payout transaction's hash of its own for withdrawal
+// id: one transaction pays one withdrawal.
+func payoutHash(id int64) string { return fmt.Sprintf("0x%064x", id) }
 
 // wdEnv is an env with a withdrawal service of limit wdLimit on a clock
 // the test moves.
@@ -95,6 +97,7 @@ func testWithdrawals(t *testing.T, newStores func(*testing.T) Stores) {
 			t.Fatalf("balances %+v, pending %d", b, e.accountBalance(w.PendingAccount()))
 		}
 		e.sound()
+		wdHash := payoutHash(w.ID)
 		paid, err := e.wd.Approve(e.ctx, w.ID, wdHash)
 		if err != nil || paid.Status != withdrawal.StatusPaid || paid.TxHash != wdHash || paid.DecidedAt == nil {
 			t.Fatalf("approve: %+v, %v", paid, err)
@@ -217,6 +220,35 @@ func testWithdrawals(t *testing.T, newStores func(*testing.T) Stores) {
 		e.sound()
 	})
 
+	t.Run("a payout's transaction pays one withdrawal: given again, it is refused and nothing moves", func(t *testing.T) {
+		e := newWdEnv(t, newStores)
+		u := e.user("twice", 50_000, 0)
+		first, second := e.mustRequest(u, 10_000), e.mustRequest(u, 5_000)
+		hash := payoutHash(first.ID)
+		if _, err := e.wd.Approve(e.ctx, first.ID, hash); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.wd.Approve(e.ctx, second.ID, hash); !errors.Is(err, withdrawal.ErrTxHashUsed) {
+			t.Fatalf("the same hash for another withdrawal: %v", err)
+		}
+		ws, err := e.stores.Withdrawals.Withdrawals(e.ctx, withdrawal.Query{UserID: u.ID, Limit: 10})
+		if err != nil || len(ws) != 2 {
+			t.Fatalf("read back %+v, %v", ws, err)
+		}
+		for _, w := range ws {
+			if w.ID == second.ID && (w.Status != withdrawal.StatusPending || w.TxHash != "") {
+				t.Fatalf("the refused one changed: %+v", w)
+			}
+		}
+		if e.accountBalance(second.PendingAccount()) != 5_000 {
+			t.Fatalf("pending %d", e.accountBalance(second.PendingAccount()))
+		}
+		if _, err := e.wd.Approve(e.ctx, second.ID, payoutHash(second.ID)); err != nil {
+			t.Fatalf("its own hash: %v", err)
+		}
+		e.sound()
+	})
+
 	t.Run("an approval and a cancellation racing: exactly one wins", func(t *testing.T) {
 		e := newWdEnv(t, newStores)
 		u := e.user("racer", 100_000, 0)
@@ -233,7 +265,7 @@ func testWithdrawals(t *testing.T, newStores func(*testing.T) Stores) {
 					var err error
 					what := "approve"
 					if i%2 == 0 {
-						_, err = e.wd.Approve(e.ctx, w.ID, wdHash)
+						_, err = e.wd.Approve(e.ctx, w.ID, payoutHash(w.ID))
 					} else {
 						what = "cancel"
 						_, err = e.wd.Cancel(e.ctx, u.ID, w.ID)
@@ -276,7 +308,7 @@ func testWithdrawals(t *testing.T, newStores func(*testing.T) Stores) {
 			}
 			ids = append(ids, e.mustRequest(who, 100).ID)
 		}
-		if _, err := e.wd.Approve(e.ctx, ids[0], wdHash); err != nil {
+		if _, err := e.wd.Approve(e.ctx, ids[0], payoutHash(ids[0])); err != nil {
 			t.Fatal(err)
 		}
 		var got []int64

@@ -99,7 +99,7 @@ module.exports = async (s, p) => {
   await page.getByRole('dialog').waitFor({ state: 'detached' });
   // Each section, and the page one of its rows opens (a partner, a chat
   // session).
-  for (const [name, section, open] of [['Partners', 'partners', 'Manage'], ['Support chat', 'chat', 'Open'], ['Markets', 'markets'], ['Proposals', 'proposals'], ['Withdrawals', 'withdrawals'], ['Audit and metrics', 'audit']]) {
+  for (const [name, section, open] of [['Partners', 'partners', 'Manage'], ['Support chat', 'chat', 'Open'], ['Markets', 'markets'], ['Proposals', 'proposals'], ['Withdrawals', 'withdrawals'], ['Statistics', 'stats'], ['Audit and metrics', 'audit']]) {
     await adminGo(page, name, section);
     await check(page, 'admin ' + section, out);
     if (!open) continue;

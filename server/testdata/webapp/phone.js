@@ -46,6 +46,8 @@ const PAGES = [
   ['deposit', '/deposit', 'user'],
   ['withdraw', '/withdraw', 'user'],
   ['admin-withdrawals', '/admin/withdrawals', 'operator'],
+  ['stats', '/stats', 'creator'],
+  ['admin-stats', '/admin/stats', 'operator'],
 ];
 
 // The phone: an iPhone 12–15's screen in CSS pixels, with touch and a

@@ -108,6 +108,8 @@ function renderHeader() {
   if (me && (me.may_create_events || me.may_propose_events)) {
     items.push(link('/events/new', me.may_create_events ? t('nav.new_event') : t('nav.propose_event')));
   }
+  // Statistics: only for the users the operator made statistics viewers.
+  if (me && me.is_stats_viewer) items.push(link('/stats', t('nav.stats')));
   if (me) {
     items.push(link('/deposit', t('nav.deposit')));
     items.push(link('/withdraw', t('nav.withdraw')));
@@ -270,6 +272,7 @@ const routes = [
   [/^\/following$/, () => import('./pages/following.js')],
   [/^\/deposit$/, () => import('./pages/deposit.js')],
   [/^\/withdraw$/, () => import('./pages/withdraw.js')],
+  [/^\/stats$/, () => import('./stats/page.js')],
   [/^\/tags\/([a-z0-9-]{1,32})$/, () => import('./pages/feed.js'), 'tag'],
 ];
 

@@ -14,6 +14,7 @@ import { marketsPage } from './markets.js';
 import { auditPage } from './audit.js';
 import { proposalsPage } from './proposals.js';
 import { withdrawalsPage } from './withdrawals.js';
+import { statsPage } from './stats.js';
 
 const sections = [
   ['users', usersPage],
@@ -22,6 +23,7 @@ const sections = [
   ['markets', marketsPage],
   ['proposals', proposalsPage],
   ['withdrawals', withdrawalsPage],
+  ['stats', statsPage],
   ['audit', auditPage],
 ];
 

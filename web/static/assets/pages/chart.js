@@ -6,9 +6,12 @@ import { t, loc, pct, dateTime, time } from '../i18n.js';
 import { api, query } from '../api.js';
 import { empty, showError } from '../ui.js';
 
-const W = 640;
-const H = 240;
-const PAD = { l: 48, r: 12, t: 12, b: 28 };
+// The charts' drawing box (viewBox units; the SVG scales to its width)
+// and the margins the axes' labels take. The statistics charts
+// (stats/charts.js) draw in the same box with the same axes.
+export const W = 640;
+export const H = 240;
+export const PAD = { l: 48, r: 12, t: 12, b: 28 };
 const WIDTH = { '1m': 60e3, '5m': 300e3, '1h': 3600e3, '1d': 86400e3 };
 
 function niceRange(lo, hi, unit, floorZero) {
@@ -26,7 +29,9 @@ function niceRange(lo, hi, unit, floorZero) {
   return [lo, hi];
 }
 
-function frame(titleText, descText) {
+// frame is an empty chart: role="img" named by its title and described by
+// descText (a text summary, so the chart is not only visual).
+export function frame(titleText, descText) {
   const tid = uid('chart-title');
   const did = uid('chart-desc');
   const svg = s('svg', { class: 'chart', viewBox: `0 0 ${W} ${H}`, role: 'img', 'aria-labelledby': `${tid} ${did}`, preserveAspectRatio: 'xMidYMid meet' },
@@ -35,7 +40,9 @@ function frame(titleText, descText) {
   return svg;
 }
 
-function yAxis(svg, lo, hi, fmt, ticks) {
+// yAxis draws a grid line and a label fmt(v) at each tick (by default
+// five even steps from lo to hi).
+export function yAxis(svg, lo, hi, fmt, ticks) {
   const steps = 4;
   const at = ticks || Array.from({ length: steps + 1 }, (_, i) => lo + ((hi - lo) * i) / steps);
   for (const v of at) {
@@ -60,8 +67,14 @@ export function niceStep(raw) {
 // cover lo..hi. The arithmetic is in integer kopecks, so ticks never
 // read ₽0.30000000000000004. Returns {lo, hi, ticks} in roubles.
 export function moneyTicks(lo, hi) {
-  let a = Math.floor(Math.min(lo, hi) * 100);
-  let b = Math.ceil(Math.max(lo, hi) * 100);
+  const r = roundTicks(Math.floor(Math.min(lo, hi) * 100), Math.ceil(Math.max(lo, hi) * 100));
+  return { lo: r.lo / 100, hi: r.hi / 100, ticks: r.ticks.map((k) => k / 100) };
+}
+
+// roundTicks(a, b) are axis ticks for whole units (kopecks, trades,
+// people) a..b: multiples of a round step (1, 2 or 5 × 10^n) that cover
+// a..b in about four steps. Returns {lo, hi, ticks}, integers.
+export function roundTicks(a, b) {
   if (a === b) {
     a -= 1;
     b += 1;
@@ -70,8 +83,8 @@ export function moneyTicks(lo, hi) {
   const first = Math.floor(a / step) * step;
   const last = Math.ceil(b / step) * step;
   const ticks = [];
-  for (let k = first; k <= last; k += step) ticks.push(k / 100);
-  return { lo: first / 100, hi: last / 100, ticks };
+  for (let k = first; k <= last; k += step) ticks.push(k);
+  return { lo: first, hi: last, ticks };
 }
 
 function xLabels(svg, t0, t1, fmt) {

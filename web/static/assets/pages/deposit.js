@@ -9,18 +9,13 @@ import { api, query } from '../api.js';
 import { getMe, ready } from '../state.js';
 import { pageHeading, loading, empty, showError, announce } from '../ui.js';
 import { onMeEvent } from '../app.js';
+import { chainName } from '../chains.js';
 
 const PAGE = 20;
 // REFRESH_MS is how often the page asks again for the newest deposits
 // while one of them is pending: the me stream tells when a deposit is
 // seen and when it is credited, not each block's confirmation.
 const REFRESH_MS = 4000;
-
-function chainName(chain) {
-  const key = 'deposit.chain.' + chain;
-  const name = t(key);
-  return name === key ? chain : name;
-}
 
 // copyButton copies text, or selects it for the user to copy when the
 // clipboard cannot be written (an insecure origin, a refusal).
@@ -99,12 +94,7 @@ export async function render(main, ctx) {
   const history = h('div', null, loading());
   const more = h('div', { class: 'actions' });
   let cursor = null;
-  let available = true;
   const paint = () => {
-    if (!available) {
-      clear(history, h('p', { class: 'muted', 'data-history-off': '' }, t('deposit.history_off')));
-      return;
-    }
     clear(list, [...deposits.values()].map(depositItem));
     clear(history, deposits.size ? list : empty(t('deposit.none')));
     clear(more, cursor ? h('button', { type: 'button', class: 'btn', onClick: load }, t('action.load_more')) : null);
@@ -126,7 +116,7 @@ export async function render(main, ctx) {
   };
   let timer = null;
   const schedule = () => {
-    if (timer || !available || ![...deposits.values()].some((d) => d.status === 'pending')) return;
+    if (timer || ![...deposits.values()].some((d) => d.status === 'pending')) return;
     timer = setTimeout(refresh, REFRESH_MS);
   };
   async function refresh() {
@@ -149,12 +139,6 @@ export async function render(main, ctx) {
     try {
       page = await api('GET', '/users/me/deposits' + query({ limit: PAGE, cursor }), null, { signal: ctx.signal });
     } catch (e) {
-      if (e && e.status === 404 && e.code === 'not_found') {
-        // A server without the deposits watcher.
-        available = false;
-        paint();
-        return;
-      }
       showError(e);
       return;
     }
@@ -173,7 +157,7 @@ export async function render(main, ctx) {
       h('h2', { id: 'dep-history' }, t('deposit.history')), history, more));
 
   ctx.onCleanup(onMeEvent((type, d) => {
-    if (type !== 'deposit' || !d || d.id === undefined || !available) return;
+    if (type !== 'deposit' || !d || d.id === undefined) return;
     put(d);
     paint();
     announce(d.status === 'credited' ? t('deposit.credited_now', { amount: money(d.amount_kopecks) }) : t('deposit.seen', { chain: chainName(d.chain) }));

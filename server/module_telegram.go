@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-telegram/bot/models"
 	"github.com/gofiber/fiber/v2"
+	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/fx"
 
 	"github.com/predictkit/predictkit/account"
@@ -28,7 +29,7 @@ var TelegramModule = fx.Module("telegram",
 	fx.Invoke(runTelegram),
 )
 
-func newTelegramService(cfg Config, store Store, accounts *account.Service, log *slog.Logger) (*telegram.Service, error) {
+func newTelegramService(cfg Config, store Store, accounts *account.Service, metrics *Metrics, log *slog.Logger) (*telegram.Service, error) {
 	var b *telegram.Bot
 	if cfg.TelegramBotToken != "" {
 		var err error
@@ -40,6 +41,17 @@ func newTelegramService(cfg Config, store Store, accounts *account.Service, log 
 	s.Changed = func(id int64) { accounts.Invalidate(account.Invalidation{UserID: id}) }
 	s.PublicURL = cfg.PublicURL
 	s.Log = log
+	if b != nil {
+		sent := prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "predictkit_telegram_messages_total",
+			Help: "Notifications the Telegram sender tried, by result: sent, blocked (the chat blocked the bot), refused (for good), failed (tried again later).",
+		}, []string{"result"})
+		for _, r := range []string{"sent", "blocked", "refused", "failed"} {
+			sent.WithLabelValues(r)
+		}
+		metrics.reg.MustRegister(sent)
+		s.Sent = func(r string) { sent.WithLabelValues(r).Inc() }
+	}
 	return s, nil
 }
 

@@ -374,6 +374,11 @@ func TestTelegramNotifications(t *testing.T) {
 				if n := len(e.api.SentTo(aliceChat)); n != before {
 					t.Fatalf("a blocked chat got %d messages", n-before)
 				}
+				fams := e.h.scrape(t)
+				if blocked, sent := mustMetric(t, fams, "predictkit_telegram_messages_total", map[string]string{"result": "blocked"}),
+					mustMetric(t, fams, "predictkit_telegram_messages_total", map[string]string{"result": "sent"}); blocked != 1 || sent < 5 {
+					t.Fatalf("predictkit_telegram_messages_total: blocked %v, sent %v", blocked, sent)
+				}
 			})
 
 			t.Run("after unlinking nothing is sent", func(t *testing.T) {

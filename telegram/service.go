@@ -29,7 +29,12 @@ type Service struct {
 	// PublicURL, when set, is the web app's base URL: a notification's
 	// message ends with the link to what it is about.
 	PublicURL string
-	Log       *slog.Logger
+	// Sent, when set, is told the result of each notification the
+	// sender tried: "sent", "blocked" (the chat blocked the bot),
+	// "refused" (Telegram refused it for good) or "failed" (tried again
+	// later). The server counts them as a metric.
+	Sent func(result string)
+	Log  *slog.Logger
 }
 
 // NewService returns the service of store's links, through bot; a nil
@@ -75,6 +80,12 @@ func (s *Service) Unlink(ctx context.Context, userID int64) error {
 	err := s.store.UnlinkTelegram(ctx, userID)
 	s.changed(userID)
 	return err
+}
+
+func (s *Service) count(result string) {
+	if s.Sent != nil {
+		s.Sent(result)
+	}
 }
 
 func (s *Service) changed(userID int64) {
@@ -179,12 +190,18 @@ func (s *Service) Deliver(ctx context.Context, limit int) (int, error) {
 		defer cancel()
 		err = s.bot.Send(ctx, d.ChatID, msg)
 		switch {
+		case err == nil:
+			s.count("sent")
 		case errors.Is(err, ErrBlocked):
+			s.count("blocked")
 			blocked = append(blocked, d.Entry.UserID)
 			s.Log.Info("telegram: a chat blocked the bot; its notifications are off", "user_id", d.Entry.UserID)
 		case errors.Is(err, errChatGone):
+			s.count("refused")
 			s.Log.Warn("telegram: a notification was refused", "user_id", d.Entry.UserID, "err", err)
 			return nil
+		default:
+			s.count("failed")
 		}
 		return err
 	})

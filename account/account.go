@@ -24,12 +24,15 @@ type User struct {
 	Level            int
 	AvatarURL        *string
 	TelegramVerified bool
-	IsCreator        bool
-	IsStatsViewer    bool
-	TronAddress      string
-	BscAddress       string
-	PolygonAddress   string
-	EthereumAddress  string
+	// TelegramNotifications: the user's notifications go to the linked
+	// Telegram chat too (telegram package); only a linked user has it.
+	TelegramNotifications bool
+	IsCreator             bool
+	IsStatsViewer         bool
+	TronAddress           string
+	BscAddress            string
+	PolygonAddress        string
+	EthereumAddress       string
 	// PartnerID and ExternalID are set on a partner's sub-account: a user
 	// that has no credentials and is reached only through the partner API.
 	PartnerID  int64
@@ -64,6 +67,9 @@ type ProfilePatch struct {
 	Theme         *string
 	ProfileHidden *bool
 	AvatarURL     *string
+	// TelegramNotifications turns notifications in the linked Telegram
+	// chat on or off; on needs a linked chat (ErrTelegramNotLinked).
+	TelegramNotifications *bool
 }
 
 // RolesPatch is an operator's change of a user's roles.

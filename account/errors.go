@@ -20,6 +20,9 @@ var (
 	// ErrNoPassword: the user signs in through its partner and has no
 	// password to change or reset (a partner's sub-account).
 	ErrNoPassword = errors.New("account: the user has no password (a partner's sub-account)")
+	// ErrTelegramNotLinked refuses Telegram notifications to a user who
+	// has linked no Telegram chat.
+	ErrTelegramNotLinked = errors.New("account: no Telegram chat is linked")
 	// ErrInvalidReferralCode refuses a registration whose referral code
 	// names nobody who may refer: no such code, or a partner's
 	// sub-account's.

@@ -3184,9 +3184,12 @@ type ProfilePatch struct {
 	Name      *string               `json:"name,omitempty"`
 
 	// Nickname 3 to 32 letters, digits or _; empty clears
-	Nickname      *string            `json:"nickname,omitempty"`
-	ProfileHidden *bool              `json:"profile_hidden,omitempty"`
-	Theme         *ProfilePatchTheme `json:"theme,omitempty"`
+	Nickname      *string `json:"nickname,omitempty"`
+	ProfileHidden *bool   `json:"profile_hidden,omitempty"`
+
+	// TelegramNotifications notifications to the linked Telegram chat too; true without a linked chat is 409 telegram_not_linked
+	TelegramNotifications *bool              `json:"telegram_notifications,omitempty"`
+	Theme                 *ProfilePatchTheme `json:"theme,omitempty"`
 }
 
 // ProfilePatchLanguage defines model for ProfilePatch.Language.
@@ -3759,6 +3762,22 @@ type TagRequest struct {
 	NameRu *string `json:"name_ru,omitempty"`
 }
 
+// TelegramLink defines model for TelegramLink.
+type TelegramLink struct {
+	// ExpiresAt the token's expiry, 15 minutes from now
+	ExpiresAt time.Time `json:"expires_at"`
+
+	// URL https://t.me/<bot username>?start=<token>: opens the bot in Telegram
+	URL string `json:"url"`
+}
+
+// TelegramUpdate An update as the Telegram Bot API sends it (https://core.telegram.org/bots/api#update); fields beyond those named are allowed and ignored.
+type TelegramUpdate struct {
+	// Message a message to the bot: its chat, from and text are read
+	Message  *map[string]interface{} `json:"message,omitempty"`
+	UpdateID int64                   `json:"update_id"`
+}
+
 // UserEnvelope defines model for UserEnvelope.
 type UserEnvelope struct {
 	User UserProfile `json:"user"`
@@ -3809,9 +3828,14 @@ type UserProfile struct {
 	ReferralCode        string `json:"referral_code"`
 
 	// RegisteredDate YYYY-MM-DD
-	RegisteredDate   openapi_types.Date `json:"registered_date"`
-	TelegramVerified bool               `json:"telegram_verified"`
-	Theme            string             `json:"theme"`
+	RegisteredDate openapi_types.Date `json:"registered_date"`
+
+	// TelegramNotifications notifications go to the linked Telegram chat too
+	TelegramNotifications bool `json:"telegram_notifications"`
+
+	// TelegramVerified a Telegram chat is linked (POST /api/v1/auth/telegram/link)
+	TelegramVerified bool   `json:"telegram_verified"`
+	Theme            string `json:"theme"`
 
 	// TotalBalance balance + bonus_balance
 	TotalBalance int64 `json:"total_balance"`
@@ -4323,6 +4347,11 @@ type StreamParams struct {
 	LastEventIDHeader *string `json:"Last-Event-ID,omitempty"`
 }
 
+// TelegramWebhookParams defines parameters for TelegramWebhook.
+type TelegramWebhookParams struct {
+	XTelegramBotAPISecretToken *string `json:"X-Telegram-Bot-Api-Secret-Token,omitempty"`
+}
+
 // GetMyDepositsParams defines parameters for GetMyDeposits.
 type GetMyDepositsParams struct {
 	// Limit page size (1 to 100; anything else is 400)
@@ -4528,6 +4557,9 @@ type MovePoolFinishJSONRequestBody = FinishPatch
 
 // AddAnswerJSONRequestBody defines body for AddAnswer for application/json ContentType.
 type AddAnswerJSONRequestBody = NewAnswer
+
+// TelegramWebhookJSONRequestBody defines body for TelegramWebhook for application/json ContentType.
+type TelegramWebhookJSONRequestBody = TelegramUpdate
 
 // RequestWithdrawalJSONRequestBody defines body for RequestWithdrawal for application/json ContentType.
 type RequestWithdrawalJSONRequestBody RequestWithdrawalJSONBody
@@ -5954,6 +5986,27 @@ type ClientInterface interface {
 	// Corresponds with POST /api/v1/auth/session (the `OpenSession` operationId).
 	OpenSession(ctx context.Context, body OpenSessionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// UnlinkTelegram Unlink the caller's Telegram chat; 204 also when none was linked.
+	//
+	// `telegram_verified` and `telegram_notifications` become false, and the caller's unused link tokens are deleted.
+	//
+	// Corresponds with DELETE /api/v1/auth/telegram (the `UnlinkTelegram` operationId).
+	UnlinkTelegram(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// LinkTelegram A deep link that links the caller's account to a Telegram chat with the bot.
+	//
+	// Opening `url` in Telegram starts the bot, which receives the
+	// link's token and links the chat it came from: the profile's
+	// `telegram_verified` and `telegram_notifications` become true.
+	// The token is random, kept only as its SHA-256, valid once and
+	// for 15 minutes; a new link replaces the caller's unused ones. A
+	// session's token only: under `/api/v1/auth/`, no API key reaches
+	// it. A server without a bot answers 503 `telegram_not_configured`
+	// (the web app hides its Telegram section then).
+	//
+	// Corresponds with POST /api/v1/auth/telegram/link (the `LinkTelegram` operationId).
+	LinkTelegram(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ChatHistory Every message of the current chat session, oldest first.
 	//
 	// The session is the one the `chat_session_id` cookie names (a
@@ -7150,6 +7203,40 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /api/v1/tags (the `ListTags` operationId).
 	ListTags(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// TelegramWebhookWithBody Telegram's delivery of an update to the bot (the Bot API calls it, not people).
+	//
+	// The path's `secret` and the `X-Telegram-Bot-Api-Secret-Token`
+	// header must both equal PREDICTKIT_TELEGRAM_WEBHOOK_SECRET
+	// (compared in constant time) or the answer is 403 `forbidden` and
+	// nothing is read; a server without a bot refuses every request so.
+	// A `/start <token>` message with a valid link token links its
+	// private chat and the bot says so there; an unknown, used or
+	// expired token is 400 `invalid_link_token`, after the bot told the
+	// chat. Every update's `update_id` is recorded: one delivered again
+	// answers 200 and does nothing.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/telegram/webhook/{secret} (the `TelegramWebhook` operationId).
+	TelegramWebhookWithBody(ctx context.Context, secret string, params *TelegramWebhookParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// TelegramWebhook Telegram's delivery of an update to the bot (the Bot API calls it, not people).
+	//
+	// The path's `secret` and the `X-Telegram-Bot-Api-Secret-Token`
+	// header must both equal PREDICTKIT_TELEGRAM_WEBHOOK_SECRET
+	// (compared in constant time) or the answer is 403 `forbidden` and
+	// nothing is read; a server without a bot refuses every request so.
+	// A `/start <token>` message with a valid link token links its
+	// private chat and the bot says so there; an unknown, used or
+	// expired token is 400 `invalid_link_token`, after the bot told the
+	// chat. Every update's `update_id` is recorded: one delivered again
+	// answers 200 and does nothing.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/telegram/webhook/{secret} (the `TelegramWebhook` operationId).
+	TelegramWebhook(ctx context.Context, secret string, params *TelegramWebhookParams, body TelegramWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetMyDepositAddresses Where the caller sends tokens to top up their balance, one address per watched chain.
 	//
@@ -9248,6 +9335,47 @@ func (c *Client) OpenSession(ctx context.Context, body OpenSessionJSONRequestBod
 	return c.Client.Do(req)
 }
 
+// UnlinkTelegram Unlink the caller's Telegram chat; 204 also when none was linked.
+//
+// `telegram_verified` and `telegram_notifications` become false, and the caller's unused link tokens are deleted.
+//
+// Corresponds with DELETE /api/v1/auth/telegram (the `UnlinkTelegram` operationId).
+func (c *Client) UnlinkTelegram(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUnlinkTelegramRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// LinkTelegram A deep link that links the caller's account to a Telegram chat with the bot.
+//
+// Opening `url` in Telegram starts the bot, which receives the
+// link's token and links the chat it came from: the profile's
+// `telegram_verified` and `telegram_notifications` become true.
+// The token is random, kept only as its SHA-256, valid once and
+// for 15 minutes; a new link replaces the caller's unused ones. A
+// session's token only: under `/api/v1/auth/`, no API key reaches
+// it. A server without a bot answers 503 `telegram_not_configured`
+// (the web app hides its Telegram section then).
+//
+// Corresponds with POST /api/v1/auth/telegram/link (the `LinkTelegram` operationId).
+func (c *Client) LinkTelegram(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewLinkTelegramRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ChatHistory Every message of the current chat session, oldest first.
 //
 // The session is the one the `chat_session_id` cookie names (a
@@ -11065,6 +11193,60 @@ func (c *Client) CreateStreamTicket(ctx context.Context, reqEditors ...RequestEd
 // Corresponds with GET /api/v1/tags (the `ListTags` operationId).
 func (c *Client) ListTags(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListTagsRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// TelegramWebhookWithBody Telegram's delivery of an update to the bot (the Bot API calls it, not people).
+//
+// The path's `secret` and the `X-Telegram-Bot-Api-Secret-Token`
+// header must both equal PREDICTKIT_TELEGRAM_WEBHOOK_SECRET
+// (compared in constant time) or the answer is 403 `forbidden` and
+// nothing is read; a server without a bot refuses every request so.
+// A `/start <token>` message with a valid link token links its
+// private chat and the bot says so there; an unknown, used or
+// expired token is 400 `invalid_link_token`, after the bot told the
+// chat. Every update's `update_id` is recorded: one delivered again
+// answers 200 and does nothing.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/telegram/webhook/{secret} (the `TelegramWebhook` operationId).
+func (c *Client) TelegramWebhookWithBody(ctx context.Context, secret string, params *TelegramWebhookParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewTelegramWebhookRequestWithBody(c.Server, secret, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// TelegramWebhook Telegram's delivery of an update to the bot (the Bot API calls it, not people).
+//
+// The path's `secret` and the `X-Telegram-Bot-Api-Secret-Token`
+// header must both equal PREDICTKIT_TELEGRAM_WEBHOOK_SECRET
+// (compared in constant time) or the answer is 403 `forbidden` and
+// nothing is read; a server without a bot refuses every request so.
+// A `/start <token>` message with a valid link token links its
+// private chat and the bot says so there; an unknown, used or
+// expired token is 400 `invalid_link_token`, after the bot told the
+// chat. Every update's `update_id` is recorded: one delivered again
+// answers 200 and does nothing.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/telegram/webhook/{secret} (the `TelegramWebhook` operationId).
+func (c *Client) TelegramWebhook(ctx context.Context, secret string, params *TelegramWebhookParams, body TelegramWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewTelegramWebhookRequest(c.Server, secret, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -13831,6 +14013,60 @@ func NewOpenSessionRequestWithBody(server string, contentType string, body io.Re
 	return req, nil
 }
 
+// NewUnlinkTelegramRequest constructs an http.Request for the UnlinkTelegram method
+func NewUnlinkTelegramRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/auth/telegram")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewLinkTelegramRequest constructs an http.Request for the LinkTelegram method
+func NewLinkTelegramRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/auth/telegram/link")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewChatHistoryRequest constructs an http.Request for the ChatHistory method
 func NewChatHistoryRequest(server string) (*http.Request, error) {
 	var err error
@@ -16132,6 +16368,68 @@ func NewListTagsRequest(server string) (*http.Request, error) {
 	return req, nil
 }
 
+// NewTelegramWebhookRequest calls the generic TelegramWebhook builder with application/json body
+func NewTelegramWebhookRequest(server string, secret string, params *TelegramWebhookParams, body TelegramWebhookJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewTelegramWebhookRequestWithBody(server, secret, params, "application/json", bodyReader)
+}
+
+// NewTelegramWebhookRequestWithBody constructs an http.Request for the TelegramWebhook method, with any body, and a specified content type
+func NewTelegramWebhookRequestWithBody(server string, secret string, params *TelegramWebhookParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "secret", secret, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/telegram/webhook/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.XTelegramBotAPISecretToken != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Telegram-Bot-Api-Secret-Token", *params.XTelegramBotAPISecretToken, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Telegram-Bot-Api-Secret-Token", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewGetMyDepositAddressesRequest constructs an http.Request for the GetMyDepositAddresses method
 func NewGetMyDepositAddressesRequest(server string) (*http.Request, error) {
 	var err error
@@ -18155,6 +18453,31 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /api/v1/auth/session (the `OpenSession` operationId).
 	OpenSessionWithResponse(ctx context.Context, body OpenSessionJSONRequestBody, reqEditors ...RequestEditorFn) (*OpenSessionResponse, error)
 
+	// UnlinkTelegramWithResponse Unlink the caller's Telegram chat; 204 also when none was linked.
+	//
+	// `telegram_verified` and `telegram_notifications` become false, and the caller's unused link tokens are deleted.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /api/v1/auth/telegram (the `UnlinkTelegram` operationId).
+	UnlinkTelegramWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*UnlinkTelegramResponse, error)
+
+	// LinkTelegramWithResponse A deep link that links the caller's account to a Telegram chat with the bot.
+	//
+	// Opening `url` in Telegram starts the bot, which receives the
+	// link's token and links the chat it came from: the profile's
+	// `telegram_verified` and `telegram_notifications` become true.
+	// The token is random, kept only as its SHA-256, valid once and
+	// for 15 minutes; a new link replaces the caller's unused ones. A
+	// session's token only: under `/api/v1/auth/`, no API key reaches
+	// it. A server without a bot answers 503 `telegram_not_configured`
+	// (the web app hides its Telegram section then).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/auth/telegram/link (the `LinkTelegram` operationId).
+	LinkTelegramWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*LinkTelegramResponse, error)
+
 	// ChatHistoryWithResponse Every message of the current chat session, oldest first.
 	//
 	// The session is the one the `chat_session_id` cookie names (a
@@ -19409,6 +19732,40 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /api/v1/tags (the `ListTags` operationId).
 	ListTagsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListTagsResponse, error)
+
+	// TelegramWebhookWithBodyWithResponse Telegram's delivery of an update to the bot (the Bot API calls it, not people).
+	//
+	// The path's `secret` and the `X-Telegram-Bot-Api-Secret-Token`
+	// header must both equal PREDICTKIT_TELEGRAM_WEBHOOK_SECRET
+	// (compared in constant time) or the answer is 403 `forbidden` and
+	// nothing is read; a server without a bot refuses every request so.
+	// A `/start <token>` message with a valid link token links its
+	// private chat and the bot says so there; an unknown, used or
+	// expired token is 400 `invalid_link_token`, after the bot told the
+	// chat. Every update's `update_id` is recorded: one delivered again
+	// answers 200 and does nothing.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/telegram/webhook/{secret} (the `TelegramWebhook` operationId).
+	TelegramWebhookWithBodyWithResponse(ctx context.Context, secret string, params *TelegramWebhookParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*TelegramWebhookResponse, error)
+
+	// TelegramWebhookWithResponse Telegram's delivery of an update to the bot (the Bot API calls it, not people).
+	//
+	// The path's `secret` and the `X-Telegram-Bot-Api-Secret-Token`
+	// header must both equal PREDICTKIT_TELEGRAM_WEBHOOK_SECRET
+	// (compared in constant time) or the answer is 403 `forbidden` and
+	// nothing is read; a server without a bot refuses every request so.
+	// A `/start <token>` message with a valid link token links its
+	// private chat and the bot says so there; an unknown, used or
+	// expired token is 400 `invalid_link_token`, after the bot told the
+	// chat. Every update's `update_id` is recorded: one delivered again
+	// answers 200 and does nothing.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/telegram/webhook/{secret} (the `TelegramWebhook` operationId).
+	TelegramWebhookWithResponse(ctx context.Context, secret string, params *TelegramWebhookParams, body TelegramWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*TelegramWebhookResponse, error)
 
 	// GetMyDepositAddressesWithResponse Where the caller sends tokens to top up their balance, one address per watched chain.
 	//
@@ -24522,6 +24879,171 @@ func (r OpenSessionResponse) ContentType() string {
 	return ""
 }
 
+type UnlinkTelegramResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ScopeOrCrossOrigin
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *TooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r UnlinkTelegramResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r UnlinkTelegramResponse) GetJSON403() *ScopeOrCrossOrigin {
+	return r.JSON403
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r UnlinkTelegramResponse) GetJSON413() *TooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r UnlinkTelegramResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r UnlinkTelegramResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r UnlinkTelegramResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r UnlinkTelegramResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r UnlinkTelegramResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r UnlinkTelegramResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// LinkTelegramResponse200Headers the declared response headers of an HTTP 200 response for LinkTelegram
+type LinkTelegramResponse200Headers struct {
+	CacheControl *string
+}
+
+type LinkTelegramResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *TelegramLink
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ScopeOrCrossOrigin
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *TooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *struct {
+		Detail *string `json:"detail,omitempty"`
+		Error  string  `json:"error"`
+	}
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *LinkTelegramResponse200Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r LinkTelegramResponse) GetJSON200() *TelegramLink {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r LinkTelegramResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r LinkTelegramResponse) GetJSON403() *ScopeOrCrossOrigin {
+	return r.JSON403
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r LinkTelegramResponse) GetJSON413() *TooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r LinkTelegramResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r LinkTelegramResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r LinkTelegramResponse) GetJSON503() *struct {
+	Detail *string `json:"detail,omitempty"`
+	Error  string  `json:"error"`
+} {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r LinkTelegramResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r LinkTelegramResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r LinkTelegramResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r LinkTelegramResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type ChatHistoryResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -28749,6 +29271,119 @@ func (r ListTagsResponse) ContentType() string {
 	return ""
 }
 
+// TelegramWebhookResponse429Headers the declared response headers of an HTTP 429 response for TelegramWebhook
+type TelegramWebhookResponse429Headers struct {
+	RetryAfter int
+}
+
+type TelegramWebhookResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		OK bool `json:"ok"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *struct {
+		Detail *string `json:"detail,omitempty"`
+		Error  string  `json:"error"`
+	}
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *struct {
+		Detail *string `json:"detail,omitempty"`
+		Error  string  `json:"error"`
+	}
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *TooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *TelegramWebhookResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r TelegramWebhookResponse) GetJSON200() *struct {
+	OK bool `json:"ok"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r TelegramWebhookResponse) GetJSON400() *struct {
+	Detail *string `json:"detail,omitempty"`
+	Error  string  `json:"error"`
+} {
+	return r.JSON400
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r TelegramWebhookResponse) GetJSON403() *struct {
+	Detail *string `json:"detail,omitempty"`
+	Error  string  `json:"error"`
+} {
+	return r.JSON403
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r TelegramWebhookResponse) GetJSON413() *TooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r TelegramWebhookResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r TelegramWebhookResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r TelegramWebhookResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r TelegramWebhookResponse) GetJSON503() *Error {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r TelegramWebhookResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r TelegramWebhookResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r TelegramWebhookResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r TelegramWebhookResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type GetMyDepositAddressesResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -31987,6 +32622,43 @@ func (c *ClientWithResponses) OpenSessionWithResponse(ctx context.Context, body 
 	return ParseOpenSessionResponse(rsp)
 }
 
+// UnlinkTelegramWithResponse Unlink the caller's Telegram chat; 204 also when none was linked.
+//
+// `telegram_verified` and `telegram_notifications` become false, and the caller's unused link tokens are deleted.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /api/v1/auth/telegram (the `UnlinkTelegram` operationId).
+func (c *ClientWithResponses) UnlinkTelegramWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*UnlinkTelegramResponse, error) {
+	rsp, err := c.UnlinkTelegram(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUnlinkTelegramResponse(rsp)
+}
+
+// LinkTelegramWithResponse A deep link that links the caller's account to a Telegram chat with the bot.
+//
+// Opening `url` in Telegram starts the bot, which receives the
+// link's token and links the chat it came from: the profile's
+// `telegram_verified` and `telegram_notifications` become true.
+// The token is random, kept only as its SHA-256, valid once and
+// for 15 minutes; a new link replaces the caller's unused ones. A
+// session's token only: under `/api/v1/auth/`, no API key reaches
+// it. A server without a bot answers 503 `telegram_not_configured`
+// (the web app hides its Telegram section then).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/auth/telegram/link (the `LinkTelegram` operationId).
+func (c *ClientWithResponses) LinkTelegramWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*LinkTelegramResponse, error) {
+	rsp, err := c.LinkTelegram(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseLinkTelegramResponse(rsp)
+}
+
 // ChatHistoryWithResponse Every message of the current chat session, oldest first.
 //
 // The session is the one the `chat_session_id` cookie names (a
@@ -33618,6 +34290,52 @@ func (c *ClientWithResponses) ListTagsWithResponse(ctx context.Context, reqEdito
 		return nil, err
 	}
 	return ParseListTagsResponse(rsp)
+}
+
+// TelegramWebhookWithBodyWithResponse Telegram's delivery of an update to the bot (the Bot API calls it, not people).
+//
+// The path's `secret` and the `X-Telegram-Bot-Api-Secret-Token`
+// header must both equal PREDICTKIT_TELEGRAM_WEBHOOK_SECRET
+// (compared in constant time) or the answer is 403 `forbidden` and
+// nothing is read; a server without a bot refuses every request so.
+// A `/start <token>` message with a valid link token links its
+// private chat and the bot says so there; an unknown, used or
+// expired token is 400 `invalid_link_token`, after the bot told the
+// chat. Every update's `update_id` is recorded: one delivered again
+// answers 200 and does nothing.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/telegram/webhook/{secret} (the `TelegramWebhook` operationId).
+func (c *ClientWithResponses) TelegramWebhookWithBodyWithResponse(ctx context.Context, secret string, params *TelegramWebhookParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*TelegramWebhookResponse, error) {
+	rsp, err := c.TelegramWebhookWithBody(ctx, secret, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseTelegramWebhookResponse(rsp)
+}
+
+// TelegramWebhookWithResponse Telegram's delivery of an update to the bot (the Bot API calls it, not people).
+//
+// The path's `secret` and the `X-Telegram-Bot-Api-Secret-Token`
+// header must both equal PREDICTKIT_TELEGRAM_WEBHOOK_SECRET
+// (compared in constant time) or the answer is 403 `forbidden` and
+// nothing is read; a server without a bot refuses every request so.
+// A `/start <token>` message with a valid link token links its
+// private chat and the bot says so there; an unknown, used or
+// expired token is 400 `invalid_link_token`, after the bot told the
+// chat. Every update's `update_id` is recorded: one delivered again
+// answers 200 and does nothing.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/telegram/webhook/{secret} (the `TelegramWebhook` operationId).
+func (c *ClientWithResponses) TelegramWebhookWithResponse(ctx context.Context, secret string, params *TelegramWebhookParams, body TelegramWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*TelegramWebhookResponse, error) {
+	rsp, err := c.TelegramWebhook(ctx, secret, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseTelegramWebhookResponse(rsp)
 }
 
 // GetMyDepositAddressesWithResponse Where the caller sends tokens to top up their balance, one address per watched chain.
@@ -38046,6 +38764,147 @@ func ParseOpenSessionResponse(rsp *http.Response) (*OpenSessionResponse, error) 
 	return response, nil
 }
 
+// ParseUnlinkTelegramResponse parses an HTTP response from a UnlinkTelegramWithResponse call
+func ParseUnlinkTelegramResponse(rsp *http.Response) (*UnlinkTelegramResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &UnlinkTelegramResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ScopeOrCrossOrigin
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseLinkTelegramResponse parses an HTTP response from a LinkTelegramWithResponse call
+func ParseLinkTelegramResponse(rsp *http.Response) (*LinkTelegramResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &LinkTelegramResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest TelegramLink
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ScopeOrCrossOrigin
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest struct {
+			Detail *string `json:"detail,omitempty"`
+			Error  string  `json:"error"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers LinkTelegramResponse200Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = &value
+		}
+		response.Headers200 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseChatHistoryResponse parses an HTTP response from a ChatHistoryWithResponse call
 func ParseChatHistoryResponse(rsp *http.Response) (*ChatHistoryResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -41492,6 +42351,102 @@ func ParseListTagsResponse(rsp *http.Response) (*ListTagsResponse, error) {
 		}
 		response.JSON500 = &dest
 
+	}
+
+	return response, nil
+}
+
+// ParseTelegramWebhookResponse parses an HTTP response from a TelegramWebhookWithResponse call
+func ParseTelegramWebhookResponse(rsp *http.Response) (*TelegramWebhookResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &TelegramWebhookResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			OK bool `json:"ok"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest struct {
+			Detail *string `json:"detail,omitempty"`
+			Error  string  `json:"error"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest struct {
+			Detail *string `json:"detail,omitempty"`
+			Error  string  `json:"error"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers TelegramWebhookResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil

@@ -75,6 +75,10 @@ type rule struct {
 	code   string
 	// detail, when set, is the answer's detail instead of the error's own.
 	detail string
+	// expected: a 5xx that is the server's configuration answering (no
+	// Telegram bot), not a failure: it keeps its detail and is not logged
+	// as an error.
+	expected bool
 }
 
 func on(target error, status int, code string) rule {
@@ -84,6 +88,12 @@ func on(target error, status int, code string) rule {
 // saying returns r answering with detail d.
 func (r rule) saying(d string) rule {
 	r.detail = d
+	return r
+}
+
+// configured returns r as an expected answer (see rule.expected).
+func (r rule) configured() rule {
+	r.expected = true
 	return r
 }
 
@@ -222,7 +232,7 @@ func errorHandler(log *slog.Logger) fiber.ErrorHandler {
 		r := t.match(err)
 		status := r.status
 		body := errorBody{Error: r.code}
-		if status < 500 {
+		if status < 500 || r.expected {
 			body.Detail = r.detail
 			if body.Detail == "" {
 				body.Detail = detail(err)
@@ -237,7 +247,7 @@ func errorHandler(log *slog.Logger) fiber.ErrorHandler {
 			)
 		}
 		c.Set(fiber.HeaderCacheControl, "no-store")
-		if status == http.StatusServiceUnavailable {
+		if status == http.StatusServiceUnavailable && !r.expected {
 			c.Set(fiber.HeaderRetryAfter, "1")
 		}
 		if err := c.Status(status).JSON(body); err != nil {

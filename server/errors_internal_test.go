@@ -21,6 +21,7 @@ import (
 	"github.com/predictkit/predictkit/partner"
 	"github.com/predictkit/predictkit/social"
 	"github.com/predictkit/predictkit/stats"
+	"github.com/predictkit/predictkit/telegram"
 	"github.com/predictkit/predictkit/withdrawal"
 )
 
@@ -42,6 +43,7 @@ var domainErrors = map[string]error{
 	"account.ErrTooManyAPIKeys":      account.ErrTooManyAPIKeys,
 	"account.ErrInvalidReferralCode": account.ErrInvalidReferralCode,
 	"account.ErrReferralCodeTaken":   account.ErrReferralCodeTaken,
+	"account.ErrTelegramNotLinked":   account.ErrTelegramNotLinked,
 	"input.ErrInvalid":               input.ErrInvalid,
 
 	"withdrawal.ErrInvalidAddress": withdrawal.ErrInvalidAddress,
@@ -98,8 +100,15 @@ var domainErrors = map[string]error{
 	"chat.ErrSessionClosed":   chat.ErrSessionClosed,
 	"chat.ErrNotifyFailed":    chat.ErrNotifyFailed,
 
+	"telegram.ErrNotConfigured":    telegram.ErrNotConfigured,
+	"telegram.ErrInvalidLinkToken": telegram.ErrInvalidLinkToken,
+	"telegram.ErrUpdateSeen":       telegram.ErrUpdateSeen,
+	"telegram.ErrBlocked":          telegram.ErrBlocked,
+	"telegram.ErrUnavailable":      telegram.ErrUnavailable,
+
 	// The server's own.
 	"server.errInvalidID":  errInvalidID,
+	"server.errTgSecret":   errTelegramForbidden,
 	"server.requestError":  badRequest("body", "malformed JSON"),
 	"server.errAdminOff":   errAdminDisabled,
 	"server.errEncoding":   errContentEncoding,
@@ -122,14 +131,17 @@ var notOnAnyRoute = map[string]string{
 		"draws another (five draws of 40 bits each: a sixth would be needed with odds below 10^-50 per registration)",
 	"market.ErrNotResolved": "only the challenge window's worker meets it (a store's FinishProposal before the market resolved), " +
 		"and logs it; the proposal is claimed again after its lease",
+	"telegram.ErrUpdateSeen": "telegram.Service.HandleUpdate answers a redelivered update with nil (200: handled before)",
+	"telegram.ErrBlocked":    "only the notification sender meets it, and turns the chat's notifications off",
 	"market.UnknownTagError": "a store's answer that market.Service.CreateEvent turns into the *input.Error naming tags[i] " +
 		"(400 invalid_request) before it leaves the service",
 }
 
-// answered500 are domain errors whose documented answer is a 500: an
+// answered500 are domain errors whose documented answer is a 5xx: an
 // operator who could not be notified is call-operator's 500
-// internal_error.
-var answered500 = map[string]bool{"chat.ErrNotifyFailed": true}
+// internal_error; a server without a bot, or a Bot API that does not
+// answer, is the Telegram link's 503.
+var answered500 = map[string]bool{"chat.ErrNotifyFailed": true, "telegram.ErrNotConfigured": true, "telegram.ErrUnavailable": true}
 
 // canOccur lists, per route, the errors its handler and the services it
 // calls can return (from the services' documentation).
@@ -140,7 +152,11 @@ var canOccur = []struct {
 }{
 	{"GET /users/{id}/pnl/chart", errsPnLChart, []string{"server.errInvalidID", "account.ErrUnauthorized", "account.ErrUserNotFound", "server.errEncoding"}},
 	{"GET /auth/me", errsAuthMe, []string{"account.ErrUnauthorized", "account.ErrUserNotFound", "server.errEncoding"}},
-	{"PATCH /auth/me", errsUpdateProfile, []string{"account.ErrUnauthorized", "account.ErrUserNotFound", "account.ErrNicknameTaken", "input.Error", "input.ErrInvalid", "server.requestError"}},
+	{"PATCH /auth/me", errsUpdateProfile, []string{"account.ErrUnauthorized", "account.ErrUserNotFound", "account.ErrNicknameTaken", "account.ErrTelegramNotLinked", "input.Error", "input.ErrInvalid", "server.requestError"}},
+	// Telegram (module_telegram.go).
+	{"POST /auth/telegram/link", errsTelegramLink, []string{"account.ErrUnauthorized", "account.ErrUserNotFound", "telegram.ErrNotConfigured", "telegram.ErrUnavailable"}},
+	{"DELETE /auth/telegram", errsTelegramUnlink, []string{"account.ErrUnauthorized", "account.ErrUserNotFound"}},
+	{"POST /telegram/webhook/{secret}", errsTelegramWebhook, []string{"server.errTgSecret", "server.requestError", "server.malformedBody", "telegram.ErrInvalidLinkToken", "telegram.ErrNotConfigured", "server.errEncoding"}},
 	{"POST /auth/register", errsRegister, []string{"account.ErrEmailTaken", "input.Error", "input.ErrInvalid", "server.requestError", "account.ErrInvalidReferralCode"}},
 	{"GET /users/me/referrals", errsReferrals, []string{"account.ErrUnauthorized"}},
 	{"POST /auth/login", errsLogin, []string{"account.ErrInvalidCredentials", "account.ErrUserNotFound", "server.requestError"}},
@@ -309,7 +325,7 @@ func TestEveryDomainErrorIsKnownToTheServer(t *testing.T) {
 			onSomeRoute[n] = true
 		}
 	}
-	for _, pkg := range []string{"account", "market", "partner", "social", "p2p", "chat", "withdrawal", "stats"} {
+	for _, pkg := range []string{"account", "market", "partner", "social", "p2p", "chat", "withdrawal", "stats", "telegram"} {
 		for _, name := range exportedErrors(t, pkg) {
 			t.Run(name+" is accounted for by the server", func(t *testing.T) {
 				if _, ok := domainErrors[name]; !ok {
@@ -415,6 +431,10 @@ func TestContractCodesPerRoute(t *testing.T) {
 		{"a cookie from another origin is 403 cross_origin_request on any route", errsTrade, errCrossOrigin, 403, "cross_origin_request"},
 		{"a bad token when opening a session is 401 unauthorized", errsSessionOpen, account.ErrUnauthorized, 401, "unauthorized"},
 		{"a wrong password when opening a session is 401 invalid_credentials", errsSessionOpen, account.ErrInvalidCredentials, 401, "invalid_credentials"},
+		{"a Telegram link without a bot is 503 telegram_not_configured", errsTelegramLink, telegram.ErrNotConfigured, 503, "telegram_not_configured"},
+		{"a webhook request without the secret is 403 forbidden", errsTelegramWebhook, errTelegramForbidden, 403, "forbidden"},
+		{"a used link token is 400 invalid_link_token", errsTelegramWebhook, telegram.ErrInvalidLinkToken, 400, "invalid_link_token"},
+		{"notifications without a linked chat are 409 telegram_not_linked", errsUpdateProfile, account.ErrTelegramNotLinked, 409, "telegram_not_linked"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -397,15 +397,20 @@ type profileBody struct {
 	Theme         *string `json:"theme"`
 	ProfileHidden *bool   `json:"profile_hidden"`
 	AvatarURL     *string `json:"avatar_url"`
+	// TelegramNotifications needs a linked chat to be turned on.
+	TelegramNotifications *bool `json:"telegram_notifications"`
 }
 
 // PATCH /auth/me: change the caller's own profile; absent fields are left
 // as they are. Checks run 401 UNAUTHORIZED (as GET /auth/me), 400 (body,
-// then the fields), 409 nickname_taken.
+// then the fields), 409 nickname_taken, 409
+// telegram_not_linked (telegram_notifications true without a linked chat).
 var errsUpdateProfile = table("internal_error",
 	on(account.ErrUnauthorized, http.StatusUnauthorized, "UNAUTHORIZED"),
 	on(account.ErrUserNotFound, http.StatusUnauthorized, "UNAUTHORIZED"),
 	on(account.ErrNicknameTaken, http.StatusConflict, "nickname_taken"),
+	on(account.ErrTelegramNotLinked, http.StatusConflict, "telegram_not_linked").
+		saying("telegram_notifications: link a Telegram chat first (POST /api/v1/auth/telegram/link)"),
 	on(input.ErrInvalid, http.StatusBadRequest, "invalid_request"),
 	on(errBadRequest, http.StatusBadRequest, "invalid_request"),
 )
@@ -422,7 +427,7 @@ func (h *accountHandlers) handleUpdateProfile(c *fiber.Ctx) error {
 	}
 	u, err = h.accounts.UpdateProfile(c.UserContext(), u.ID, account.ProfilePatch{
 		Name: b.Name, Nickname: b.Nickname, Language: b.Language, Theme: b.Theme,
-		ProfileHidden: b.ProfileHidden, AvatarURL: b.AvatarURL,
+		ProfileHidden: b.ProfileHidden, AvatarURL: b.AvatarURL, TelegramNotifications: b.TelegramNotifications,
 	})
 	if err != nil {
 		return err

@@ -287,6 +287,24 @@ func accessMatrix() map[string][]cell {
 			mxUserOnly(mxSend(http.MethodDelete, mxPath("/api/v1/auth/api-keys/999999"), nil), "unauthorized", pAlice, 404, nil),
 			[]cell{{as: pBob, req: mxSend(http.MethodDelete, mxPath("/api/v1/auth/api-keys/1"), nil), status: 404, code: "api_key_not_found"}},
 		),
+		// Telegram: one's own link (this server has no bot: 503 for the
+		// user, after the 401s); the webhook is the Bot API's, refused
+		// to anyone without the secret (and to everyone without a bot).
+		"POST /api/v1/auth/telegram/link": mxUserOnly(mxSend(http.MethodPost, mxPath("/api/v1/auth/telegram/link"), nil), "unauthorized", pAlice, 503,
+			func(t *testing.T, _ *harness, _ *secWorld, r *response) {
+				if r.errorCode() != "telegram_not_configured" {
+					t.Errorf("answered %s, want telegram_not_configured", r)
+				}
+			}),
+		"DELETE /api/v1/auth/telegram": mxUserOnly(mxSend(http.MethodDelete, mxPath("/api/v1/auth/telegram"), nil), "unauthorized", pBob, 204,
+			func(t *testing.T, h *harness, w *secWorld, _ *response) {
+				if got := h.me(t, w.alice.token).Name; got == "" {
+					t.Error("Bob's unlink touched Alice's profile")
+				}
+			}),
+		"POST /api/v1/telegram/webhook/:secret": mxPublic(mxSend(http.MethodPost, mxPath("/api/v1/telegram/webhook/matrix-secret-0123456789"), func(*secWorld) any {
+			return map[string]any{"update_id": 1, "message": map[string]any{"text": "/start x"}}
+		}), 403),
 		"GET /api/v1/users/me/trades": mxUserOnly(mxGet(mxPath("/api/v1/users/me/trades")), "unauthorized", pAlice, 200, func(t *testing.T, _ *harness, w *secWorld, r *response) {
 			var out struct {
 				Trades []struct {

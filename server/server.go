@@ -60,6 +60,7 @@ func Options(cfg Config, opts ...fx.Option) fx.Option {
 		MetricsModule,
 		ChangesModule,
 		LeaderboardModule,
+		TelegramModule,
 		StatsModule,
 		GrowthModule,
 		DepositsModule,

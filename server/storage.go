@@ -20,6 +20,7 @@ import (
 	"github.com/predictkit/predictkit/stats"
 	"github.com/predictkit/predictkit/storage/memory"
 	"github.com/predictkit/predictkit/storage/postgres"
+	"github.com/predictkit/predictkit/telegram"
 	"github.com/predictkit/predictkit/webhook"
 	"github.com/predictkit/predictkit/withdrawal"
 )
@@ -38,6 +39,7 @@ type Store interface {
 	leaderboard.Store
 	withdrawal.Store
 	deposit.Store
+	telegram.Store
 	stats.Store
 }
 

@@ -317,8 +317,10 @@ type profileJSON struct {
 	EthereumAddress  string  `json:"ethereum_address"`
 	AvatarURL        *string `json:"avatar_url"`
 	TelegramVerified bool    `json:"telegram_verified"`
-	IsCreator        bool    `json:"is_creator"`
-	IsStatsViewer    bool    `json:"is_stats_viewer"`
+	// TelegramNotifications: notifications go to the linked chat too.
+	TelegramNotifications bool `json:"telegram_notifications"`
+	IsCreator             bool `json:"is_creator"`
+	IsStatsViewer         bool `json:"is_stats_viewer"`
 	// MayCreateEvents: the user is a creator; MayProposeEvents: not one,
 	// but proposals are on, each holding ProposalAnteKopecks.
 	MayCreateEvents        bool                 `json:"may_create_events"`
@@ -346,7 +348,7 @@ func profileView(u *account.User, b account.Balances, open []market.OpenPosition
 		ReferralCode: u.ReferralCode, Language: u.Language, Theme: u.Theme, Level: u.Level,
 		Balance: b.Balance, BonusBalance: b.Bonus, TotalBalance: b.Total(),
 		TronAddress: u.TronAddress, BscAddress: u.BscAddress, PolygonAddress: u.PolygonAddress, EthereumAddress: u.EthereumAddress,
-		AvatarURL: nonEmpty(u.AvatarURL), TelegramVerified: u.TelegramVerified, IsCreator: u.IsCreator, IsStatsViewer: u.IsStatsViewer,
+		AvatarURL: nonEmpty(u.AvatarURL), TelegramVerified: u.TelegramVerified, TelegramNotifications: u.TelegramNotifications, IsCreator: u.IsCreator, IsStatsViewer: u.IsStatsViewer,
 		Positions:        make([]positionJSON, 0, len(open)),
 		ClosedPositions:  []closedPositionJSON{},
 		TotalPredictions: st.TotalPredictions, BiggestWin: st.BiggestWin,

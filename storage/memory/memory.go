@@ -84,6 +84,9 @@ type Store struct {
 	// book is the address book (addresses.go); made on first use.
 	book map[bookKey]account.DepositAddress
 
+	// tg is the Telegram links, made on first use (telegram.go).
+	tg *telegramState
+
 	// changes is the change log (changes.go), appended to under mu.
 	changes *changelog.Memory
 	// growth holds the referral codes, referrals and volumes
@@ -289,6 +292,9 @@ func (s *Store) UpdateProfile(_ context.Context, id int64, p account.ProfilePatc
 		return nil, account.ErrUserNotFound
 	}
 	u := rec.u
+	if p.TelegramNotifications != nil && *p.TelegramNotifications && !u.TelegramVerified {
+		return nil, account.ErrTelegramNotLinked
+	}
 	if p.Nickname != nil {
 		old := ""
 		if u.Nickname != nil {
@@ -321,6 +327,9 @@ func (s *Store) UpdateProfile(_ context.Context, id int64, p account.ProfilePatc
 	}
 	if p.ProfileHidden != nil {
 		u.ProfileHidden = *p.ProfileHidden
+	}
+	if p.TelegramNotifications != nil {
+		u.TelegramNotifications = *p.TelegramNotifications
 	}
 	if p.AvatarURL != nil {
 		if *p.AvatarURL == "" {

@@ -173,8 +173,11 @@ func translate(err error, notFound error) error {
 				return withdrawal.ErrTxHashUsed
 			}
 		case codeCheckViolation:
-			if pe.ConstraintName == "ledger_accounts_balance_check" {
+			switch pe.ConstraintName {
+			case "ledger_accounts_balance_check":
 				return account.ErrInsufficientFunds
+			case "users_telegram_notifications_check":
+				return account.ErrTelegramNotLinked
 			}
 		case codeForeignKeyViolation:
 			switch pe.ConstraintName {

@@ -12,14 +12,14 @@ import (
 )
 
 const userCols = `u.id, u.email, u.name, u.nickname, u.profile_hidden, u.referral_code, u.language,
-	u.theme, u.level, u.avatar_url, u.telegram_verified, u.is_creator, u.is_stats_viewer,
+	u.theme, u.level, u.avatar_url, u.telegram_verified, u.telegram_notifications, u.is_creator, u.is_stats_viewer,
 	u.tron_address, u.bsc_address, u.polygon_address, u.ethereum_address,
 	COALESCE(u.partner_id, 0), COALESCE(u.external_id, ''), u.created_at`
 
 func scanUser(row pgx.Row, more ...any) (*account.User, error) {
 	u := &account.User{}
 	err := row.Scan(append([]any{&u.ID, &u.Email, &u.Name, &u.Nickname, &u.ProfileHidden, &u.ReferralCode, &u.Language,
-		&u.Theme, &u.Level, &u.AvatarURL, &u.TelegramVerified, &u.IsCreator, &u.IsStatsViewer,
+		&u.Theme, &u.Level, &u.AvatarURL, &u.TelegramVerified, &u.TelegramNotifications, &u.IsCreator, &u.IsStatsViewer,
 		&u.TronAddress, &u.BscAddress, &u.PolygonAddress, &u.EthereumAddress,
 		&u.PartnerID, &u.ExternalID, &u.CreatedAt}, more...)...)
 	if err != nil {
@@ -115,7 +115,7 @@ func (s *Store) UserByEmail(ctx context.Context, email string) (*account.User, s
 	err := s.pool.QueryRow(ctx, `SELECT `+userCols+`, u.password_hash FROM users u
 		WHERE lower(u.email) = lower($1) AND u.email <> ''`, email).Scan(
 		&u.ID, &u.Email, &u.Name, &u.Nickname, &u.ProfileHidden, &u.ReferralCode, &u.Language,
-		&u.Theme, &u.Level, &u.AvatarURL, &u.TelegramVerified, &u.IsCreator, &u.IsStatsViewer,
+		&u.Theme, &u.Level, &u.AvatarURL, &u.TelegramVerified, &u.TelegramNotifications, &u.IsCreator, &u.IsStatsViewer,
 		&u.TronAddress, &u.BscAddress, &u.PolygonAddress, &u.EthereumAddress,
 		&u.PartnerID, &u.ExternalID, &u.CreatedAt, &hash)
 	if err != nil {
@@ -134,10 +134,11 @@ func (s *Store) UpdateProfile(ctx context.Context, id int64, p account.ProfilePa
 		language = COALESCE($4, u.language),
 		theme = COALESCE($5, u.theme),
 		profile_hidden = COALESCE($6, u.profile_hidden),
-		avatar_url = CASE WHEN $7::text IS NULL THEN u.avatar_url ELSE NULLIF($7, '') END
+		avatar_url = CASE WHEN $7::text IS NULL THEN u.avatar_url ELSE NULLIF($7, '') END,
+		telegram_notifications = COALESCE($8, u.telegram_notifications)
 		WHERE u.id = $1
 		RETURNING `+userCols,
-		id, p.Name, p.Nickname, p.Language, p.Theme, p.ProfileHidden, p.AvatarURL))
+		id, p.Name, p.Nickname, p.Language, p.Theme, p.ProfileHidden, p.AvatarURL, p.TelegramNotifications))
 	return u, translate(err, account.ErrUserNotFound)
 }
 

@@ -24,6 +24,7 @@ import (
 	"github.com/predictkit/predictkit/market"
 	"github.com/predictkit/predictkit/p2p"
 	"github.com/predictkit/predictkit/partner"
+	"github.com/predictkit/predictkit/telegram"
 	"github.com/predictkit/predictkit/webhook"
 	"github.com/predictkit/predictkit/withdrawal"
 	"golang.org/x/crypto/bcrypt"
@@ -53,6 +54,10 @@ type Stores struct {
 	// Deposits, when set, runs the deposits suite. It must share the
 	// ledger of Accounts, and Changes must be set too.
 	Deposits deposit.Store
+	// Telegram, when set, runs the Telegram suite. It must be the
+	// Telegram store of Accounts (and of Markets' notifications and
+	// Changes, for the sender's cases).
+	Telegram telegram.Store
 	// Stats, when set, runs the statistics suite. It must be the
 	// statistics of Accounts and Markets (and of Deposits and
 	// Withdrawals, when set).
@@ -108,6 +113,7 @@ func Run(t *testing.T, newStores func(t *testing.T) Stores) {
 	t.Run("deposits", func(t *testing.T) { testDeposits(t, newStores) })
 	t.Run("address book", func(t *testing.T) { testAddresses(t, newStores) })
 	t.Run("withdrawals", func(t *testing.T) { testWithdrawals(t, newStores) })
+	t.Run("telegram", func(t *testing.T) { testTelegram(t, newStores) })
 	t.Run("statistics", func(t *testing.T) { testStats(t, newStores) })
 	t.Run("growth", func(t *testing.T) { testGrowth(t, newStores) })
 }

@@ -11,6 +11,7 @@ import { pageHeading, empty, showError, inlineAlert, statusBox, levelBadge } fro
 import { setPreferences, logout } from '../app.js';
 import { lineChart } from './chart.js';
 import { profileEditor, apiKeysSection } from './profile_people.js';
+import { telegramSection } from './profile_telegram.js';
 import { zeroBalanceNotice } from './trade.js';
 import { cardTables } from './narrow.js';
 
@@ -195,8 +196,9 @@ export async function render(main, ctx) {
     h('div', { class: 'filters' }, field(t('profile.language'), langSel), field(t('profile.theme'), themeSel)),
     saved));
 
-  // ---- public profile and API keys (pages/profile_people.js) ----
-  main.append(profileEditor(me), apiKeysSection(ctx));
+  // ---- public profile, Telegram and API keys (pages/profile_people.js,
+  // pages/profile_telegram.js) ----
+  main.append(profileEditor(me), telegramSection(ctx), apiKeysSection(ctx));
 
   // ---- password ----
   const pwAlert = inlineAlert();

@@ -5,7 +5,6 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -35,12 +34,6 @@ const growthGap = 250 * time.Millisecond
 // growthBatch is the most entries one apply takes (see leaderboardBatch).
 const growthBatch = 20000
 
-// appendWaker is a store whose change log says when it was appended to
-// (storage/memory).
-type appendWaker interface {
-	ChangesAppended() <-chan struct{}
-}
-
 // runGrowth runs the growth consumer from start to stop. Several servers
 // on one database may all run it: each apply locks the cursor, so they
 // take turns and count every entry once.
@@ -52,31 +45,16 @@ func runGrowth(lc fx.Lifecycle, store Store, cfg Config, log *slog.Logger) {
 	rules := cfg.Growth
 	c := &changelog.Consumer{Name: "growth", Log: log, Gap: growthGap, Batch: growthBatch,
 		Apply: func(ctx context.Context, limit int) (int, error) { return gs.ApplyGrowth(ctx, rules, limit) }}
-	switch w := store.(type) {
-	case changeWaker:
-		c.Woken = w.ChangesCommitted
-	case appendWaker:
-		c.Woken = w.ChangesAppended
+	if w, ok := store.(appendWaker); ok {
+		c.Woken = w.ChangesAppended // the memory store's consumer reads its log too
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	lc.Append(fx.Hook{
-		OnStart: func(start context.Context) error {
-			// The first apply, before the server listens: on a store
-			// the consumer never ran on, it counts the history there
-			// is, so that the levels are right from the first request.
-			// A failure is the loop's to retry.
-			if _, err := c.Apply(start, growthBatch); err != nil {
-				log.Warn("growth: the first apply failed; retrying", "err", err)
-			}
-			wg.Go(func() { c.Run(ctx) })
-			return nil
-		},
-		OnStop: func(context.Context) error {
-			cancel()
-			wg.Wait()
-			return nil
-		},
+	// The first apply runs before the server listens: on a store the
+	// consumer never ran on, it counts the history there is, so that the
+	// levels are right from the first request.
+	runConsumer(lc, store, c, func(start context.Context) {
+		if _, err := c.Apply(start, growthBatch); err != nil {
+			log.Warn("growth: the first apply failed; retrying", "err", err)
+		}
 	})
 }
 

@@ -1,15 +1,14 @@
 package server
 
 import (
-	"context"
 	"log/slog"
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
 	"go.uber.org/fx"
 
+	"github.com/predictkit/predictkit/changelog"
 	"github.com/predictkit/predictkit/leaderboard"
 )
 
@@ -20,12 +19,6 @@ var LeaderboardModule = fx.Module("leaderboard",
 	fx.Provide(newLeaderboardService, leaderboardRoutes),
 	fx.Invoke(runLeaderboard),
 )
-
-// changeWaker is a store that says when entries may have been committed,
-// so that the board's consumer need not wait for its next look.
-type changeWaker interface {
-	ChangesCommitted() <-chan struct{}
-}
 
 func newLeaderboardService(store Store) *leaderboard.Service {
 	return leaderboard.NewService(store)
@@ -53,23 +46,7 @@ func runLeaderboard(lc fx.Lifecycle, store Store, log *slog.Logger) {
 	if !ok {
 		return
 	}
-	c := &leaderboard.Consumer{Store: ap, Log: log, Gap: leaderboardGap, Batch: leaderboardBatch}
-	if w, ok := store.(changeWaker); ok {
-		c.Woken = w.ChangesCommitted
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	lc.Append(fx.Hook{
-		OnStart: func(context.Context) error {
-			wg.Go(func() { c.Run(ctx) })
-			return nil
-		},
-		OnStop: func(context.Context) error {
-			cancel()
-			wg.Wait()
-			return nil
-		},
-	})
+	runConsumer(lc, store, &changelog.Consumer{Name: "leaderboard", Apply: ap.ApplyLeaderboard, Log: log, Gap: leaderboardGap, Batch: leaderboardBatch}, nil)
 }
 
 type leaderboardHandlers struct {

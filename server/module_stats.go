@@ -1,10 +1,8 @@
 package server
 
 import (
-	"context"
 	"log/slog"
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -39,23 +37,7 @@ func runStats(lc fx.Lifecycle, store Store, log *slog.Logger) {
 	if !ok {
 		return
 	}
-	c := &changelog.Consumer{Name: "stats", Apply: ap.ApplyStats, Log: log, Gap: statsGap, Batch: statsBatch}
-	if w, ok := store.(changeWaker); ok {
-		c.Woken = w.ChangesCommitted
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	lc.Append(fx.Hook{
-		OnStart: func(context.Context) error {
-			wg.Go(func() { c.Run(ctx) })
-			return nil
-		},
-		OnStop: func(context.Context) error {
-			cancel()
-			wg.Wait()
-			return nil
-		},
-	})
+	runConsumer(lc, store, &changelog.Consumer{Name: "stats", Apply: ap.ApplyStats, Log: log, Gap: statsGap, Batch: statsBatch}, nil)
 }
 
 type statsHandlers struct {

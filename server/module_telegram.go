@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/go-telegram/bot/models"
@@ -88,23 +87,10 @@ func runTelegram(lc fx.Lifecycle, cfg Config, store Store, svc *telegram.Service
 		return
 	}
 	c := &changelog.Consumer{Name: "telegram", Apply: svc.Deliver, Batch: telegramBatch, Interval: telegramInterval, Log: log}
-	if w, ok := store.(changeWaker); ok {
-		c.Woken, c.Interval = w.ChangesCommitted, 0
+	if _, ok := store.(changeWaker); ok {
+		c.Interval = 0 // told of every commit, it need not look often
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	lc.Append(fx.Hook{
-		OnStart: func(context.Context) error {
-			wg.Go(func() { c.Run(ctx) })
-			wg.Go(func() { introduceBot(ctx, svc.Bot(), cfg, log) })
-			return nil
-		},
-		OnStop: func(context.Context) error {
-			cancel()
-			wg.Wait()
-			return nil
-		},
-	})
+	runConsumer(lc, store, c, nil, func(ctx context.Context) { introduceBot(ctx, svc.Bot(), cfg, log) })
 }
 
 // introduceBot calls getMe, then setWebhook when the public URL is known,

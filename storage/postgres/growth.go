@@ -64,68 +64,33 @@ ORDER BY v.user_id`
 // ApplyGrowth implements growth.Store.
 func (s *Store) ApplyGrowth(ctx context.Context, rules growth.Rules, limit int) (int, error) {
 	limit = max(limit, 1)
-	var caughtUp bool
-	err := s.pool.QueryRow(ctx, `SELECT COALESCE((SELECT after FROM change_consumers WHERE name = $1) >= (SELECT last FROM change_log_head), false)`,
-		growth.Consumer).Scan(&caughtUp)
-	if err != nil {
-		return 0, translate(err, nil)
-	}
-	if caughtUp {
-		return 0, nil
-	}
-	for {
-		applied, fresh := 0, false
-		err := s.tx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
-			applied, fresh = 0, false
-			var after int64
-			err := tx.QueryRow(ctx, `SELECT after FROM change_consumers WHERE name = $1 FOR UPDATE`, growth.Consumer).Scan(&after)
-			if errors.Is(err, pgx.ErrNoRows) {
-				fresh = true
-				return nil
-			}
-			if err != nil {
-				return err
-			}
-			if _, err := tx.Exec(ctx, `SET LOCAL plan_cache_mode = force_custom_plan`); err != nil {
-				return err
-			}
-			refs, err := boardRefsAfter(ctx, tx, after, limit)
-			if errors.Is(err, errBoardGap) {
-				return errGrowthGap
-			}
-			if err != nil || refs.n == 0 {
-				return err
-			}
-			var es []changelog.Entry
-			if len(refs.trades) > 0 {
-				if es, err = s.growTraders(ctx, tx, rules, refs.trades); err != nil {
-					return err
-				}
-			}
-			if _, err := tx.Exec(ctx, `UPDATE change_consumers SET after = $2, updated_at = now() WHERE name = $1`, growth.Consumer, refs.last); err != nil {
-				return err
-			}
-			if err := s.appendChanges(ctx, tx, es); err != nil {
-				return err
-			}
-			if growthBeforeCommit != nil {
-				if err := growthBeforeCommit(); err != nil {
-					return err
-				}
-			}
-			applied = refs.n
-			return nil
-		})
-		if err != nil {
-			return 0, translate(err, nil)
+	return s.applyConsumer(ctx, growth.Consumer, s.cursorAtHead(growth.Consumer), func(ctx context.Context, tx pgx.Tx, after int64) (int, error) {
+		refs, err := boardRefsAfter(ctx, tx, after, limit)
+		if errors.Is(err, errBoardGap) {
+			return 0, errGrowthGap
 		}
-		if !fresh {
-			return applied, nil
-		}
-		if err := s.backfillGrowth(ctx, rules); err != nil {
+		if err != nil || refs.n == 0 {
 			return 0, err
 		}
-	}
+		var es []changelog.Entry
+		if len(refs.trades) > 0 {
+			if es, err = s.growTraders(ctx, tx, rules, refs.trades); err != nil {
+				return 0, err
+			}
+		}
+		if _, err := tx.Exec(ctx, `UPDATE change_consumers SET after = $2, updated_at = now() WHERE name = $1`, growth.Consumer, refs.last); err != nil {
+			return 0, err
+		}
+		if err := s.appendChanges(ctx, tx, es); err != nil {
+			return 0, err
+		}
+		if growthBeforeCommit != nil {
+			if err := growthBeforeCommit(); err != nil {
+				return 0, err
+			}
+		}
+		return refs.n, nil
+	}, func(ctx context.Context) error { return s.backfillGrowth(ctx, rules) })
 }
 
 // grown is one trader's figures after an apply.

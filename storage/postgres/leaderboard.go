@@ -160,66 +160,32 @@ SELECT user_id, sum(pnl)::bigint, LEAST(sum(volume), ` + maxBigint + `)::bigint,
 func (s *Store) ApplyLeaderboard(ctx context.Context, limit int) (int, error) {
 	limit = max(limit, 1)
 	// A consumer that has caught up, on a day whose periods are summed
-	// already, learns it from one read, without a transaction: it looks
-	// after every commit and every second.
-	var caughtUp bool
-	err := s.pool.QueryRow(ctx, `SELECT COALESCE((SELECT after FROM change_consumers WHERE name = $1) >= (SELECT last FROM change_log_head)
-		AND (SELECT as_of FROM leaderboard_state) = $2, false)`,
-		LeaderboardConsumer, boardToday()).Scan(&caughtUp)
-	if err != nil {
-		return 0, translate(err, nil)
+	// already, has nothing to do.
+	caughtUp := func(ctx context.Context) (bool, error) {
+		var done bool
+		err := s.pool.QueryRow(ctx, `SELECT COALESCE((SELECT after FROM change_consumers WHERE name = $1) >= (SELECT last FROM change_log_head)
+			AND (SELECT as_of FROM leaderboard_state) = $2, false)`, LeaderboardConsumer, boardToday()).Scan(&done)
+		return done, err
 	}
-	if caughtUp {
-		return 0, nil
-	}
-	for {
-		applied, fresh := 0, false
-		err := s.tx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
-			applied, fresh = 0, false
-			var after int64
-			err := tx.QueryRow(ctx, `SELECT after FROM change_consumers WHERE name = $1 FOR UPDATE`, LeaderboardConsumer).Scan(&after)
-			if errors.Is(err, pgx.ErrNoRows) {
-				fresh = true
-				return nil
-			}
-			if err != nil {
-				return err
-			}
-			// The statements below are planned for the ids they get: a
-			// generic plan of "id = ANY($1)" may scan whole tables.
-			if _, err := tx.Exec(ctx, `SET LOCAL plan_cache_mode = force_custom_plan`); err != nil {
-				return err
-			}
-			asOf, err := rollBoard(ctx, tx)
-			if err != nil {
-				return err
-			}
-			refs, err := boardRefsAfter(ctx, tx, after, limit)
-			if err != nil || refs.n == 0 {
-				return err
-			}
-			trades, resolved := refs.trades, refs.resolved
-			if _, err := tx.Exec(ctx, sqlBoardApply, trades, resolved, refs.last, asOf); err != nil {
-				return err
-			}
-			if leaderboardBeforeCommit != nil {
-				if err := leaderboardBeforeCommit(); err != nil {
-					return err
-				}
-			}
-			applied = refs.n
-			return nil
-		})
+	return s.applyConsumer(ctx, LeaderboardConsumer, caughtUp, func(ctx context.Context, tx pgx.Tx, after int64) (int, error) {
+		asOf, err := rollBoard(ctx, tx)
 		if err != nil {
-			return 0, translate(err, nil)
-		}
-		if !fresh {
-			return applied, nil
-		}
-		if err := s.backfillBoard(ctx); err != nil {
 			return 0, err
 		}
-	}
+		refs, err := boardRefsAfter(ctx, tx, after, limit)
+		if err != nil || refs.n == 0 {
+			return 0, err
+		}
+		if _, err := tx.Exec(ctx, sqlBoardApply, refs.trades, refs.resolved, refs.last, asOf); err != nil {
+			return 0, err
+		}
+		if leaderboardBeforeCommit != nil {
+			if err := leaderboardBeforeCommit(); err != nil {
+				return 0, err
+			}
+		}
+		return refs.n, nil
+	}, s.backfillBoard)
 }
 
 // boardToday is the day the periods' totals end with: the UTC day of

@@ -137,71 +137,36 @@ var sqlStatsBackfill = []string{
 // database fills the aggregates from its tables (backfillStats).
 func (s *Store) ApplyStats(ctx context.Context, limit int) (int, error) {
 	limit = max(limit, 1)
-	var caughtUp bool
-	err := s.pool.QueryRow(ctx, `SELECT COALESCE((SELECT after FROM change_consumers WHERE name = $1) >= (SELECT last FROM change_log_head), false)`,
-		StatsConsumer).Scan(&caughtUp)
-	if err != nil {
-		return 0, translate(err, nil)
-	}
-	if caughtUp {
-		return 0, nil
-	}
-	for {
-		applied, fresh := 0, false
-		err := s.tx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
-			applied, fresh = 0, false
-			var after int64
-			err := tx.QueryRow(ctx, `SELECT after FROM change_consumers WHERE name = $1 FOR UPDATE`, StatsConsumer).Scan(&after)
-			if errors.Is(err, pgx.ErrNoRows) {
-				fresh = true
-				return nil
-			}
-			if err != nil {
-				return err
-			}
-			if _, err := tx.Exec(ctx, `SET LOCAL plan_cache_mode = force_custom_plan`); err != nil {
-				return err
-			}
-			refs, err := statsRefsAfter(ctx, tx, after, limit)
-			if err != nil || refs.n == 0 {
-				return err
-			}
-			if len(refs.trades) > 0 {
-				if _, err := tx.Exec(ctx, sqlStatsTrades, refs.trades); err != nil {
-					return err
-				}
-			}
-			if len(refs.moneyDays) > 0 {
-				if _, err := tx.Exec(ctx, sqlStatsMoney, refs.moneyDays, refs.deposits, refs.withdrawals); err != nil {
-					return err
-				}
-			}
-			if len(refs.resolved) > 0 {
-				if _, err := tx.Exec(ctx, sqlStatsResolved, refs.resolved); err != nil {
-					return err
-				}
-			}
-			if _, err := tx.Exec(ctx, `UPDATE change_consumers SET after = $2, updated_at = now() WHERE name = $1`, StatsConsumer, refs.last); err != nil {
-				return err
-			}
-			if statsBeforeCommit != nil {
-				if err := statsBeforeCommit(); err != nil {
-					return err
-				}
-			}
-			applied = refs.n
-			return nil
-		})
-		if err != nil {
-			return 0, translate(err, nil)
-		}
-		if !fresh {
-			return applied, nil
-		}
-		if err := s.backfillStats(ctx); err != nil {
+	return s.applyConsumer(ctx, StatsConsumer, s.cursorAtHead(StatsConsumer), func(ctx context.Context, tx pgx.Tx, after int64) (int, error) {
+		refs, err := statsRefsAfter(ctx, tx, after, limit)
+		if err != nil || refs.n == 0 {
 			return 0, err
 		}
-	}
+		if len(refs.trades) > 0 {
+			if _, err := tx.Exec(ctx, sqlStatsTrades, refs.trades); err != nil {
+				return 0, err
+			}
+		}
+		if len(refs.moneyDays) > 0 {
+			if _, err := tx.Exec(ctx, sqlStatsMoney, refs.moneyDays, refs.deposits, refs.withdrawals); err != nil {
+				return 0, err
+			}
+		}
+		if len(refs.resolved) > 0 {
+			if _, err := tx.Exec(ctx, sqlStatsResolved, refs.resolved); err != nil {
+				return 0, err
+			}
+		}
+		if _, err := tx.Exec(ctx, `UPDATE change_consumers SET after = $2, updated_at = now() WHERE name = $1`, StatsConsumer, refs.last); err != nil {
+			return 0, err
+		}
+		if statsBeforeCommit != nil {
+			if err := statsBeforeCommit(); err != nil {
+				return 0, err
+			}
+		}
+		return refs.n, nil
+	}, s.backfillStats)
 }
 
 // statsRefs is what the statistics need of a run of change-log entries.

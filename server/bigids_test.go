@@ -111,6 +111,8 @@ var walkedStatuses = map[string][]int{
 	"POST /api/v1/admin/chat/sessions/{session_id}/messages session_id":               lenientIDStatuses,
 	"POST /api/v1/admin/chat/sessions/{session_id}/close session_id":                  lenientIDStatuses,
 	"GET /api/v1/partner/users/{external_user_id} external_user_id":                   lenientStatuses, // a user without an account
+	// A number is no webhook secret: refused as any wrong secret is.
+	"POST /api/v1/telegram/webhook/{secret} secret": {403, 403, 403, 403, 403, 403},
 	// A slug of digits is a slug, one starting with a hyphen is not.
 	"PUT /api/v1/admin/tags/{slug} slug": {200, 200, 200, 400, 200, 400},
 	// Ids in bodies. The partner API answers TRADE_FAILED (400) for a

@@ -442,6 +442,21 @@ func (c Config) withDefaults() Config {
 	if c.LogLevel == "" {
 		c.LogLevel = d.LogLevel
 	}
+	// A Config built in code without growth rules gets the defaults; one
+	// that sets some keeps them (a reward of 0 is a choice), with the
+	// levels and the qualifying volume it cannot do without.
+	if c.Growth.Levels == nil && c.Growth.QualifyKopecks == 0 && c.Growth.RewardKopecks == 0 && c.Growth.SignupBonusKopecks == 0 {
+		c.Growth = d.Growth
+	}
+	if c.Growth.Levels == nil {
+		c.Growth.Levels = d.Growth.Levels
+	}
+	if c.Growth.QualifyKopecks == 0 {
+		c.Growth.QualifyKopecks = d.Growth.QualifyKopecks
+	}
+	if c.TelegramAPIURL == "" {
+		c.TelegramAPIURL = d.TelegramAPIURL
+	}
 	if c.LogFormat == "" {
 		c.LogFormat = d.LogFormat
 	}

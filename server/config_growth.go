@@ -57,6 +57,7 @@ func (c Config) validateGrowth() []error {
 	bad := func(env, format string, args ...any) {
 		errs = append(errs, settingError(env, fmt.Sprintf(format, args...)))
 	}
+	c = c.withDefaults() // what is left zero in a Config built in code is the default
 	if err := growth.CheckLevels(c.Growth.Levels); err != nil {
 		bad("PREDICTKIT_LEVELS", "%v", err)
 	}

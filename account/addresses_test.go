@@ -124,3 +124,33 @@ func TestAddresser(t *testing.T) {
 		}
 	})
 }
+
+// failingBook is an address book that cannot be written.
+type failingBook struct{ account.AddressBook }
+
+func (failingBook) SetDepositAddresses(context.Context, []account.DepositAddress) error {
+	return fmt.Errorf("the book is down")
+}
+
+func TestRegistrationOutlivesAFailedAddressAssignment(t *testing.T) {
+	ctx := context.Background()
+	evm := deriver(t, wallet.EVM, testEVMXPub)
+	store := memory.New()
+	s := account.NewService(store)
+	s.BcryptCost = bcrypt.MinCost
+	s.Addresses = account.NewAddresser(failingBook{store}, evm, nil)
+	u, tok, err := s.Register(ctx, account.Registration{Email: "late@example.com", Password: "correct horse 1", Name: "Late"})
+	if err != nil || tok == "" {
+		t.Fatalf("Register = %v: the account is made, so the registration must succeed", err)
+	}
+	if u.EthereumAddress != "" {
+		t.Fatalf("an address was set though the book failed: %q", u.EthereumAddress)
+	}
+	if _, _, err := s.Login(ctx, "late@example.com", "correct horse 1"); err != nil {
+		t.Fatalf("the account cannot log in: %v", err)
+	}
+	// The first look (or the backfill) gives the address later.
+	if err := account.NewAddresser(store, evm, nil).Assign(ctx, u); err != nil || u.EthereumAddress == "" {
+		t.Fatalf("Assign later: %v, %q", err, u.EthereumAddress)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/mail"
 	"slices"
 	"strings"
@@ -51,6 +52,9 @@ type Service struct {
 	// SignupBonus is credited to the bonus balance of every user who
 	// registers (0: none), in the transaction that creates them.
 	SignupBonus int64
+	// Log, when set, is told of what went wrong without failing a
+	// request (a registration whose addresses are given later).
+	Log *slog.Logger
 
 	auth   authCache
 	keyUse keyUses
@@ -156,11 +160,13 @@ func (s *Service) Register(ctx context.Context, r Registration) (*User, string, 
 		}
 	}
 	if s.Addresses != nil {
-		// Should it fail, the account is there without addresses: the
-		// backfill at the next start, or the user's first look at their
-		// deposit addresses, gives them.
-		if err := s.Addresses.Assign(ctx, u); err != nil {
-			return nil, "", err
+		// The account is made: should this fail, answering with the
+		// error would tell the person to register again with an e-mail
+		// that is now taken. It is there without addresses instead,
+		// which the backfill at the next start, or the user's first look
+		// at their deposit addresses, gives.
+		if err := s.Addresses.Assign(ctx, u); err != nil && s.Log != nil {
+			s.Log.Warn("account: deposit addresses not given at registration; given later", "user", u.ID, "err", err)
 		}
 	}
 	tok, err := s.issueToken(ctx, u.ID)

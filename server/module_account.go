@@ -28,9 +28,9 @@ var AccountModule = fx.Module("account",
 	fx.Invoke(cacheAuth, runAddressBackfill),
 )
 
-func newAccountService(store account.Store, cfg Config, addresses *account.Addresser) *account.Service {
+func newAccountService(store account.Store, cfg Config, addresses *account.Addresser, log *slog.Logger) *account.Service {
 	s := account.NewService(store)
-	s.Addresses = addresses
+	s.Addresses, s.Log = addresses, log
 	s.SignupBonus = cfg.Growth.SignupBonusKopecks
 	if cfg.BcryptCost != 0 {
 		s.BcryptCost = cfg.BcryptCost

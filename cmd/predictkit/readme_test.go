@@ -6,8 +6,8 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -239,21 +240,20 @@ func sampleSteps(b readmeBlock, lines []string) ([]sampleStep, error) {
 	return steps, nil
 }
 
-// readmeServer starts `predictkit` (bin) with env on a free port of
-// 127.0.0.1, waits until it answers, and returns its address; it is
-// stopped when t ends. Its log is shown if the test fails.
+// readmeServer starts `predictkit` (bin) with env on a port of 127.0.0.1
+// the kernel gives it, waits until it answers, and returns its address;
+// it is stopped when t ends. Its log is shown if the test fails.
+//
+// The address is read from the server's own "listening" log line: a
+// port picked beforehand and handed over could be picked by a parallel
+// test's server too, and a health check on it could then be answered by
+// that server, whose samples' end would cut this test's off.
 func readmeServer(t *testing.T, bin string, env []string) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	var log bytes.Buffer
+	log := &lockedBuffer{}
 	cmd := exec.Command(bin)
-	cmd.Env = append(slices.Clone(env), "PREDICTKIT_ADDR="+addr)
-	cmd.Stdout, cmd.Stderr = &log, &log
+	cmd.Env = append(slices.Clone(env), "PREDICTKIT_ADDR=127.0.0.1:0")
+	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -279,11 +279,13 @@ func readmeServer(t *testing.T, bin string, env []string) string {
 			t.Fatalf("the demo server exited: %v\n%s", err, log.String())
 		default:
 		}
-		res, err := client.Get("http://" + addr + "/healthz")
-		if err == nil {
-			res.Body.Close()
-			if res.StatusCode == http.StatusOK {
-				return addr
+		if addr := listeningAddr(log.String()); addr != "" {
+			res, err := client.Get("http://" + addr + "/healthz")
+			if err == nil {
+				res.Body.Close()
+				if res.StatusCode == http.StatusOK {
+					return addr
+				}
 			}
 		}
 		if time.Now().After(deadline) {
@@ -291,6 +293,40 @@ func readmeServer(t *testing.T, bin string, env []string) string {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// listeningAddr is the address of the server's "listening" log line
+// (JSON, the default format), "" before it has one.
+func listeningAddr(log string) string {
+	for _, line := range strings.Split(log, "\n") {
+		var l struct {
+			Msg  string `json:"msg"`
+			Addr string `json:"addr"`
+		}
+		if json.Unmarshal([]byte(line), &l) == nil && l.Msg == "listening" {
+			return l.Addr
+		}
+	}
+	return ""
+}
+
+// lockedBuffer is a bytes.Buffer the server's output is copied into
+// while the test reads it.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 // tail returns the last n lines of s.

@@ -65,8 +65,8 @@ ORDER BY v.user_id`
 func (s *Store) ApplyGrowth(ctx context.Context, rules growth.Rules, limit int) (int, error) {
 	limit = max(limit, 1)
 	return s.applyConsumer(ctx, growth.Consumer, s.cursorAtHead(growth.Consumer), func(ctx context.Context, tx pgx.Tx, after int64) (int, error) {
-		refs, err := boardRefsAfter(ctx, tx, after, limit)
-		if errors.Is(err, errBoardGap) {
+		refs, err := changeRefsAfter(ctx, tx, after, limit, false)
+		if errors.Is(err, errChangeGap) {
 			return 0, errGrowthGap
 		}
 		if err != nil || refs.n == 0 {

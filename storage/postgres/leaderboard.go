@@ -25,9 +25,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgtype"
 
-	"github.com/predictkit/predictkit/changelog"
 	"github.com/predictkit/predictkit/leaderboard"
 )
 
@@ -172,7 +170,10 @@ func (s *Store) ApplyLeaderboard(ctx context.Context, limit int) (int, error) {
 		if err != nil {
 			return 0, err
 		}
-		refs, err := boardRefsAfter(ctx, tx, after, limit)
+		refs, err := changeRefsAfter(ctx, tx, after, limit, false)
+		if errors.Is(err, errChangeGap) {
+			return 0, errBoardGap
+		}
 		if err != nil || refs.n == 0 {
 			return 0, err
 		}
@@ -210,91 +211,6 @@ func rollBoard(ctx context.Context, tx pgx.Tx) (time.Time, error) {
 	}
 	_, err := tx.Exec(ctx, sqlBoardRoll, today)
 	return today, err
-}
-
-// boardRefs is what the board needs of a run of change-log entries: the
-// trades they record and the markets they resolve.
-type boardRefs struct {
-	trades, resolved []int64
-	n                int   // entries
-	last             int64 // the last entry's seq
-}
-
-// sqlBoardRefs reads what boardRefsAfter needs of the change log's rows
-// after the cursor $1, whole, up to the one that brings the entries to $2
-// or more: of each entry, its type and market, and the ids of the row's
-// trades. A row written before it kept its trades' ids (migration 00026)
-// has only its entries' data to find them in, and that is read instead.
-const sqlBoardRefs = `SELECT first_seq, types, market_ids, trade_ids, lens,
-	CASE WHEN cardinality(trade_ids) = 0 AND 'trade' = ANY (types) THEN data END
-FROM (
-	SELECT c.first_seq, c.types, c.market_ids, c.trade_ids, c.lens, c.data, sum(c.n) OVER (ORDER BY c.first_seq) - c.n AS before
-	FROM (SELECT * FROM change_log WHERE first_seq > $1 ORDER BY first_seq LIMIT $2) c
-) r WHERE before < $2 ORDER BY first_seq`
-
-// boardRefsAfter reads the trades and resolutions of whole change-log rows
-// after after. It decodes no entry: on a hot market the board reads ten
-// thousand entries a second, and building each one cost the server more
-// than applying them cost the database.
-func boardRefsAfter(ctx context.Context, tx pgx.Tx, after int64, limit int) (boardRefs, error) {
-	var out boardRefs
-	rows, err := tx.Query(ctx, sqlBoardRefs, after, int64(limit))
-	if err != nil {
-		return out, err
-	}
-	defer rows.Close()
-	var (
-		first   int64
-		types   []string
-		markets []int64
-		trades  []int64
-		lens    []int32
-		// The entries' data (of an old row) is read in place, not
-		// copied: only the trades' ids are taken from it, before the
-		// next row.
-		data pgtype.DriverBytes
-	)
-	for rows.Next() {
-		if err := rows.Scan(&first, &types, &markets, &trades, &lens, &data); err != nil {
-			return out, err
-		}
-		if out.n == 0 && first != after+1 {
-			return out, errBoardGap
-		}
-		if len(markets) != len(types) || len(lens) != len(types) {
-			return out, fmt.Errorf("postgres: change log row %d is malformed", first)
-		}
-		off, k := 0, 0
-		for i, t := range types {
-			end := off + int(lens[i])
-			if lens[i] < 0 || data != nil && end > len(data) {
-				return out, fmt.Errorf("postgres: change log row %d is malformed", first)
-			}
-			switch changelog.Type(t) {
-			case changelog.Trade:
-				var id int64
-				if data != nil {
-					id = tradeIDOf(data[off:end])
-				} else if k < len(trades) {
-					id = trades[k]
-				}
-				k++
-				if id == 0 {
-					return out, fmt.Errorf("postgres: leaderboard: trade entry %d names no trade", first+int64(i))
-				}
-				out.trades = append(out.trades, id)
-			case changelog.MarketResolved:
-				out.resolved = append(out.resolved, markets[i])
-			}
-			off = end
-		}
-		if data == nil && k != len(trades) {
-			return out, fmt.Errorf("postgres: change log row %d is malformed", first)
-		}
-		out.n += len(types)
-		out.last = first + int64(len(types)) - 1
-	}
-	return out, rows.Err()
 }
 
 // tradeIDOf is the trade_id of a trade entry's data, 0 when it names none.

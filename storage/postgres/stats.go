@@ -14,13 +14,10 @@ package postgres
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgtype"
 
-	"github.com/predictkit/predictkit/changelog"
 	"github.com/predictkit/predictkit/stats"
 )
 
@@ -138,7 +135,10 @@ var sqlStatsBackfill = []string{
 func (s *Store) ApplyStats(ctx context.Context, limit int) (int, error) {
 	limit = max(limit, 1)
 	return s.applyConsumer(ctx, StatsConsumer, s.cursorAtHead(StatsConsumer), func(ctx context.Context, tx pgx.Tx, after int64) (int, error) {
-		refs, err := statsRefsAfter(ctx, tx, after, limit)
+		refs, err := changeRefsAfter(ctx, tx, after, limit, true)
+		if errors.Is(err, errChangeGap) {
+			return 0, errStatsGap
+		}
 		if err != nil || refs.n == 0 {
 			return 0, err
 		}
@@ -167,95 +167,6 @@ func (s *Store) ApplyStats(ctx context.Context, limit int) (int, error) {
 		}
 		return refs.n, nil
 	}, s.backfillStats)
-}
-
-// statsRefs is what the statistics need of a run of change-log entries.
-type statsRefs struct {
-	trades, resolved      []int64
-	moneyDays             []time.Time
-	deposits, withdrawals []int64
-	n                     int   // entries
-	last                  int64 // the last entry's seq
-}
-
-// sqlStatsRefs reads the change log's rows after the cursor $1, whole,
-// up to the one that brings the entries to $2 or more, as sqlBoardRefs
-// does; a row's data is read only when it holds a deposit or withdrawal
-// entry (or trades written before trade_ids).
-const sqlStatsRefs = `SELECT first_seq, types, market_ids, trade_ids, lens,
-	CASE WHEN (cardinality(trade_ids) = 0 AND 'trade' = ANY (types)) OR types && '{deposit,withdrawal}'::text[] THEN data END
-FROM (
-	SELECT c.first_seq, c.types, c.market_ids, c.trade_ids, c.lens, c.data, sum(c.n) OVER (ORDER BY c.first_seq) - c.n AS before
-	FROM (SELECT * FROM change_log WHERE first_seq > $1 ORDER BY first_seq LIMIT $2) c
-) r WHERE before < $2 ORDER BY first_seq`
-
-func statsRefsAfter(ctx context.Context, tx pgx.Tx, after int64, limit int) (statsRefs, error) {
-	var out statsRefs
-	rows, err := tx.Query(ctx, sqlStatsRefs, after, int64(limit))
-	if err != nil {
-		return out, err
-	}
-	defer rows.Close()
-	var (
-		first   int64
-		types   []string
-		markets []int64
-		trades  []int64
-		lens    []int32
-		data    pgtype.DriverBytes
-	)
-	for rows.Next() {
-		if err := rows.Scan(&first, &types, &markets, &trades, &lens, &data); err != nil {
-			return out, err
-		}
-		if out.n == 0 && first != after+1 {
-			return out, errStatsGap
-		}
-		if len(markets) != len(types) || len(lens) != len(types) {
-			return out, fmt.Errorf("postgres: change log row %d is malformed", first)
-		}
-		oldTrades := len(trades) == 0
-		off, k := 0, 0
-		for i, t := range types {
-			end := off + int(lens[i])
-			if lens[i] < 0 || data != nil && end > len(data) {
-				return out, fmt.Errorf("postgres: change log row %d is malformed", first)
-			}
-			switch changelog.Type(t) {
-			case changelog.Trade:
-				var id int64
-				switch {
-				case !oldTrades && k < len(trades):
-					id = trades[k]
-				case oldTrades && data != nil:
-					id = tradeIDOf(data[off:end])
-				}
-				k++
-				if id == 0 {
-					return out, fmt.Errorf("postgres: stats: trade entry %d names no trade", first+int64(i))
-				}
-				out.trades = append(out.trades, id)
-			case changelog.MarketResolved:
-				out.resolved = append(out.resolved, markets[i])
-			case changelog.Deposit, changelog.Withdrawal:
-				if data == nil {
-					return out, fmt.Errorf("postgres: change log row %d is malformed", first)
-				}
-				if day, dep, wd, ok := stats.Money(changelog.Type(t), data[off:end]); ok {
-					out.moneyDays = append(out.moneyDays, day)
-					out.deposits = append(out.deposits, dep)
-					out.withdrawals = append(out.withdrawals, wd)
-				}
-			}
-			off = end
-		}
-		if !oldTrades && k != len(trades) {
-			return out, fmt.Errorf("postgres: change log row %d is malformed", first)
-		}
-		out.n += len(types)
-		out.last = first + int64(len(types)) - 1
-	}
-	return out, rows.Err()
 }
 
 // backfillStats fills the aggregates from the tables and sets the cursor

@@ -57,10 +57,12 @@ func (r Rules) Level(volume int64) int {
 	return max(n, 1)
 }
 
-// Qualifies reports whether a referred user whose volume went from
-// before to after has just reached the qualifying volume.
-func (r Rules) Qualifies(before, after int64) bool {
-	return before < r.QualifyKopecks && after >= r.QualifyKopecks
+// Qualified reports whether a referred user whose lifetime volume is
+// volume has qualified their referrer for the reward. The stores pay a
+// referral the first time it holds, once: a referee already past a
+// threshold the operator lowered qualifies at their next trade.
+func (r Rules) Qualified(volume int64) bool {
+	return volume >= r.QualifyKopecks
 }
 
 // ErrLevels is returned by ParseLevels for a list that is not ascending

@@ -19,14 +19,14 @@ func TestLevel(t *testing.T) {
 	}
 }
 
-func TestQualifies(t *testing.T) {
+func TestQualified(t *testing.T) {
 	r := growth.DefaultRules()
 	for _, c := range []struct {
-		before, after int64
-		want          bool
-	}{{0, 99_999, false}, {0, 100_000, true}, {99_999, 100_001, true}, {100_000, 200_000, false}} {
-		if got := r.Qualifies(c.before, c.after); got != c.want {
-			t.Errorf("Qualifies(%d, %d) = %v, want %v", c.before, c.after, got, c.want)
+		volume int64
+		want   bool
+	}{{0, false}, {99_999, false}, {100_000, true}, {200_000, true}} {
+		if got := r.Qualified(c.volume); got != c.want {
+			t.Errorf("Qualified(%d) = %v, want %v", c.volume, got, c.want)
 		}
 	}
 }

@@ -110,7 +110,7 @@ func (s *Store) ApplyGrowth(ctx context.Context, rules growth.Rules, limit int) 
 			rec.u.Level = l
 			s.logChanges(social.NotificationChange(s.addNotification(growth.LevelUp(user, l, at))))
 		}
-		if r := s.growth.referrals[user]; r != nil && !r.qualified && v >= rules.QualifyKopecks {
+		if r := s.growth.referrals[user]; r != nil && !r.qualified && rules.Qualified(v) {
 			qualified = append(qualified, user)
 		}
 	}
@@ -162,7 +162,7 @@ func (s *Store) backfillGrowth(rules growth.Rules) {
 		if rec := s.users[user]; rec != nil && rules.Level(v) > rec.u.Level {
 			rec.u.Level = rules.Level(v)
 		}
-		if r := s.growth.referrals[user]; r != nil && !r.qualified && v >= rules.QualifyKopecks {
+		if r := s.growth.referrals[user]; r != nil && !r.qualified && rules.Qualified(v) {
 			qualified = append(qualified, user)
 		}
 	}

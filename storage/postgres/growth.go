@@ -134,7 +134,7 @@ func (s *Store) growTraders(ctx context.Context, tx pgx.Tx, rules growth.Rules, 
 	}
 	var qualified []int64
 	for _, g := range gs {
-		if g.referrer != 0 && g.after >= rules.QualifyKopecks {
+		if g.referrer != 0 && rules.Qualified(g.after) {
 			qualified = append(qualified, g.user)
 		}
 	}

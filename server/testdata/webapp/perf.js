@@ -69,7 +69,9 @@ module.exports = async (s, p) => {
       await adminReady(page, path.split('/')[2] || 'users');
     }
     try {
-      await until(`every request of the first load of ${path} to finish`, async () => pending.size === 0);
+      // The time budget is PREDICTKIT_WEBAPP_READY_MS's; this wait only collects
+      // the bytes, so a CI machine busy with other suites gets longer.
+      await until(`every request of the first load of ${path} to finish`, async () => pending.size === 0, 60000);
     } catch (e) {
       throw new Error(`${e.message} (still pending: ${[...pending.values()].join(', ')})`);
     }

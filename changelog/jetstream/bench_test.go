@@ -38,6 +38,17 @@ func BenchmarkPublishAndFollow(b *testing.B) {
 			eventually(b, "the relay starts", func() bool { return r.Last() == 1 })
 			return jetstream.NewFeed(connect(b), jetstream.FeedOptions{Stream: stream})
 		}},
+		{"relay and NATS feed, three-node cluster, 3 replicas", func(b *testing.B, log *changelog.Memory) changelog.Feed {
+			c := startCluster(b)
+			r, err := jetstream.NewRelay(dialCluster(b, c.urls()), memLog{log}, jetstream.Options{Replicas: 3})
+			if err != nil {
+				b.Fatal(err)
+			}
+			run(b, r)
+			log.Append(changelog.Entry{Type: changelog.Trade, Data: tradeData})
+			eventually(b, "the relay starts", func() bool { return r.Last() == 1 })
+			return jetstream.NewFeed(dialCluster(b, c.urls()), jetstream.FeedOptions{})
+		}},
 	}
 	for _, f := range feeds {
 		b.Run(f.name, func(b *testing.B) {

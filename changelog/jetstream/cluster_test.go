@@ -38,7 +38,7 @@ func (d *delivery) longestPause() time.Duration {
 // leader, or a follower's node. Every follower must get every entry once,
 // in order, and the stream must hold each entry once under its number.
 func TestNATSCluster(t *testing.T) {
-	const total = 3000
+	const total = 1500
 	cases := []struct {
 		name string
 		// victim picks the node to kill, given the relay's connection,
@@ -64,6 +64,9 @@ func TestNATSCluster(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			// Each case has a cluster of its own, and waits mostly for
+			// elections and timeouts: they run side by side.
+			t.Parallel()
 			c := natstest.Start(t)
 			log := changelog.NewMemory()
 			var reported errs

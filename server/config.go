@@ -144,8 +144,14 @@ type Config struct {
 	// StreamNATSURL, when set, carries the change log over NATS
 	// JetStream: every server runs a relay (one publishes at a time, the
 	// others wait) and follows the JetStream stream instead of polling
-	// the database on each commit.
+	// the database on each commit. It is one URL or a comma-separated
+	// list of the nodes of a NATS cluster; the connection moves to
+	// another node when its own goes away.
 	StreamNATSURL string
+	// StreamNATSReplicas is how many nodes of a NATS cluster keep the
+	// stream (1 to 5; 3 in a three-node cluster, so that it survives
+	// the loss of one node).
+	StreamNATSReplicas int
 	// StreamNATSName tells apart the JetStream streams of deployments
 	// that share one NATS server: the stream is PREDICTKIT_<NAME>_CHANGES
 	// on subject predictkit.<name>.changes (PREDICTKIT_CHANGES and
@@ -289,6 +295,7 @@ func DefaultConfig() Config {
 
 		ChatWebhookTimeout: chat.DefaultWebhookTimeout,
 		StreamRetention:    DefaultStreamRetention,
+		StreamNATSReplicas: 1,
 		WebhookTimeout:     webhook.DefaultTimeout,
 		WebhookConcurrency: webhook.DefaultPerPartner,
 
@@ -483,6 +490,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.StreamRetention <= 0 {
 		c.StreamRetention = d.StreamRetention
+	}
+	if c.StreamNATSReplicas <= 0 {
+		c.StreamNATSReplicas = d.StreamNATSReplicas
 	}
 	if c.WebhookTimeout <= 0 {
 		c.WebhookTimeout = d.WebhookTimeout

@@ -203,7 +203,9 @@ func settings() []setting {
 		durationSetting("webhook-timeout", "PREDICTKIT_WEBHOOK_TIMEOUT", "time limit of one partner webhook delivery attempt", func(c *Config) *time.Duration { return &c.WebhookTimeout }),
 		intSetting("webhook-concurrency", "PREDICTKIT_WEBHOOK_CONCURRENCY", "partner webhook deliveries of one partner this server sends at the same time",
 			1, 64, func(c *Config) *int { return &c.WebhookConcurrency }),
-		secret(stringSetting("stream-nats-url", "PREDICTKIT_STREAM_NATS_URL", "NATS server with JetStream to carry the change log between servers (nats://host:4222); empty: PostgreSQL LISTEN/NOTIFY", func(c *Config) *string { return &c.StreamNATSURL })),
+		secret(stringSetting("stream-nats-url", "PREDICTKIT_STREAM_NATS_URL", "NATS server with JetStream to carry the change log between servers (nats://host:4222), or the nodes of a NATS cluster, comma-separated (nats://n1:4222,nats://n2:4222,nats://n3:4222); empty: PostgreSQL LISTEN/NOTIFY", func(c *Config) *string { return &c.StreamNATSURL })),
+		intSetting("stream-nats-replicas", "PREDICTKIT_STREAM_NATS_REPLICAS", "nodes of the NATS cluster that keep the change log's JetStream stream (3 in a three-node cluster: it survives the loss of one node)",
+			1, 5, func(c *Config) *int { return &c.StreamNATSReplicas }),
 		{flag: "stream-nats-name", env: "PREDICTKIT_STREAM_NATS_NAME", help: "name of this deployment's JetStream stream, for deployments sharing a NATS server (letters, digits, _ and -)",
 			get: func(c *Config) string { return c.StreamNATSName },
 			set: func(c *Config, v string) error {

@@ -129,6 +129,14 @@ func (c Config) Validate() error {
 	if c.PublicURL != "" && checkPublicURL(c.PublicURL) != nil {
 		bad("PREDICTKIT_PUBLIC_URL", "%q: %v", c.PublicURL, checkPublicURL(c.PublicURL))
 	}
+	if c.StreamNATSURL != "" {
+		if err := checkNATSURLs(c.StreamNATSURL); err != nil {
+			bad("PREDICTKIT_STREAM_NATS_URL", "%v", err)
+		}
+	}
+	if c.StreamNATSReplicas < 0 || c.StreamNATSReplicas > maxNATSReplicas {
+		bad("PREDICTKIT_STREAM_NATS_REPLICAS", "%d: must be 1 to %d", c.StreamNATSReplicas, maxNATSReplicas)
+	}
 	errs = append(errs, c.validateMoney()...)
 	errs = append(errs, c.validateGrowth()...)
 	return errors.Join(errs...)
@@ -141,6 +149,47 @@ const maxTradeBatch = 1024
 // maxTradeBatchInFlight bounds the batches committing at once: each holds
 // a database connection.
 const maxTradeBatchInFlight = 64
+
+// maxNATSReplicas is the most replicas JetStream gives a stream.
+const maxNATSReplicas = 5
+
+// checkNATSURLs accepts what nats.Connect takes: one NATS URL or a
+// comma-separated list of them (the nodes of a cluster), each
+// nats://, tls://, ws:// or wss:// with a host, or a bare host:port
+// (nats:// is implied). Its errors show the URLs without passwords.
+func checkNATSURLs(v string) error {
+	n, ws := 0, false
+	for _, s := range strings.Split(v, ",") {
+		s = strings.TrimSpace(s)
+		if s == "" {
+			continue
+		}
+		if !strings.Contains(s, "://") {
+			s = "nats://" + s
+		}
+		u, err := url.Parse(s)
+		if err != nil {
+			return errors.New("a URL that does not parse; the form is nats://host:4222, or nats://n1:4222,nats://n2:4222,nats://n3:4222 for a cluster")
+		}
+		switch u.Scheme {
+		case "nats", "tls", "ws", "wss":
+		default:
+			return fmt.Errorf("%s: must be a nats://, tls://, ws:// or wss:// URL such as nats://host:4222", u.Redacted())
+		}
+		if u.Hostname() == "" {
+			return fmt.Errorf("%s: has no host; the form is nats://host:4222", u.Redacted())
+		}
+		isWS := u.Scheme == "ws" || u.Scheme == "wss"
+		if n > 0 && isWS != ws {
+			return errors.New("mixes websocket (ws://, wss://) and other URLs; list one kind")
+		}
+		n, ws = n+1, isWS
+	}
+	if n == 0 {
+		return errors.New("no URL in the list; the form is nats://host:4222")
+	}
+	return nil
+}
 
 // checkPublicURL accepts an absolute http or https URL with no query or
 // fragment, to which paths are appended.

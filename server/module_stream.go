@@ -10,20 +10,16 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/url"
 	"strconv"
 	"sync"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
-	"github.com/nats-io/nats.go"
-	natsjs "github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/fx"
 
 	"github.com/predictkit/predictkit/account"
 	"github.com/predictkit/predictkit/changelog"
-	"github.com/predictkit/predictkit/changelog/jetstream"
 	"github.com/predictkit/predictkit/market"
 	"github.com/predictkit/predictkit/social"
 	"github.com/predictkit/predictkit/stream"
@@ -83,59 +79,6 @@ func newStreamFeed(lc fx.Lifecycle, cfg Config, store Store, log *slog.Logger) (
 		return StreamFeed{l.ChangeFeed()}, nil
 	}
 	return natsFeed(lc, cfg, l, log)
-}
-
-// natsFeed connects to NATS and runs this server's change-log relay for
-// as long as the server runs (with PostgreSQL, the relays of all servers
-// take turns under an advisory lock, so one publishes), and returns the
-// feed that follows the JetStream stream. A NATS server that cannot be
-// reached at start fails the start: the operator asked for it.
-func natsFeed(lc fx.Lifecycle, cfg Config, l ChangeLog, log *slog.Logger) (StreamFeed, error) {
-	nc, err := nats.Connect(cfg.StreamNATSURL, nats.Name("predictkit"), nats.MaxReconnects(-1))
-	if err != nil {
-		return StreamFeed{}, fmt.Errorf("stream: cannot connect to NATS at %s: %w (check PREDICTKIT_STREAM_NATS_URL)", redactURL(cfg.StreamNATSURL), err)
-	}
-	js, err := natsjs.New(nc)
-	if err != nil {
-		nc.Close()
-		return StreamFeed{}, fmt.Errorf("stream: NATS JetStream: %w", err)
-	}
-	name, subject := jetstream.Names(cfg.StreamNATSName)
-	relay, err := jetstream.NewRelay(js, l, jetstream.Options{
-		Stream:  name,
-		Subject: subject,
-		MaxAge:  cfg.withDefaults().StreamRetention,
-		OnError: func(err error) { log.Warn("change log relay", "err", err) },
-	})
-	if err != nil {
-		nc.Close()
-		return StreamFeed{}, fmt.Errorf("stream: NATS relay: %w", err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	lc.Append(fx.Hook{
-		OnStart: func(context.Context) error {
-			wg.Go(func() { _ = relay.Run(ctx) })
-			return nil
-		},
-		OnStop: func(context.Context) error {
-			cancel()
-			wg.Wait()
-			return nc.Drain()
-		},
-	})
-	return StreamFeed{jetstream.NewFeed(js, jetstream.FeedOptions{
-		Stream:  name,
-		OnError: func(err error) { log.Warn("change log feed", "err", err) },
-	})}, nil
-}
-
-// redactURL is u without its password, for messages.
-func redactURL(u string) string {
-	if p, err := url.Parse(u); err == nil {
-		return p.Redacted()
-	}
-	return "the configured URL"
 }
 
 type streamOut struct {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/predictkit/predictkit/changelog"
 	"github.com/predictkit/predictkit/changelog/jetstream"
+	"github.com/predictkit/predictkit/internal/natstest"
 )
 
 // tradeData is the size of a trade entry's data as the stores write it.
@@ -37,6 +38,17 @@ func BenchmarkPublishAndFollow(b *testing.B) {
 			log.Append(changelog.Entry{Type: changelog.Trade, Data: tradeData})
 			eventually(b, "the relay starts", func() bool { return r.Last() == 1 })
 			return jetstream.NewFeed(connect(b), jetstream.FeedOptions{Stream: stream})
+		}},
+		{"relay and NATS feed, three-node cluster, 3 replicas", func(b *testing.B, log *changelog.Memory) changelog.Feed {
+			c := natstest.Start(b)
+			r, err := jetstream.NewRelay(natstest.Dial(b, c.URLs()), memLog{log}, jetstream.Options{Replicas: 3})
+			if err != nil {
+				b.Fatal(err)
+			}
+			run(b, r)
+			log.Append(changelog.Entry{Type: changelog.Trade, Data: tradeData})
+			eventually(b, "the relay starts", func() bool { return r.Last() == 1 })
+			return jetstream.NewFeed(natstest.Dial(b, c.URLs()), jetstream.FeedOptions{})
 		}},
 	}
 	for _, f := range feeds {

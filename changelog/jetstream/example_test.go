@@ -24,7 +24,11 @@ func ExampleNewRelay() {
 	}
 	go func() { _ = store.WatchChanges(ctx, func(error) {}) }() // wakes the relay's reads
 
-	nc, err := nats.Connect("nats://127.0.0.1:4222", nats.MaxReconnects(-1))
+	// The nodes of a NATS cluster (or one server). The connection moves
+	// to another node when its own dies; it must not keep publishes
+	// meanwhile (see NewRelay).
+	nc, err := nats.Connect("nats://n1:4222,nats://n2:4222,nats://n3:4222",
+		nats.MaxReconnects(-1), nats.ReconnectWait(250*time.Millisecond), nats.ReconnectBufSize(-1))
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -33,8 +37,9 @@ func ExampleNewRelay() {
 		log.Fatal(err)
 	}
 	relay, err := jetstream.NewRelay(js, store, jetstream.Options{
-		MaxAge:  24 * time.Hour, // the change log's retention
-		OnError: func(err error) { log.Print(err) },
+		MaxAge:   24 * time.Hour, // the change log's retention
+		Replicas: 3,              // the stream survives the loss of a node
+		OnError:  func(err error) { log.Print(err) },
 	})
 	if err != nil {
 		log.Fatal(err)

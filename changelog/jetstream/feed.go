@@ -20,6 +20,11 @@ type FeedOptions struct {
 	// OnError is told of every failure the feed recovers from by itself
 	// (the stream not created yet, NATS unreachable); nil drops them.
 	OnError func(error)
+	// Heartbeat is how often the NATS server tells an idle consumer it is
+	// still there; two missed heartbeats make the consumer start over
+	// (on a NATS cluster, when the node that held it died). 0 means 1 s,
+	// the client's default being 5 s.
+	Heartbeat time.Duration
 }
 
 // Feed is a changelog.Feed that follows the stream a Relay writes,
@@ -39,6 +44,9 @@ func NewFeed(js natsjs.JetStream, opts FeedOptions) *Feed {
 	}
 	if opts.Batch <= 0 {
 		opts.Batch = 1000
+	}
+	if opts.Heartbeat <= 0 {
+		opts.Heartbeat = time.Second
 	}
 	return &Feed{js: js, opts: opts}
 }
@@ -84,6 +92,10 @@ func (f *Feed) Follow(ctx context.Context, after int64, deliver func([]changelog
 	}
 }
 
+// apiTimeout bounds a request to the JetStream API (the client's own
+// default when the context has no deadline).
+const apiTimeout = 5 * time.Second
+
 // next is what the iterator hands over.
 type next struct {
 	m   natsjs.Msg
@@ -93,7 +105,12 @@ type next struct {
 // follow is one consumer's life. *after advances with every delivery.
 // Errors that starting over cannot mend come back as errFatal.
 func (f *Feed) follow(ctx context.Context, after *int64, deliver func([]changelog.Entry) error) error {
-	s, err := f.js.Stream(ctx, f.opts.Stream)
+	// A request a NATS cluster loses (its node died, a leader is being
+	// elected) is given up after a while, and tried again, rather than
+	// awaited for as long as ctx lasts.
+	actx, cancel := context.WithTimeout(ctx, apiTimeout)
+	defer cancel()
+	s, err := f.js.Stream(actx, f.opts.Stream)
 	if err != nil {
 		return fmt.Errorf("jetstream: stream %s: %w", f.opts.Stream, err)
 	}
@@ -103,14 +120,14 @@ func (f *Feed) follow(ctx context.Context, after *int64, deliver func([]changelo
 	if st.FirstSeq > 1 && *after < int64(st.FirstSeq)-1 {
 		return errFatal{&changelog.PrunedError{After: *after, Pruned: int64(st.FirstSeq) - 1}}
 	}
-	c, err := s.OrderedConsumer(ctx, natsjs.OrderedConsumerConfig{
+	c, err := s.OrderedConsumer(actx, natsjs.OrderedConsumerConfig{
 		DeliverPolicy: natsjs.DeliverByStartSequencePolicy,
 		OptStartSeq:   uint64(*after) + 1,
 	})
 	if err != nil {
 		return fmt.Errorf("jetstream: stream %s: consumer: %w", f.opts.Stream, err)
 	}
-	it, err := c.Messages(natsjs.PullMaxMessages(f.opts.Batch))
+	it, err := c.Messages(natsjs.PullMaxMessages(f.opts.Batch), natsjs.PullHeartbeat(f.opts.Heartbeat))
 	if err != nil {
 		return fmt.Errorf("jetstream: stream %s: consumer: %w", f.opts.Stream, err)
 	}
@@ -145,10 +162,18 @@ func (f *Feed) follow(ctx context.Context, after *int64, deliver func([]changelo
 		if pending != nil {
 			n, pending = *pending, nil
 		} else {
+			quiet := time.NewTimer(stallCheck)
 			select {
 			case <-ctx.Done():
+				quiet.Stop()
 				return ctx.Err()
 			case n = <-msgs:
+				quiet.Stop()
+			case <-quiet.C:
+				if err := f.stalled(ctx, s, *after); err != nil {
+					return err
+				}
+				continue
 			}
 		}
 		// Gather what has arrived, up to a batch. A failure ends the
@@ -192,6 +217,27 @@ func (f *Feed) follow(ctx context.Context, after *int64, deliver func([]changelo
 		}
 		*after = es[len(es)-1].Seq
 	}
+}
+
+// stallCheck is how long a quiet consumer goes before the feed asks the
+// stream whether it has entries the consumer has not brought.
+const stallCheck = 3 * time.Second
+
+// stalled reports an error when the stream holds entries after after,
+// which the consumer should have brought: on a NATS cluster, a consumer
+// whose node died may try to recreate itself for long, without telling;
+// starting over with a new one is quicker.
+func (f *Feed) stalled(ctx context.Context, s natsjs.Stream, after int64) error {
+	ctx, cancel := context.WithTimeout(ctx, apiTimeout)
+	defer cancel()
+	info, err := s.Info(ctx)
+	if err != nil {
+		return fmt.Errorf("jetstream: stream %s: %w", f.opts.Stream, err)
+	}
+	if int64(info.State.LastSeq) > after {
+		return fmt.Errorf("jetstream: stream %s: the consumer brought nothing for %s while the stream holds entries %d to %d; starting a new one", f.opts.Stream, stallCheck, after+1, info.State.LastSeq)
+	}
+	return nil
 }
 
 // entry decodes m, which follows after and the entries in batch. ok is

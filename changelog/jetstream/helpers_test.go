@@ -40,7 +40,7 @@ func connect(t testing.TB) natsjs.JetStream {
 		}
 		t.Skipf("set %s (e.g. nats://127.0.0.1:4222, a server run with -js) to run the NATS JetStream tests", envURL)
 	}
-	nc, err := nats.Connect(url, nats.Name(t.Name()))
+	nc, err := nats.Connect(url, nats.Name(t.Name()), nats.ReconnectBufSize(-1))
 	if err != nil {
 		t.Fatalf("connect to NATS at %s: %v", url, err)
 	}

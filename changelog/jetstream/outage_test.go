@@ -82,7 +82,7 @@ func (s *natsServer) stop() {
 // connectTo connects to url as a server would: reconnecting for ever.
 func connectTo(t *testing.T, url string) natsjs.JetStream {
 	t.Helper()
-	nc, err := nats.Connect(url, nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond))
+	nc, err := nats.Connect(url, nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond), nats.ReconnectBufSize(-1))
 	if err != nil {
 		t.Fatal(err)
 	}

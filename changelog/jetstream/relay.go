@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -83,9 +84,20 @@ type Relay struct {
 
 // NewRelay returns a relay from log to the stream opts name, through js.
 // It does nothing until Run.
+//
+// js's connection must not keep publishes while it reconnects
+// (nats.ReconnectBufSize(-1)); NewRelay refuses one that does. When a
+// NATS node dies, the publishes the relay had written to it are lost
+// with it; the client would send those made after them, kept while it
+// reconnected, to the next node, which would store them under the lost
+// entries' numbers. Without the buffer those publishes fail, and the
+// relay starts over from where the stream ends.
 func NewRelay(js natsjs.JetStream, log Log, opts Options) (*Relay, error) {
 	if js == nil || log == nil {
 		return nil, errors.New("jetstream: a relay needs a JetStream context and a log")
+	}
+	if nc := js.Conn(); nc != nil && nc.Opts.ReconnectBufSize > 0 {
+		return nil, errors.New("jetstream: the relay's NATS connection keeps publishes while it reconnects, which can store entries under wrong numbers after a node fails; connect with nats.ReconnectBufSize(-1)")
 	}
 	stream, subject := Names("")
 	if opts.Stream == "" {
@@ -195,11 +207,15 @@ func (r *Relay) StreamConfig() natsjs.StreamConfig {
 
 // relay is one run, under the lock.
 func (r *Relay) relay(ctx context.Context) error {
-	s, err := r.js.CreateOrUpdateStream(ctx, r.StreamConfig())
+	// Requests a NATS cluster loses are given up after a while, and the
+	// relay starts over, rather than waiting for as long as ctx lasts.
+	actx, cancel := context.WithTimeout(ctx, apiTimeout)
+	defer cancel()
+	s, err := r.ensureStream(actx)
 	if err != nil {
 		return fmt.Errorf("jetstream: stream %s: %w", r.opts.Stream, err)
 	}
-	last, err := r.resume(ctx, s)
+	last, err := r.resume(actx, s)
 	if err != nil {
 		return err
 	}
@@ -217,10 +233,10 @@ func (r *Relay) relay(ctx context.Context) error {
 		// the log's first entry, so that the next entry gets its own
 		// number: what the stream held before it is older still, and a
 		// follower there has missed entries either way.
-		if err := s.Purge(ctx, natsjs.WithPurgeSequence(uint64(b.Pruned)+1)); err != nil {
+		if err := s.Purge(actx, natsjs.WithPurgeSequence(uint64(b.Pruned)+1)); err != nil {
 			return fmt.Errorf("jetstream: stream %s: move its start to %d: %w", r.opts.Stream, b.Pruned+1, err)
 		}
-		info, err := s.Info(ctx)
+		info, err := s.Info(actx)
 		if err != nil {
 			return fmt.Errorf("jetstream: stream %s: %w", r.opts.Stream, err)
 		}
@@ -231,6 +247,29 @@ func (r *Relay) relay(ctx context.Context) error {
 	}
 	r.last.Store(last)
 	return r.stream(ctx, last)
+}
+
+// ensureStream returns the stream, created or updated to the relay's
+// settings when it is missing or has others. It asks first: on a NATS
+// cluster the stream's leader answers that, while creating or updating
+// waits for the cluster's meta leader, which a dead node may have been.
+func (r *Relay) ensureStream(ctx context.Context) (natsjs.Stream, error) {
+	want := r.StreamConfig()
+	s, err := r.js.Stream(ctx, want.Name)
+	if err != nil && !errors.Is(err, natsjs.ErrStreamNotFound) {
+		return nil, err
+	}
+	if err == nil {
+		have := s.CachedInfo().Config
+		if have.Description == want.Description && slices.Equal(have.Subjects, want.Subjects) &&
+			have.Retention == want.Retention && have.Discard == want.Discard &&
+			have.MaxAge == want.MaxAge && have.Duplicates == want.Duplicates &&
+			have.Replicas == want.Replicas && have.Storage == want.Storage &&
+			have.MaxMsgs == want.MaxMsgs && have.MaxBytes == want.MaxBytes {
+			return s, nil
+		}
+	}
+	return r.js.CreateOrUpdateStream(ctx, want)
 }
 
 // inFlight is the most publishes awaiting their acknowledgement: enough

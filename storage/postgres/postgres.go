@@ -148,7 +148,7 @@ const (
 	DefaultSettleChunk = 5000
 	// DefaultSettleShare is the part of its time a chunked settlement
 	// spends in its transactions; it sleeps the rest.
-	DefaultSettleShare = 0.5
+	DefaultSettleShare = 0.3
 )
 
 // WithSettlementChunks sets the pace of a settlement (see Store.Settle):

@@ -2579,6 +2579,13 @@ type Market struct {
 	// ResolvedBy who resolved the market: the event's creator or the operator; null while unresolved
 	ResolvedBy *MarketResolvedBy `json:"resolved_by"`
 
+	// Settling Whether the market's settlement is under way: a large market
+	// on PostgreSQL pays its holders in chunks (docs/settlement.md),
+	// and meanwhile takes no trade (`market_closed`) and no second
+	// resolution (`market_resolved`); it turns `resolved` when the
+	// last holder is paid. Otherwise false.
+	Settling bool `json:"settling"`
+
 	// Sparkline in the feed (GET /api/v1/events) only: the YES probability hour by hour over the last 24 hours, oldest first (the close of each hour, carried over hours without a trade; hours before the market existed left out); the last point is the price now
 	Sparkline *[]float64 `json:"sparkline,omitempty"`
 

@@ -146,7 +146,7 @@ func (s *Service) EditEvent(ctx context.Context, callerID, eventID int64, patch 
 			for _, m := range p.Markets {
 				// A paused market has a proposed resolution (the
 				// challenge window), which names it.
-				if m.Resolved || m.Paused {
+				if m.Resolved || m.Paused || m.Settling {
 					return ErrEventResolved
 				}
 			}

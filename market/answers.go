@@ -183,7 +183,7 @@ func DecideAnswer(st *AnswerState, in NewAnswer) (*AnswerEffects, error) {
 	other, next := -1, 0
 	idx := make(map[int64]int, len(ms))
 	for i, m := range ms {
-		if m.Resolved || m.Paused {
+		if m.Resolved || m.Paused || m.Settling {
 			return nil, ErrNoNewAnswer
 		}
 		if m.Unapproved {

@@ -148,9 +148,10 @@ func (s Settlement) BonusPayout(p *Position) int64 {
 	return min(max(p.BonusNet, 0), s.Payout(p))
 }
 
-// Begin checks the locked market can be resolved: ErrResolved if it was.
+// Begin checks the locked market can be resolved: ErrResolved if it was,
+// or if its settlement is under way (Settling).
 func (s Settlement) Begin(m *Market) error {
-	if m.Resolved {
+	if m.Resolved || m.Settling {
 		return ErrResolved
 	}
 	if !s.Void && s.Won != Yes && s.Won != No {

@@ -143,6 +143,11 @@ type Market struct {
 	// takes no trade and cannot be resolved, and its escrow is empty.
 	Unapproved bool
 	Resolved   bool
+	// Settling is set while a store pays the market's holders in several
+	// transactions (a large market on PostgreSQL): the market takes no
+	// trade and no second resolution, and turns Resolved when the last
+	// holder is paid.
+	Settling bool
 	// WinningOutcome is the side that won, nil while unresolved and when
 	// the market was voided.
 	WinningOutcome *Side
@@ -217,7 +222,7 @@ func (m *Market) refusal(now time.Time) error {
 	switch {
 	case m.Unapproved:
 		return errUnapproved
-	case m.Resolved, m.Paused:
+	case m.Resolved, m.Paused, m.Settling:
 		return ErrClosed
 	case now.Before(m.LiveAt):
 		return errNotLive

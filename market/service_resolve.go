@@ -140,6 +140,12 @@ func AuditEscrows(es []EscrowState) []string {
 			problems = append(problems, fmt.Sprintf("market %d: its event is not approved but its escrow holds %d", m.ID, e.Balance))
 			continue
 		}
+		if m.Settling {
+			// Its holders are being paid, chunk by chunk, from an escrow
+			// that covered them all when the settlement began; the
+			// market is held to an empty escrow once it is resolved.
+			continue
+		}
 		if m.Resolved {
 			if e.Balance != 0 {
 				problems = append(problems, fmt.Sprintf("market %d: resolved but escrow holds %d", m.ID, e.Balance))

@@ -13,6 +13,7 @@ import (
 	"github.com/predictkit/predictkit/chat"
 	"github.com/predictkit/predictkit/growth"
 	"github.com/predictkit/predictkit/market"
+	"github.com/predictkit/predictkit/storage/postgres"
 	"github.com/predictkit/predictkit/webhook"
 )
 
@@ -35,6 +36,11 @@ type Config struct {
 	Demo bool
 	// MigrateOnStart applies the PostgreSQL migrations at start.
 	MigrateOnStart bool
+	// SettleChunk is how many open positions a settlement's transaction
+	// reads at most on PostgreSQL (0: every market in one transaction);
+	// SettleShare the percent of its time a chunked settlement runs, the
+	// rest spent sleeping between chunks (docs/settlement.md).
+	SettleChunk, SettleShare int
 	// HTTP server timeouts.
 	ReadTimeout  time.Duration
 	WriteTimeout time.Duration
@@ -255,6 +261,8 @@ func DefaultConfig() Config {
 		Demo:               true,
 		Web:                true,
 		MigrateOnStart:     true,
+		SettleChunk:        postgres.DefaultSettleChunk,
+		SettleShare:        int(postgres.DefaultSettleShare * 100),
 		ReadTimeout:        10 * time.Second,
 		WriteTimeout:       30 * time.Second,
 		IdleTimeout:        120 * time.Second,

@@ -93,6 +93,7 @@ func (v *marketJSON) appendJSON(b []byte) ([]byte, bool) {
 	b = strconv.AppendBool(appendKey(b, "paused"), v.Paused)
 	b = strconv.AppendBool(appendKey(b, "trading_open"), v.TradingOpen)
 	b = strconv.AppendBool(appendKey(b, "resolved"), v.Resolved)
+	b = strconv.AppendBool(appendKey(b, "settling"), v.Settling)
 	b = appendJSONNullString(appendKey(b, "winning_outcome"), v.WinningOutcome)
 	b = strconv.AppendInt(appendKey(b, "outcome_index"), int64(v.OutcomeIndex), 10)
 	b = appendJSONString(appendKey(b, "yes_name"), v.YesName)

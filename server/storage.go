@@ -104,22 +104,37 @@ func newStorage(lc fx.Lifecycle, cfg Config, log *slog.Logger) (Storage, error) 
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	pg, err := postgres.New(ctx, cfg.DatabaseURL)
+	pg, err := postgres.New(ctx, cfg.DatabaseURL, postgres.WithSettlementChunks(cfg.SettleChunk, float64(cfg.SettleShare)/100))
 	if err != nil {
 		return Storage{}, fmt.Errorf("storage: connect to PostgreSQL: %w", err)
 	}
+	resume, stopResume := context.WithCancel(context.Background())
+	var resumed chan struct{}
 	lc.Append(fx.Hook{
 		OnStart: func(ctx context.Context) error {
-			if !cfg.MigrateOnStart {
-				return nil
+			if cfg.MigrateOnStart {
+				if err := pg.Migrate(ctx); err != nil {
+					return fmt.Errorf("storage: migrate: %w", err)
+				}
+				log.Info("storage: PostgreSQL migrated")
 			}
-			if err := pg.Migrate(ctx); err != nil {
-				return fmt.Errorf("storage: migrate: %w", err)
-			}
-			log.Info("storage: PostgreSQL migrated")
+			// A settlement this or another instance left between two
+			// chunks goes on, in the background: its market takes no
+			// trade until it is done.
+			resumed = make(chan struct{})
+			go func() {
+				defer close(resumed)
+				if err := pg.ResumeSettlements(resume); err != nil && resume.Err() == nil {
+					log.Error("storage: resume settlements", "err", err)
+				}
+			}()
 			return nil
 		},
 		OnStop: func(context.Context) error {
+			stopResume()
+			if resumed != nil {
+				<-resumed
+			}
 			pg.Close()
 			return nil
 		},

@@ -38,6 +38,10 @@ type marketJSON struct {
 	Paused         bool    `json:"paused"`
 	TradingOpen    bool    `json:"trading_open"`
 	Resolved       bool    `json:"resolved"`
+	// Settling is true while the market's holders are being paid, chunk
+	// by chunk (a large market on PostgreSQL): it takes no trade, and
+	// turns resolved when the last holder is paid.
+	Settling       bool    `json:"settling"`
 	WinningOutcome *string `json:"winning_outcome"`
 	OutcomeIndex   int     `json:"outcome_index"`
 	YesName        string  `json:"yes_name"`
@@ -81,7 +85,7 @@ func marketView(m *market.Market, now time.Time) marketJSON {
 		ID: m.ID, PoolID: m.PoolID, EventID: m.EventID, Name: m.Name, NameRu: m.NameRu,
 		YesProbability: m.YesProbability(), MarketType: market.MarketTypeLMSR,
 		Volume: m.Volume, B: m.B, QYes: m.QYes, QNo: m.QNo,
-		Paused: m.Paused, TradingOpen: m.Tradable(now), Resolved: m.Resolved, OutcomeIndex: m.OutcomeIndex,
+		Paused: m.Paused, TradingOpen: m.Tradable(now), Resolved: m.Resolved, Settling: m.Settling, OutcomeIndex: m.OutcomeIndex,
 		YesName: m.YesName, NoName: m.NoName, Other: m.Other, Sparkline: m.Sparkline,
 	}
 	if w := m.Outcome(); w != "" {

@@ -145,3 +145,8 @@ func SetStatsBeforeCommit(f func() error) func() {
 	statsBeforeCommit = f
 	return func() { statsBeforeCommit = nil }
 }
+
+// SetSettlePace sets the store's settlement chunk and share, as
+// WithSettlementChunks does, for benchmarks that compare paces on one
+// store.
+func (s *Store) SetSettlePace(chunk int, share float64) { s.chunk, s.share = chunk, share }

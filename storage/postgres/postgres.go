@@ -66,6 +66,11 @@ type Store struct {
 	// holders' postings (settlechecks.go): postingChecksUnknown until the
 	// first settlement asks the server.
 	postingChecks atomic.Int32
+	// chunk and share pace a large settlement (settle_chunks.go);
+	// interrupt, set by tests only, fails a settlement after a chunk.
+	chunk     int
+	share     float64
+	interrupt func(chunk int) error
 }
 
 // Option configures a Store.
@@ -77,6 +82,9 @@ type config struct {
 	maxConns int32
 	// rowChecks makes settlements leave every posting to the foreign keys.
 	rowChecks bool
+	// chunk and share are WithSettlementChunks'.
+	chunk int
+	share float64
 }
 
 // DefaultRetries is how many times a money operation runs before a
@@ -133,8 +141,38 @@ func WithRowByRowPostingChecks() Option {
 	}
 }
 
+// The pace of a settlement when WithSettlementChunks does not set it.
+const (
+	// DefaultSettleChunk is how many open positions a settlement's
+	// transaction reads at most.
+	DefaultSettleChunk = 5000
+	// DefaultSettleShare is the part of its time a chunked settlement
+	// spends in its transactions; it sleeps the rest.
+	DefaultSettleShare = 0.3
+)
+
+// WithSettlementChunks sets the pace of a settlement (see Store.Settle):
+// a market with more than size open positions is settled in
+// transactions that read size open positions at most (the last holder's
+// whole), and between two of them the settlement sleeps so that it runs
+// share of its time: after a chunk that took d, d·(1−share)/share. A
+// size of 0 settles every market in one transaction; a share of 1 does
+// not sleep.
+func WithSettlementChunks(size int, share float64) Option {
+	return func(c *config) error {
+		if size < 0 {
+			return errors.New("postgres: settlement chunk must not be negative")
+		}
+		if !(share > 0 && share <= 1) {
+			return errors.New("postgres: settlement share must be in (0, 1]")
+		}
+		c.chunk, c.share = size, share
+		return nil
+	}
+}
+
 func poolConfig(databaseURL string, opts []Option) (*pgxpool.Config, *config, error) {
-	c := &config{retries: DefaultRetries}
+	c := &config{retries: DefaultRetries, chunk: DefaultSettleChunk, share: DefaultSettleShare}
 	for _, o := range opts {
 		if err := o(c); err != nil {
 			return nil, nil, err
@@ -175,7 +213,8 @@ func New(ctx context.Context, databaseURL string, opts ...Option) (*Store, error
 		pool.Close()
 		return nil, fmt.Errorf("postgres: ping: %w", err)
 	}
-	s := &Store{pool: pool, schema: c.schema, retries: c.retries, changeChannel: changeChannel(c.schema)}
+	s := &Store{pool: pool, schema: c.schema, retries: c.retries, changeChannel: changeChannel(c.schema),
+		chunk: c.chunk, share: c.share}
 	if c.rowChecks {
 		s.postingChecks.Store(postingChecksPerRow)
 	}

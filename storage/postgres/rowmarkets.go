@@ -15,7 +15,7 @@ import (
 const marketCols = `m.id, m.pool_id, m.event_id, m.name, m.name_ru, m.yes_name, m.no_name, m.outcome_index,
 	m.b, m.q_yes, m.q_no, m.q0_yes, m.q0_no, m.volume, p.margin, m.paused, m.resolved,
 	m.winning_outcome, m.created_at, m.resolved_at, p.live_at, m.finish_at, COALESCE(m.resolved_by, ''), p.exclusive, m.unapproved,
-	m.other, m.pool_markets`
+	m.other, m.pool_markets, m.settling`
 
 // marketFrom joins a market to its pool, whose margin, live_at and
 // exclusive the market carries; none ever changes.
@@ -28,7 +28,7 @@ func marketDest(m *market.Market) ([]any, func()) {
 	dest := []any{&m.ID, &m.PoolID, &m.EventID, &m.Name, &m.NameRu, &m.YesName, &m.NoName, &m.OutcomeIndex,
 		&m.B, &m.QYes, &m.QNo, &m.Q0Yes, &m.Q0No, &m.Volume, &m.Margin, &m.Paused, &m.Resolved,
 		&won, &m.CreatedAt, &m.ResolvedAt, &m.LiveAt, &m.FinishAt, &m.ResolvedBy, &m.Exclusive, &m.Unapproved,
-		&m.Other, &m.PoolMarkets}
+		&m.Other, &m.PoolMarkets, &m.Settling}
 	return dest, func() {
 		switch {
 		case won == nil:

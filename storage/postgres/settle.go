@@ -88,19 +88,27 @@ func voidBonusSQL(x string) string {
 // has at most one open position (positions_open_key); a void pays both, a
 // holder once for the two: the bonus part of its refunds to its bonus
 // account, the rest to its user account.
-func stageSQL(void bool) string {
+//
+// stageChunkSQL stages only the holders whose id is in ($3, $4].
+func stageSQL(void bool) string { return stageHoldersSQL(void, "") }
+
+func stageChunkSQL(void bool) string {
+	return stageHoldersSQL(void, ` AND x.user_id > $3 AND x.user_id <= $4`)
+}
+
+func stageHoldersSQL(void bool, holders string) string {
 	if !void {
 		return `INSERT INTO settle_pay (market, holder, account, amount)
 SELECT x.market_id, x.user_id, a.id, ` + payoutSQL("x", "$2::smallint") + `
 FROM positions x
 LEFT JOIN ledger_accounts a ON a.kind = 'user' AND a.owner = x.user_id
-WHERE x.market_id = $1 AND x.closed_at IS NULL AND x.side = $2::smallint AND x.shares > 0`
+WHERE x.market_id = $1 AND x.closed_at IS NULL AND x.side = $2::smallint AND x.shares > 0` + holders
 	}
 	return `INSERT INTO settle_pay (market, holder, bonus, account, amount)
 SELECT $1, h.user_id, k.bonus, a.id, k.amount
 FROM (SELECT x.user_id, sum(` + payoutSQL("x", "$2::smallint") + `)::bigint AS amount,
 		sum(` + voidBonusSQL("x") + `)::bigint AS bonus
-	FROM positions x WHERE x.market_id = $1 AND x.closed_at IS NULL
+	FROM positions x WHERE x.market_id = $1 AND x.closed_at IS NULL` + holders + `
 	GROUP BY x.user_id) h
 CROSS JOIN LATERAL (VALUES (true, h.bonus), (false, h.amount - h.bonus)) AS k(bonus, amount)
 LEFT JOIN ledger_accounts a ON a.kind = CASE WHEN k.bonus THEN 'user_bonus' ELSE 'user' END AND a.owner = h.user_id
@@ -149,10 +157,11 @@ SELECT $2, p.account, p.amount, $3, $4 FROM settle_pay p WHERE p.market = $1 ORD
 // several accounts, reason $5, at $6: the holders in ascending id order
 // (each one's bonus row first), each paid by account $2[i] the part of its
 // kopecks that falls in [$3[i], $4[i]) when the holders' kopecks are laid
-// end to end, which is market.Split.
+// end to end after the $7 kopecks of the holders paid before them (0 but
+// in a settlement's later chunks), which is market.Split.
 const sqlPaySplit = `INSERT INTO postings (from_account, to_account, amount, reason, created_at)
 SELECT s.id, p.account, s.part, $5, $6
-FROM (SELECT account, amount, (sum(amount) OVER (ORDER BY holder, NOT bonus ROWS UNBOUNDED PRECEDING) - amount)::bigint AS before
+FROM (SELECT account, amount, (sum(amount) OVER (ORDER BY holder, NOT bonus ROWS UNBOUNDED PRECEDING) - amount + $7::bigint)::bigint AS before
 	FROM settle_pay WHERE market = $1) p
 CROSS JOIN LATERAL (
 	SELECT src.ord, src.id, GREATEST(0, LEAST(p.before + p.amount, src.hi) - GREATEST(p.before, src.lo)) AS part
@@ -182,11 +191,25 @@ WHERE a.id = c.account`
 const sqlNotifyBlock = `WITH b AS (UPDATE notification_blocks SET next = next + $2 RETURNING next - $2 AS base)
 UPDATE markets m SET notify_base = b.base, notify_first = $3 FROM b WHERE m.id = $1`
 
-// Settle resolves market marketID by st in one transaction (see
-// market.Store): market.ErrMarketNotFound, or the error of st.Begin
-// (market.ErrResolved) with nothing written. On a deadlock or
-// serialization failure it runs again from the start.
+// Settle resolves market marketID by st (see market.Store):
+// market.ErrMarketNotFound, or the error of st.Begin (market.ErrResolved,
+// also while the market is settling) with nothing written. A market with
+// more open positions than the store's chunk (WithSettlementChunks)
+// settles in several transactions (settle_chunks.go), any other in one.
+// On a deadlock or serialization failure a transaction runs again.
 func (s *Store) Settle(ctx context.Context, marketID int64, st market.Settlement) error {
+	chunked, err := s.chunked(ctx, marketID, st)
+	if err != nil {
+		return err
+	}
+	if chunked {
+		return s.settleInChunks(ctx, marketID, st)
+	}
+	return s.settleOnce(ctx, marketID, st)
+}
+
+// settleOnce resolves market marketID by st in one transaction.
+func (s *Store) settleOnce(ctx context.Context, marketID int64, st market.Settlement) error {
 	return s.settleTx(ctx, func(tx pgx.Tx, checked bool) error {
 		m, err := scanMarket(tx.QueryRow(ctx, sqlLockMarkets, []int64{marketID}))
 		if errors.Is(err, pgx.ErrNoRows) {
@@ -438,7 +461,7 @@ func (x *settling) write(ctx context.Context) error {
 			}
 			hi[j] = end
 		}
-		b.Queue(sqlPaySplit, m.ID, ids, lo, hi, s.Reason(), x.at)
+		b.Queue(sqlPaySplit, m.ID, ids, lo, hi, s.Reason(), x.at, int64(0))
 		wantPostings = append(wantPostings, -1)
 	}
 	if x.checked {

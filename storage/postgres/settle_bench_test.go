@@ -4,7 +4,9 @@ import (
 	"context"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/predictkit/predictkit/account"
 	"github.com/predictkit/predictkit/market"
+	"github.com/predictkit/predictkit/storage/postgres"
 )
 
 // seedOpenPositions gives market m n open positions (n a multiple of 4)
@@ -216,7 +219,11 @@ func BenchmarkSettle10k(b *testing.B) { benchmarkSettle(b, 10_000) }
 // hold no position on the settled market, so they share no ledger row
 // with it; a holder's trade on another market would wait for the end of
 // the settlement, when its account is credited. They trade through the
-// Batcher (group commit), as the server does.
+// Batcher (group commit), as the server does. Each pace (one
+// transaction; chunks of PREDICTKIT_BENCH_SETTLE_CHUNK positions, else the
+// default, without a pause and at the default share) runs in turn on one
+// store, in the same sitting, each on a market of its own;
+// PREDICTKIT_BENCH_SETTLE_PACES=once,chunks,throttled picks some.
 func BenchmarkTradesDuringSettlement(b *testing.B) {
 	n := benchSettlePositions(b)
 	const traders = 16
@@ -263,6 +270,32 @@ func BenchmarkTradesDuringSettlement(b *testing.B) {
 		c := trade(stop)
 		return float64(c) / time.Since(start).Seconds()
 	}
+	chunk := postgres.DefaultSettleChunk
+	if v := os.Getenv("PREDICTKIT_BENCH_SETTLE_CHUNK"); v != "" {
+		c, err := strconv.Atoi(v)
+		if err != nil || c < 1 {
+			b.Fatalf("PREDICTKIT_BENCH_SETTLE_CHUNK=%q: want a positive number", v)
+		}
+		chunk = c
+	}
+	paces := []struct {
+		name  string
+		chunk int
+		share float64
+	}{{"once", 0, 1}, {"chunks", chunk, 1}, {"throttled", chunk, postgres.DefaultSettleShare}}
+	for _, p := range paces {
+		if v := os.Getenv("PREDICTKIT_BENCH_SETTLE_PACES"); v != "" && !slices.Contains(strings.Split(v, ","), p.name) {
+			continue
+		}
+		b.Run(p.name, func(b *testing.B) {
+			e.store.SetSettlePace(p.chunk, p.share)
+			tradesDuringSettlement(b, e, n, window, trade)
+		})
+	}
+}
+
+// tradesDuringSettlement is one pace of BenchmarkTradesDuringSettlement.
+func tradesDuringSettlement(b *testing.B, e *env, n int, window func(time.Duration) float64, trade func(<-chan struct{}) int64) {
 	var idle, during []float64
 	var settleTime time.Duration
 	for range b.N {

@@ -91,6 +91,7 @@ func Run(t *testing.T, newStores func(t *testing.T) Stores) {
 	t.Run("trading", func(t *testing.T) { testTrading(t, newStores) })
 	t.Run("bonus money", func(t *testing.T) { testBonus(t, newStores) })
 	t.Run("settlement", func(t *testing.T) { testSettlement(t, newStores) })
+	t.Run("settlement in chunks", func(t *testing.T) { testSettlementChunks(t, newStores) })
 	t.Run("trading window", func(t *testing.T) { testWindow(t, newStores) })
 	t.Run("resolution", func(t *testing.T) { testResolution(t, newStores) })
 	t.Run("feeds", func(t *testing.T) { testFeeds(t, newStores) })

@@ -66,6 +66,8 @@ type Store struct {
 	// holders' postings (settlechecks.go): postingChecksUnknown until the
 	// first settlement asks the server.
 	postingChecks atomic.Int32
+	// replicas serve the reads that may lag (replicas.go); nil without.
+	replicas *replicaSet
 }
 
 // Option configures a Store.
@@ -77,6 +79,9 @@ type config struct {
 	maxConns int32
 	// rowChecks makes settlements leave every posting to the foreign keys.
 	rowChecks bool
+	// replicaURLs are the read replicas (WithReplicas).
+	replicaURLs []string
+	replicas    ReplicaConfig
 }
 
 // DefaultRetries is how many times a money operation runs before a
@@ -179,11 +184,22 @@ func New(ctx context.Context, databaseURL string, opts ...Option) (*Store, error
 	if c.rowChecks {
 		s.postingChecks.Store(postingChecksPerRow)
 	}
+	if len(c.replicaURLs) > 0 {
+		if s.replicas, err = newReplicaSet(ctx, pool, c.replicaURLs, opts, c.replicas); err != nil {
+			pool.Close()
+			return nil, err
+		}
+	}
 	return s, nil
 }
 
-// Close closes every connection of the pool.
-func (s *Store) Close() { s.pool.Close() }
+// Close closes every connection of the pool and of the replicas'.
+func (s *Store) Close() {
+	if s.replicas != nil {
+		s.replicas.close()
+	}
+	s.pool.Close()
+}
 
 // Ping checks that the database answers.
 func (s *Store) Ping(ctx context.Context) error {

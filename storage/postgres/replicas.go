@@ -179,7 +179,51 @@ func (q reading) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, 
 	if err != nil && q.replicaFailed(ctx, err) {
 		return q.s.pool.Query(ctx, sql, args...)
 	}
-	return rows, err
+	if err != nil || q.r == nil {
+		return rows, err
+	}
+	return &readingRows{Rows: rows, q: q, ctx: ctx, sql: sql, args: args}, nil
+}
+
+// readingRows are a replica's rows: when the replica fails before the
+// first row (pgx reports a lost connection from Next, not Query), the
+// query runs again on the primary.
+type readingRows struct {
+	pgx.Rows
+	q       reading
+	ctx     context.Context
+	sql     string
+	args    []any
+	started bool
+	err     error
+}
+
+func (r *readingRows) Next() bool {
+	if r.err != nil {
+		return false
+	}
+	ok := r.Rows.Next()
+	if !ok && !r.started {
+		if err := r.Rows.Err(); err != nil && r.q.replicaFailed(r.ctx, err) {
+			r.Rows.Close()
+			rows, err := r.q.s.pool.Query(r.ctx, r.sql, r.args...)
+			if err != nil {
+				r.err = err
+				return false
+			}
+			r.Rows = rows
+			ok = rows.Next()
+		}
+	}
+	r.started = true
+	return ok
+}
+
+func (r *readingRows) Err() error {
+	if r.err != nil {
+		return r.err
+	}
+	return r.Rows.Err()
 }
 
 func (q reading) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {

@@ -51,7 +51,7 @@ func eventually(t *testing.T, what string, cond func() bool) {
 
 var replicaSeq int
 
-func newUser(t *testing.T, s *postgres.Store) *account.User {
+func newUser(t testing.TB, s *postgres.Store) *account.User {
 	t.Helper()
 	replicaSeq++
 	u := &account.User{Email: fmt.Sprintf("replica-%d-%d@test.predictkit", time.Now().UnixNano(), replicaSeq), Name: "r"}

@@ -41,20 +41,31 @@ func (r *Replicas) Statuses() []postgres.ReplicaStatus {
 // afterWrites tells the store, after each request of a signed-in user
 // that may have written (any method but GET, HEAD and OPTIONS), to
 // remember the primary's WAL position for that user, so that the user's
-// next reads see what the request wrote even when a replica serves them.
-// Reads find the user in their context (Auth.Credential puts it there).
+// next reads see what the request wrote even when a replica serves them;
+// a partner's requests likewise, under partnerCaller. Reads find the
+// caller in their context (Auth.Credential and PartnerAuth.Partner put
+// it there).
 func (r *Replicas) afterWrites(c *fiber.Ctx) error {
 	err := c.Next()
 	if !unsafeMethod(c.Method()) {
 		return err
 	}
-	if id, ok := c.Locals(localUserID).(int64); ok {
+	id, ok := c.Locals(localUserID).(int64)
+	if p, isPartner := c.Locals(localPartnerID).(int64); isPartner {
+		id, ok = partnerCaller(p), true
+	}
+	if ok {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(c.UserContext()), 2*time.Second)
 		r.store.AfterWrite(ctx, id)
 		cancel()
 	}
 	return err
 }
+
+// partnerCaller is the caller id of a partner's requests for
+// read-your-writes: its id negated, apart from the users' ids. A partner
+// acts for many users, so its reads wait for all its writes.
+func partnerCaller(partnerID int64) int64 { return -partnerID }
 
 // replicaCollector exports each replica's state at every scrape.
 type replicaCollector struct{ r *Replicas }

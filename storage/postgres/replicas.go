@@ -80,7 +80,9 @@ func WithReplicas(urls []string, rc ReplicaConfig) Option {
 }
 
 // ForUser marks ctx as carrying a read in user userID's name: the store's
-// reads that may lag then see that user's own writes (AfterWrite).
+// reads that may lag then see that user's own writes (AfterWrite). The id
+// is the caller's: any id space the caller keeps apart from the users'
+// (the server uses partners' ids negated) works the same.
 func ForUser(ctx context.Context, userID int64) context.Context {
 	return context.WithValue(ctx, userKey{}, userID)
 }

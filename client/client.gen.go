@@ -3425,6 +3425,24 @@ type ReadyStatus struct {
 		// Since since when the watcher has been ok (or failing)
 		Since time.Time `json:"since"`
 	} `json:"deposits,omitempty"`
+
+	// Replicas each read replica, in PREDICTKIT_DATABASE_REPLICA_URLS' order; absent without replicas
+	Replicas *[]struct {
+		// Error why the last check failed; absent while it is up
+		Error *string `json:"error,omitempty"`
+
+		// LagSeconds how far its replay was behind the primary at the last check
+		LagSeconds float64 `json:"lag_seconds"`
+
+		// Name the replica's host:port
+		Name string `json:"name"`
+
+		// OK reads are sent to it: it is up and within PREDICTKIT_REPLICA_MAX_LAG
+		OK bool `json:"ok"`
+
+		// Up its last check answered, as a standby
+		Up bool `json:"up"`
+	} `json:"replicas,omitempty"`
 	Status ReadyStatusStatus `json:"status"`
 }
 
@@ -7498,7 +7516,7 @@ type ClientInterface interface {
 	//
 	// HTTP requests by route template, trades and volume, trade batches,
 	// partner replays, settlements, the audit, the deposit watchers, the
-	// PostgreSQL pool, the Go runtime and the process. The Metrics section of docs/operator-guide.md lists every
+	// read replicas, the PostgreSQL pool, the Go runtime and the process. The Metrics section of docs/operator-guide.md lists every
 	// name. Unauthenticated: expose it to your monitoring network only.
 	//
 	// Corresponds with GET /metrics (the `Metrics` operationId).
@@ -7516,14 +7534,17 @@ type ClientInterface interface {
 	// Corresponds with GET /og/events/{id}.png (the `ShareImage` operationId).
 	ShareImage(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// Readyz Readiness; pings the store, and reports the deposit watchers.
+	// Readyz Readiness; pings the store, and reports the deposit watchers and the read replicas.
 	//
 	// 503 when the store does not answer. With chains watched
 	// (PREDICTKIT_CHAINS), `deposits` reports each chain's watcher; a
 	// chain's node that is down or answers garbage shows `"ok": false`
 	// with its error but leaves the server ready: trading does not
 	// depend on it, and deposits wait, uncredited, until the node
-	// answers well.
+	// answers well. With read replicas
+	// (PREDICTKIT_DATABASE_REPLICA_URLS), `replicas` reports each; one
+	// that is down or too far behind shows `"ok": false` and leaves the
+	// server ready: the primary serves its reads.
 	//
 	// Corresponds with GET /readyz (the `Readyz` operationId).
 	Readyz(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -11737,7 +11758,7 @@ func (c *Client) Mcp(ctx context.Context, body McpJSONRequestBody, reqEditors ..
 //
 // HTTP requests by route template, trades and volume, trade batches,
 // partner replays, settlements, the audit, the deposit watchers, the
-// PostgreSQL pool, the Go runtime and the process. The Metrics section of docs/operator-guide.md lists every
+// read replicas, the PostgreSQL pool, the Go runtime and the process. The Metrics section of docs/operator-guide.md lists every
 // name. Unauthenticated: expose it to your monitoring network only.
 //
 // Corresponds with GET /metrics (the `Metrics` operationId).
@@ -11775,14 +11796,17 @@ func (c *Client) ShareImage(ctx context.Context, id int64, reqEditors ...Request
 	return c.Client.Do(req)
 }
 
-// Readyz Readiness; pings the store, and reports the deposit watchers.
+// Readyz Readiness; pings the store, and reports the deposit watchers and the read replicas.
 //
 // 503 when the store does not answer. With chains watched
 // (PREDICTKIT_CHAINS), `deposits` reports each chain's watcher; a
 // chain's node that is down or answers garbage shows `"ok": false`
 // with its error but leaves the server ready: trading does not
 // depend on it, and deposits wait, uncredited, until the node
-// answers well.
+// answers well. With read replicas
+// (PREDICTKIT_DATABASE_REPLICA_URLS), `replicas` reports each; one
+// that is down or too far behind shows `"ok": false` and leaves the
+// server ready: the primary serves its reads.
 //
 // Corresponds with GET /readyz (the `Readyz` operationId).
 func (c *Client) Readyz(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -20063,7 +20087,7 @@ type ClientWithResponsesInterface interface {
 	//
 	// HTTP requests by route template, trades and volume, trade batches,
 	// partner replays, settlements, the audit, the deposit watchers, the
-	// PostgreSQL pool, the Go runtime and the process. The Metrics section of docs/operator-guide.md lists every
+	// read replicas, the PostgreSQL pool, the Go runtime and the process. The Metrics section of docs/operator-guide.md lists every
 	// name. Unauthenticated: expose it to your monitoring network only.
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -20085,14 +20109,17 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /og/events/{id}.png (the `ShareImage` operationId).
 	ShareImageWithResponse(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*ShareImageResponse, error)
 
-	// ReadyzWithResponse Readiness; pings the store, and reports the deposit watchers.
+	// ReadyzWithResponse Readiness; pings the store, and reports the deposit watchers and the read replicas.
 	//
 	// 503 when the store does not answer. With chains watched
 	// (PREDICTKIT_CHAINS), `deposits` reports each chain's watcher; a
 	// chain's node that is down or answers garbage shows `"ok": false`
 	// with its error but leaves the server ready: trading does not
 	// depend on it, and deposits wait, uncredited, until the node
-	// answers well.
+	// answers well. With read replicas
+	// (PREDICTKIT_DATABASE_REPLICA_URLS), `replicas` reports each; one
+	// that is down or too far behind shows `"ok": false` and leaves the
+	// server ready: the primary serves its reads.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -34766,7 +34793,7 @@ func (c *ClientWithResponses) McpWithResponse(ctx context.Context, body McpJSONR
 //
 // HTTP requests by route template, trades and volume, trade batches,
 // partner replays, settlements, the audit, the deposit watchers, the
-// PostgreSQL pool, the Go runtime and the process. The Metrics section of docs/operator-guide.md lists every
+// read replicas, the PostgreSQL pool, the Go runtime and the process. The Metrics section of docs/operator-guide.md lists every
 // name. Unauthenticated: expose it to your monitoring network only.
 //
 // Returns a wrapper object for the known response body format(s).
@@ -34800,14 +34827,17 @@ func (c *ClientWithResponses) ShareImageWithResponse(ctx context.Context, id int
 	return ParseShareImageResponse(rsp)
 }
 
-// ReadyzWithResponse Readiness; pings the store, and reports the deposit watchers.
+// ReadyzWithResponse Readiness; pings the store, and reports the deposit watchers and the read replicas.
 //
 // 503 when the store does not answer. With chains watched
 // (PREDICTKIT_CHAINS), `deposits` reports each chain's watcher; a
 // chain's node that is down or answers garbage shows `"ok": false`
 // with its error but leaves the server ready: trading does not
 // depend on it, and deposits wait, uncredited, until the node
-// answers well.
+// answers well. With read replicas
+// (PREDICTKIT_DATABASE_REPLICA_URLS), `replicas` reports each; one
+// that is down or too far behind shows `"ok": false` and leaves the
+// server ready: the primary serves its reads.
 //
 // Returns a wrapper object for the known response body format(s).
 //

@@ -76,6 +76,9 @@ type AppParams struct {
 	// Fallback, when set, runs after every route for what none matched
 	// (the web app's client routes: see WebModule).
 	Fallback Fallback `optional:"true"`
+	// Replicas, when the store has read replicas, learns of each user's
+	// writes (read-your-writes).
+	Replicas *Replicas `optional:"true"`
 }
 
 // NewApp builds the Fiber application with every route, without
@@ -121,6 +124,9 @@ func NewApp(p AppParams) *fiber.App {
 	app.Use(refuseContentEncoding)
 	app.Use(refuseOtherBodies)
 	app.Use(deadline(cfg.WriteTimeout))
+	if p.Replicas != nil {
+		app.Use(p.Replicas.afterWrites)
+	}
 
 	routes := slices.Clone(p.Routes)
 	// Literal segments before parameters, so that /users/me/... wins over

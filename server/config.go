@@ -28,6 +28,16 @@ type Config struct {
 	Addr string
 	// DatabaseURL selects PostgreSQL; empty means the in-memory store.
 	DatabaseURL string
+	// DatabaseReplicaURLs are PostgreSQL streaming replicas of
+	// DatabaseURL, comma-separated, for the reads that may lag; empty
+	// means none.
+	DatabaseReplicaURLs string
+	// ReplicaMaxWait is how long a read that must see its user's own
+	// write waits for a replica to replay it before it asks the primary
+	// (0: at once).
+	ReplicaMaxWait time.Duration
+	// ReplicaMaxLag is the lag beyond which a replica is skipped (0: 5s).
+	ReplicaMaxLag time.Duration
 	// AdminToken enables the operator endpoints (Bearer token); empty
 	// disables them (they answer 404).
 	AdminToken string
@@ -271,6 +281,8 @@ func DefaultConfig() Config {
 		BcryptCost:         bcrypt.DefaultCost,
 		TokenTTL:           30 * 24 * time.Hour,
 		AuthCache:          DefaultAuthCache,
+		ReplicaMaxWait:     postgres.DefaultReplicaMaxWait,
+		ReplicaMaxLag:      postgres.DefaultReplicaMaxLag,
 		LogLevel:           "info",
 		LogFormat:          "json",
 		TradeBatchSize:     market.DefaultMaxBatch,

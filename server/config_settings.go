@@ -156,6 +156,11 @@ func settings() []setting {
 	return append([]setting{
 		stringSetting("addr", "PREDICTKIT_ADDR", "listen address", func(c *Config) *string { return &c.Addr }),
 		secret(stringSetting("database-url", "PREDICTKIT_DATABASE_URL", "PostgreSQL URL; empty runs on the in-memory store", func(c *Config) *string { return &c.DatabaseURL })),
+		secret(stringSetting("database-replica-urls", "PREDICTKIT_DATABASE_REPLICA_URLS", "PostgreSQL streaming replicas of the database, comma-separated URLs, for the reads that may lag (histories, candles, leaderboards, admin lists); empty: none", func(c *Config) *string { return &c.DatabaseReplicaURLs })),
+		optionalDurationSetting("replica-max-wait", "PREDICTKIT_REPLICA_MAX_WAIT", "how long a user's read waits for a replica to replay that user's own last write before it asks the primary (0: at once)",
+			0, 10*time.Second, "must be a duration from 0 to 10s, such as 100ms", func(c *Config) *time.Duration { return &c.ReplicaMaxWait }),
+		optionalDurationSetting("replica-max-lag", "PREDICTKIT_REPLICA_MAX_LAG", "a replica further behind the primary than this is skipped (0: 5s)",
+			time.Second, time.Hour, "must be a duration from 1s to 1h, such as 5s", func(c *Config) *time.Duration { return &c.ReplicaMaxLag }),
 		secret(stringSetting("admin-token", "PREDICTKIT_ADMIN_TOKEN", "Bearer token of the operator endpoints (at least 16 characters); empty disables them", func(c *Config) *string { return &c.AdminToken })),
 		boolSetting("demo", "PREDICTKIT_DEMO", "seed the in-memory store with demo users, an event and trades (ignored with a database URL)", func(c *Config) *bool { return &c.Demo }),
 		boolSetting("migrate", "PREDICTKIT_MIGRATE_ON_START", "apply PostgreSQL migrations at start", func(c *Config) *bool { return &c.MigrateOnStart }),

@@ -31,6 +31,21 @@ func (c Config) Validate() error {
 	if c.DatabaseURL != "" && checkDatabaseURL(c.DatabaseURL) != nil {
 		bad("PREDICTKIT_DATABASE_URL", "must be a PostgreSQL URL such as postgres://user:password@host:5432/db?sslmode=disable, or a key=value connection string")
 	}
+	for _, u := range splitList(c.DatabaseReplicaURLs) {
+		if checkDatabaseURL(u) != nil {
+			bad("PREDICTKIT_DATABASE_REPLICA_URLS", "must be PostgreSQL URLs separated by commas, such as postgres://user:password@replica1:5432/db,postgres://user:password@replica2:5432/db")
+			break
+		}
+	}
+	if c.DatabaseReplicaURLs != "" && c.DatabaseURL == "" {
+		bad("PREDICTKIT_DATABASE_REPLICA_URLS", "replicas need a primary: set PREDICTKIT_DATABASE_URL")
+	}
+	if c.ReplicaMaxWait < 0 || c.ReplicaMaxWait > 10*time.Second {
+		bad("PREDICTKIT_REPLICA_MAX_WAIT", "%s: must be 0 to 10s", c.ReplicaMaxWait)
+	}
+	if c.ReplicaMaxLag < 0 || c.ReplicaMaxLag > time.Hour || c.ReplicaMaxLag > 0 && c.ReplicaMaxLag < time.Second {
+		bad("PREDICTKIT_REPLICA_MAX_LAG", "%s: must be 0 (5s) or 1s to 1h", c.ReplicaMaxLag)
+	}
 	if c.BcryptCost != 0 && (c.BcryptCost < bcrypt.MinCost || c.BcryptCost > bcrypt.MaxCost) {
 		bad("PREDICTKIT_BCRYPT_COST", "%d: must be %d to %d", c.BcryptCost, bcrypt.MinCost, bcrypt.MaxCost)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/predictkit/predictkit/account"
 	"github.com/predictkit/predictkit/input"
 	"github.com/predictkit/predictkit/market"
+	"github.com/predictkit/predictkit/storage/postgres"
 )
 
 // AccountModule provides the account service, the Bearer-token
@@ -175,8 +176,9 @@ func (a *Auth) Credential(c *fiber.Ctx) (account.Credential, error) {
 		return account.Credential{}, account.ErrUnauthorized
 	}
 	if err == nil {
-		c.Locals(localUserID, cr.User.ID) // for the access log
+		c.Locals(localUserID, cr.User.ID) // for the access log and read-your-writes
 		c.Locals(localUser, cr.User)
+		c.SetUserContext(postgres.ForUser(c.UserContext(), cr.User.ID))
 		if cr.Key != nil {
 			c.Locals(localAPIKey, cr.Key)
 			c.Locals(localAPIKeyID, cr.Key.ID) // for the access log

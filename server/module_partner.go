@@ -15,6 +15,7 @@ import (
 	"github.com/predictkit/predictkit/input"
 	"github.com/predictkit/predictkit/market"
 	"github.com/predictkit/predictkit/partner"
+	"github.com/predictkit/predictkit/storage/postgres"
 )
 
 // PartnerModule provides the partner service and the partner API: bets
@@ -67,8 +68,9 @@ func (a *PartnerAuth) Partner(c *fiber.Ctx) (*partner.Partner, error) {
 	}
 	p, err := a.partners.Authenticate(c.UserContext(), c.Get(HeaderPartnerKey))
 	if err == nil {
-		c.Locals(localPartnerID, p.ID) // for the access log
+		c.Locals(localPartnerID, p.ID) // for the access log and read-your-writes
 		c.Locals(localPartner, p)
+		c.SetUserContext(postgres.ForUser(c.UserContext(), partnerCaller(p.ID)))
 	}
 	return p, err
 }

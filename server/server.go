@@ -105,13 +105,17 @@ var HTTPModule = fx.Module("http",
 type metaHandlers struct {
 	health   Health
 	deposits *DepositWatchers
+	replicas *Replicas
 	log      *slog.Logger
 }
 
 // metaRoutes lists the service's own routes: health, readiness, metrics
 // and the API document (the reference page is docsRoutes').
-func metaRoutes(health Health, metrics *Metrics, deposits *DepositWatchers, log *slog.Logger) RoutesOut {
-	h := &metaHandlers{health: health, deposits: deposits, log: log}
+func metaRoutes(health Health, metrics *Metrics, deposits *DepositWatchers, replicas *Replicas, log *slog.Logger) RoutesOut {
+	h := &metaHandlers{health: health, deposits: deposits, replicas: replicas, log: log}
+	if replicas != nil && metrics != nil {
+		metrics.reg.MustRegister(replicaCollector{replicas})
+	}
 	return RoutesOut{Routes: []Route{
 		{Method: http.MethodGet, Path: "/healthz", Errors: errsMeta, Handler: h.handleHealthz},
 		{Method: http.MethodGet, Path: "/readyz", Errors: errsMeta, Handler: h.handleReadyz},
@@ -131,9 +135,10 @@ func (h *metaHandlers) handleHealthz(c *fiber.Ctx) error {
 }
 
 // handleReadyz pings the store, for at most 2 seconds, and reports the
-// deposit watchers, when chains are watched: a chain's node that is down
-// is reported ("ok": false, with its error) but leaves the server ready,
-// since trading does not depend on it.
+// deposit watchers, when chains are watched, and the read replicas, when
+// there are: a chain's node or a replica that is down is reported ("ok":
+// false, with its error) but leaves the server ready, since trading does
+// not depend on it (the primary serves the replica's reads).
 func (h *metaHandlers) handleReadyz(c *fiber.Ctx) error {
 	ctx, cancel := context.WithTimeout(c.UserContext(), 2*time.Second)
 	defer cancel()
@@ -141,10 +146,14 @@ func (h *metaHandlers) handleReadyz(c *fiber.Ctx) error {
 		h.log.Warn("not ready: the store does not answer", slog.String("request_id", requestID(c)), slog.String("error", err.Error()))
 		return errUnavailable
 	}
-	if h.deposits == nil || len(h.deposits.watchers) == 0 {
-		return c.JSON(fiber.Map{"status": "ok"})
+	answer := fiber.Map{"status": "ok"}
+	if h.deposits != nil && len(h.deposits.watchers) > 0 {
+		answer["deposits"] = h.deposits.Statuses()
 	}
-	return c.JSON(fiber.Map{"status": "ok", "deposits": h.deposits.Statuses()})
+	if h.replicas != nil {
+		answer["replicas"] = h.replicas.Statuses()
+	}
+	return c.JSON(answer)
 }
 
 // handleOpenAPI answers the OpenAPI document as JSON.

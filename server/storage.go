@@ -87,6 +87,8 @@ type Storage struct {
 	Health   Health
 	Kind     StoreKind
 	Caps     Capabilities
+	// Replicas are the store's read replicas; nil without.
+	Replicas *Replicas
 }
 
 // StorageModule chooses the store: Config.Store when set, PostgreSQL when
@@ -104,7 +106,11 @@ func newStorage(lc fx.Lifecycle, cfg Config, log *slog.Logger) (Storage, error) 
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	pg, err := postgres.New(ctx, cfg.DatabaseURL, postgres.WithSettlementChunks(cfg.SettleChunk, float64(cfg.SettleShare)/100))
+	opts := []postgres.Option{postgres.WithSettlementChunks(cfg.SettleChunk, float64(cfg.SettleShare)/100)}
+	if urls := splitList(cfg.DatabaseReplicaURLs); len(urls) > 0 {
+		opts = append(opts, postgres.WithReplicas(urls, postgres.ReplicaConfig{MaxWait: cfg.ReplicaMaxWait, MaxLag: cfg.ReplicaMaxLag}))
+	}
+	pg, err := postgres.New(ctx, cfg.DatabaseURL, opts...)
 	if err != nil {
 		return Storage{}, fmt.Errorf("storage: connect to PostgreSQL: %w", err)
 	}
@@ -139,7 +145,7 @@ func newStorage(lc fx.Lifecycle, cfg Config, log *slog.Logger) (Storage, error) 
 			return nil
 		},
 	})
-	log.Info("storage: PostgreSQL")
+	log.Info("storage: PostgreSQL", slog.Int("replicas", len(splitList(cfg.DatabaseReplicaURLs))))
 	return storageOf(pg, "postgres"), nil
 }
 
@@ -155,5 +161,5 @@ func storageOf(s Store, kind StoreKind) Storage {
 	if p, ok := s.(PoolStater); ok {
 		caps.Pool = p.DB()
 	}
-	return Storage{Store: s, Accounts: s, Markets: s, Partners: s, Health: h, Kind: kind, Caps: caps}
+	return Storage{Store: s, Accounts: s, Markets: s, Partners: s, Health: h, Kind: kind, Caps: caps, Replicas: replicasOf(s)}
 }

@@ -39,7 +39,7 @@ func (s *Store) Unfollow(ctx context.Context, userID, eventID int64) error {
 
 // Following implements market.Store: a range of follows_user_created_idx.
 func (s *Store) Following(ctx context.Context, userID int64, after market.FollowCursor, limit int) ([]market.Followed, error) {
-	rows, err := s.pool.Query(ctx, `SELECT event_id, created_at FROM follows
+	rows, err := s.reader(ctx).Query(ctx, `SELECT event_id, created_at FROM follows
 		WHERE user_id = $1 AND ($2::bigint = 0 OR (created_at, event_id) < ($3, $2))
 		ORDER BY created_at DESC, event_id DESC LIMIT $4`, userID, after.EventID, dbTime(after.At), limit)
 	if err != nil {

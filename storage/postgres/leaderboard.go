@@ -326,23 +326,24 @@ func (s *Store) leaderboard(ctx context.Context, q leaderboard.Query, buckets bo
 	if !ok {
 		return nil, fmt.Errorf("postgres: leaderboard: no ranking by %q", q.By)
 	}
+	db := s.reader(ctx)
 	var rows pgx.Rows
 	var err error
 	since, period := q.Since()
 	switch {
 	case !period:
-		rows, err = s.pool.Query(ctx, qs[0], int64(q.Limit))
+		rows, err = db.Query(ctx, qs[0], int64(q.Limit))
 	default:
 		var asOf *time.Time
 		if !buckets {
-			if err := s.pool.QueryRow(ctx, `SELECT as_of FROM leaderboard_state`).Scan(&asOf); err != nil {
+			if err := db.QueryRow(ctx, `SELECT as_of FROM leaderboard_state`).Scan(&asOf); err != nil {
 				return nil, translate(err, nil)
 			}
 		}
 		if asOf != nil && asOf.Equal(q.Today) {
-			rows, err = s.pool.Query(ctx, qs[1], int64(q.Limit), int16(q.Period.Days()))
+			rows, err = db.Query(ctx, qs[1], int64(q.Limit), int16(q.Period.Days()))
 		} else {
-			rows, err = s.pool.Query(ctx, qs[2], int64(q.Limit), since, q.Today)
+			rows, err = db.Query(ctx, qs[2], int64(q.Limit), since, q.Today)
 		}
 	}
 	if err != nil {
@@ -366,7 +367,7 @@ func (s *Store) ChangesCommitted() <-chan struct{} { return s.changed.Wait() }
 // leaderboard_totals, none for a user who never traded.
 func (s *Store) LeaderboardTotals(ctx context.Context, userID int64) (leaderboard.Row, error) {
 	r := leaderboard.Row{UserID: userID}
-	err := s.pool.QueryRow(ctx, `SELECT pnl, volume, trades FROM leaderboard_totals WHERE user_id = $1`, userID).Scan(&r.PnL, &r.Volume, &r.Trades)
+	err := s.reader(ctx).QueryRow(ctx, `SELECT pnl, volume, trades FROM leaderboard_totals WHERE user_id = $1`, userID).Scan(&r.PnL, &r.Volume, &r.Trades)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return r, nil
 	}

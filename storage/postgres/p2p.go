@@ -126,7 +126,7 @@ func (s *Store) ModerateP2PAd(ctx context.Context, id int64, m p2p.Moderation, a
 // by the database. The order is p2p.Query.Compare's, said in SQL.
 func (s *Store) P2PAds(ctx context.Context, q p2p.Query) ([]*p2p.Ad, error) {
 	sql, args := adsQuery(q)
-	rows, err := s.pool.Query(ctx, sql, args...)
+	rows, err := s.reader(ctx).Query(ctx, sql, args...)
 	if err != nil {
 		return nil, translate(err, nil)
 	}

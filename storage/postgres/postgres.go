@@ -71,6 +71,8 @@ type Store struct {
 	chunk     int
 	share     float64
 	interrupt func(chunk int) error
+	// replicas serve the reads that may lag (replicas.go); nil without.
+	replicas *replicaSet
 }
 
 // Option configures a Store.
@@ -85,6 +87,9 @@ type config struct {
 	// chunk and share are WithSettlementChunks'.
 	chunk int
 	share float64
+	// replicaURLs are the read replicas (WithReplicas).
+	replicaURLs []string
+	replicas    ReplicaConfig
 }
 
 // DefaultRetries is how many times a money operation runs before a
@@ -218,11 +223,22 @@ func New(ctx context.Context, databaseURL string, opts ...Option) (*Store, error
 	if c.rowChecks {
 		s.postingChecks.Store(postingChecksPerRow)
 	}
+	if len(c.replicaURLs) > 0 {
+		if s.replicas, err = newReplicaSet(ctx, pool, c.replicaURLs, opts, c.replicas); err != nil {
+			pool.Close()
+			return nil, err
+		}
+	}
 	return s, nil
 }
 
-// Close closes every connection of the pool.
-func (s *Store) Close() { s.pool.Close() }
+// Close closes every connection of the pool and of the replicas'.
+func (s *Store) Close() {
+	if s.replicas != nil {
+		s.replicas.close()
+	}
+	s.pool.Close()
+}
 
 // Ping checks that the database answers.
 func (s *Store) Ping(ctx context.Context) error {

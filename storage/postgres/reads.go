@@ -172,7 +172,7 @@ func scanPositionDetails(rows pgx.Rows) ([]*market.PositionDetail, error) {
 // OpenPositions returns user id's open positions, newest first (ties by
 // id, descending).
 func (s *Store) OpenPositions(ctx context.Context, userID int64) ([]*market.PositionDetail, error) {
-	rows, err := s.pool.Query(ctx, sqlOpenPositions, userID)
+	rows, err := s.reader(ctx).Query(ctx, sqlOpenPositions, userID)
 	if err != nil {
 		return nil, translate(err, nil)
 	}
@@ -184,7 +184,7 @@ func (s *Store) OpenPositions(ctx context.Context, userID int64) ([]*market.Posi
 // recently closed first (ties by id, descending). A negative limit means
 // all.
 func (s *Store) ClosedPositions(ctx context.Context, userID int64, limit, offset int) ([]*market.PositionDetail, error) {
-	rows, err := s.pool.Query(ctx, sqlClosedPositions, userID, pageLimit(limit), max(offset, 0))
+	rows, err := s.reader(ctx).Query(ctx, sqlClosedPositions, userID, pageLimit(limit), max(offset, 0))
 	if err != nil {
 		return nil, translate(err, nil)
 	}
@@ -195,13 +195,13 @@ func (s *Store) ClosedPositions(ctx context.Context, userID int64, limit, offset
 // ClosedStats returns how many closed positions user id has and the
 // largest positive PnL among them (0 if none).
 func (s *Store) ClosedStats(ctx context.Context, userID int64) (count int64, biggestWin int64, err error) {
-	err = s.pool.QueryRow(ctx, sqlClosedStats, userID).Scan(&count, &biggestWin)
+	err = s.reader(ctx).QueryRow(ctx, sqlClosedStats, userID).Scan(&count, &biggestWin)
 	return count, biggestWin, translate(err, nil)
 }
 
 // PnLEvents returns user id's realizations, oldest first (ties by id).
 func (s *Store) PnLEvents(ctx context.Context, userID int64) ([]market.PnLEvent, error) {
-	rows, err := s.pool.Query(ctx, sqlPnLEvents, userID)
+	rows, err := s.reader(ctx).Query(ctx, sqlPnLEvents, userID)
 	if err != nil {
 		return nil, translate(err, nil)
 	}
@@ -217,7 +217,7 @@ func (s *Store) PnLEvents(ctx context.Context, userID int64) ([]market.PnLEvent,
 // LatestTrades returns the most recent trades on markets of active events,
 // newest (highest id) first, with what the public may see of each trader.
 func (s *Store) LatestTrades(ctx context.Context, limit int) ([]*market.FeedTrade, error) {
-	rows, err := s.pool.Query(ctx, sqlLatestTrades, pageLimit(limit))
+	rows, err := s.reader(ctx).Query(ctx, sqlLatestTrades, pageLimit(limit))
 	if err != nil {
 		return nil, translate(err, nil)
 	}
@@ -244,7 +244,7 @@ func (s *Store) LatestTrades(ctx context.Context, limit int) ([]*market.FeedTrad
 // PriceHistory returns market id's price points, oldest first: the limit
 // most recent ones (all of them for limit <= 0).
 func (s *Store) PriceHistory(ctx context.Context, marketID int64, limit int) ([]market.PricePoint, error) {
-	rows, err := s.pool.Query(ctx, sqlPriceHistory, marketID, pageLimit(limit))
+	rows, err := s.reader(ctx).Query(ctx, sqlPriceHistory, marketID, pageLimit(limit))
 	if err != nil {
 		return nil, translate(err, nil)
 	}
@@ -283,7 +283,7 @@ func (s *Store) UserTrades(ctx context.Context, userID, before int64, limit int)
 	if before <= 0 {
 		before = math.MaxInt64
 	}
-	rows, err := s.pool.Query(ctx, sqlUserTrades, userID, before, pageLimit(limit))
+	rows, err := s.reader(ctx).Query(ctx, sqlUserTrades, userID, before, pageLimit(limit))
 	if err != nil {
 		return nil, translate(err, nil)
 	}

@@ -71,7 +71,7 @@ func queueCandles(b *pgx.Batch, tes []*market.TradeEffect, marketIDs []int64, at
 
 // Candles implements market.Store.
 func (s *Store) Candles(ctx context.Context, marketID int64, width time.Duration, from, to time.Time, limit int) ([]market.Candle, error) {
-	rows, err := s.pool.Query(ctx, sqlCandles, marketID, int32(width/time.Second), from, to, limit)
+	rows, err := s.reader(ctx).Query(ctx, sqlCandles, marketID, int32(width/time.Second), from, to, limit)
 	if err != nil {
 		return nil, translate(err, nil)
 	}

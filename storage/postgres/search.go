@@ -17,7 +17,7 @@ import (
 // which is the price of substring search without a trigram index (an
 // extension this store does not require) on an operator's rare request.
 func (s *Store) SearchUsers(ctx context.Context, q account.UserQuery) ([]*account.User, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+userCols+` FROM users u
+	rows, err := s.reader(ctx).Query(ctx, `SELECT `+userCols+` FROM users u
 		WHERE ($1::bigint <= 0 OR u.id < $1::bigint)
 		  AND (($2::text = '' AND $3::bigint = 0)
 		       OR u.id = $3
@@ -38,7 +38,7 @@ func (s *Store) SearchUsers(ctx context.Context, q account.UserQuery) ([]*accoun
 
 // Partners implements partner.Store.
 func (s *Store) Partners(ctx context.Context) ([]*partner.Partner, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+partnerCols+` FROM partners ORDER BY id`)
+	rows, err := s.reader(ctx).Query(ctx, `SELECT `+partnerCols+` FROM partners ORDER BY id`)
 	if err != nil {
 		return nil, translate(err, nil)
 	}

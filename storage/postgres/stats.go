@@ -224,11 +224,12 @@ ORDER BY day`
 // StatsDays implements stats.Store.
 func (s *Store) StatsDays(ctx context.Context, from, to time.Time) (int64, []stats.Day, error) {
 	var before int64
-	err := s.pool.QueryRow(ctx, `SELECT COALESCE(sum(open_interest), 0)::bigint FROM stats_days WHERE day < $1`, from).Scan(&before)
+	db := s.reader(ctx)
+	err := db.QueryRow(ctx, `SELECT COALESCE(sum(open_interest), 0)::bigint FROM stats_days WHERE day < $1`, from).Scan(&before)
 	if err != nil {
 		return 0, nil, translate(err, nil)
 	}
-	rows, err := s.pool.Query(ctx, sqlStatsDays, from, to)
+	rows, err := db.Query(ctx, sqlStatsDays, from, to)
 	if err != nil {
 		return 0, nil, translate(err, nil)
 	}
@@ -249,7 +250,7 @@ func (s *Store) StatsDays(ctx context.Context, from, to time.Time) (int64, []sta
 // StatsTotals implements stats.Store: the sums of a few hundred days.
 func (s *Store) StatsTotals(ctx context.Context) (stats.Totals, error) {
 	var t stats.Totals
-	err := s.pool.QueryRow(ctx, `SELECT COALESCE(sum(volume), 0)::bigint, COALESCE(sum(fees), 0)::bigint,
+	err := s.reader(ctx).QueryRow(ctx, `SELECT COALESCE(sum(volume), 0)::bigint, COALESCE(sum(fees), 0)::bigint,
 		COALESCE(sum(trades), 0)::bigint, (SELECT traders FROM stats_state),
 		(SELECT COALESCE(sum(users), 0) FROM stats_signups)::bigint,
 		COALESCE(sum(deposits), 0)::bigint, COALESCE(sum(withdrawals), 0)::bigint, COALESCE(sum(open_interest), 0)::bigint
@@ -259,7 +260,7 @@ func (s *Store) StatsTotals(ctx context.Context) (stats.Totals, error) {
 
 // StatsTopMarkets implements stats.Store.
 func (s *Store) StatsTopMarkets(ctx context.Context, day time.Time, limit int) ([]stats.TopMarket, error) {
-	rows, err := s.pool.Query(ctx, `SELECT d.market_id, m.event_id, e.name, m.name, d.volume, d.trades
+	rows, err := s.reader(ctx).Query(ctx, `SELECT d.market_id, m.event_id, e.name, m.name, d.volume, d.trades
 		FROM (SELECT * FROM stats_market_days WHERE day = $1 ORDER BY volume DESC, market_id LIMIT $2) d
 		JOIN markets m ON m.id = d.market_id JOIN events e ON e.id = m.event_id
 		ORDER BY d.volume DESC, d.market_id`, stats.DayOf(day), int64(limit))

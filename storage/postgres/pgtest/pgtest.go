@@ -47,7 +47,11 @@ func URL(t testing.TB) string {
 // t ends, and returns its name.
 func Schema(t testing.TB) string {
 	t.Helper()
-	dbURL := URL(t)
+	return schemaIn(t, URL(t))
+}
+
+func schemaIn(t testing.TB, dbURL string) string {
+	t.Helper()
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	name := "test_" + hex.EncodeToString(b[:])

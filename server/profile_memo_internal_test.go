@@ -41,9 +41,13 @@ func TestProfileMemoKeepsOnlyWhatNothingMadeStale(t *testing.T) {
 		{name: "an entry addressed to another user leaves it",
 			after: func(m *profileMemo) { m.apply([]changelog.Entry{{Seq: 1, Type: changelog.Balance, UserID: bob}}) }, head: 1, kept: true},
 		{name: "a price in a pool of its open positions drops it",
-			after: func(m *profileMemo) { m.apply([]changelog.Entry{{Seq: 1, Type: changelog.Price, PoolID: 7, MarketID: 70}}) }, head: 1},
+			after: func(m *profileMemo) {
+				m.apply([]changelog.Entry{{Seq: 1, Type: changelog.Price, PoolID: 7, MarketID: 70}})
+			}, head: 1},
 		{name: "a price in another pool leaves it",
-			after: func(m *profileMemo) { m.apply([]changelog.Entry{{Seq: 1, Type: changelog.Price, PoolID: 8, MarketID: 80}}) }, head: 1, kept: true},
+			after: func(m *profileMemo) {
+				m.apply([]changelog.Entry{{Seq: 1, Type: changelog.Price, PoolID: 8, MarketID: 80}})
+			}, head: 1, kept: true},
 		{name: "the user's write drops it", after: func(m *profileMemo) { m.user(alice) }},
 		{name: "a write by no user drops it", after: func(m *profileMemo) { m.everyone() }},
 		{name: "a read that began before the user's write is not kept", between: func(m *profileMemo) { m.user(alice) }},

@@ -155,7 +155,7 @@ func (s *Service) RevokeAPIKey(ctx context.Context, userID, id int64) error {
 	if err != nil {
 		return err
 	}
-	s.auth.invalidate(Invalidation{TokenHash: hash})
+	s.invalidate(Invalidation{TokenHash: hash})
 	s.keyUse.forget(id)
 	return nil
 }

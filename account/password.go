@@ -60,7 +60,7 @@ func (s *Service) ChangePassword(ctx context.Context, id int64, token, current, 
 	}
 	// Dropped even on failure: the store may have committed before the
 	// error reached us.
-	defer s.auth.invalidate(Invalidation{UserID: id})
+	defer s.invalidate(Invalidation{UserID: id})
 	return s.store.ChangePassword(ctx, id, old, hash, keep)
 }
 
@@ -151,7 +151,7 @@ func (s *Service) ResetPassword(ctx context.Context, token, next string, revokeA
 	if err != nil {
 		return 0, err
 	}
-	s.auth.invalidate(Invalidation{UserID: id})
+	s.invalidate(Invalidation{UserID: id})
 	return id, nil
 }
 

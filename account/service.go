@@ -55,6 +55,12 @@ type Service struct {
 	// Log, when set, is told of what went wrong without failing a
 	// request (a registration whose addresses are given later).
 	Log *slog.Logger
+	// Invalidated, when set, is told of every Invalidation the
+	// authentication cache applies, whether the service made it (a
+	// profile or roles changed here) or was given it (Invalidate), so
+	// that caches of what else a user sees can follow. Set it before the
+	// service is used.
+	Invalidated func(Invalidation)
 
 	auth   authCache
 	keyUse keyUses
@@ -258,13 +264,20 @@ func (s *Service) Authenticate(ctx context.Context, token string) (*User, error)
 func (s *Service) CacheAuth(ttl time.Duration) { s.auth.set(ttl) }
 
 // Invalidate drops the cached authentications inv names (see CacheAuth).
-func (s *Service) Invalidate(inv Invalidation) { s.auth.invalidate(inv) }
+func (s *Service) Invalidate(inv Invalidation) { s.invalidate(inv) }
+
+func (s *Service) invalidate(inv Invalidation) {
+	s.auth.invalidate(inv)
+	if s.Invalidated != nil {
+		s.Invalidated(inv)
+	}
+}
 
 // Logout revokes token.
 func (s *Service) Logout(ctx context.Context, token string) error {
 	hash := HashToken(token)
 	err := s.store.DeleteToken(ctx, hash)
-	s.auth.invalidate(Invalidation{TokenHash: hash})
+	s.invalidate(Invalidation{TokenHash: hash})
 	return err
 }
 
@@ -347,13 +360,13 @@ func (s *Service) UpdateProfile(ctx context.Context, id int64, p ProfilePatch) (
 			return nil, err
 		}
 	}
-	defer s.auth.invalidate(Invalidation{UserID: id})
+	defer s.invalidate(Invalidation{UserID: id})
 	return s.store.UpdateProfile(ctx, id, p)
 }
 
 // SetRoles is the operator's change of a user's roles. ErrUserNotFound.
 func (s *Service) SetRoles(ctx context.Context, id int64, p RolesPatch) (*User, error) {
-	defer s.auth.invalidate(Invalidation{UserID: id})
+	defer s.invalidate(Invalidation{UserID: id})
 	return s.store.UpdateRoles(ctx, id, p)
 }
 

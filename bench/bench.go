@@ -7,8 +7,10 @@
 //
 //   - hot: every client buys and sells on one market;
 //   - spread: every request trades on a random market of 1,000;
-//   - read: the pool, the latest trades and the caller's profile, each
-//     alone and in a 40/30/30 mix, beside /healthz alone;
+//   - read: every public read route (the events feed, an event, a pool,
+//     a market, the latest trades, the leaderboard, a market's candles)
+//     and the caller's profile each alone, beside /healthz alone, then a
+//     40/30/30 mix of the pool, the latest trades and the profile;
 //   - partner: partner bets with fresh client_bet_ids, a share of them
 //     repeated at once as duplicate retries whose answers must be
 //     identical;
@@ -98,7 +100,7 @@ type Config struct {
 var Scenarios = []struct{ Name, About string }{
 	{"hot", "every client buys and sells on one market"},
 	{"spread", "every request buys or sells on a random market of many"},
-	{"read", "/healthz, pool, latest trades and auth/me alone, then a 40/30/30 mix of the three"},
+	{"read", "each public read route and auth/me alone against /healthz, then a 40/30/30 mix of pool, latest trades and auth/me"},
 	{"partner", "partner bets with fresh client_bet_ids; some repeated at once as duplicate retries"},
 	{"stream", "subscribers follow one market's live stream while trades are made on it at a set rate"},
 }

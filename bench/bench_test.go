@@ -67,14 +67,14 @@ func TestScenariosAgainstTheRealServer(t *testing.T) {
 				t.Errorf("%d requests in 1s at a rate of 200/s", n)
 			}
 		}},
-		{"read measures each endpoint against healthz", bench.Config{Scenario: "read"},
-			[]string{"healthz", "pool", "latest-trades", "auth-me", "mix"}, func(t *testing.T, r *bench.Report) {
+		{"read measures every public read route and auth/me against healthz", bench.Config{Scenario: "read"},
+			[]string{"healthz", "events", "event", "pool", "market", "latest-trades", "leaderboard", "candles", "auth-me", "mix"}, func(t *testing.T, r *bench.Report) {
 				for _, p := range r.Phases[1:] {
 					if p.PercentOfHealthz <= 0 {
 						t.Errorf("phase %s has no percentage of healthz", p.Name)
 					}
 				}
-				if mix := r.Phases[4]; len(mix.Endpoints) != 3 || mix.Endpoints[0].Requests == 0 || mix.Endpoints[2].Requests == 0 {
+				if mix := r.Phases[9]; len(mix.Endpoints) != 3 || mix.Endpoints[0].Requests == 0 || mix.Endpoints[2].Requests == 0 {
 					t.Errorf("the mix did not request all three endpoints: %+v", mix.Endpoints)
 				}
 			}},
@@ -100,9 +100,9 @@ func TestScenariosAgainstTheRealServer(t *testing.T) {
 			cfg.Duration = time.Second
 			cfg.Warmup = 100 * time.Millisecond
 			if cfg.Scenario == "read" {
-				// Five phases share the duration: give each enough time to
+				// Ten phases share the duration: give each enough time to
 				// measure some requests even on a busy machine under -race.
-				cfg.Duration = 5 * time.Second
+				cfg.Duration = 10 * time.Second
 			}
 			var progress bytes.Buffer
 			r, err := bench.Run(context.Background(), cfg, &progress)

@@ -5,16 +5,28 @@ import (
 	"net/http"
 )
 
-// The read scenario runs five phases with the same clients: /healthz
-// alone (the server's floor: routing and JSON, no store), then the pool,
-// the latest trades and auth/me each alone, then their 40/30/30 mix.
-// Each phase's throughput is also given as a percentage of /healthz's.
+// The read scenario runs one phase per read route with the same
+// clients: /healthz alone (the server's floor: routing and JSON, no
+// store), then each public read (the events feed's first page, an event,
+// a pool, a market, the latest trades, the leaderboard's first page, a
+// market's candles of the last day) and auth/me alone, then a 40/30/30
+// mix of the pool, the latest trades and auth/me. Each phase's
+// throughput is also given as a percentage of /healthz's.
+//
+// Every request is a full answer: the client sends no If-None-Match (nor
+// any other conditional header), so a server that answers 304 to
+// revalidations still renders each body; a 304 would count as an error.
 
 const (
-	epHealthz = "GET /healthz"
-	epPool    = "GET /api/v1/pools/{id}"
-	epLatest  = "GET /api/v1/market/trades/latest"
-	epMe      = "GET /api/v1/auth/me"
+	epHealthz     = "GET /healthz"
+	epEvents      = "GET /api/v1/events"
+	epEvent       = "GET /api/v1/events/{id}"
+	epPool        = "GET /api/v1/pools/{id}"
+	epMarket      = "GET /api/v1/markets/{id}"
+	epLatest      = "GET /api/v1/market/trades/latest"
+	epLeaderboard = "GET /api/v1/leaderboard"
+	epCandles     = "GET /api/v1/markets/{id}/candles"
+	epMe          = "GET /api/v1/auth/me"
 )
 
 // readMarkets is the default size of the read scenario's pool.
@@ -52,14 +64,21 @@ func readPhases(fx *fixture, cfg Config) []phase {
 		own := usersOf(fx.users, i, cfg.Clients)
 		return own[s.rng.IntN(len(own))].auth
 	}
+	mkt := "/api/v1/markets/" + itoa(fx.markets[0])
 	var phases []phase
 	for _, e := range []struct {
 		phase, endpoint, path string
 		auth                  func(int, *session) string
 	}{
 		{"healthz", epHealthz, "/healthz", nil},
+		{"events", epEvents, "/api/v1/events", nil},
+		{"event", epEvent, "/api/v1/events/" + itoa(fx.events[0]), nil},
 		{"pool", epPool, pool, nil},
+		{"market", epMarket, mkt, nil},
 		{"latest-trades", epLatest, "/api/v1/market/trades/latest", nil},
+		{"leaderboard", epLeaderboard, "/api/v1/leaderboard", nil},
+		// 1m candles' default window is the last 24 hours.
+		{"candles", epCandles, mkt + "/candles?interval=1m", nil},
 		{"auth-me", epMe, "/api/v1/auth/me", me},
 	} {
 		do := get(e.path, e.auth)

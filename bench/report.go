@@ -27,8 +27,8 @@ type Report struct {
 	Warmup   time.Duration `json:"warmup_ns"`
 	Setup    time.Duration `json:"setup_ns"` // time to prepare users and markets
 	// Phases are the scenario's phases in the order they ran: one for
-	// hot, spread and partner; healthz, pool, latest-trades, auth-me and
-	// mix for read.
+	// hot, spread and partner; healthz, events, event, pool, market,
+	// latest-trades, leaderboard, candles, auth-me and mix for read.
 	Phases []PhaseReport `json:"phases"`
 	// Partner counts the partner scenario's bets and repeats.
 	Partner *PartnerReport `json:"partner,omitempty"`

@@ -48,6 +48,7 @@ type fixture struct {
 	users      []user
 	markets    []int64 // market ids, in creation order
 	pools      []int64
+	events     []int64
 	partnerKey string
 }
 
@@ -190,6 +191,7 @@ func createMarkets(ctx context.Context, a *api, fx *fixture, n int) error {
 		if err := a.call(ctx, http.MethodPost, "/api/v1/events", fx.creator.auth, ev, &out, http.StatusCreated); err != nil {
 			return err
 		}
+		fx.events = append(fx.events, out.ID)
 		for _, p := range out.Pools {
 			fx.pools = append(fx.pools, p.ID)
 			for _, m := range p.Markets {

@@ -79,7 +79,15 @@ type AppParams struct {
 	// Replicas, when the store has read replicas, learns of each user's
 	// writes (read-your-writes).
 	Replicas *Replicas `optional:"true"`
+	// Written are told of every request with an unsafe method once its
+	// route's handler returned, before the answer leaves.
+	Written []writeHook `group:"write_hooks"`
 }
+
+// A writeHook is told of a request with an unsafe method (a write) once
+// its route's handler returned err, before the answer is sent: what it
+// drops from a cache is gone before the writer can read again.
+type writeHook func(c *fiber.Ctx, err error)
 
 // NewApp builds the Fiber application with every route, without
 // listening: tests drive it with app.Test.
@@ -135,10 +143,18 @@ func NewApp(p AppParams) *fiber.App {
 	for _, r := range routes {
 		r := r
 		h := scopes.guard(r.Method, r.Path, limits.guard(r.Method+" "+r.Path, r.Handler))
+		written := p.Written
+		if !unsafeMethod(r.Method) {
+			written = nil
+		}
 		app.Add(r.Method, r.Path, func(c *fiber.Ctx) error {
 			c.Locals(localTable, r.Errors)
 			c.Locals(localRoute, r.Path)
-			return h(c)
+			err := h(c)
+			for _, w := range written {
+				w(c, err)
+			}
+			return err
 		})
 	}
 	if p.Fallback != nil {

@@ -69,6 +69,8 @@ type Config struct {
 	// applies to PostgreSQL (a store with WatchAuth), where every server
 	// hears of logouts, user changes and partner changes at once, and the
 	// cache is off whenever it cannot; other stores are asked every time.
+	// It also bounds how long GET /auth/me serves a user's profile reads
+	// from memory (profileMemo), which is on only while this cache is.
 	AuthCache time.Duration
 	// LogLevel is debug, info, warn or error; LogFormat json or text.
 	LogLevel  string

@@ -175,7 +175,7 @@ func settings() []setting {
 		durationSetting("start-timeout", "PREDICTKIT_START_TIMEOUT", "start-up limit (connect, migrate, seed, bind)", func(c *Config) *time.Duration { return &c.StartTimeout }),
 		intSetting("bcrypt-cost", "PREDICTKIT_BCRYPT_COST", "password hashing cost (4 to 31)", bcrypt.MinCost, bcrypt.MaxCost, func(c *Config) *int { return &c.BcryptCost }),
 		durationSetting("token-ttl", "PREDICTKIT_TOKEN_TTL", "lifetime of an access token", func(c *Config) *time.Duration { return &c.TokenTTL }),
-		optionalDurationSetting("auth-cache", "PREDICTKIT_AUTH_CACHE", "how long a looked-up access token or partner key is trusted from memory (0: ask the store on every request)",
+		optionalDurationSetting("auth-cache", "PREDICTKIT_AUTH_CACHE", "how long a looked-up access token or partner key, and the profile GET /auth/me read, are trusted from memory at most (0: ask the store on every request)",
 			0, time.Hour, "must be 0 (off) or a duration up to 1h, such as 5s", func(c *Config) *time.Duration { return &c.AuthCache }),
 		stringSetting("log-level", "PREDICTKIT_LOG_LEVEL", "debug, info, warn or error", func(c *Config) *string { return &c.LogLevel }),
 		stringSetting("log-format", "PREDICTKIT_LOG_FORMAT", "json or text", func(c *Config) *string { return &c.LogFormat }),

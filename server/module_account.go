@@ -12,6 +12,7 @@ import (
 	"go.uber.org/fx"
 
 	"github.com/predictkit/predictkit/account"
+	"github.com/predictkit/predictkit/changelog"
 	"github.com/predictkit/predictkit/input"
 	"github.com/predictkit/predictkit/market"
 	"github.com/predictkit/predictkit/storage/postgres"
@@ -25,8 +26,8 @@ import (
 // MarketModule.
 var AccountModule = fx.Module("account",
 	fx.Provide(newAccountService, newAuth, newProfiles, accountRoutes, sessionRoutes, apiKeyRoutes, accountCache, newLoginFailures,
-		newAddresser, addressRoutes),
-	fx.Invoke(cacheAuth, runAddressBackfill),
+		newAddresser, addressRoutes, profileMemoCache, profileWrites),
+	fx.Invoke(cacheAuth, runAddressBackfill, followProfileChanges),
 )
 
 func newAccountService(store account.Store, cfg Config, addresses *account.Addresser, log *slog.Logger) *account.Service {
@@ -207,33 +208,81 @@ func (a *Auth) Optional(c *fiber.Ctx) (*account.User, error) {
 type profiles struct {
 	accounts *account.Service
 	markets  *market.Service
+	// memo, when set, keeps what GET /auth/me read (profile_memo.go);
+	// log is the change log it follows.
+	memo *profileMemo
+	log  changelog.Reader
 }
 
-func newProfiles(a *account.Service, m *market.Service) *profiles { return &profiles{a, m} }
+// newProfiles keeps profiles in a memo where the authentication cache
+// may be on (Config.AuthCache, a store that announces changes) and the
+// change log can be followed: the memo depends on both.
+func newProfiles(a *account.Service, m *market.Service, cfg Config, caps Capabilities, store Store, feed profileFeedIn) *profiles {
+	p := &profiles{accounts: a, markets: m}
+	if cl, ok := store.(ChangeLog); ok && cfg.AuthCache > 0 && caps.AuthFeed != nil && feed.Feed.Feed != nil {
+		p.memo, p.log = newProfileMemo(), cl
+	}
+	return p
+}
 
+// build reads u's profile from the store.
 func (p *profiles) build(ctx context.Context, u *account.User) (profileJSON, error) {
-	b, err := p.accounts.Balances(ctx, u.ID)
+	parts, err := p.read(ctx, u.ID)
 	if err != nil {
 		return profileJSON{}, err
 	}
-	open, err := p.markets.OpenPositions(ctx, u.ID)
-	if err != nil {
-		return profileJSON{}, err
+	return p.view(u, parts), nil
+}
+
+// own is u's profile for u: from the memo when it keeps it.
+func (p *profiles) own(ctx context.Context, u *account.User) (profileJSON, error) {
+	var (
+		parts profileParts
+		ok    bool
+		r     memoRead
+	)
+	if p.memo.serving() {
+		b, err := p.log.ChangeBounds(ctx)
+		if err != nil {
+			return profileJSON{}, err
+		}
+		parts, ok, r = p.memo.get(u.ID, b.Last, time.Now())
 	}
-	closed, err := p.markets.ClosedPositions(ctx, u.ID, market.ClosedInProfile, 0)
-	if err != nil {
-		return profileJSON{}, err
+	if !ok {
+		var err error
+		if parts, err = p.read(ctx, u.ID); err != nil {
+			return profileJSON{}, err
+		}
+		p.memo.put(u.ID, parts, r, time.Now())
 	}
-	st, err := p.markets.Stats(ctx, u.ID)
-	if err != nil {
-		return profileJSON{}, err
+	return p.view(u, parts), nil
+}
+
+func (p *profiles) read(ctx context.Context, id int64) (profileParts, error) {
+	var (
+		r   profileParts
+		err error
+	)
+	if r.balances, err = p.accounts.Balances(ctx, id); err != nil {
+		return r, err
 	}
-	v := profileView(u, b, open, closed, st)
+	if r.open, err = p.markets.OpenPositions(ctx, id); err != nil {
+		return r, err
+	}
+	if r.closed, err = p.markets.ClosedPositions(ctx, id, market.ClosedInProfile, 0); err != nil {
+		return r, err
+	}
+	r.stats, err = p.markets.Stats(ctx, id)
+	return r, err
+}
+
+func (p *profiles) view(u *account.User, r profileParts) profileJSON {
+	v := profileView(u, r.balances, r.open, r.closed, r.stats)
 	v.MayCreateEvents = u.IsCreator
 	if pr := p.markets.Proposals; pr.On && !u.IsCreator {
 		v.MayProposeEvents, v.ProposalAnteKopecks = true, pr.AnteKopecks
 	}
-	return v, nil
+	return v
 }
 
 // logoutHook runs at a user's logout, before the token is revoked (a
@@ -385,7 +434,7 @@ func (h *accountHandlers) handleMe(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	v, err := h.profiles.build(c.UserContext(), u)
+	v, err := h.profiles.own(c.UserContext(), u)
 	if err != nil {
 		return err
 	}

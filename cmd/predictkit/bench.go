@@ -22,6 +22,16 @@ errors by status and the ledger audit.
 Scenarios:
 `
 
+const readUsage = `
+The read scenario measures every public read route and GET /api/v1/auth/me
+each alone, with the same clients, against GET /healthz in the same run
+(the "of healthz" column): the events feed's first page, an event, a
+pool, a market, the latest trades, the leaderboard's first page and a
+market's 1m candles of the last day. It then runs a 40/30/30 mix of the
+pool, the latest trades and auth/me. Requests carry no If-None-Match:
+every answer is a full one, and a 304 would count as an error.
+`
+
 const streamUsage = `
 The stream scenario opens -subscribers connections to
 GET /api/v1/stream?topics=market:{id} on one market and trades on it at
@@ -67,6 +77,7 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		for _, s := range bench.Scenarios {
 			fmt.Fprintf(w, "  %-8s  %s\n", s.Name, s.About)
 		}
+		fmt.Fprint(w, readUsage)
 		fmt.Fprint(w, streamUsage)
 		for _, m := range bench.StreamModes {
 			fmt.Fprintf(w, "  %-8s  %s\n", m.Name, m.About)

@@ -142,6 +142,32 @@ func TestNATSCluster(t *testing.T) {
 				}
 			}
 			checkStream(t, relayJS, r.Stream(), 1, total, log)
+			// What keeps a relay that publishes again after a failover
+			// from storing an entry twice: the stream's duplicate window,
+			// set, and an entry's copy within it dropped.
+			info, err := relayJS.Stream(ctx, r.Stream())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := info.CachedInfo().Config.Duplicates; d != 2*time.Minute {
+				t.Errorf("the stream's duplicate window is %s, want 2m", d)
+			}
+			es, err := log.Changes(ctx, total/2-1, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, err := jetstream.Encode(info.CachedInfo().Config.Subjects[0], es[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			ack, err := relayJS.PublishMsg(ctx, m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !ack.Duplicate || ack.Sequence != total/2 {
+				t.Errorf("entry %d published again: %+v, want a duplicate of message %d", total/2, ack, total/2)
+			}
+			checkStream(t, relayJS, r.Stream(), 1, total, log)
 			t.Logf("killed %s; longest pause between deliveries: %s, %s; the relay published %d and reported: %s; the followers: %s; %s",
 				killed, got[0].longestPause(), got[1].longestPause(), r.Published(), reported.String(), feedErrs[0], feedErrs[1])
 		})

@@ -44,6 +44,15 @@
 //     anything else stops the relay with an error, so a stream out of step
 //     is reported, not extended.
 //
+// # On a NATS cluster
+//
+// The relay and the feeds work the same on a NATS cluster, with the
+// stream kept by several nodes (Options.Replicas). When a node dies, the
+// relay's publishes fail or go unanswered and it starts over from where
+// the stream ends; a feed whose consumer was on that node starts a new
+// one. The relay's connection must not keep publishes while it
+// reconnects (NewRelay says why).
+//
 // Followers never deliver an entry twice: a Feed drops any entry at or
 // before the last it delivered, including across the ordered consumer's
 // own restarts.

@@ -19,7 +19,7 @@ import (
 // it.
 //
 //	. .ci/replica.sh
-//	go test ./storage/postgres -run '^$' -bench BenchmarkReplicaReads -benchtime 20000x -count 3
+//	go test ./storage/postgres -run '^$' -bench BenchmarkReplicaReads -benchtime 10000x -count 2
 func BenchmarkReplicaReads(b *testing.B) {
 	rp := pgtest.NewReplica(b)
 	withReplica := rp.New(b, postgres.ReplicaConfig{MaxWait: 100 * time.Millisecond})

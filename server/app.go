@@ -76,6 +76,9 @@ type AppParams struct {
 	// Fallback, when set, runs after every route for what none matched
 	// (the web app's client routes: see WebModule).
 	Fallback Fallback `optional:"true"`
+	// Views keeps the public reads in memory and marks them stale after
+	// every write (readviews.go).
+	Views *readViews `optional:"true"`
 }
 
 // NewApp builds the Fiber application with every route, without
@@ -128,7 +131,11 @@ func NewApp(p AppParams) *fiber.App {
 	slices.SortStableFunc(routes, func(a, b Route) int { return comparePaths(a.Path, b.Path) })
 	for _, r := range routes {
 		r := r
-		h := scopes.guard(r.Method, r.Path, limits.guard(r.Method+" "+r.Path, r.Handler))
+		h := r.Handler
+		if p.Views != nil {
+			h = p.Views.wrap(r.Method, r.Path, h)
+		}
+		h = scopes.guard(r.Method, r.Path, limits.guard(r.Method+" "+r.Path, h))
 		app.Add(r.Method, r.Path, func(c *fiber.Ctx) error {
 			c.Locals(localTable, r.Errors)
 			c.Locals(localRoute, r.Path)

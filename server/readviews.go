@@ -206,7 +206,7 @@ func (v *readViews) wrap(method, path string, next fiber.Handler) fiber.Handler 
 		return func(c *fiber.Ctx) error {
 			tags, keep := tagsOf(c)
 			if !keep {
-				return v.answer(c, path, v.render(c, next, tags))
+				return v.answer(c, path, v.render(c, path, next, tags))
 			}
 			return v.serve(c, path, tags, next)
 		}
@@ -227,7 +227,7 @@ func (v *readViews) on() bool { return v.ttl > 0 && v.following.Load() }
 // serve answers a public read from memory when it may, else renders it.
 func (v *readViews) serve(c *fiber.Ctx, route string, tags []viewTag, next fiber.Handler) error {
 	if !v.on() {
-		r := v.render(c, next, tags)
+		r := v.render(c, route, next, tags)
 		return v.answer(c, route, r)
 	}
 	key := viewKey(c)
@@ -244,7 +244,7 @@ func (v *readViews) serve(c *fiber.Ctx, route string, tags []viewTag, next fiber
 	// this server, so that it reads that write.
 	res, _, _ := v.renders.Do(key+"@"+strconv.FormatUint(global, 10), func() (any, error) {
 		v.metrics.readViews.WithLabelValues(route, "render").Inc()
-		r := v.render(c, next, tags)
+		r := v.render(c, route, next, tags)
 		if r.v != nil {
 			v.keep(key, r.v)
 		}
@@ -267,45 +267,67 @@ func (v *readViews) freshLocked(kept *view) bool {
 	return v.markets.Now().Before(kept.expires)
 }
 
+// exactRoutes are the views a client cannot apply an entry to twice
+// without noticing: the latest trades carry no trade ids, and a candle
+// adds up its trades. Their answers are labelled only when the label is
+// exact.
+var exactRoutes = map[string]bool{"/api/v1/market/trades/latest": true, "/api/v1/markets/:market_id/candles": true}
+
+// renderTries is how many times a render runs while the change log moves
+// under it, touching what it shows, before it settles for a conservative
+// label (or none).
+const renderTries = 3
+
 // render runs the handler and, for a 200, makes the answer a view,
 // labelled with the seq it reflects.
 //
 // The label is bracketed: the log's last seq before the handler reads
 // (l1) and after (l2). Every entry up to l1 was committed before the
 // reads began, so the answer reflects at least l1; it may reflect some of
-// the entries after l1 and up to l2, never one after l2. When l1 == l2, or
-// when the follower has applied the log past l2 and no entry after l1
+// the entries after l1 up to l2, never one after l2. When l1 == l2, or
+// when the follower has applied the log up to l2 and no entry after l1
 // touched what the view shows, the answer is exactly the state at l2.
-// Otherwise it is labelled l1: a client that streams from l1 gets again
-// some entries the answer already shows, which it recognizes (a trade,
-// a comment and an added answer by their ids) or which set what they tell
-// of (a price, a resolution), so the state it ends with is still exact.
-func (v *readViews) render(c *fiber.Ctx, next fiber.Handler, tags []viewTag) *rendered {
-	v.mu.RLock()
-	at := v.clock
-	v.mu.RUnlock()
-	l1, known := v.last(c.UserContext())
-	if err := next(c); err != nil {
-		return &rendered{err: err}
-	}
-	resp := c.Response()
-	r := &rendered{status: resp.StatusCode(), ctype: string(resp.Header.ContentType()), body: bytes.Clone(resp.Body())}
-	if r.status != http.StatusOK {
+// Otherwise the handler runs again, up to renderTries times. Should the
+// log still move under it, the answer is labelled l1: a client that
+// streams from l1 gets again some entries the answer already shows, which
+// it recognizes (a trade, a comment and an added answer by their ids) or
+// which set what they tell of (a price, a resolution), so the state it
+// ends with is still exact. The exactRoutes' answers are then not
+// labelled at all, nor kept: their next read tries again.
+func (v *readViews) render(c *fiber.Ctx, route string, next fiber.Handler, tags []viewTag) *rendered {
+	for try := 1; ; try++ {
+		v.mu.RLock()
+		at := v.clock
+		v.mu.RUnlock()
+		l1, known := v.last(c.UserContext())
+		if err := next(c); err != nil {
+			return &rendered{err: err}
+		}
+		resp := c.Response()
+		r := &rendered{status: resp.StatusCode(), ctype: string(resp.Header.ContentType()), body: bytes.Clone(resp.Body())}
+		if r.status != http.StatusOK {
+			return r
+		}
+		seq := int64(-1)
+		if known {
+			l2, ok := v.last(c.UserContext())
+			switch {
+			case ok && (l2 == l1 || v.untouched(tags, l1, l2)):
+				seq = l2
+			case try < renderTries:
+				resp.ResetBody()
+				continue
+			case !exactRoutes[route]:
+				seq = l1
+			}
+		}
+		sum := sha256.Sum256(r.body)
+		r.v = &view{body: r.body, ctype: r.ctype, etag: `"` + hex.EncodeToString(sum[:16]) + `"`, seq: seq, at: at, tags: tags}
+		if v.ttl > 0 {
+			r.v.expires = v.markets.Now().Add(v.ttl)
+		}
 		return r
 	}
-	seq := int64(-1)
-	if known {
-		seq = l1
-		if l2, ok := v.last(c.UserContext()); ok && l2 != l1 && v.untouched(tags, l1, l2) {
-			seq = l2
-		}
-	}
-	sum := sha256.Sum256(r.body)
-	r.v = &view{body: r.body, ctype: r.ctype, etag: `"` + hex.EncodeToString(sum[:16]) + `"`, seq: seq, at: at, tags: tags}
-	if v.ttl > 0 {
-		r.v.expires = v.markets.Now().Add(v.ttl)
-	}
-	return r
 }
 
 // last is the change log's last seq; ok is false without a change log
@@ -321,6 +343,10 @@ func (v *readViews) last(ctx context.Context) (int64, bool) {
 	return b.Last, true
 }
 
+// followerWait is how many milliseconds a render waits for the follower
+// to reach the log's end.
+const followerWait = 20
+
 // untouched reports whether the follower knows that no entry after l1 up
 // to l2 touched tags.
 func (v *readViews) untouched(tags []viewTag, l1, l2 int64) bool {
@@ -329,6 +355,16 @@ func (v *readViews) untouched(tags []viewTag, l1, l2 int64) bool {
 	}
 	v.mu.RLock()
 	defer v.mu.RUnlock()
+	// The follower is a few milliseconds behind the log at most: wait
+	// for it rather than render again.
+	for range followerWait {
+		if v.pos >= l2 {
+			break
+		}
+		v.mu.RUnlock()
+		time.Sleep(time.Millisecond)
+		v.mu.RLock()
+	}
 	if v.pos < l2 || l1 < v.since {
 		return false
 	}
@@ -345,7 +381,7 @@ func (v *readViews) untouched(tags []viewTag, l1, l2 int64) bool {
 func (v *readViews) keep(key string, kept *view) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	if !v.following.Load() || !v.freshLocked(kept) {
+	if !v.following.Load() || kept.seq < 0 || !v.freshLocked(kept) {
 		return
 	}
 	if _, ok := v.views[key]; !ok && len(v.views) >= maxViews {

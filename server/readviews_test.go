@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -184,7 +185,7 @@ func TestReadViewsAreConsistentWithTheStream(t *testing.T) {
 			ms := drain(t, s.c)
 			switch s.path {
 			case "/api/v1/market/trades/latest":
-				got, want := applyTrades(t, s.body, ms), latestKeys(t, fresh.body)
+				got, want := sameOrder(applyTrades(t, s.body, ms), latestKeys(t, fresh.body))
 				if !slices.Equal(got, want) {
 					t.Errorf("latest trades from %d plus the stream:\n%v\nwant (a fresh read):\n%v", s.seq, got, want)
 				}
@@ -251,12 +252,18 @@ func latestKeys(t *testing.T, body []byte) []tradeKey {
 func applyTrades(t *testing.T, body []byte, ms []sseMsg) []tradeKey {
 	t.Helper()
 	list := latestKeys(t, body)
+	streamed := map[int64]bool{}
 	for _, m := range ms {
 		if m.event != "trade" {
 			continue
 		}
 		var st streamTrade
 		m.decode(t, &st)
+		if streamed[st.TradeID] {
+			t.Errorf("the stream brought trade %d twice (message %d)", st.TradeID, m.id)
+			continue
+		}
+		streamed[st.TradeID] = true
 		k := tradeKey{st.AmountKopecks, st.Side, st.Action, st.CreatedAt}
 		if slices.Contains(list, k) {
 			t.Errorf("the stream from the snapshot's id brought trade %d (message %d), which the snapshot shows already", st.TradeID, m.id)
@@ -265,6 +272,28 @@ func applyTrades(t *testing.T, body []byte, ms []sseMsg) []tradeKey {
 		list = append([]tradeKey{k}, list...)
 	}
 	return list[:min(len(list), 50)]
+}
+
+// sameOrder puts both lists in one order: the trades of one group
+// commit share their time, and a client cannot know the store's order
+// among them. The trades of the fresh read's oldest time are left out,
+// since which of them made the 50 is the store's choice too.
+func sameOrder(got, fresh []tradeKey) ([]tradeKey, []tradeKey) {
+	if len(fresh) == 0 {
+		return got, fresh
+	}
+	oldest := fresh[len(fresh)-1].CreatedAt
+	norm := func(ks []tradeKey) []tradeKey {
+		ks = slices.DeleteFunc(slices.Clone(ks), func(k tradeKey) bool { return k.CreatedAt <= oldest })
+		slices.SortFunc(ks, func(a, b tradeKey) int {
+			if a.CreatedAt != b.CreatedAt {
+				return strings.Compare(b.CreatedAt, a.CreatedAt)
+			}
+			return int(a.Amount - b.Amount)
+		})
+		return ks
+	}
+	return norm(got), norm(fresh)
 }
 
 // prices are the yes probabilities of a pool's or a market's answer, by

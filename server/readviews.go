@@ -345,7 +345,7 @@ func (v *readViews) last(ctx context.Context) (int64, bool) {
 
 // followerWait is how many milliseconds a render waits for the follower
 // to reach the log's end.
-const followerWait = 20
+const followerWait = 2 * followGap / time.Millisecond
 
 // untouched reports whether the follower knows that no entry after l1 up
 // to l2 touched tags.
@@ -482,8 +482,18 @@ func (v *readViews) apply(es []changelog.Entry) error {
 		entryTags(&es[i], func(t viewTag) { v.tags[t] = tagState{stamp: v.clock, seq: seq} })
 	}
 	v.pos = es[len(es)-1].Seq
+	v.mu.Unlock()
+	// A hot market commits hundreds of times a second, and on PostgreSQL
+	// each wake-up is a read of the log: gather a gap's worth instead.
+	time.Sleep(followGap)
+	v.mu.Lock()
 	return nil
 }
+
+// followGap is the least time between two reads of the change log by the
+// follower: how much later than the log a view may learn of another
+// server's change, at most, besides the read itself.
+const followGap = 25 * time.Millisecond
 
 // restart forgets every view and follows the log again from last.
 func (v *readViews) restart(last int64) {

@@ -364,3 +364,55 @@ func TestReadViewsOff(t *testing.T) {
 		}
 	})
 }
+
+func TestReadViewsSeeAnotherServersChanges(t *testing.T) {
+	if postgresURL == nil {
+		t.Skip("two servers share a database only on PostgreSQL")
+	}
+	url := postgresURL(t)
+	start := func() *harness {
+		cfg := testConfig(nil)
+		cfg.Store, cfg.DatabaseURL = nil, url
+		h, _ := startServer(t, cfg)
+		return h
+	}
+	a, b := start(), start()
+	w := newWorld(t, a)
+	pool := fmt.Sprintf("/api/v1/pools/%d", w.poolA.ID)
+	event := fmt.Sprintf("/api/v1/events/%d", w.event.ID)
+	for range 2 { // kept by b
+		b.do(t, req{method: http.MethodGet, path: pool})
+		b.do(t, req{method: http.MethodGet, path: event})
+	}
+	// eventually polls b until ok says its answer shows the change.
+	eventually := func(what, path string, ok func(*response) bool) {
+		t.Helper()
+		for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			r := b.do(t, req{method: http.MethodGet, path: path})
+			if ok(r) {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s never reached the other server's %s: %s", what, path, r)
+			}
+		}
+	}
+
+	t.Run("a trade on one server reaches the other's views", func(t *testing.T) {
+		tr := a.buy(t, w.alice.token, w.a1.ID, "YES", 30_000)
+		eventually("the trade", pool, func(r *response) bool {
+			var p apiPool
+			r.decode(t, &p)
+			return p.Markets[0].YesProbability == tr.Market.YesProbability
+		})
+	})
+
+	t.Run("a change the change log does not carry reaches the other's views", func(t *testing.T) {
+		a.activate(t, w.creator.token, w.event.ID, false)
+		eventually("hiding the event", event, func(r *response) bool {
+			var e apiEvent
+			r.decode(t, &e)
+			return r.status == http.StatusNotFound || !e.IsActive
+		})
+	})
+}

@@ -82,6 +82,9 @@ type AppParams struct {
 	// Written are told of every request with an unsafe method once its
 	// route's handler returned, before the answer leaves.
 	Written []writeHook `group:"write_hooks"`
+	// Views keeps the public reads in memory and marks them stale after
+	// every write (readviews.go).
+	Views *readViews `optional:"true"`
 }
 
 // A writeHook is told of a request with an unsafe method (a write) once
@@ -142,7 +145,11 @@ func NewApp(p AppParams) *fiber.App {
 	slices.SortStableFunc(routes, func(a, b Route) int { return comparePaths(a.Path, b.Path) })
 	for _, r := range routes {
 		r := r
-		h := scopes.guard(r.Method, r.Path, limits.guard(r.Method+" "+r.Path, r.Handler))
+		h := r.Handler
+		if p.Views != nil {
+			h = p.Views.wrap(r.Method, r.Path, h)
+		}
+		h = scopes.guard(r.Method, r.Path, limits.guard(r.Method+" "+r.Path, h))
 		written := p.Written
 		if !unsafeMethod(r.Method) {
 			written = nil

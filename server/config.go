@@ -72,6 +72,10 @@ type Config struct {
 	// It also bounds how long GET /auth/me serves a user's profile reads
 	// from memory (profileMemo), which is on only while this cache is.
 	AuthCache time.Duration
+	// ReadViews is how long a public read kept in memory (readviews.go)
+	// may be served before it is rendered again, when no change-log
+	// entry made it stale sooner; 0 renders every read from the store.
+	ReadViews time.Duration
 	// LogLevel is debug, info, warn or error; LogFormat json or text.
 	LogLevel  string
 	LogFormat string
@@ -266,6 +270,11 @@ type Config struct {
 // announcements of changes were lost without the connection failing.
 const DefaultAuthCache = 5 * time.Second
 
+// DefaultReadViews is the default Config.ReadViews: what another
+// server's change that the change log does not carry (an event's edit, a
+// hidden event) may take to reach this server's public reads.
+const DefaultReadViews = time.Second
+
 // DefaultConfig returns the defaults of every setting.
 func DefaultConfig() Config {
 	return Config{
@@ -285,6 +294,7 @@ func DefaultConfig() Config {
 		AuthCache:          DefaultAuthCache,
 		ReplicaMaxWait:     postgres.DefaultReplicaMaxWait,
 		ReplicaMaxLag:      postgres.DefaultReplicaMaxLag,
+		ReadViews:          DefaultReadViews,
 		LogLevel:           "info",
 		LogFormat:          "json",
 		TradeBatchSize:     market.DefaultMaxBatch,

@@ -177,6 +177,8 @@ func settings() []setting {
 		durationSetting("token-ttl", "PREDICTKIT_TOKEN_TTL", "lifetime of an access token", func(c *Config) *time.Duration { return &c.TokenTTL }),
 		optionalDurationSetting("auth-cache", "PREDICTKIT_AUTH_CACHE", "how long a looked-up access token or partner key, and the profile GET /auth/me read, are trusted from memory at most (0: ask the store on every request)",
 			0, time.Hour, "must be 0 (off) or a duration up to 1h, such as 5s", func(c *Config) *time.Duration { return &c.AuthCache }),
+		optionalDurationSetting("read-views", "PREDICTKIT_READ_VIEWS", "how long a public read kept in memory may be served before it is rendered again (0: render every read)",
+			0, time.Minute, "must be 0 (off) or a duration up to 1m, such as 1s", func(c *Config) *time.Duration { return &c.ReadViews }),
 		stringSetting("log-level", "PREDICTKIT_LOG_LEVEL", "debug, info, warn or error", func(c *Config) *string { return &c.LogLevel }),
 		stringSetting("log-format", "PREDICTKIT_LOG_FORMAT", "json or text", func(c *Config) *string { return &c.LogFormat }),
 		intSetting("trade-batch-size", "PREDICTKIT_TRADE_BATCH_SIZE", "group commit: most concurrent trades per transaction, over one market or many (1 disables batching)",

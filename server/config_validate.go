@@ -114,6 +114,9 @@ func (c Config) Validate() error {
 	if c.ProposalAnteKopecks < 0 || c.ProposalAnteKopecks > account.MaxCredit {
 		bad("PREDICTKIT_PROPOSAL_ANTE_KOPECKS", "%d: must be 0 (none) to %d", c.ProposalAnteKopecks, int64(account.MaxCredit))
 	}
+	if c.ReadViews < 0 || c.ReadViews > time.Minute {
+		bad("PREDICTKIT_READ_VIEWS", "%s: must be 0 (off) or a duration up to 1m", c.ReadViews)
+	}
 	if c.AuthCache < 0 || c.AuthCache > time.Hour {
 		bad("PREDICTKIT_AUTH_CACHE", "%s: must be 0 (off) or a duration up to 1h", c.AuthCache)
 	}

@@ -52,6 +52,8 @@ type Metrics struct {
 	auditDuration prometheus.Gauge
 
 	authCacheOn prometheus.Gauge
+
+	readViews *prometheus.CounterVec
 }
 
 // NewMetrics returns a fresh registry with every instrument of the
@@ -142,6 +144,10 @@ func NewMetrics() *Metrics {
 		Help: "How long the last completed audit took.",
 	})
 
+	m.readViews = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "predictkit_read_views_total",
+		Help: "Public reads kept in memory, by route template and outcome: hit (served from memory), miss (not in memory, or stale), render (a miss that ran the handler: concurrent misses of one answer share a render), not_modified (answered 304).",
+	}, []string{"route", "outcome"})
 	m.authCacheOn = prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "predictkit_auth_cache_on",
 		Help: "1 while looked-up access tokens are trusted from memory (PREDICTKIT_AUTH_CACHE); 0 when the cache is off by configuration or because announcements of token and user changes cannot be received.",
@@ -153,6 +159,7 @@ func NewMetrics() *Metrics {
 		m.replays, m.settlements, m.settleDuration,
 		m.auditRuns, m.auditOK, m.auditProblems, m.auditLast, m.auditDuration,
 		m.authCacheOn,
+		m.readViews,
 	} {
 		f(c)
 	}

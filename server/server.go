@@ -68,6 +68,7 @@ func Options(cfg Config, opts ...fx.Option) fx.Option {
 		MCPModule,
 		WebModule,
 		ShareModule,
+		ReadViewsModule,
 		HTTPModule,
 		// Start order: the store (migrations) comes up as a dependency,
 		// then the demo data, then the listener.
@@ -77,6 +78,8 @@ func Options(cfg Config, opts ...fx.Option) fx.Option {
 		// counts it silently, as any history before it: the demo
 		// traders' levels are set without a level_up each.
 		fx.Invoke(runGrowth),
+		// After the demo data too, so that the warmed views show it.
+		fx.Invoke(runReadViews),
 		fx.Invoke(listen),
 		fx.Options(opts...),
 	)

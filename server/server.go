@@ -46,6 +46,7 @@ func Options(cfg Config, opts ...fx.Option) fx.Option {
 		fx.StopTimeout(cfg.ShutdownTimeout+5*time.Second),
 		fx.Supply(cfg, log),
 		StorageModule,
+		RateLimitModule,
 		AccountModule,
 		PasswordModule,
 		MarketModule,
@@ -105,13 +106,14 @@ var HTTPModule = fx.Module("http",
 type metaHandlers struct {
 	health   Health
 	deposits *DepositWatchers
+	redis    *RedisLimits
 	log      *slog.Logger
 }
 
 // metaRoutes lists the service's own routes: health, readiness, metrics
 // and the API document (the reference page is docsRoutes').
-func metaRoutes(health Health, metrics *Metrics, deposits *DepositWatchers, log *slog.Logger) RoutesOut {
-	h := &metaHandlers{health: health, deposits: deposits, log: log}
+func metaRoutes(health Health, metrics *Metrics, deposits *DepositWatchers, redis *RedisLimits, log *slog.Logger) RoutesOut {
+	h := &metaHandlers{health: health, deposits: deposits, redis: redis, log: log}
 	return RoutesOut{Routes: []Route{
 		{Method: http.MethodGet, Path: "/healthz", Errors: errsMeta, Handler: h.handleHealthz},
 		{Method: http.MethodGet, Path: "/readyz", Errors: errsMeta, Handler: h.handleReadyz},
@@ -133,7 +135,9 @@ func (h *metaHandlers) handleHealthz(c *fiber.Ctx) error {
 // handleReadyz pings the store, for at most 2 seconds, and reports the
 // deposit watchers, when chains are watched: a chain's node that is down
 // is reported ("ok": false, with its error) but leaves the server ready,
-// since trading does not depend on it.
+// since trading does not depend on it. So is the rate limits' Redis,
+// when one is configured: while it is down ("degraded") each instance
+// counts its own budgets.
 func (h *metaHandlers) handleReadyz(c *fiber.Ctx) error {
 	ctx, cancel := context.WithTimeout(c.UserContext(), 2*time.Second)
 	defer cancel()
@@ -141,10 +145,14 @@ func (h *metaHandlers) handleReadyz(c *fiber.Ctx) error {
 		h.log.Warn("not ready: the store does not answer", slog.String("request_id", requestID(c)), slog.String("error", err.Error()))
 		return errUnavailable
 	}
-	if h.deposits == nil || len(h.deposits.watchers) == 0 {
-		return c.JSON(fiber.Map{"status": "ok"})
+	ans := fiber.Map{"status": "ok"}
+	if h.deposits != nil && len(h.deposits.watchers) > 0 {
+		ans["deposits"] = h.deposits.Statuses()
 	}
-	return c.JSON(fiber.Map{"status": "ok", "deposits": h.deposits.Statuses()})
+	if h.redis != nil {
+		ans["redis"] = h.redis.Status(ctx)
+	}
+	return c.JSON(ans)
 }
 
 // handleOpenAPI answers the OpenAPI document as JSON.

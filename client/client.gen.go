@@ -1148,6 +1148,24 @@ func (e ReactionRequestReaction) Valid() bool {
 	}
 }
 
+// Defines values for ReadyStatusRedisStatus.
+const (
+	ReadyStatusRedisStatusDegraded ReadyStatusRedisStatus = "degraded"
+	ReadyStatusRedisStatusOK       ReadyStatusRedisStatus = "ok"
+)
+
+// Valid indicates whether the value is a known member of the ReadyStatusRedisStatus enum.
+func (e ReadyStatusRedisStatus) Valid() bool {
+	switch e {
+	case ReadyStatusRedisStatusDegraded:
+		return true
+	case ReadyStatusRedisStatusOK:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ReadyStatusStatus.
 const (
 	ReadyStatusStatusOK ReadyStatusStatus = "ok"
@@ -3418,8 +3436,23 @@ type ReadyStatus struct {
 		// Since since when the watcher has been ok (or failing)
 		Since time.Time `json:"since"`
 	} `json:"deposits,omitempty"`
+
+	// Redis the Redis that shares the rate limits' budgets among the instances (PREDICTKIT_REDIS_URL); absent when none is configured. While it does not answer the server stays ready and each instance counts its own budgets.
+	Redis *struct {
+		// Error the last failed call's error; absent while Redis answers
+		Error *string `json:"error,omitempty"`
+
+		// Since since when Redis has answered (or not)
+		Since time.Time `json:"since"`
+
+		// Status ok: the budgets are shared; degraded: Redis does not answer, the limits are per instance
+		Status ReadyStatusRedisStatus `json:"status"`
+	} `json:"redis,omitempty"`
 	Status ReadyStatusStatus `json:"status"`
 }
+
+// ReadyStatusRedisStatus ok: the budgets are shared; degraded: Redis does not answer, the limits are per instance
+type ReadyStatusRedisStatus string
 
 // ReadyStatusStatus defines model for ReadyStatus.Status.
 type ReadyStatusStatus string
@@ -7509,14 +7542,16 @@ type ClientInterface interface {
 	// Corresponds with GET /og/events/{id}.png (the `ShareImage` operationId).
 	ShareImage(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// Readyz Readiness; pings the store, and reports the deposit watchers.
+	// Readyz Readiness; pings the store, and reports the deposit watchers and the rate limits' Redis.
 	//
 	// 503 when the store does not answer. With chains watched
 	// (PREDICTKIT_CHAINS), `deposits` reports each chain's watcher; a
 	// chain's node that is down or answers garbage shows `"ok": false`
 	// with its error but leaves the server ready: trading does not
 	// depend on it, and deposits wait, uncredited, until the node
-	// answers well.
+	// answers well. With PREDICTKIT_REDIS_URL, `redis` says whether the
+	// rate limits are shared (`ok`) or, while Redis does not answer,
+	// counted by each instance (`degraded`): the server stays ready.
 	//
 	// Corresponds with GET /readyz (the `Readyz` operationId).
 	Readyz(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -11768,14 +11803,16 @@ func (c *Client) ShareImage(ctx context.Context, id int64, reqEditors ...Request
 	return c.Client.Do(req)
 }
 
-// Readyz Readiness; pings the store, and reports the deposit watchers.
+// Readyz Readiness; pings the store, and reports the deposit watchers and the rate limits' Redis.
 //
 // 503 when the store does not answer. With chains watched
 // (PREDICTKIT_CHAINS), `deposits` reports each chain's watcher; a
 // chain's node that is down or answers garbage shows `"ok": false`
 // with its error but leaves the server ready: trading does not
 // depend on it, and deposits wait, uncredited, until the node
-// answers well.
+// answers well. With PREDICTKIT_REDIS_URL, `redis` says whether the
+// rate limits are shared (`ok`) or, while Redis does not answer,
+// counted by each instance (`degraded`): the server stays ready.
 //
 // Corresponds with GET /readyz (the `Readyz` operationId).
 func (c *Client) Readyz(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -20078,14 +20115,16 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /og/events/{id}.png (the `ShareImage` operationId).
 	ShareImageWithResponse(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*ShareImageResponse, error)
 
-	// ReadyzWithResponse Readiness; pings the store, and reports the deposit watchers.
+	// ReadyzWithResponse Readiness; pings the store, and reports the deposit watchers and the rate limits' Redis.
 	//
 	// 503 when the store does not answer. With chains watched
 	// (PREDICTKIT_CHAINS), `deposits` reports each chain's watcher; a
 	// chain's node that is down or answers garbage shows `"ok": false`
 	// with its error but leaves the server ready: trading does not
 	// depend on it, and deposits wait, uncredited, until the node
-	// answers well.
+	// answers well. With PREDICTKIT_REDIS_URL, `redis` says whether the
+	// rate limits are shared (`ok`) or, while Redis does not answer,
+	// counted by each instance (`degraded`): the server stays ready.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -34793,14 +34832,16 @@ func (c *ClientWithResponses) ShareImageWithResponse(ctx context.Context, id int
 	return ParseShareImageResponse(rsp)
 }
 
-// ReadyzWithResponse Readiness; pings the store, and reports the deposit watchers.
+// ReadyzWithResponse Readiness; pings the store, and reports the deposit watchers and the rate limits' Redis.
 //
 // 503 when the store does not answer. With chains watched
 // (PREDICTKIT_CHAINS), `deposits` reports each chain's watcher; a
 // chain's node that is down or answers garbage shows `"ok": false`
 // with its error but leaves the server ready: trading does not
 // depend on it, and deposits wait, uncredited, until the node
-// answers well.
+// answers well. With PREDICTKIT_REDIS_URL, `redis` says whether the
+// rate limits are shared (`ok`) or, while Redis does not answer,
+// counted by each instance (`degraded`): the server stays ready.
 //
 // Returns a wrapper object for the known response body format(s).
 //

@@ -55,6 +55,7 @@ type RedisLimits struct {
 	now     func() time.Time
 	timeout time.Duration
 	backoff time.Duration
+	prefix  string // of every key: redisKeyPrefix (tests: one of their own)
 
 	shared    prometheus.Gauge
 	fallbacks prometheus.Counter
@@ -112,7 +113,7 @@ func newRedisLimitsFrom(opt *redis.Options, log *slog.Logger, now func() time.Ti
 	opt.DialTimeout, opt.ReadTimeout, opt.WriteTimeout = time.Second, time.Second, time.Second
 	client := redis.NewClient(opt)
 	r := &RedisLimits{client: client, gcra: redis_rate.NewLimiter(client), addr: opt.Addr, log: log,
-		now: now, timeout: redisTimeout, backoff: redisBackoff, since: now(),
+		now: now, timeout: redisTimeout, backoff: redisBackoff, prefix: redisKeyPrefix, since: now(),
 		shared: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "predictkit_ratelimit_shared",
 			Help: "1 while the rate limits' budgets are shared through Redis (PREDICTKIT_REDIS_URL); 0 while Redis does not answer and each instance counts its own.",
@@ -235,7 +236,7 @@ type redisLimiter struct {
 }
 
 func (r *RedisLimits) budget(name string, rate Rate) *redisLimiter {
-	return &redisLimiter{r: r, prefix: redisKeyPrefix + name + ":",
+	return &redisLimiter{r: r, prefix: r.prefix + name + ":",
 		limit: redis_rate.Limit{Rate: rate.N, Burst: rate.N, Period: rate.Per}}
 }
 

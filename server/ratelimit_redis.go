@@ -101,9 +101,18 @@ func newRedisLimits(cfg Config, metrics *Metrics, log *slog.Logger, lc fx.Lifecy
 	return r, nil
 }
 
+// quietRedis silences go-redis's own logger, which prints plain lines
+// to stderr for every failed dial: RedisLimits logs an outage once.
+var quietRedis sync.Once
+
+type nopRedisLog struct{}
+
+func (nopRedisLog) Printf(context.Context, string, ...any) {}
+
 // newRedisLimitsFrom returns the RedisLimits of opt, with its own
 // (unregistered) metrics.
 func newRedisLimitsFrom(opt *redis.Options, log *slog.Logger, now func() time.Time) *RedisLimits {
+	quietRedis.Do(func() { redis.SetLogger(nopRedisLog{}) })
 	if now == nil {
 		now = time.Now
 	}

@@ -1148,6 +1148,24 @@ func (e ReactionRequestReaction) Valid() bool {
 	}
 }
 
+// Defines values for ReadyStatusRedisStatus.
+const (
+	ReadyStatusRedisStatusDegraded ReadyStatusRedisStatus = "degraded"
+	ReadyStatusRedisStatusOK       ReadyStatusRedisStatus = "ok"
+)
+
+// Valid indicates whether the value is a known member of the ReadyStatusRedisStatus enum.
+func (e ReadyStatusRedisStatus) Valid() bool {
+	switch e {
+	case ReadyStatusRedisStatusDegraded:
+		return true
+	case ReadyStatusRedisStatusOK:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ReadyStatusStatus.
 const (
 	ReadyStatusStatusOK ReadyStatusStatus = "ok"
@@ -3426,6 +3444,18 @@ type ReadyStatus struct {
 		Since time.Time `json:"since"`
 	} `json:"deposits,omitempty"`
 
+	// Redis the Redis that shares the rate limits' budgets among the instances (PREDICTKIT_REDIS_URL); absent when none is configured. While it does not answer the server stays ready and each instance counts its own budgets.
+	Redis *struct {
+		// Error the last failed call's error; absent while Redis answers
+		Error *string `json:"error,omitempty"`
+
+		// Since since when Redis has answered (or not)
+		Since time.Time `json:"since"`
+
+		// Status ok: the budgets are shared; degraded: Redis does not answer, the limits are per instance
+		Status ReadyStatusRedisStatus `json:"status"`
+	} `json:"redis,omitempty"`
+
 	// Replicas each read replica, in PREDICTKIT_DATABASE_REPLICA_URLS' order; absent without replicas
 	Replicas *[]struct {
 		// Error why the last check failed; absent while it is up
@@ -3445,6 +3475,9 @@ type ReadyStatus struct {
 	} `json:"replicas,omitempty"`
 	Status ReadyStatusStatus `json:"status"`
 }
+
+// ReadyStatusRedisStatus ok: the budgets are shared; degraded: Redis does not answer, the limits are per instance
+type ReadyStatusRedisStatus string
 
 // ReadyStatusStatus defines model for ReadyStatus.Status.
 type ReadyStatusStatus string
@@ -7534,7 +7567,7 @@ type ClientInterface interface {
 	// Corresponds with GET /og/events/{id}.png (the `ShareImage` operationId).
 	ShareImage(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// Readyz Readiness; pings the store, and reports the deposit watchers and the read replicas.
+	// Readyz Readiness; pings the store, and reports the deposit watchers, the read replicas and the rate limits' Redis.
 	//
 	// 503 when the store does not answer. With chains watched
 	// (PREDICTKIT_CHAINS), `deposits` reports each chain's watcher; a
@@ -7544,7 +7577,10 @@ type ClientInterface interface {
 	// answers well. With read replicas
 	// (PREDICTKIT_DATABASE_REPLICA_URLS), `replicas` reports each; one
 	// that is down or too far behind shows `"ok": false` and leaves the
-	// server ready: the primary serves its reads.
+	// server ready: the primary serves its reads. With
+	// PREDICTKIT_REDIS_URL, `redis` says whether the rate limits are
+	// shared (`ok`) or, while Redis does not answer, counted by each
+	// instance (`degraded`): the server stays ready.
 	//
 	// Corresponds with GET /readyz (the `Readyz` operationId).
 	Readyz(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -11796,7 +11832,7 @@ func (c *Client) ShareImage(ctx context.Context, id int64, reqEditors ...Request
 	return c.Client.Do(req)
 }
 
-// Readyz Readiness; pings the store, and reports the deposit watchers and the read replicas.
+// Readyz Readiness; pings the store, and reports the deposit watchers, the read replicas and the rate limits' Redis.
 //
 // 503 when the store does not answer. With chains watched
 // (PREDICTKIT_CHAINS), `deposits` reports each chain's watcher; a
@@ -11806,7 +11842,10 @@ func (c *Client) ShareImage(ctx context.Context, id int64, reqEditors ...Request
 // answers well. With read replicas
 // (PREDICTKIT_DATABASE_REPLICA_URLS), `replicas` reports each; one
 // that is down or too far behind shows `"ok": false` and leaves the
-// server ready: the primary serves its reads.
+// server ready: the primary serves its reads. With
+// PREDICTKIT_REDIS_URL, `redis` says whether the rate limits are
+// shared (`ok`) or, while Redis does not answer, counted by each
+// instance (`degraded`): the server stays ready.
 //
 // Corresponds with GET /readyz (the `Readyz` operationId).
 func (c *Client) Readyz(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -20109,7 +20148,7 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /og/events/{id}.png (the `ShareImage` operationId).
 	ShareImageWithResponse(ctx context.Context, id int64, reqEditors ...RequestEditorFn) (*ShareImageResponse, error)
 
-	// ReadyzWithResponse Readiness; pings the store, and reports the deposit watchers and the read replicas.
+	// ReadyzWithResponse Readiness; pings the store, and reports the deposit watchers, the read replicas and the rate limits' Redis.
 	//
 	// 503 when the store does not answer. With chains watched
 	// (PREDICTKIT_CHAINS), `deposits` reports each chain's watcher; a
@@ -20119,7 +20158,10 @@ type ClientWithResponsesInterface interface {
 	// answers well. With read replicas
 	// (PREDICTKIT_DATABASE_REPLICA_URLS), `replicas` reports each; one
 	// that is down or too far behind shows `"ok": false` and leaves the
-	// server ready: the primary serves its reads.
+	// server ready: the primary serves its reads. With
+	// PREDICTKIT_REDIS_URL, `redis` says whether the rate limits are
+	// shared (`ok`) or, while Redis does not answer, counted by each
+	// instance (`degraded`): the server stays ready.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -34953,7 +34995,7 @@ func (c *ClientWithResponses) ShareImageWithResponse(ctx context.Context, id int
 	return ParseShareImageResponse(rsp)
 }
 
-// ReadyzWithResponse Readiness; pings the store, and reports the deposit watchers and the read replicas.
+// ReadyzWithResponse Readiness; pings the store, and reports the deposit watchers, the read replicas and the rate limits' Redis.
 //
 // 503 when the store does not answer. With chains watched
 // (PREDICTKIT_CHAINS), `deposits` reports each chain's watcher; a
@@ -34963,7 +35005,10 @@ func (c *ClientWithResponses) ShareImageWithResponse(ctx context.Context, id int
 // answers well. With read replicas
 // (PREDICTKIT_DATABASE_REPLICA_URLS), `replicas` reports each; one
 // that is down or too far behind shows `"ok": false` and leaves the
-// server ready: the primary serves its reads.
+// server ready: the primary serves its reads. With
+// PREDICTKIT_REDIS_URL, `redis` says whether the rate limits are
+// shared (`ok`) or, while Redis does not answer, counted by each
+// instance (`degraded`): the server stays ready.
 //
 // Returns a wrapper object for the known response body format(s).
 //

@@ -73,6 +73,9 @@ type AppParams struct {
 	Partners *PartnerAuth `optional:"true"`
 	// Logins counts failed passwords per account (AccountModule's).
 	Logins *loginFailures `optional:"true"`
+	// Redis shares the rate limits' budgets among the instances
+	// (RateLimitModule's; nil: each counts its own).
+	Redis *RedisLimits `optional:"true"`
 	// Fallback, when set, runs after every route for what none matched
 	// (the web app's client routes: see WebModule).
 	Fallback Fallback `optional:"true"`
@@ -98,7 +101,7 @@ func NewApp(p AppParams) *fiber.App {
 	cfg := p.Config.withDefaults()
 	headers := headerPolicy{hsts: cfg.CookieSecure}
 	trusted, _ := parseProxies(cfg.TrustedProxies) // Validate reports errors
-	limits := newRateLimits(cfg, p.Logins, p.Users, p.Partners, trusted.clientIP)
+	limits := newRateLimits(cfg, p.Logins, p.Users, p.Partners, trusted.clientIP, p.Redis)
 	scopes := keyScopes{users: p.Users}
 	// answer writes an error answer; requests logs and counts every
 	// answer: those of the middleware chain (its middleware) and those

@@ -118,6 +118,12 @@ type Config struct {
 	// reactions per user.
 	RateComment  Rate
 	RateReaction Rate
+	// RedisURL, when set (redis://host:6379/0), shares every rate limit's
+	// budget, and the failed passwords per account, among the instances
+	// through Redis; while Redis does not answer each instance counts on
+	// its own (ratelimit_redis.go). Empty: each instance counts on its
+	// own.
+	RedisURL string
 	// CORSOrigins are the origins that browsers may call the API from
 	// ("https://app.example.com", "https://*.example.com" for the
 	// subdomains, or "*" for any). Only an origin listed exactly gets

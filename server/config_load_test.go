@@ -36,6 +36,7 @@ func TestLoadConfigReportsEveryProblemAtOnce(t *testing.T) {
 		"PREDICTKIT_DATABASE_URL":     "postgres://app:hunter2-password@db:notaport/x",
 		"PREDICTKIT_CHAT_WEBHOOK_URL": "ftp://hooks.example/secret-path",
 		"PREDICTKIT_CHAT_FAQ":         badFAQ,
+		"PREDICTKIT_REDIS_URL":        "redis://:redis-secret-pw@cache:notaport/0",
 		"PREDICTKIT_RATE_LOGIN":       "fast",
 		"PREDICTKIT_CORS_ORIGINS":     "example.com",
 		"PREDICTKIT_TRUSTED_PROXIES":  "10.0.0.300",
@@ -55,7 +56,7 @@ func TestLoadConfigReportsEveryProblemAtOnce(t *testing.T) {
 		"PREDICTKIT_ADMIN_TOKEN (-admin-token)", "PREDICTKIT_DATABASE_URL (-database-url)",
 		"PREDICTKIT_CHAT_WEBHOOK_URL (-chat-webhook-url)", "PREDICTKIT_CHAT_FAQ (-chat-faq)",
 		"PREDICTKIT_RATE_LOGIN (-rate-login)", "PREDICTKIT_CORS_ORIGINS (-cors-origins)",
-		"PREDICTKIT_TRUSTED_PROXIES (-trusted-proxies)",
+		"PREDICTKIT_TRUSTED_PROXIES (-trusted-proxies)", "PREDICTKIT_REDIS_URL (-redis-url)",
 		"PREDICTKIT_WRITE_TIMEOUT (-write-timeout)", "PREDICTKIT_ADDR (-addr)", "PREDICTKIT_LOG_FORMAT (-log-format)",
 		"-nope", `unexpected arguments ["stray"]`,
 	} {
@@ -63,8 +64,8 @@ func TestLoadConfigReportsEveryProblemAtOnce(t *testing.T) {
 			t.Errorf("the report does not mention %s", want)
 		}
 	}
-	if len(ce.Problems) != 17 {
-		t.Errorf("%d problems reported, want 17 (one per problem)", len(ce.Problems))
+	if len(ce.Problems) != 18 {
+		t.Errorf("%d problems reported, want 18 (one per problem)", len(ce.Problems))
 	}
 	for _, p := range ce.Problems {
 		if strings.Contains(p.Error(), "\n") {
@@ -74,7 +75,7 @@ func TestLoadConfigReportsEveryProblemAtOnce(t *testing.T) {
 	if strings.Contains(msg, "PREDICTKIT_READ_TIMEOUT") {
 		t.Error("a malformed variable that a valid flag overrides is reported")
 	}
-	for _, secret := range []string{"hunter2", "short-secret", "secret-path"} {
+	for _, secret := range []string{"hunter2", "short-secret", "secret-path", "redis-secret-pw"} {
 		if strings.Contains(msg, secret) {
 			t.Errorf("the report repeats the secret %q", secret)
 		}

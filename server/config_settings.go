@@ -247,6 +247,7 @@ func settings() []setting {
 		rateSetting("rate-reaction", "PREDICTKIT_RATE_REACTION", "comment reactions per user (N/s, N/m, N/h or off)", func(c *Config) *Rate { return &c.RateReaction }),
 		rateSetting("rate-password-reset", "PREDICTKIT_RATE_PASSWORD_RESET", "password reset requests per client address or IPv6 /64 (N/s, N/m, N/h or off)", func(c *Config) *Rate { return &c.RatePasswordReset }),
 		rateSetting("rate-password-reset-email", "PREDICTKIT_RATE_PASSWORD_RESET_EMAIL", "password reset requests per e-mail address (N/s, N/m, N/h or off)", func(c *Config) *Rate { return &c.RatePasswordResetEmail }),
+		secret(stringSetting("redis-url", "PREDICTKIT_REDIS_URL", "Redis that shares the rate limits' budgets among the instances (redis://host:6379/0); empty: each instance counts on its own", func(c *Config) *string { return &c.RedisURL })),
 		intSetting("login-failures-per-account", "PREDICTKIT_LOGIN_FAILURES_PER_ACCOUNT", "failed passwords one account may see in 15 minutes, from any address, before its logins are refused until then (0: no limit)",
 			0, maxLoginFailuresPerAccount, func(c *Config) *int { return &c.LoginFailuresPerAccount }),
 		intSetting("creator-max-open-events", "PREDICTKIT_CREATOR_MAX_OPEN_EVENTS", "most open events (with an unresolved market, hidden ones too) one creator may have; past it a new event is 409 creator_limit (0: no limit)",

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/predictkit/predictkit/account"
@@ -45,6 +46,15 @@ func (c Config) Validate() error {
 	}
 	if c.ReplicaMaxLag < 0 || c.ReplicaMaxLag > time.Hour || c.ReplicaMaxLag > 0 && c.ReplicaMaxLag < time.Second {
 		bad("PREDICTKIT_REPLICA_MAX_LAG", "%s: must be 0 (5s) or 1s to 1h", c.ReplicaMaxLag)
+	}
+	if c.RedisURL != "" {
+		if _, err := redis.ParseURL(c.RedisURL); err != nil {
+			// url.Error quotes the URL, password and all.
+			if ue := (*url.Error)(nil); errors.As(err, &ue) {
+				err = ue.Err
+			}
+			bad("PREDICTKIT_REDIS_URL", "must be a Redis URL such as redis://host:6379/0 (rediss:// for TLS): %v", err)
+		}
 	}
 	if c.BcryptCost != 0 && (c.BcryptCost < bcrypt.MinCost || c.BcryptCost > bcrypt.MaxCost) {
 		bad("PREDICTKIT_BCRYPT_COST", "%d: must be %d to %d", c.BcryptCost, bcrypt.MinCost, bcrypt.MaxCost)

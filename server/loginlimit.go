@@ -20,8 +20,21 @@ package server
 // N times the failures through. It is bounded (maxLoginAccounts keys, at
 // most LoginFailuresPerAccount times each), so that a flood of made-up
 // e-mails cannot grow it without end.
+//
+// With Config.RedisURL the count is shared through Redis instead, as the
+// other limits are (ratelimit_redis.go), in the shape redis_rate keeps:
+// a GCRA bucket of LoginFailuresPerAccount failures that gets one back
+// every loginFailureWindow/LoginFailuresPerAccount (a success still
+// clears it, and an attempt that is neither is refunded). It lets the
+// same number through in the long run (10 per 15 minutes by default) and
+// the same burst, but not as a sliding window: once an account is
+// limited, the next attempt may come after 90 s (one failure's share of
+// the window), not after the oldest failure's 15 minutes; one more
+// failure limits it again. While Redis does not answer, the count is the
+// in-process one.
 
 import (
+	"context"
 	"errors"
 	"strconv"
 	"strings"
@@ -62,6 +75,19 @@ type loginFailures struct {
 	// n of them.
 	fails     map[string][]int64
 	nextSweep time.Time
+
+	// shared counts through Redis while it answers (nil: never).
+	shared *redisLimiter
+}
+
+// provideLoginFailures is newLoginFailures, shared through Redis when
+// shared is not nil.
+func provideLoginFailures(cfg Config, shared *RedisLimits) *loginFailures {
+	l := newLoginFailures(cfg)
+	if l != nil && shared != nil {
+		l.shared = shared.budget("login-failures", Rate{N: l.n, Per: l.window})
+	}
+	return l
 }
 
 // newLoginFailures returns the per-account limit of cfg, or nil when
@@ -162,14 +188,65 @@ func (l *loginFailures) end(key string, at int64, err error) {
 	}
 }
 
-// clear forgets key's failures: its password was just reset.
-func (l *loginFailures) clear(key string) {
+// clear forgets key's failures, in Redis too: its password was just
+// reset.
+func (l *loginFailures) clear(ctx context.Context, key string) {
 	if l == nil {
 		return
+	}
+	if l.shared != nil && l.shared.r.use() {
+		if err := l.shared.Reset(ctx, key); err != nil {
+			l.shared.r.failed(err)
+		}
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	delete(l.fails, key)
+}
+
+// attempt is an attempt begun at an account: where it is counted.
+type attempt struct {
+	at     int64 // the in-process count's (begin)
+	shared bool  // counted in Redis
+}
+
+// start is begin, counted in Redis while it answers.
+func (l *loginFailures) start(ctx context.Context, key string) (a attempt, ok bool, wait time.Duration) {
+	if r := l.shared; r != nil {
+		if r.r.use() {
+			ok, wait, err := r.Allow(ctx, key)
+			if err == nil {
+				r.r.answered()
+				return attempt{shared: true}, ok, wait
+			}
+			r.r.failed(err)
+		}
+		r.r.fellBack()
+	}
+	at, ok, wait := l.begin(key)
+	return attempt{at: at}, ok, wait
+}
+
+// finish is end, for an attempt start began: in Redis, a failure keeps
+// its token, a success clears the account's bucket, anything else gives
+// the token back. A Redis that fails here is only noted: the attempt
+// counted, as begun, or the account keeps a failure until it refills.
+func (l *loginFailures) finish(ctx context.Context, key string, a attempt, err error) {
+	if !a.shared {
+		l.end(key, a.at, err)
+		return
+	}
+	var rerr error
+	switch {
+	case err == nil:
+		rerr = l.shared.Reset(ctx, key)
+	case isBadPassword(err):
+	default:
+		rerr = l.shared.Refund(ctx, key)
+	}
+	if rerr != nil {
+		l.shared.r.failed(rerr)
+	}
 }
 
 // isBadPassword reports whether err is a refused password: what the
@@ -233,13 +310,15 @@ func (l *loginFailures) guardAccount(key func(*fiber.Ctx) (string, bool), h fibe
 		if !ok {
 			return h(c)
 		}
-		at, ok, wait := l.begin(k)
+		a, ok, wait := l.start(c.UserContext(), k)
 		if !ok {
 			c.Set(fiber.HeaderRetryAfter, strconv.FormatInt(retryAfterSeconds(wait), 10))
 			return errRateLimited
 		}
 		err := h(c)
-		l.end(k, at, err)
+		// The handler's context may be done (a client gone): the
+		// attempt is settled all the same.
+		l.finish(context.WithoutCancel(c.UserContext()), k, a, err)
 		return err
 	}
 }

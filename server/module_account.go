@@ -25,7 +25,7 @@ import (
 // (module_addresses.go). The profile embeds positions, so it needs
 // MarketModule.
 var AccountModule = fx.Module("account",
-	fx.Provide(newAccountService, newAuth, newProfiles, accountRoutes, sessionRoutes, apiKeyRoutes, accountCache, newLoginFailures,
+	fx.Provide(newAccountService, newAuth, newProfiles, accountRoutes, sessionRoutes, apiKeyRoutes, accountCache,
 		newAddresser, addressRoutes, profileMemoCache, profileWrites),
 	fx.Invoke(cacheAuth, runAddressBackfill, followProfileChanges),
 )

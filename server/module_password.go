@@ -44,9 +44,9 @@ type passwordHookOut struct {
 // here: the per-account limit (guardAccount) cleared them when the
 // current password proved right.
 func loginFailuresHook(logins *loginFailures) passwordHookOut {
-	return passwordHookOut{Hook: func(_ context.Context, u *account.User, reset bool) {
+	return passwordHookOut{Hook: func(ctx context.Context, u *account.User, reset bool) {
 		if key, ok := loginKey(u.Email); ok && reset {
-			logins.clear(key)
+			logins.clear(ctx, key)
 		}
 	}}
 }

@@ -7,9 +7,12 @@ package server
 // trading, comments and reactions, the partner for the partner API), and
 // a count of failed passwords per account for logins and password
 // changes (loginlimit.go). A refused request is 429
-// {"error":"rate_limited"} with Retry-After.
+// {"error":"rate_limited"} with Retry-After. The buckets live in this
+// process, or, with Config.RedisURL, in Redis, shared by every instance
+// (ratelimit_redis.go).
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -102,6 +105,18 @@ func ParseRate(s string) (Rate, error) {
 	return Rate{N: n, Per: per}, nil
 }
 
+// Limiter is one limit's budgets, a bucket per key: the in-process
+// limiter, or one shared through Redis (fleetLimiter).
+type Limiter interface {
+	// Allow spends one request of key's budget; when it has none left,
+	// ok is false and retryAfter is how long until it has. err is a
+	// limiter that could not tell (the request is then refused).
+	Allow(ctx context.Context, key string) (ok bool, retryAfter time.Duration, err error)
+	// Refund gives back the request key's last Allow spent, for a
+	// request that another limit then refused.
+	Refund(ctx context.Context, key string) error
+}
+
 // maxBuckets bounds a limiter's memory: past it, buckets that are full
 // again are dropped first, then arbitrary ones (a flood of distinct keys
 // can so reset some budgets early, but never grows the map).
@@ -153,6 +168,18 @@ func (l *limiter) take(key string) (ok bool, wait time.Duration) {
 	}
 	l.tats[key] = tat.Add(l.interval)
 	return true, 0
+}
+
+// Allow is take, as a Limiter.
+func (l *limiter) Allow(_ context.Context, key string) (bool, time.Duration, error) {
+	ok, wait := l.take(key)
+	return ok, wait, nil
+}
+
+// Refund is refund, as a Limiter.
+func (l *limiter) Refund(_ context.Context, key string) error {
+	l.refund(key)
+	return nil
 }
 
 // refund gives back the token key's last take spent, for a request that
@@ -240,11 +267,11 @@ var limitedRoutes = map[string]rateClass{
 
 // rateLimits applies the limits of Config to the limited routes.
 type rateLimits struct {
-	login, trade, partner                         *limiter
-	chatSession, chatMessage, chatOperator        *limiter
-	chatMessagePerSession, chatOperatorPerSession *limiter
-	comment, reaction                             *limiter
-	passwordReset, passwordResetEmail             *limiter
+	login, trade, partner                         Limiter
+	chatSession, chatMessage, chatOperator        Limiter
+	chatMessagePerSession, chatOperatorPerSession Limiter
+	comment, reaction                             Limiter
+	passwordReset, passwordResetEmail             Limiter
 	// logins counts failed passwords per account (nil: no such limit).
 	logins   *loginFailures
 	users    *Auth
@@ -256,22 +283,33 @@ type rateLimits struct {
 
 // newRateLimits returns the limits of cfg, and logins' per account; ip
 // is the client's address (proxies.clientIP), which every limit by
-// address groups with clientGroup.
-func newRateLimits(cfg Config, logins *loginFailures, users *Auth, partners *PartnerAuth, ip func(*fiber.Ctx) string) *rateLimits {
+// address groups with clientGroup. With shared (Config.RedisURL) the
+// budgets are shared through Redis, each limit under its name.
+func newRateLimits(cfg Config, logins *loginFailures, users *Auth, partners *PartnerAuth, ip func(*fiber.Ctx) string, shared *RedisLimits) *rateLimits {
+	mk := func(name string, r Rate) Limiter {
+		l := newLimiter(r, cfg.Now)
+		if l == nil {
+			return nil
+		}
+		if shared == nil {
+			return l
+		}
+		return &fleetLimiter{shared: shared.budget(name, r), local: l}
+	}
 	return &rateLimits{
 		logins:                 logins,
-		login:                  newLimiter(cfg.RateLogin, cfg.Now),
-		trade:                  newLimiter(cfg.RateTrade, cfg.Now),
-		partner:                newLimiter(cfg.RatePartner, cfg.Now),
-		chatSession:            newLimiter(cfg.RateChatSession, cfg.Now),
-		chatMessage:            newLimiter(cfg.RateChatMessage, cfg.Now),
-		chatMessagePerSession:  newLimiter(cfg.RateChatMessageSession, cfg.Now),
-		chatOperator:           newLimiter(cfg.RateChatOperator, cfg.Now),
-		chatOperatorPerSession: newLimiter(cfg.RateChatOperatorSession, cfg.Now),
-		comment:                newLimiter(cfg.RateComment, cfg.Now),
-		reaction:               newLimiter(cfg.RateReaction, cfg.Now),
-		passwordReset:          newLimiter(cfg.RatePasswordReset, cfg.Now),
-		passwordResetEmail:     newLimiter(cfg.RatePasswordResetEmail, cfg.Now),
+		login:                  mk("login", cfg.RateLogin),
+		trade:                  mk("trade", cfg.RateTrade),
+		partner:                mk("partner", cfg.RatePartner),
+		chatSession:            mk("chat-session", cfg.RateChatSession),
+		chatMessage:            mk("chat-message", cfg.RateChatMessage),
+		chatMessagePerSession:  mk("chat-message-session", cfg.RateChatMessageSession),
+		chatOperator:           mk("chat-operator", cfg.RateChatOperator),
+		chatOperatorPerSession: mk("chat-operator-session", cfg.RateChatOperatorSession),
+		comment:                mk("comment", cfg.RateComment),
+		reaction:               mk("reaction", cfg.RateReaction),
+		passwordReset:          mk("password-reset", cfg.RatePasswordReset),
+		passwordResetEmail:     mk("password-reset-email", cfg.RatePasswordResetEmail),
 		users:                  users, partners: partners,
 		client: func(c *fiber.Ctx) string { return clientGroup(ip(c)) },
 	}
@@ -280,7 +318,7 @@ func newRateLimits(cfg Config, logins *loginFailures, users *Auth, partners *Par
 // rateCheck is one budget a request spends: a limiter and the request's
 // key in it (ok false: the request is not counted there).
 type rateCheck struct {
-	l   *limiter
+	l   Limiter
 	key func(*fiber.Ctx) (string, bool)
 }
 
@@ -385,7 +423,7 @@ func (rl *rateLimits) guard(route string, h fiber.Handler) fiber.Handler {
 		h = rl.logins.guardAccount(func(c *fiber.Ctx) (string, bool) { return key(rl, c) }, h)
 	}
 	var checks []rateCheck
-	add := func(l *limiter, key func(*fiber.Ctx) (string, bool)) {
+	add := func(l Limiter, key func(*fiber.Ctx) (string, bool)) {
 		if l != nil {
 			checks = append(checks, rateCheck{l, key})
 		}
@@ -435,11 +473,16 @@ func (rl *rateLimits) guard(route string, h fiber.Handler) fiber.Handler {
 				taken = append(taken, "")
 				continue
 			}
-			if ok, wait := rc.l.take(k); !ok {
+			// A limiter that cannot tell (none does today: the shared
+			// one falls back to this instance's buckets) refuses.
+			if ok, wait, err := rc.l.Allow(c.UserContext(), k); !ok || err != nil {
 				for i, k := range taken {
 					if k != "" {
-						checks[i].l.refund(k)
+						_ = checks[i].l.Refund(c.UserContext(), k)
 					}
+				}
+				if err != nil {
+					return err
 				}
 				c.Set(fiber.HeaderRetryAfter, strconv.FormatInt(retryAfterSeconds(wait), 10))
 				return errRateLimited

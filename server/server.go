@@ -46,6 +46,7 @@ func Options(cfg Config, opts ...fx.Option) fx.Option {
 		fx.StopTimeout(cfg.ShutdownTimeout+5*time.Second),
 		fx.Supply(cfg, log),
 		StorageModule,
+		RateLimitModule,
 		AccountModule,
 		PasswordModule,
 		MarketModule,
@@ -109,13 +110,14 @@ type metaHandlers struct {
 	health   Health
 	deposits *DepositWatchers
 	replicas *Replicas
+	redis    *RedisLimits
 	log      *slog.Logger
 }
 
 // metaRoutes lists the service's own routes: health, readiness, metrics
 // and the API document (the reference page is docsRoutes').
-func metaRoutes(health Health, metrics *Metrics, deposits *DepositWatchers, replicas *Replicas, log *slog.Logger) RoutesOut {
-	h := &metaHandlers{health: health, deposits: deposits, replicas: replicas, log: log}
+func metaRoutes(health Health, metrics *Metrics, deposits *DepositWatchers, replicas *Replicas, redis *RedisLimits, log *slog.Logger) RoutesOut {
+	h := &metaHandlers{health: health, deposits: deposits, replicas: replicas, redis: redis, log: log}
 	if replicas != nil && metrics != nil {
 		metrics.reg.MustRegister(replicaCollector{replicas})
 	}
@@ -138,10 +140,12 @@ func (h *metaHandlers) handleHealthz(c *fiber.Ctx) error {
 }
 
 // handleReadyz pings the store, for at most 2 seconds, and reports the
-// deposit watchers, when chains are watched, and the read replicas, when
-// there are: a chain's node or a replica that is down is reported ("ok":
-// false, with its error) but leaves the server ready, since trading does
-// not depend on it (the primary serves the replica's reads).
+// deposit watchers, when chains are watched, the read replicas, when
+// there are, and the rate limits' Redis, when one is configured: a
+// chain's node or a replica that is down is reported ("ok": false, with
+// its error) but leaves the server ready, since trading does not depend
+// on it (the primary serves the replica's reads); so is a Redis that does
+// not answer ("degraded": each instance counts its own budgets).
 func (h *metaHandlers) handleReadyz(c *fiber.Ctx) error {
 	ctx, cancel := context.WithTimeout(c.UserContext(), 2*time.Second)
 	defer cancel()
@@ -155,6 +159,9 @@ func (h *metaHandlers) handleReadyz(c *fiber.Ctx) error {
 	}
 	if h.replicas != nil {
 		answer["replicas"] = h.replicas.Statuses()
+	}
+	if h.redis != nil {
+		answer["redis"] = h.redis.Status(ctx)
 	}
 	return c.JSON(answer)
 }

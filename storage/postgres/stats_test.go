@@ -125,3 +125,34 @@ WHERE cardinality(trade_ids) > 0 AND first_seq <= (SELECT percentile_disc(0.5) W
 		}
 	})
 }
+
+func TestSignupsCountedPerStatement(t *testing.T) {
+	t.Run("users inserted by one statement over two days count once each, on their own day", func(t *testing.T) {
+		e := newEnv(t)
+		count := func(day string) int64 {
+			var n int64
+			err := e.store.DB().QueryRow(e.ctx, `SELECT COALESCE((SELECT users FROM stats_signups WHERE day = $1::date), 0)`, day).Scan(&n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+		before1, before2 := count("2031-03-01"), count("2031-03-02")
+		_, err := e.store.DB().Exec(e.ctx, `INSERT INTO users (name, created_at)
+			SELECT 'bulk ' || g, CASE WHEN g % 3 = 0 THEN '2031-03-02 23:59:59Z'::timestamptz ELSE '2031-03-01 00:00:00Z'::timestamptz END
+			FROM generate_series(1, 3000) g`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got1, got2 := count("2031-03-01")-before1, count("2031-03-02")-before2; got1 != 2000 || got2 != 1000 {
+			t.Fatalf("sign-ups counted: %d on the first day and %d on the second, want 2000 and 1000", got1, got2)
+		}
+		// A statement of no rows (an INSERT ... SELECT that finds none) counts nothing.
+		if _, err := e.store.DB().Exec(e.ctx, `INSERT INTO users (name, created_at) SELECT 'none', now() WHERE false`); err != nil {
+			t.Fatal(err)
+		}
+		if got := count("2031-03-01") - before1; got != 2000 {
+			t.Fatalf("after an empty insert: %d, want 2000", got)
+		}
+	})
+}

@@ -12,8 +12,8 @@ import (
 	"go.uber.org/fx"
 
 	"github.com/predictkit/predictkit/account"
-	"github.com/predictkit/predictkit/changelog"
 	"github.com/predictkit/predictkit/input"
+	"github.com/predictkit/predictkit/internal/coalesce"
 	"github.com/predictkit/predictkit/market"
 	"github.com/predictkit/predictkit/storage/postgres"
 )
@@ -209,9 +209,10 @@ type profiles struct {
 	accounts *account.Service
 	markets  *market.Service
 	// memo, when set, keeps what GET /auth/me read (profile_memo.go);
-	// log is the change log it follows.
+	// last reads the last sequence number of the change log it follows,
+	// one query for the requests that arrive together.
 	memo *profileMemo
-	log  changelog.Reader
+	last *coalesce.Fresh[int64]
 }
 
 // newProfiles keeps profiles in a memo where the authentication cache
@@ -220,7 +221,11 @@ type profiles struct {
 func newProfiles(a *account.Service, m *market.Service, cfg Config, caps Capabilities, store Store, feed profileFeedIn) *profiles {
 	p := &profiles{accounts: a, markets: m}
 	if cl, ok := store.(ChangeLog); ok && cfg.AuthCache > 0 && caps.AuthFeed != nil && feed.Feed.Feed != nil {
-		p.memo, p.log = newProfileMemo(), cl
+		p.memo = newProfileMemo()
+		p.last = &coalesce.Fresh[int64]{Read: func(ctx context.Context) (int64, error) {
+			b, err := cl.ChangeBounds(ctx)
+			return b.Last, err
+		}}
 	}
 	return p
 }
@@ -242,11 +247,11 @@ func (p *profiles) own(ctx context.Context, u *account.User) (profileJSON, error
 		r     memoRead
 	)
 	if p.memo.serving() {
-		b, err := p.log.ChangeBounds(ctx)
+		last, err := p.last.Get(ctx)
 		if err != nil {
 			return profileJSON{}, err
 		}
-		parts, ok, r = p.memo.get(u.ID, b.Last, time.Now())
+		parts, ok, r = p.memo.get(u.ID, last, time.Now())
 	}
 	if !ok {
 		var err error

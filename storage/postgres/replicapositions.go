@@ -1,7 +1,6 @@
 package postgres
 
 import (
-	"context"
 	"sync"
 	"time"
 )
@@ -73,57 +72,4 @@ func (p *positions) sweep(now time.Time) bool {
 		}
 	}
 	return len(p.users) < p.max
-}
-
-// walHead reads the primary's current WAL position for AfterWrite,
-// sharing one query among the callers that arrive while another runs: a
-// query that starts after a caller arrived sees all that caller's
-// committed writes, so the callers that arrive during a query wait for
-// the next one, which starts when it ends. One query at a time runs.
-type walHead struct {
-	query   func(context.Context) (uint64, error)
-	mu      sync.Mutex
-	running bool
-	next    *walFetch
-}
-
-type walFetch struct {
-	done chan struct{}
-	lsn  uint64
-	err  error
-}
-
-func (h *walHead) get(ctx context.Context) (uint64, error) {
-	h.mu.Lock()
-	f := h.next
-	if f == nil {
-		f = &walFetch{done: make(chan struct{})}
-		h.next = f
-	}
-	if !h.running {
-		h.running, h.next = true, nil
-		go h.loop(f)
-	}
-	h.mu.Unlock()
-	select {
-	case <-f.done:
-		return f.lsn, f.err
-	case <-ctx.Done():
-		return 0, ctx.Err()
-	}
-}
-
-func (h *walHead) loop(f *walFetch) {
-	for f != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		f.lsn, f.err = h.query(ctx)
-		cancel()
-		close(f.done)
-		h.mu.Lock()
-		f, h.next = h.next, nil
-		if f == nil {
-			h.running = false
-		}
-		h.mu.Unlock()
-	}
 }

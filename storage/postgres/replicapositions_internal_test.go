@@ -1,9 +1,6 @@
 package postgres
 
 import (
-	"context"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -60,39 +57,5 @@ func TestPositions(t *testing.T) {
 				t.Errorf("got %d, want %d", got, c.want)
 			}
 		})
-	}
-}
-
-func TestWalHeadQueryStartsAfterEveryCallerArrived(t *testing.T) {
-	var head atomic.Uint64 // what the primary's position is
-	var queries atomic.Int32
-	release := make(chan struct{})
-	h := &walHead{query: func(context.Context) (uint64, error) {
-		queries.Add(1)
-		lsn := head.Load()
-		<-release
-		return lsn, nil
-	}}
-	var wg sync.WaitGroup
-	var first, second uint64
-	head.Store(10)
-	wg.Go(func() { first, _ = h.get(context.Background()) })
-	for queries.Load() == 0 {
-		time.Sleep(time.Millisecond)
-	}
-	head.Store(20) // written after the first query began
-	wg.Go(func() { second, _ = h.get(context.Background()) })
-	for waiting := false; !waiting; time.Sleep(time.Millisecond) {
-		h.mu.Lock()
-		waiting = h.next != nil
-		h.mu.Unlock()
-	}
-	close(release)
-	wg.Wait()
-	if first != 10 || second != 20 {
-		t.Errorf("positions %d and %d, want 10 and 20: the second caller got a position read before it arrived", first, second)
-	}
-	if n := queries.Load(); n != 2 {
-		t.Errorf("%d queries, want 2", n)
 	}
 }

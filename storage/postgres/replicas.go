@@ -30,6 +30,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/predictkit/predictkit/internal/coalesce"
 )
 
 // ReplicaConfig tunes the use of read replicas (WithReplicas).
@@ -138,7 +139,7 @@ func (s *Store) AfterWrite(ctx context.Context, userID int64) {
 	if rs == nil {
 		return
 	}
-	lsn, err := rs.head.get(ctx)
+	lsn, err := rs.head.Get(ctx)
 	if err != nil {
 		lsn = math.MaxUint64 // unknown: the primary serves this user's reads for a while
 	}
@@ -275,9 +276,11 @@ type replicaSet struct {
 	next         atomic.Uint32 // round robin
 	primaryReads atomic.Uint64
 	positions    *positions
-	head         walHead
-	stop         context.CancelFunc
-	done         chan struct{}
+	// head reads the primary's current WAL position for AfterWrite, one
+	// query for the writers that arrive together.
+	head coalesce.Fresh[uint64]
+	stop context.CancelFunc
+	done chan struct{}
 
 	mu      sync.Mutex
 	samples []walSample // the primary's positions, oldest first
@@ -306,7 +309,7 @@ const (
 
 func newReplicaSet(ctx context.Context, primary *pgxpool.Pool, urls []string, opts []Option, rc ReplicaConfig) (*replicaSet, error) {
 	rs := &replicaSet{cfg: rc, primary: primary, positions: newPositions(rc.MaxUsers, rc.MaxLag)}
-	rs.head.query = func(ctx context.Context) (uint64, error) {
+	rs.head.Read = func(ctx context.Context) (uint64, error) {
 		var lsn int64
 		err := primary.QueryRow(ctx, sqlPrimaryLSN).Scan(&lsn)
 		return uint64(lsn), err

@@ -224,11 +224,17 @@ var otherVariables = []string{
 	"PREDICTKIT_SOLCJS",            // tests: where solc-js is installed (the test chain's token)
 	"PREDICTKIT_REQUIRE_SOLC",      // tests: fail, not skip, without solc-js
 	"PREDICTKIT_CRASH_KILLS",       // reliability tests
+	"PREDICTKIT_TEST_REDIS_URL",    // tests: the Redis the shared rate limits use
+	"PREDICTKIT_REQUIRE_REDIS",     // tests: fail, not skip, without it
+	"PREDICTKIT_TEST_PRIMARY_URL",  // tests: a primary with a streaming replica (.ci/replica.sh)
+	"PREDICTKIT_TEST_REPLICA_URL",  // tests: that replica
+	"PREDICTKIT_REQUIRE_REPLICA",   // tests: fail, not skip, without them
 }
 
 // otherPrefixes are families of such variables.
 var otherPrefixes = []string{
 	"PREDICTKIT_MODEL_", // reliability tests: the model checker's runs
+	"PREDICTKIT_BENCH_", // benchmarks: their sizes and variants
 }
 
 // UnknownVariables returns a warning for every PREDICTKIT_* variable in

@@ -316,8 +316,12 @@ func (rl requestLog) errorHandler(answer fiber.ErrorHandler) fiber.ErrorHandler 
 	}
 }
 
-// record logs and counts one answer.
+// record logs and counts one answer, unless the server made the request
+// itself (warmingUp).
 func (rl requestLog) record(c *fiber.Ctx, method string, d time.Duration) {
+	if c.Context().UserValue(warmingUp{}) != nil {
+		return
+	}
 	status := c.Response().StatusCode()
 	route := routeTemplate(c)
 	rl.metrics.observeRequest(c, method, route, status, d)

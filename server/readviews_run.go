@@ -80,11 +80,17 @@ func (v *readViews) stand() {
 	v.touchAll()
 }
 
+// warmingUp marks, as a user value of the request (which no client can
+// set), the GETs the server makes itself to warm the views: the access
+// log and the request metrics leave them out.
+type warmingUp struct{}
+
 // warm renders the warmViews through the app, as a client's GET would.
 func warm(app *fiber.App) {
 	h := app.Handler()
 	for _, path := range warmViews {
 		var c fasthttp.RequestCtx
+		c.SetUserValue(warmingUp{}, true)
 		c.Request.Header.SetMethod(http.MethodGet)
 		c.Request.SetRequestURI(path)
 		h(&c)

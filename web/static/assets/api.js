@@ -64,7 +64,10 @@ function errorMessage(status, code, detail) {
 export async function api(method, path, body, opts = {}) {
   const url = path.startsWith('/api/') ? path : '/api/v1' + (path.startsWith('/') ? path : '/' + path);
   const headers = { Accept: 'application/json' };
-  const init = { method, headers, credentials: 'same-origin', signal: opts.signal };
+  // cache 'no-cache': the public reads say a cache may keep them a second
+  // (for a CDN and the viewers it serves), but the app reads right after
+  // its own writes; it revalidates every read (a 304 when unchanged).
+  const init = { method, headers, credentials: 'same-origin', signal: opts.signal, cache: 'no-cache' };
   if (body !== undefined && body !== null) {
     headers['Content-Type'] = 'application/json';
     init.body = JSON.stringify(body);

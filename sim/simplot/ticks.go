@@ -66,12 +66,21 @@ func roundRange(min, max float64, integer bool) (float64, float64) {
 	if !finite(min) || !finite(max) || min >= max {
 		return min, max
 	}
-	step := roundStep(max - min)
-	if integer && step < 1 {
-		step = 1
+	lo, hi := min, max
+	// Widening can move the span to a larger step, whose ticks might miss
+	// the new ends; a few rounds settle it.
+	for range 4 {
+		step := roundStep(hi - lo)
+		if integer && step < 1 {
+			step = 1
+		}
+		nlo := math.Floor(min/step+1e-9) * step
+		nhi := math.Ceil(max/step-1e-9) * step
+		if nlo == lo && nhi == hi {
+			break
+		}
+		lo, hi = nlo, nhi
 	}
-	lo := math.Floor(min/step+1e-9) * step
-	hi := math.Ceil(max/step-1e-9) * step
 	return lo, hi
 }
 

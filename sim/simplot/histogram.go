@@ -64,7 +64,7 @@ func Histogram(values []float64, bins int, refs []Ref, o Options) (*Figure, erro
 	if err != nil {
 		return nil, err
 	}
-	h.FillColor = faded(Palette[5], 200)
+	h.FillColor = Palette[5]
 	h.LineStyle.Color, h.LineStyle.Width = color.White, vg.Points(0.5)
 	top := 0.0
 	for _, b := range h.Bins {

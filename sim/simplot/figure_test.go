@@ -118,7 +118,7 @@ var figures = []struct {
 			return Histogram(pnl(), 30, []Ref{{"worst case −b·ln 2", -3466}, {"mean", -300}},
 				Options{Title: "Market maker's P&L", XLabel: "P&L (kopecks)"})
 		},
-		want: []string{"Market maker's P&L", "P&L (kopecks)", "runs", "500 values in 30 bins", "worst case −b·ln 2 = -3,466", "mean = -300", "-2,000"},
+		want: []string{"Market maker's P&L", "P&L (kopecks)", "runs", "500 values in 30 bins", "worst case −b·ln 2 = −3,466", "mean = −300", "−2,000"},
 	},
 }
 

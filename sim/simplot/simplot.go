@@ -55,7 +55,8 @@ type Options struct {
 	// YMin and YMax fix the y range, e.g. 0 and 1 for probabilities; nil
 	// takes it from the data.
 	YMin, YMax *float64
-	// Percent labels the y ticks as percentages (0%, 20%, …).
+	// Percent labels the y ticks as percentages (0%, 20%, …), and the x
+	// ticks too where x is a probability, as in Calibration.
 	Percent bool
 	// DPI is the resolution of a PNG; 0 means 150 dots per inch.
 	DPI int

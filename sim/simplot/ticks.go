@@ -23,7 +23,8 @@ type RoundTicks struct {
 }
 
 // Ticks returns the major ticks in [min, max]. Labels carry no trailing
-// zeros and separate thousands with commas (12,500).
+// zeros, separate thousands with commas (12,500) and write negative
+// numbers with a minus sign (−2,000).
 func (t RoundTicks) Ticks(min, max float64) []plot.Tick {
 	if !finite(min) || !finite(max) {
 		return nil
@@ -106,8 +107,8 @@ func decimals(step float64) int {
 	return max(d, 0)
 }
 
-// formatNumber writes v with dec decimals, drops trailing zeros and groups
-// the integer part by thousands.
+// formatNumber writes v with dec decimals, drops trailing zeros, groups
+// the integer part by thousands and writes a minus sign (U+2212).
 func formatNumber(v float64, dec int) string {
 	s := strconv.FormatFloat(v, 'f', dec, 64)
 	if strings.Contains(s, ".") {
@@ -116,9 +117,11 @@ func formatNumber(v float64, dec int) string {
 	if s == "-0" {
 		s = "0"
 	}
+	// A true minus sign, as wide as a plus and level with the digits,
+	// rather than a hyphen.
 	sign := ""
 	if s[0] == '-' {
-		sign, s = "-", s[1:]
+		sign, s = "−", s[1:]
 	}
 	intPart, frac, hasFrac := strings.Cut(s, ".")
 	var b strings.Builder

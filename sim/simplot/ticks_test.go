@@ -31,7 +31,7 @@ func TestRoundTicks(t *testing.T) {
 		{"a narrow probability range in percent keeps a decimal", RoundTicks{Percent: true}, 0, 0.02, "0% 0.5% 1% 1.5% 2%"},
 		{"trades up to 300 step by 50", RoundTicks{}, 0, 300, "0 50 100 150 200 250 300"},
 		{"kopecks group thousands with commas", RoundTicks{}, 0, 12500, "0 2,000 4,000 6,000 8,000 10,000 12,000"},
-		{"a range crossing zero has a plain zero", RoundTicks{}, -7000, 3000, "-6,000 -4,000 -2,000 0 2,000"},
+		{"a range crossing zero has a plain zero", RoundTicks{}, -7000, 3000, "−6,000 −4,000 −2,000 0 2,000"},
 		{"ticks stay inside an unround range", RoundTicks{}, 0.03, 0.97, "0.2 0.4 0.6 0.8"},
 		{"small steps have no float noise", RoundTicks{}, 0.1, 0.4, "0.1 0.15 0.2 0.25 0.3 0.35 0.4"},
 		{"a tiny range keeps its decimals", RoundTicks{}, 0.001, 0.002, "0.001 0.0012 0.0014 0.0016 0.0018 0.002"},
@@ -115,7 +115,7 @@ func TestFormatNumber(t *testing.T) {
 		want string
 	}{
 		{12500, 0, "12,500"},
-		{-1234567.5, 1, "-1,234,567.5"},
+		{-1234567.5, 1, "−1,234,567.5"},
 		{0.5, 2, "0.5"},
 		{2, 3, "2"},
 		{-0.0001, 2, "0"},

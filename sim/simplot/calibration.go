@@ -1,9 +1,12 @@
 package simplot
 
 import (
+	"encoding/csv"
 	"fmt"
 	"image/color"
+	"io"
 	"math"
+	"strconv"
 
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
@@ -172,4 +175,26 @@ func Calibration(forecast []float64, happened []bool, bins int, o Options) (*Fig
 		return nil, err
 	}
 	return f, nil
+}
+
+// WriteCalibrationCSV writes bins as CSV with a header row, one row per
+// bin. The statistics of an empty bin are left empty, which spreadsheets
+// and data-frame libraries read as missing.
+func WriteCalibrationCSV(w io.Writer, bins []CalibrationBin) error {
+	cw := csv.NewWriter(w)
+	cw.Write([]string{"lo", "hi", "count", "happened", "mean_forecast", "observed", "wilson_lo", "wilson_hi"})
+	num := func(v float64) string {
+		if math.IsNaN(v) {
+			return ""
+		}
+		return strconv.FormatFloat(v, 'g', -1, 64)
+	}
+	for _, b := range bins {
+		cw.Write([]string{
+			num(b.Lo), num(b.Hi), strconv.Itoa(b.Count), strconv.Itoa(b.Happened),
+			num(b.MeanForecast), num(b.Observed), num(b.WilsonLo), num(b.WilsonHi),
+		})
+	}
+	cw.Flush()
+	return cw.Error()
 }

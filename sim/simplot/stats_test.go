@@ -3,6 +3,8 @@ package simplot
 import (
 	"errors"
 	"math"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -175,5 +177,25 @@ func TestCalibrationBinsRefuseBadInput(t *testing.T) {
 				t.Errorf("Calibration() error = %v, want ErrInput", err)
 			}
 		})
+	}
+}
+
+func TestWriteCalibrationCSV(t *testing.T) {
+	bins, err := CalibrationBins([]float64{0.2, 0.3, 0.9}, []bool{false, true, true}, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf strings.Builder
+	if err := WriteCalibrationCSV(&buf, bins); err != nil {
+		t.Fatal(err)
+	}
+	lo, hi := Wilson(1, 2)
+	lo1, _ := Wilson(1, 1)
+	want := "lo,hi,count,happened,mean_forecast,observed,wilson_lo,wilson_hi\n" +
+		"0,0.3333333333333333,2,1,0.25,0.5," + strconv.FormatFloat(lo, 'g', -1, 64) + "," + strconv.FormatFloat(hi, 'g', -1, 64) + "\n" +
+		"0.3333333333333333,0.6666666666666666,0,0,,,,\n" +
+		"0.6666666666666666,1,1,1,0.9,1," + strconv.FormatFloat(lo1, 'g', -1, 64) + ",1\n"
+	if buf.String() != want {
+		t.Errorf("CSV =\n%s\nwant\n%s", buf.String(), want)
 	}
 }

@@ -181,6 +181,7 @@ func Calibration(forecast []float64, happened []bool, bins int, o Options) (*Fig
 // bin. The statistics of an empty bin are left empty, which spreadsheets
 // and data-frame libraries read as missing.
 func WriteCalibrationCSV(w io.Writer, bins []CalibrationBin) error {
+	// A csv.Writer keeps its first error and reports it from Error.
 	cw := csv.NewWriter(w)
 	cw.Write([]string{"lo", "hi", "count", "happened", "mean_forecast", "observed", "wilson_lo", "wilson_hi"})
 	num := func(v float64) string {

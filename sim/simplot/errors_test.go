@@ -97,6 +97,9 @@ func TestEdgeCasesStillDraw(t *testing.T) {
 		{"a sweep of one point without an interval", func() (*Figure, error) {
 			return Sweep([]Panel{{Title: "p", Series: []Series{{Name: "s", X: []float64{100}, Mean: []float64{0.2}}}}}, Options{}, true)
 		}},
+		{"a log sweep of one point below one", func() (*Figure, error) {
+			return Sweep([]Panel{{Title: "p", Series: []Series{{Name: "s", X: []float64{0.5}, Mean: []float64{0.2}}}}}, Options{}, true)
+		}},
 		{"a calibration with every forecast in one bin", func() (*Figure, error) {
 			return Calibration([]float64{0.5, 0.5, 0.5}, []bool{true, false, true}, 10, Options{})
 		}},

@@ -88,6 +88,11 @@ func Sweep(panels []Panel, o Options, logX bool) (*Figure, error) {
 		}
 	}
 	if logX {
+		if xs.lo == xs.hi {
+			// A single x: a log axis cannot take the ±1 a linear one
+			// would add, so show the decade around it.
+			xs.add(xs.lo/2, xs.hi*2)
+		}
 		lo, hi := logRange(xs.lo, xs.hi)
 		for _, p := range f.panels {
 			p.X.Scale = plot.LogScale{}

@@ -44,7 +44,9 @@ func (t RoundTicks) Ticks(min, max float64) []plot.Tick {
 	// 0.30000000000000004 and the last tick is not lost to rounding.
 	eps := step * 1e-9
 	var ticks []plot.Tick
-	for i := math.Ceil((min - eps) / step); i*step <= max+eps; i++ {
+	// The cap stops a range too narrow for its magnitude (1e10 to
+	// 1e10+1e-6), where i++ no longer changes i, from looping for ever.
+	for i := math.Ceil((min - eps) / step); i*step <= max+eps && len(ticks) <= 2*targetTicks+2; i++ {
 		v := i * step
 		if math.Abs(v) < eps {
 			v = 0

@@ -3,6 +3,7 @@ package simplot
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"gonum.org/v1/plot"
 )
@@ -54,6 +55,19 @@ func TestRoundTicksSkipsNonFiniteRanges(t *testing.T) {
 		if got := (RoundTicks{}).Ticks(r[0], r[1]); got != nil {
 			t.Errorf("Ticks(%g, %g) = %v, want none", r[0], r[1], got)
 		}
+	}
+}
+
+func TestRoundTicksEndOnARangeTooNarrowForItsMagnitude(t *testing.T) {
+	done := make(chan []plot.Tick)
+	go func() { done <- (RoundTicks{}).Ticks(1e10, 1e10+1e-6) }()
+	select {
+	case ticks := <-done:
+		if len(ticks) > 2*targetTicks+3 {
+			t.Errorf("got %d ticks, want a handful", len(ticks))
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Ticks(1e10, 1e10+1e-6) did not return")
 	}
 }
 

@@ -38,6 +38,9 @@ func TestFiguresRefuseBadInput(t *testing.T) {
 			return QuantileBands([]Paths{good}, Options{YMin: Float(1), YMax: Float(0)})
 		}},
 		{"bands with a negative width", func() (*Figure, error) { return QuantileBands([]Paths{good}, Options{Width: -1}) }},
+		{"bands a quarter of an inch wide", func() (*Figure, error) {
+			return QuantileBands([]Paths{good}, Options{Width: 18, Height: 200})
+		}},
 		{"a sweep without panels", func() (*Figure, error) { return Sweep(nil, Options{}, false) }},
 		{"a sweep panel without series", func() (*Figure, error) { return Sweep([]Panel{{Title: "p"}}, Options{}, false) }},
 		{"a sweep series without points", func() (*Figure, error) {

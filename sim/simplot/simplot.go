@@ -71,6 +71,7 @@ const (
 	panelHeight  = 2.5 * vg.Inch
 	singleWidth  = 6.5 * vg.Inch
 	singleHeight = 4.2 * vg.Inch
+	minSide      = vg.Inch
 )
 
 // Palette is the Okabe–Ito palette, ordered so that the first colours are
@@ -244,6 +245,9 @@ func textStyle(size vg.Length) text.Style {
 func layout(n int, o Options) (cols int, w, h vg.Length, err error) {
 	if o.Width < 0 || o.Height < 0 || o.Columns < 0 || o.DPI < 0 {
 		return 0, 0, 0, inputErr("negative size, columns or DPI")
+	}
+	if (o.Width != 0 && o.Width < minSide) || (o.Height != 0 && o.Height < minSide) {
+		return 0, 0, 0, inputErr("a figure of %.0f × %.0f points is too small to read: want at least %.0f points (1 inch) a side", o.Width.Points(), o.Height.Points(), minSide.Points())
 	}
 	cols = o.Columns
 	if cols == 0 {

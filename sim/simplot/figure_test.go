@@ -334,3 +334,34 @@ func TestSweepKeepsOneColourAndLegendEntryPerSeries(t *testing.T) {
 		t.Errorf("legend = %q, want each series once", got)
 	}
 }
+
+func TestPNGResolutionFollowsDPI(t *testing.T) {
+	tests := []struct {
+		name       string
+		dpi        int
+		wantW, wantH int
+	}{
+		{"the default is 150 dots per inch", 0, 600, 450},
+		{"a screen at 96 dots per inch", 96, 384, 288},
+		{"print at 300 dots per inch", 300, 1200, 900},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, err := Histogram([]float64{1, 2, 2, 3}, 3, nil, Options{Width: 4 * vg.Inch, Height: 3 * vg.Inch, DPI: tt.dpi})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var buf bytes.Buffer
+			if err := f.Encode(&buf, "png"); err != nil {
+				t.Fatal(err)
+			}
+			cfg, err := png.DecodeConfig(&buf)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cfg.Width != tt.wantW || cfg.Height != tt.wantH {
+				t.Errorf("PNG is %d×%d, want %d×%d", cfg.Width, cfg.Height, tt.wantW, tt.wantH)
+			}
+		})
+	}
+}

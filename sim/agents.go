@@ -129,14 +129,27 @@ func (w *world) actInformed(k int, t *trader) {
 		// Δ = b·ln(x(1−y) / (y(1−x))); stop where the payout is the belief.
 		y := worth / (1 - m)
 		delta := b * math.Log(price*(1-y)/(y*(1-price)))
-		w.sell(k, t, i, s, min(*t.held(i, s), max(1, int64(delta))))
+		shares := *t.held(i, s)
+		switch {
+		case math.IsNaN(delta): // a price at or past 1 on LS
+			shares = 1
+		case delta < float64(shares):
+			shares = max(1, int64(delta))
+		}
+		w.sell(k, t, i, s, shares)
 		return
 	}
 	// Buying up to price y costs b·ln((1−x)/(1−y)); stop where the price
 	// with the fee is the belief.
 	y := worth / (1 + m)
-	cost := b * math.Log((1-price)/(1-y))
-	budget := min(t.cash, w.cfg.Budget, int64(math.Ceil(cost*(1+m))))
+	cost := math.Ceil(b * math.Log((1-price)/(1-y)) * (1 + m))
+	if !(cost >= 1) {
+		return
+	}
+	budget := min(t.cash, w.cfg.Budget)
+	if cost < float64(budget) {
+		budget = int64(cost)
+	}
 	w.buy(k, t, i, s, budget)
 }
 

@@ -35,7 +35,7 @@ type Design interface {
 	// HasNo reports whether the design sells NO on a market.
 	HasNo() bool
 	// PricesInto writes the YES price of every outcome into dst[:N()].
-	PricesInto(dst []float64)
+	PricesInto(dst []float64) error
 	// Liquidity is the current b of market i, for traders' estimates.
 	Liquidity(i int) float64
 	// QuoteBuy prices the buy of side s of market i with the most shares
@@ -138,10 +138,18 @@ func (d *binaries) market(i int) lmsr.Binary {
 	return lmsr.Binary{B: float64(d.b), QYes: float64(d.qYes[i]), QNo: float64(d.qNo[i])}
 }
 
-func (d *binaries) PricesInto(dst []float64) {
-	for i := range d.qYes {
-		dst[i] = d.market(i).Price(lmsr.Yes)
+func (d *binaries) PricesInto(dst []float64) error {
+	if len(dst) < len(d.qYes) {
+		return fmt.Errorf("%w: dst holds %d prices, design has %d", lmsr.ErrDimension, len(dst), len(d.qYes))
 	}
+	for i := range d.qYes {
+		m := d.market(i)
+		if err := m.Validate(); err != nil {
+			return err
+		}
+		dst[i] = m.Price(lmsr.Yes)
+	}
+	return nil
 }
 
 func (d *binaries) Liquidity(int) float64 { return float64(d.b) }
@@ -217,12 +225,7 @@ func (d *pool) Kind() Kind  { return Pool }
 func (d *pool) N() int      { return d.ex.N() }
 func (d *pool) HasNo() bool { return true }
 
-func (d *pool) PricesInto(dst []float64) {
-	if err := d.ex.PricesInto(dst); err != nil {
-		// The pool's quantities only change by trades it priced.
-		panic(fmt.Sprintf("sim: pool state invalid: %v", err))
-	}
-}
+func (d *pool) PricesInto(dst []float64) error { return d.ex.PricesInto(dst) }
 
 func (d *pool) Liquidity(int) float64 { return float64(d.ex.B) }
 

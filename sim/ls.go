@@ -49,11 +49,7 @@ func (d *lsMaker) Kind() Kind  { return LS }
 func (d *lsMaker) N() int      { return len(d.m.Q) }
 func (d *lsMaker) HasNo() bool { return false }
 
-func (d *lsMaker) PricesInto(dst []float64) {
-	if err := d.m.PricesInto(dst); err != nil {
-		panic(fmt.Sprintf("sim: LS state invalid: %v", err))
-	}
-}
+func (d *lsMaker) PricesInto(dst []float64) error { return d.m.PricesInto(dst) }
 
 func (d *lsMaker) Liquidity(int) float64 { return d.m.Liquidity() }
 
@@ -117,7 +113,9 @@ func (d *lsMaker) QuoteBuy(i int, s lmsr.Side, budget int64) (Trade, error) {
 	if d.pr == nil {
 		d.pr = make([]float64, d.N())
 	}
-	d.PricesInto(d.pr)
+	if err := d.PricesInto(d.pr); err != nil {
+		return Trade{}, err
+	}
 	lo, hi := int64(1), max(int64(2), int64(float64(maxCost)/d.pr[i])+1)
 	for {
 		ok, err := fits(hi)

@@ -63,8 +63,12 @@ func TestTwoOutcomePoolIsABinaryMarket(t *testing.T) {
 			}
 			pool.Apply(pt)
 			bin.Apply(bt)
-			pool.PricesInto(pp)
-			bin.PricesInto(bp)
+			if err := pool.PricesInto(pp); err != nil {
+				t.Fatal(err)
+			}
+			if err := bin.PricesInto(bp); err != nil {
+				t.Fatal(err)
+			}
 			if pp[0] != bp[0] {
 				t.Fatalf("step %d: pool price %v, binary YES price %v", step, pp[0], bp[0])
 			}

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"errors"
 	"math"
 	"math/rand/v2"
 
@@ -76,15 +77,18 @@ func run(c Config, keep bool) (*Result, error) {
 		return row
 	}
 	w.snapshot()
+	if w.err != nil {
+		return nil, w.err
+	}
 	if keep {
 		res.PnL = append(res.PnL, pnl())
 	}
 	for range c.Steps {
 		w.act(rng.IntN(len(w.traders)))
+		w.snapshot()
 		if w.err != nil {
 			return nil, w.err
 		}
-		w.snapshot()
 		if keep {
 			res.PnL = append(res.PnL, pnl())
 		}
@@ -109,7 +113,9 @@ func run(c Config, keep bool) (*Result, error) {
 // snapshot records the prices after a step.
 func (w *world) snapshot() {
 	p := make([]float64, w.d.N())
-	w.d.PricesInto(p)
+	if err := w.d.PricesInto(p); err != nil {
+		w.err = errors.Join(w.err, err)
+	}
 	w.prices = p
 	w.path = append(w.path, p)
 }

@@ -122,6 +122,13 @@ func replay(t *testing.T, c sim.Config) {
 		if got.Shares != tr.Shares || got.Amount != tr.Cash || got.Cost != tr.Cost || got.Fee != tr.Fee {
 			t.Fatalf("trade %d (%+v): the platform booked shares %d, amount %d, cost %d, fee %d", n, tr, got.Shares, got.Amount, got.Cost, got.Fee)
 		}
+		// The traded market's price after the trade is the simulation's
+		// after the step, to the last bit: within a step only the binary
+		// design trades more than one market (an arbitrageur's legs), and
+		// its markets are independent.
+		if p := out.Market.YesProbability(); p != res.Prices[tr.Step][tr.Outcome] {
+			t.Fatalf("trade %d: the platform's price %v, the simulation's %v", n, p, res.Prices[tr.Step][tr.Outcome])
+		}
 	}
 
 	var fees, escrow int64

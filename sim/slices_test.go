@@ -33,7 +33,11 @@ func TestPlainSlices(t *testing.T) {
 		sums := res.Summaries()
 		mean, lo, hi := sim.Column(sums, "subsidy")
 		// The subsidy does not vary between runs: the interval is a point.
-		if len(mean) != 2 || mean[0] != float64(runs[0].Metrics.Subsidy) || lo[1] != hi[1] || mean[1] <= mean[0] {
+		d, err := sim.NewDesign(s.Points[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(mean) != 2 || mean[0] != float64(d.Subsidy()) || lo[1] != hi[1] || mean[1] <= mean[0] {
 			t.Fatalf("subsidy by b: %v [%v, %v]", mean, lo, hi)
 		}
 		if m, _, _ := sim.Column(sums, "nope"); m != nil {

@@ -63,8 +63,10 @@ func (m Mix) WithInformed(s float64) Mix {
 	return Mix{Informed: s, Noise: r(m.Noise * k), Momentum: r(m.Momentum * k), Arbitrage: r(m.Arbitrage * k)}
 }
 
-// Config is one simulated market and its traders. The zero values of the
-// optional fields mean the defaults of DefaultConfig.
+// Config is one simulated market and its traders. Start from
+// DefaultConfig and change what the study varies: Validate refuses the
+// zero value of every field but Margin, Mix's shares, Noise, Truth and
+// Seed.
 type Config struct {
 	Design   Kind
 	Outcomes int     // N ≥ 2

@@ -14,7 +14,9 @@ var ErrNoSide = errors.New("sim: the design has no NO side")
 // Outcome, or a sale. For a buy Cost is the LMSR cost rounded up, Fee the
 // platform's fee and Cash = Cost + Fee what the buyer pays; for a sale Cost
 // is the LMSR refund rounded down, Fee the fee and Cash = Cost − Fee what
-// the seller receives. Budget is what the buyer offered (0 for a sale).
+// the seller receives. Budget is what the buyer offered (0 for a sale, and
+// for a quote of a number of shares). Step is the step of the run it was
+// made in (from 1) and Trader the index of the trader who made it.
 type Trade struct {
 	Step, Trader int
 	Outcome      int

@@ -64,9 +64,9 @@ func (m Mix) WithInformed(s float64) Mix {
 }
 
 // Config is one simulated market and its traders. Start from
-// DefaultConfig and change what the study varies: Validate refuses the
-// zero value of every field but Margin, Mix's shares, Noise, Truth and
-// Seed.
+// DefaultConfig and change what the study varies: Validate refuses a zero
+// Design, Outcomes, B, Traders, Cash, Budget, Steps, Lookback or Epsilon,
+// a zero Mix, and a zero LSCommission on LS.
 type Config struct {
 	Design   Kind
 	Outcomes int     // N ≥ 2

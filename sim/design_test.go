@@ -104,3 +104,29 @@ func TestLSSellsNoNO(t *testing.T) {
 		t.Fatalf("NO on LS: %v", err)
 	}
 }
+
+// TestLSBuysALongshot: after outcome 0 of an LS market was bought up, the
+// price of outcome 1 is tiny, and a first guess of the shares a budget
+// buys (budget / price) lies past 2^53. The buy must still be found.
+func TestLSBuysALongshot(t *testing.T) {
+	c := sim.DefaultConfig()
+	c.Design, c.Outcomes, c.B, c.Margin = sim.LS, 4, 50, 0
+	d, err := sim.NewDesign(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, budget := range []int64{36, 985, 293, 1000} {
+		q, err := d.QuoteBuy(0, lmsr.Yes, budget)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d.Apply(q)
+	}
+	q, err := d.QuoteBuy(1, lmsr.Yes, 58)
+	if err != nil {
+		t.Fatalf("the longshot: %v", err)
+	}
+	if q.Cash > 58 || q.Shares < 58 {
+		t.Fatalf("58 kopecks on a longshot bought %+v", q)
+	}
+}

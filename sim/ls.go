@@ -108,16 +108,21 @@ func (d *lsMaker) QuoteBuy(i int, s lmsr.Side, budget int64) (Trade, error) {
 		}
 		return Trade{}, err
 	}
-	// Each share costs at least its price now, so maxCost/price bounds the
-	// shares; start near it.
+	// maxCost/price is about the shares the budget buys: start there and
+	// double while it fits. A longshot's price may be tiny (or 0 after
+	// underflow), so the search is capped where q_i would leave 2^53.
 	if d.pr == nil {
 		d.pr = make([]float64, d.N())
 	}
 	if err := d.PricesInto(d.pr); err != nil {
 		return Trade{}, err
 	}
-	lo, hi := int64(1), max(int64(2), int64(float64(maxCost)/d.pr[i])+1)
-	for {
+	limit := int64(lmsr.MaxQuantity - d.m.Q[i])
+	lo, hi := int64(1), limit
+	if g := float64(maxCost)/d.pr[i] + 1; g < float64(limit) {
+		hi = max(2, int64(g))
+	}
+	for lo < hi {
 		ok, err := fits(hi)
 		if err != nil {
 			return Trade{}, err
@@ -125,7 +130,11 @@ func (d *lsMaker) QuoteBuy(i int, s lmsr.Side, budget int64) (Trade, error) {
 		if !ok {
 			break
 		}
-		lo, hi = hi, hi*2
+		lo, hi = hi, min(hi*2, limit)
+	}
+	if lo == hi {
+		// Every share up to the limit fits.
+		hi = lo + 1
 	}
 	for hi-lo > 1 {
 		mid := lo + (hi-lo)/2

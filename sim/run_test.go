@@ -323,3 +323,21 @@ func won(b bool) string {
 	}
 	return "0"
 }
+
+func TestCommonSeedsGiveEveryPointTheSameDraws(t *testing.T) {
+	s := smallSweep()
+	s.Common = true
+	res, err := s.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for j, row := range res.Rows {
+		first := res.Rows[row.Run] // point 0, the same run
+		if row.Seed != first.Seed || row.Winner != first.Winner || !reflect.DeepEqual(row.Truth, first.Truth) {
+			t.Fatalf("row %d (point %d run %d) drew otherwise than point 0", j, row.Point, row.Run)
+		}
+	}
+	if res.Rows[0].Truth[0] == res.Rows[1].Truth[0] {
+		t.Fatal("runs 0 and 1 drew the same truth")
+	}
+}

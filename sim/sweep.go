@@ -14,6 +14,10 @@ type Sweep struct {
 	Runs    int
 	Seed    uint64
 	Workers int // runs at once; 0 means runtime.GOMAXPROCS(0)
+	// Common gives run r of every point the seed DeriveSeed(Seed, 0, r):
+	// every point then sees the same truths, winners and signals, so that
+	// two designs are compared on the same draws (common random numbers).
+	Common bool
 }
 
 // Row is one run of a sweep.
@@ -39,6 +43,14 @@ type SweepResult struct {
 // over workers.
 func DeriveSeed(base uint64, p, r int) uint64 {
 	return splitmix(splitmix(base^splitmix(uint64(p)+1)) + uint64(r) + 1)
+}
+
+// seed is the seed of run r of point p.
+func (s Sweep) seed(p, r int) uint64 {
+	if s.Common {
+		p = 0
+	}
+	return DeriveSeed(s.Seed, p, r)
 }
 
 func splitmix(x uint64) uint64 {
@@ -114,7 +126,7 @@ func (s Sweep) Run(ctx context.Context) (*SweepResult, error) {
 			for j := range jobs {
 				p, r := j/s.Runs, j%s.Runs
 				c := s.Points[p]
-				c.Seed = DeriveSeed(s.Seed, p, r)
+				c.Seed = s.seed(p, r)
 				out, err := run(c, false)
 				if err != nil {
 					cancel(fmt.Errorf("point %d run %d: %w", p, r, err))

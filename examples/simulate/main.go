@@ -141,6 +141,7 @@ type config struct {
 	margins, informed     []float64
 	bs                    []int64
 	workers               int
+	common                bool
 	exclusive             bool    // compare independent binary markets with an exclusive pool
 	split                 bool    // add an answer to a pool's Other mid-run
 	splitAt               int     // -split: the step of the split
@@ -179,6 +180,7 @@ func parseFlags(args []string, out io.Writer) (config, error) {
 	fs.StringVar(&margins, "margins", "0,0.02", "with -sweep: the fees")
 	fs.StringVar(&bs, "bs", "500,1000,2000,5000,10000", "with -sweep: the liquidities b, kopecks")
 	fs.StringVar(&informed, "informed", "0.1,0.3,0.5,0.7,0.9", "with -sweep: the informed traders' shares")
+	fs.BoolVar(&c.common, "common", false, "with -sweep: run r of every point draws the same truth, winner and signals (common random numbers)")
 	fs.IntVar(&c.workers, "workers", 0, "with -sweep: runs at once (default: every CPU); the output does not depend on it")
 	fs.StringVar(&c.outDir, "out", "", "directory the CSV and the plots are written into, made if missing (default: a new directory under the system's temporary directory, printed)")
 	fs.StringVar(&c.csvPath, "csv", "simulate.csv", "CSV file name in -out (empty: none)")

@@ -21,6 +21,7 @@ func runSweep(cfg config, stdout io.Writer) error {
 		Runs:    cfg.runs,
 		Seed:    cfg.seed,
 		Workers: cfg.workers,
+		Common:  cfg.common,
 	}
 	// Ctrl-C stops the sweep between runs.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)

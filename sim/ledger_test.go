@@ -10,22 +10,39 @@ import (
 	"github.com/predictkit/predictkit/market"
 	"github.com/predictkit/predictkit/sim"
 	"github.com/predictkit/predictkit/storage/memory"
+	"github.com/predictkit/predictkit/storage/postgres/pgtest"
 )
 
-// platform is the real engine on the in-memory store, with one creator.
+// store is what the engine needs of a store: both stores implement it.
+type store interface {
+	market.Store
+	account.Store
+}
+
+// stores are the stores the replay runs on: the in-memory one, and
+// PostgreSQL (a fresh schema per test) when PREDICTKIT_TEST_DATABASE_URL
+// is set.
+var stores = []struct {
+	name string
+	open func(*testing.T) store
+}{
+	{"memory", func(*testing.T) store { return memory.New() }},
+	{"postgres", func(t *testing.T) store { return pgtest.New(t) }},
+}
+
+// platform is the real engine on a store, with one creator.
 type platform struct {
 	t        *testing.T
 	ctx      context.Context
-	store    *memory.Store
+	store    store
 	accounts *account.Service
 	markets  *market.Service
 	creator  *account.User
 }
 
-func newPlatform(t *testing.T) *platform {
+func newPlatform(t *testing.T, store store) *platform {
 	t.Helper()
 	ctx := context.Background()
-	store := memory.New()
 	accounts := account.NewService(store)
 	p := &platform{t: t, ctx: ctx, store: store, accounts: accounts, markets: market.NewService(store, accounts)}
 	c, _, err := accounts.Register(ctx, account.Registration{Email: "creator@example.com", Password: "password123", Name: "Creator"})
@@ -49,7 +66,7 @@ func (p *platform) balance(ref account.Ref) int64 {
 }
 
 // TestMakerPnLMatchesTheLedger replays simulated trades through the
-// platform's engine: every trade is priced the same to the kopeck, the
+// platform's engine, on each store: every trade is priced the same to the kopeck, the
 // escrow and the fee accounts hold what the simulation says, and after the
 // drawn winner is resolved the treasury has gained exactly the simulated
 // maker's P&L and every trader holds their simulated cash and payout.
@@ -67,14 +84,16 @@ func TestMakerPnLMatchesTheLedger(t *testing.T) {
 			c.Margin = []float64{0.01, 0.03, 0.2, rng.Float64() * 0.2}[rng.IntN(4)]
 			c.Mix = sim.Mix{Informed: 0.5, Noise: 0.3, Momentum: 0.1, Arbitrage: 0.1}
 			c.Traders, c.Cash, c.Budget, c.Steps = 8, 20_000, 300+rng.Int64N(2000), 150
-			t.Run(fmt.Sprintf("a %s design of %d outcomes, b %d, margin %v, seed %d, books the same money", design, c.Outcomes, c.B, c.Margin, seed), func(t *testing.T) {
-				replay(t, c)
-			})
+			for _, st := range stores {
+				t.Run(fmt.Sprintf("a %s design of %d outcomes, b %d, margin %v, seed %d, books the same money on %s", design, c.Outcomes, c.B, c.Margin, seed, st.name), func(t *testing.T) {
+					replay(t, c, st.open(t))
+				})
+			}
 		}
 	}
 }
 
-func replay(t *testing.T, c sim.Config) {
+func replay(t *testing.T, c sim.Config, st store) {
 	res, err := sim.Run(c)
 	if err != nil {
 		t.Fatal(err)
@@ -82,7 +101,7 @@ func replay(t *testing.T, c sim.Config) {
 	if len(res.Trades) < 50 {
 		t.Fatalf("only %d trades: too few to test anything", len(res.Trades))
 	}
-	p := newPlatform(t)
+	p := newPlatform(t, st)
 	users := make([]int64, c.Traders)
 	for k := range users {
 		u, _, err := p.accounts.Register(p.ctx, account.Registration{Email: fmt.Sprintf("t%d@example.com", k), Password: "password123", Name: "Trader"})

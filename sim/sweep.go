@@ -15,8 +15,9 @@ type Sweep struct {
 	Seed    uint64
 	Workers int // runs at once; 0 means runtime.GOMAXPROCS(0)
 	// Common gives run r of every point the seed DeriveSeed(Seed, 0, r):
-	// every point then sees the same truths, winners and signals, so that
-	// two designs are compared on the same draws (common random numbers).
+	// every point's run r then has the same truth and winner, and its
+	// informed traders the same signals, so that designs are compared on
+	// the same draws (common random numbers).
 	Common bool
 }
 

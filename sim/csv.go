@@ -62,8 +62,8 @@ func (c csvWriter) flush() error {
 }
 
 // WriteSweepCSV writes one row per point and run: point, run, seed, the
-// point's parameters, the truth (truth_0 … truth_{N−1}), the winner and
-// every metric of MetricList.
+// point's parameters, the truth (truth_0 … truth_{N−1}), the winner, the
+// final YES prices (final_0 … final_{N−1}) and every metric of MetricList.
 func WriteSweepCSV(w io.Writer, r *SweepResult) error {
 	c := newCSV(w)
 	n := r.Points[0].Outcomes
@@ -72,6 +72,9 @@ func WriteSweepCSV(w io.Writer, r *SweepResult) error {
 		head = append(head, "truth_"+strconv.Itoa(i))
 	}
 	head = append(head, "winner")
+	for i := range n {
+		head = append(head, "final_"+strconv.Itoa(i))
+	}
 	for _, m := range MetricList {
 		head = append(head, m.Name)
 	}
@@ -86,6 +89,9 @@ func WriteSweepCSV(w io.Writer, r *SweepResult) error {
 			rec = append(rec, ftoa(p))
 		}
 		rec = append(rec, strconv.Itoa(row.Winner))
+		for _, p := range row.Final {
+			rec = append(rec, ftoa(p))
+		}
 		for _, m := range MetricList {
 			rec = append(rec, metricCell(m, row.Metrics))
 		}

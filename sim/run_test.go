@@ -252,7 +252,7 @@ func TestSweepRunIsRunWithTheDerivedSeed(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if one.Metrics != row.Metrics || one.Winner != row.Winner || !reflect.DeepEqual(one.Truth, row.Truth) {
+		if one.Metrics != row.Metrics || one.Winner != row.Winner || !reflect.DeepEqual(one.Truth, row.Truth) || !reflect.DeepEqual(one.Prices[len(one.Prices)-1], row.Final) {
 			t.Fatalf("row %d differs from Run with seed %d", j, c.Seed)
 		}
 	}

@@ -27,6 +27,7 @@ type Row struct {
 	Seed       uint64
 	Truth      []float64
 	Winner     int
+	Final      []float64 // the YES prices after the last step
 	Metrics    Metrics
 }
 
@@ -133,7 +134,8 @@ func (s Sweep) Run(ctx context.Context) (*SweepResult, error) {
 					cancel(fmt.Errorf("point %d run %d: %w", p, r, err))
 					continue
 				}
-				res.Rows[j] = Row{Point: p, Run: r, Seed: c.Seed, Truth: out.Truth, Winner: out.Winner, Metrics: out.Metrics}
+				final := out.Prices[len(out.Prices)-1]
+				res.Rows[j] = Row{Point: p, Run: r, Seed: c.Seed, Truth: out.Truth, Winner: out.Winner, Final: final, Metrics: out.Metrics}
 			}
 		}()
 	}

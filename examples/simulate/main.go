@@ -1,35 +1,48 @@
-// Command simulate runs an LMSR market against traders with noisy beliefs
-// and reports how the market maker fares and how well prices find the truth.
-//
-// Each run draws a hidden true distribution over the outcomes (or takes it
-// from -truth), gives every trader a belief scattered around it in log-odds,
-// opens an LMSR market at uniform prices and lets randomly chosen traders buy
-// the outcome they think most underpriced, up to their belief and within a
-// budget per trade. At the end one outcome is drawn from the truth and the
-// market resolves.
+// Command simulate runs simulated prediction markets against traders with
+// private information and reports how the market maker fares and how well
+// prices find the truth. It is a thin command over the package
+// github.com/predictkit/predictkit/sim; docs/simulation.md describes the
+// designs, the traders and the metrics.
 //
 // Usage, from a clone of the repository (or, once the module is
 // published, go run github.com/predictkit/predictkit/examples/simulate@latest):
 //
-//	go run ./examples/simulate -b 1000 -outcomes 2 -traders 50 -trades 500 -runs 200 -seed 1 -out /tmp/sim
+//	go run ./examples/simulate -design pool -b 1000 -outcomes 2 -margin 0.02 -runs 200 -seed 1 -out /tmp/sim
 //
 // It writes its CSV and plots into the directory -out, never into the
 // working directory: by default a new directory under the system's
 // temporary directory, whose path it prints. It reads no file, so it runs
 // from any directory.
 //
-// It writes a tidy CSV with one row per run, step and outcome:
+// Each run draws a hidden true distribution over the outcomes (or takes it
+// from -truth) and the winner from it, opens the market design -design
+// (binary: one binary market per outcome; pool: one exclusive pool; ls:
+// the liquidity-sensitive LMSR) at uniform prices with the fee -margin,
+// and lets randomly chosen traders of the mix -mix trade -trades times,
+// in integer shares and kopecks as the server prices them. It writes a
+// tidy CSV with one row per run, step and outcome:
 //
-//	run,step,outcome,q,price,cost,mm_pnl
+//	run,step,outcome,truth,won,price,mm_pnl
 //
-// where step 0 is the opening state, q and price are the outcome's quantity
-// and price after the step, cost is what the market maker has collected so
-// far, C(q_t) − C(q_0), and mm_pnl is its profit if that outcome wins:
-// cost − (q_t − q_0). It prints the mean market-maker P&L at resolution with
-// a 95% interval against the LMSR bound −b·ln n, and the error of the final
-// prices against the truth, and draws the price paths of one run and the
-// distribution of the P&L over runs with gonum/plot (PNG, or SVG/PDF by the
+// where step 0 is the opening state, price is the outcome's YES price
+// after the step and mm_pnl the market maker's profit in kopecks if that
+// outcome won then (fees excluded). It prints the mean P&L at resolution
+// with a 95% interval against the bound −subsidy, the fees, the price
+// error and the Brier score, and draws the price paths of one run and the
+// distribution of the P&L over runs with gonum/plot (PNG, or SVG by the
 // file extension). The same flags and seed always give the same CSV.
+//
+// # Sweeps
+//
+// With -sweep it runs every combination of -designs, -margins, -bs and
+// -informed (the informed traders' share; the others keep the proportions
+// of -mix), -runs times each, on -workers goroutines, and writes one row
+// per point and run (-csv, the parameters, truth_0 … truth_{n−1}, the
+// winner and every metric) and a summary per point (-summary, each
+// metric's mean and 95% interval). The output is the same for any number
+// of workers.
+//
+//	go run ./examples/simulate -sweep -designs binary,pool,ls -margins 0,0.02 -bs 500,1000,2000 -informed 0.2,0.5,0.8 -outcomes 5 -runs 100 -out /tmp/sweep
 //
 // # Exclusive pools
 //
@@ -86,21 +99,17 @@
 package main
 
 import (
-	"bufio"
-	"encoding/csv"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"math"
-	"math/rand/v2"
 	"os"
-	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/predictkit/predictkit/lmsr"
+	"github.com/predictkit/predictkit/sim"
 )
 
 func main() {
@@ -121,12 +130,24 @@ type config struct {
 	seed                  uint64
 	noise, budget         float64
 	truth                 []float64 // nil: drawn per run from a flat Dirichlet
-	exclusive             bool      // compare independent binary markets with an exclusive pool
-	split                 bool      // add an answer to a pool's Other mid-run
-	splitAt               int       // -split: the step of the split
-	splitShare            float64   // -split: the new answer's share of Other's price
-	outDir                string    // where the outputs go; "": a new temporary directory
-	csvPath               string
+	design                sim.Kind
+	margin, lsCommission  float64
+	mix                   sim.Mix
+	cash                  int64
+	lookback              int
+	epsilon               float64
+	sweep                 bool // run a grid of configurations
+	designs               []sim.Kind
+	margins, informed     []float64
+	bs                    []int64
+	workers               int
+	common                bool
+	exclusive             bool    // compare independent binary markets with an exclusive pool
+	split                 bool    // add an answer to a pool's Other mid-run
+	splitAt               int     // -split: the step of the split
+	splitShare            float64 // -split: the new answer's share of Other's price
+	outDir                string  // where the outputs go; "": a new temporary directory
+	csvPath, summaryPath  string
 	pricesPath, pnlPath   string
 	sumsPath              string // -exclusive only
 	plotRun               int
@@ -134,20 +155,36 @@ type config struct {
 
 func parseFlags(args []string, out io.Writer) (config, error) {
 	var c config
-	var truth string
+	var truth, design, mix, designs, margins, bs, informed string
+	def := sim.DefaultConfig()
 	fs := flag.NewFlagSet("simulate", flag.ContinueOnError)
 	fs.SetOutput(out)
-	fs.Float64Var(&c.b, "b", 1000, "LMSR liquidity b (kopecks; one share pays 1)")
+	fs.Float64Var(&c.b, "b", 1000, "LMSR liquidity b, whole kopecks (one share pays 1)")
 	fs.IntVar(&c.outcomes, "outcomes", 2, "number of outcomes (≥ 2)")
 	fs.IntVar(&c.traders, "traders", 50, "number of traders")
 	fs.IntVar(&c.trades, "trades", 500, "trades (steps) per run")
-	fs.IntVar(&c.runs, "runs", 200, "independent runs")
+	fs.IntVar(&c.runs, "runs", 200, "independent runs (per point with -sweep)")
 	fs.Uint64Var(&c.seed, "seed", 1, "random seed; the same seed gives the same output")
-	fs.Float64Var(&c.noise, "noise", 0.5, "standard deviation of the traders' belief noise, in log-odds")
-	fs.Float64Var(&c.budget, "budget", 100, "most a trader spends on one trade (kopecks)")
+	fs.Float64Var(&c.noise, "noise", 0.5, "standard deviation of the informed traders' signals, in log-odds")
+	fs.Float64Var(&c.budget, "budget", 100, "most a trader spends on one trade, whole kopecks")
 	fs.StringVar(&truth, "truth", "", "comma-separated true probabilities (default: drawn per run)")
+	fs.StringVar(&design, "design", string(sim.Pool), "market design: binary (one binary market per outcome), pool (one exclusive pool) or ls (liquidity-sensitive LMSR)")
+	fs.Float64Var(&c.margin, "margin", def.Margin, "the platform's fee, 0 to 0.2, as a pool's margin")
+	fs.Float64Var(&c.lsCommission, "ls-commission", def.LSCommission, "with -design ls: how far its prices may sum above 1")
+	fs.StringVar(&mix, "mix", "informed=0.7,noise=0.2,momentum=0.1", "the traders' kinds and shares (informed, noise, momentum, arbitrage), summing to 1")
+	fs.Int64Var(&c.cash, "cash", def.Cash, "each trader's opening cash, kopecks")
+	fs.IntVar(&c.lookback, "lookback", def.Lookback, "steps a momentum trader looks back")
+	fs.Float64Var(&c.epsilon, "epsilon", def.Epsilon, "the distance to the truth the time-to-ε metric measures")
+	fs.BoolVar(&c.sweep, "sweep", false, "run every combination of -designs, -margins, -bs and -informed, -runs times each, and write the runs and a summary per point")
+	fs.StringVar(&designs, "designs", "binary,pool,ls", "with -sweep: the designs")
+	fs.StringVar(&margins, "margins", "0,0.02", "with -sweep: the fees")
+	fs.StringVar(&bs, "bs", "500,1000,2000,5000,10000", "with -sweep: the liquidities b, kopecks")
+	fs.StringVar(&informed, "informed", "0.1,0.3,0.5,0.7,0.9", "with -sweep: the informed traders' shares")
+	fs.BoolVar(&c.common, "common", false, "with -sweep: run r of every point draws the same truth, winner and signals (common random numbers)")
+	fs.IntVar(&c.workers, "workers", 0, "with -sweep: runs at once (default: every CPU); the output does not depend on it")
 	fs.StringVar(&c.outDir, "out", "", "directory the CSV and the plots are written into, made if missing (default: a new directory under the system's temporary directory, printed)")
 	fs.StringVar(&c.csvPath, "csv", "simulate.csv", "CSV file name in -out (empty: none)")
+	fs.StringVar(&c.summaryPath, "summary", "summary.csv", "with -sweep: file name in -out of the summary per point (empty: none)")
 	fs.StringVar(&c.pricesPath, "prices", "prices.png", "price-path plot file name in -out, .png or .svg (empty: none)")
 	fs.StringVar(&c.pnlPath, "pnl", "pnl.png", "P&L distribution plot file name in -out, .png or .svg (empty: none)")
 	fs.StringVar(&c.sumsPath, "sums", "sums.png", "with -exclusive: file name in -out of the plot of the sum of the YES prices, .png or .svg (empty: none)")
@@ -162,6 +199,7 @@ func parseFlags(args []string, out io.Writer) (config, error) {
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
+	c.design = sim.Kind(design)
 	switch {
 	case !(c.b > 0) || math.IsInf(c.b, 0):
 		return c, fmt.Errorf("-b must be positive, got %v", c.b)
@@ -175,16 +213,20 @@ func parseFlags(args []string, out io.Writer) (config, error) {
 		return c, fmt.Errorf("-budget must be positive, got %v", c.budget)
 	case c.plotRun < 0 || c.plotRun >= c.runs:
 		return c, fmt.Errorf("-plot-run must be in [0, %d), got %d", c.runs, c.plotRun)
-	case c.exclusive && c.split:
-		return c, errors.New("-exclusive and -split are separate modes: give one")
-	case (c.exclusive || c.split) && (c.b != math.Trunc(c.b) || c.b > lmsr.MaxQuantity):
-		return c, fmt.Errorf("-exclusive and -split trade in kopecks: -b must be a whole number up to 2^53, got %v", c.b)
-	case (c.exclusive || c.split) && (c.budget != math.Trunc(c.budget) || c.budget > lmsr.MaxQuantity):
-		return c, fmt.Errorf("-exclusive and -split trade in kopecks: -budget must be a whole number up to 2^53, got %v", c.budget)
+	case btoi(c.exclusive)+btoi(c.split)+btoi(c.sweep) > 1:
+		return c, errors.New("-exclusive, -split and -sweep are separate modes: give one")
+	case c.b != math.Trunc(c.b) || c.b > lmsr.MaxQuantity:
+		return c, fmt.Errorf("the markets trade in kopecks: -b must be a whole number up to 2^53, got %v", c.b)
+	case c.budget != math.Trunc(c.budget) || c.budget > lmsr.MaxQuantity:
+		return c, fmt.Errorf("the markets trade in kopecks: -budget must be a whole number up to 2^53, got %v", c.budget)
 	case c.split && !(c.splitShare > 0 && c.splitShare < 1):
 		return c, fmt.Errorf("-split-share must be in (0, 1), got %v", c.splitShare)
 	case c.split && (c.splitAt < 0 || c.splitAt > c.trades):
 		return c, fmt.Errorf("-split-at must be in [1, %d], got %d", c.trades, c.splitAt)
+	}
+	var err error
+	if c.mix, err = parseMix(mix); err != nil {
+		return c, fmt.Errorf("-mix: %w", err)
 	}
 	if c.split {
 		if c.splitAt == 0 {
@@ -194,12 +236,8 @@ func parseFlags(args []string, out io.Writer) (config, error) {
 		c.pricesPath, c.pnlPath = "", ""
 	}
 	if truth != "" {
-		for _, f := range strings.Split(truth, ",") {
-			p, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
-			if err != nil {
-				return c, fmt.Errorf("-truth: %w", err)
-			}
-			c.truth = append(c.truth, p)
+		if c.truth, err = parseFloats(truth); err != nil {
+			return c, fmt.Errorf("-truth: %w", err)
 		}
 		want := c.outcomes
 		if c.split {
@@ -213,7 +251,89 @@ func parseFlags(args []string, out io.Writer) (config, error) {
 			return c, fmt.Errorf("-truth: %w", err)
 		}
 	}
+	if c.sweep {
+		for _, d := range strings.Split(designs, ",") {
+			c.designs = append(c.designs, sim.Kind(strings.TrimSpace(d)))
+		}
+		if c.margins, err = parseFloats(margins); err != nil {
+			return c, fmt.Errorf("-margins: %w", err)
+		}
+		if c.informed, err = parseFloats(informed); err != nil {
+			return c, fmt.Errorf("-informed: %w", err)
+		}
+		for _, f := range strings.Split(bs, ",") {
+			b, err := strconv.ParseInt(strings.TrimSpace(f), 10, 64)
+			if err != nil {
+				return c, fmt.Errorf("-bs: %w", err)
+			}
+			c.bs = append(c.bs, b)
+		}
+		// A sweep draws no plot.
+		c.pricesPath, c.pnlPath = "", ""
+	}
+	if !c.exclusive && !c.split {
+		// sim checks the rest: the design, the fee, the mix, the truth.
+		if err := c.simConfig().Validate(); err != nil {
+			return c, err
+		}
+	}
 	return c, nil
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func parseFloats(s string) ([]float64, error) {
+	var out []float64
+	for _, f := range strings.Split(s, ",") {
+		p, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// parseMix reads "informed=0.7,noise=0.3": kinds not named get 0.
+func parseMix(s string) (sim.Mix, error) {
+	var m sim.Mix
+	for _, f := range strings.Split(s, ",") {
+		name, val, ok := strings.Cut(strings.TrimSpace(f), "=")
+		if !ok {
+			return m, fmt.Errorf("%q is not kind=share", f)
+		}
+		v, err := strconv.ParseFloat(val, 64)
+		if err != nil {
+			return m, fmt.Errorf("%s: %w", name, err)
+		}
+		switch name {
+		case "informed":
+			m.Informed = v
+		case "noise":
+			m.Noise = v
+		case "momentum":
+			m.Momentum = v
+		case "arbitrage":
+			m.Arbitrage = v
+		default:
+			return m, fmt.Errorf("unknown kind %q, want informed, noise, momentum or arbitrage", name)
+		}
+	}
+	return m, nil
+}
+
+// simConfig is the sim.Config the flags describe.
+func (c config) simConfig() sim.Config {
+	return sim.Config{
+		Design: c.design, Outcomes: c.outcomes, B: int64(c.b), Margin: c.margin, LSCommission: c.lsCommission,
+		Mix: c.mix, Traders: c.traders, Cash: c.cash, Budget: int64(c.budget), Steps: c.trades,
+		Noise: c.noise, Lookback: c.lookback, Epsilon: c.epsilon, Truth: c.truth, Seed: c.seed,
+	}
 }
 
 func run(args []string, stdout io.Writer) error {
@@ -223,6 +343,9 @@ func run(args []string, stdout io.Writer) error {
 	}
 	if err := cfg.placeOutputs(); err != nil {
 		return err
+	}
+	if cfg.sweep {
+		return runSweep(cfg, stdout)
 	}
 	var csvOut io.Writer = io.Discard
 	var file *os.File
@@ -259,288 +382,4 @@ func run(args []string, stdout io.Writer) error {
 		}
 	}
 	return summarize(stdout, cfg, res)
-}
-
-// result is what the plots and the summary need from the runs.
-type result struct {
-	pnl      []float64   // market-maker P&L at resolution, per run
-	bound    float64     // its theoretical floor, −b·ln n
-	absErr   []float64   // mean |p − p*| of the final prices, per run
-	sqErr    []float64   // mean (p − p*)² of the final prices, per run
-	trades   []int       // trades that executed, per run
-	path     [][]float64 // price of each outcome at each step of cfg.plotRun
-	pathTrue []float64   // the truth of cfg.plotRun
-	rows     int         // CSV data rows written
-}
-
-// simulate runs every run and streams the CSV rows to w.
-func simulate(cfg config, w io.Writer) (result, error) {
-	rng := rand.New(rand.NewPCG(cfg.seed, 0x5eed_0f_1a5b))
-	n := cfg.outcomes
-	uniform := make([]float64, n)
-	for i := range uniform {
-		uniform[i] = 1 / float64(n)
-	}
-	q0, err := lmsr.InitialQuantities(cfg.b, uniform)
-	if err != nil {
-		return result{}, err
-	}
-	res := result{bound: -lmsr.Market{B: cfg.b, Q: q0}.WorstCaseLoss()}
-
-	bw := bufio.NewWriterSize(w, 1<<16)
-	cw := csv.NewWriter(bw)
-	if err := cw.Write([]string{"run", "step", "outcome", "q", "price", "cost", "mm_pnl"}); err != nil {
-		return result{}, err
-	}
-	fmtF := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
-
-	truth := make([]float64, n)
-	beliefs := make([][]float64, cfg.traders)
-	for k := range beliefs {
-		beliefs[k] = make([]float64, n)
-	}
-	prices := make([]float64, n)
-	record := make([]string, 7)
-	for r := range cfg.runs {
-		drawTruth(rng, cfg.truth, truth)
-		for _, bel := range beliefs {
-			drawBelief(rng, truth, cfg.noise, bel)
-		}
-		m := lmsr.Market{B: cfg.b, Q: slices.Clone(q0)}
-		c0 := m.Cost()
-		executed := 0
-		if r == cfg.plotRun {
-			res.pathTrue = slices.Clone(truth)
-		}
-		for step := 0; step <= cfg.trades; step++ {
-			if step > 0 && trade(m, beliefs[rng.IntN(cfg.traders)], cfg.budget) {
-				executed++
-			}
-			if err := m.PricesInto(prices); err != nil {
-				return result{}, err
-			}
-			if r == cfg.plotRun {
-				res.path = append(res.path, slices.Clone(prices))
-			}
-			cost := m.Cost() - c0
-			record[0], record[1] = strconv.Itoa(r), strconv.Itoa(step)
-			for i := range n {
-				record[2] = strconv.Itoa(i)
-				record[3] = fmtF(m.Q[i])
-				record[4] = fmtF(prices[i])
-				record[5] = fmtF(cost)
-				record[6] = fmtF(cost - (m.Q[i] - q0[i]))
-				if err := cw.Write(record); err != nil {
-					return result{}, err
-				}
-				res.rows++
-			}
-		}
-		winner := drawIndex(rng, truth)
-		res.pnl = append(res.pnl, (m.Cost()-c0)-(m.Q[winner]-q0[winner]))
-		var abs, sq float64
-		for i := range n {
-			d := prices[i] - truth[i]
-			abs += math.Abs(d)
-			sq += d * d
-		}
-		res.absErr = append(res.absErr, abs/float64(n))
-		res.sqErr = append(res.sqErr, sq/float64(n))
-		res.trades = append(res.trades, executed)
-	}
-	cw.Flush()
-	if err := cw.Error(); err != nil {
-		return result{}, err
-	}
-	return res, bw.Flush()
-}
-
-// trade lets a trader with belief bel buy the outcome with the largest edge
-// bel_i − p_i, as many shares as bring p_i up to bel_i (other quantities
-// fixed: Δ = b·ln(bel·(1−p) / (p·(1−bel)))), but spending at most budget.
-// It updates m.Q in place (m owns its Q) and reports whether it traded.
-func trade(m lmsr.Market, bel []float64, budget float64) bool {
-	best, edge := -1, 0.0
-	for i := range bel {
-		if e := bel[i] - m.Price(i); e > edge {
-			best, edge = i, e
-		}
-	}
-	if best < 0 {
-		return false
-	}
-	p, t := m.Price(best), bel[best]
-	delta := m.B * (math.Log(t) - math.Log(p) + math.Log1p(-p) - math.Log1p(-t))
-	cost, err := m.BuyCost(best, delta)
-	if err == nil && cost > budget {
-		delta, err = m.SharesForSpend(best, budget)
-	}
-	if err != nil || !(delta > 0) {
-		// Past the price limit, or no edge left after rounding.
-		return false
-	}
-	m.Q[best] += delta
-	return true
-}
-
-// drawTruth fills dst with fixed, or else a draw from the flat Dirichlet
-// (normalised exponentials), kept away from 0 so that prices can reach it.
-func drawTruth(rng *rand.Rand, fixed, dst []float64) {
-	if fixed != nil {
-		copy(dst, fixed)
-		return
-	}
-	sum := 0.0
-	for i := range dst {
-		dst[i] = rng.ExpFloat64() + 1e-3
-		sum += dst[i]
-	}
-	for i := range dst {
-		dst[i] /= sum
-	}
-}
-
-// drawBelief scatters a trader's belief around the truth: log p* plus
-// Gaussian noise of the given standard deviation, renormalised.
-func drawBelief(rng *rand.Rand, truth []float64, noise float64, dst []float64) {
-	mx := math.Inf(-1)
-	for i, p := range truth {
-		dst[i] = math.Log(p) + noise*rng.NormFloat64()
-		mx = max(mx, dst[i])
-	}
-	sum := 0.0
-	for i := range dst {
-		dst[i] = math.Exp(dst[i] - mx)
-		sum += dst[i]
-	}
-	for i := range dst {
-		dst[i] /= sum
-	}
-}
-
-// drawIndex draws an index with probabilities p.
-func drawIndex(rng *rand.Rand, p []float64) int {
-	u := rng.Float64()
-	for i, x := range p {
-		if u < x {
-			return i
-		}
-		u -= x
-	}
-	return len(p) - 1
-}
-
-// summarize prints the market maker's P&L against its bound and the price
-// error against the truth.
-func summarize(w io.Writer, cfg config, res result) error {
-	pnl := slices.Clone(res.pnl)
-	slices.Sort(pnl)
-	mean, sd := meanSD(pnl)
-	half := 1.96 * sd / math.Sqrt(float64(len(pnl)))
-	within := "never crossed"
-	if pnl[0] < res.bound {
-		within = "CROSSED (a bug)"
-	}
-	mae, _ := meanSD(res.absErr)
-	mse, _ := meanSD(res.sqErr)
-	executed, _ := meanSD(intsToFloats(res.trades))
-
-	var b strings.Builder
-	fmt.Fprintf(&b, "LMSR simulation: %d runs × %d trades, %d outcomes, b = %g, %d traders, noise %g, budget %g, seed %d\n",
-		cfg.runs, cfg.trades, cfg.outcomes, cfg.b, cfg.traders, cfg.noise, cfg.budget, cfg.seed)
-	fmt.Fprintf(&b, "trades executed per run: %.1f on average\n", executed)
-	fmt.Fprintf(&b, "market-maker P&L at resolution (kopecks):\n")
-	fmt.Fprintf(&b, "  mean %.2f, 95%% interval of the mean [%.2f, %.2f]\n", mean, mean-half, mean+half)
-	fmt.Fprintf(&b, "  runs' 2.5%%–97.5%% range [%.2f, %.2f], worst %.2f, best %.2f\n",
-		quantile(pnl, 0.025), quantile(pnl, 0.975), pnl[0], pnl[len(pnl)-1])
-	fmt.Fprintf(&b, "  theoretical bound −b·ln n = %.2f: %s\n", res.bound, within)
-	fmt.Fprintf(&b, "final prices vs truth: mean |p − p*| = %.4f, RMSE = %.4f\n", mae, math.Sqrt(mse))
-	b.WriteString(cfg.wrote(res.rows, cfg.pricesPath, cfg.pnlPath))
-	_, err := io.WriteString(w, b.String())
-	return err
-}
-
-// placeOutputs makes the output directory (a new temporary one when -out
-// is not given) and puts the output files in it: a relative name is
-// taken within it, an absolute path as given. With no output asked for
-// it makes nothing.
-func (c *config) placeOutputs() error {
-	paths := []*string{&c.csvPath, &c.pricesPath, &c.pnlPath}
-	if c.exclusive {
-		paths = append(paths, &c.sumsPath)
-	}
-	if !slices.ContainsFunc(paths, func(p *string) bool { return *p != "" }) {
-		return nil
-	}
-	if c.outDir == "" {
-		dir, err := os.MkdirTemp("", "predictkit-simulate-")
-		if err != nil {
-			return err
-		}
-		c.outDir = dir
-	} else if err := os.MkdirAll(c.outDir, 0o755); err != nil {
-		return err
-	}
-	for _, p := range paths {
-		if *p != "" && !filepath.IsAbs(*p) {
-			*p = filepath.Join(c.outDir, *p)
-		}
-	}
-	return nil
-}
-
-// wrote is the summary's last line: the directory, and the files written
-// into it (the CSV with its rows).
-func (c *config) wrote(rows int, plots ...string) string {
-	name := func(p string) string {
-		if rel, err := filepath.Rel(c.outDir, p); err == nil && filepath.IsLocal(rel) {
-			return rel
-		}
-		return p
-	}
-	var outs []string
-	if c.csvPath != "" {
-		outs = append(outs, fmt.Sprintf("%s (%d rows)", name(c.csvPath), rows))
-	}
-	for _, p := range plots {
-		if p != "" {
-			outs = append(outs, name(p))
-		}
-	}
-	if len(outs) == 0 {
-		return ""
-	}
-	return fmt.Sprintf("wrote into %s: %s\n", c.outDir, strings.Join(outs, ", "))
-}
-
-func meanSD(x []float64) (mean, sd float64) {
-	for _, v := range x {
-		mean += v
-	}
-	mean /= float64(len(x))
-	if len(x) < 2 {
-		return mean, 0
-	}
-	for _, v := range x {
-		sd += (v - mean) * (v - mean)
-	}
-	return mean, math.Sqrt(sd / float64(len(x)-1))
-}
-
-// quantile returns the q-quantile of sorted x by linear interpolation.
-func quantile(x []float64, q float64) float64 {
-	pos := q * float64(len(x)-1)
-	i := int(pos)
-	if i >= len(x)-1 {
-		return x[len(x)-1]
-	}
-	return x[i] + (pos-float64(i))*(x[i+1]-x[i])
-}
-
-func intsToFloats(x []int) []float64 {
-	f := make([]float64, len(x))
-	for i, v := range x {
-		f[i] = float64(v)
-	}
-	return f
 }

@@ -38,14 +38,15 @@ func TestRunWritesItsOutputs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := strings.Join(rows[0], ","); got != "run,step,outcome,q,price,cost,mm_pnl" {
+		if got := strings.Join(rows[0], ","); got != "run,step,outcome,truth,won,price,mm_pnl" {
 			t.Fatalf("header %q", got)
 		}
 		if got, want := len(rows)-1, 4*21*3; got != want {
 			t.Fatalf("%d data rows, want runs·(trades+1)·outcomes = %d", got, want)
 		}
-		if first := strings.Join(rows[1], ","); first != "0,0,0,-109.86122886681098,0.3333333333333333,0,0" {
-			t.Fatalf("first row %q, want the opening state of run 0", first)
+		// The opening: every price a third, the maker even.
+		if r := rows[1]; r[0] != "0" || r[1] != "0" || r[2] != "0" || r[5] != "0.3333333333333333" || r[6] != "0" {
+			t.Fatalf("first row %q, want the opening state of run 0", r)
 		}
 	})
 	t.Run("both plots are non-empty PNG files", func(t *testing.T) {
@@ -60,7 +61,7 @@ func TestRunWritesItsOutputs(t *testing.T) {
 		}
 	})
 	t.Run("the summary reports the P&L against its bound and the price error", func(t *testing.T) {
-		for _, want := range []string{"95% interval of the mean", "−b·ln n = -109.86: never crossed", "mean |p − p*|", "out.csv (252 rows)"} {
+		for _, want := range []string{"95% interval of the mean", "−subsidy = -110: never crossed", "Brier score", "fees per run", "mean |p − p*|", "out.csv (252 rows)"} {
 			if !strings.Contains(summary, want) {
 				t.Errorf("summary lacks %q:\n%s", want, summary)
 			}
@@ -117,6 +118,14 @@ func TestRunRefusesBadFlags(t *testing.T) {
 		{"a stray argument is refused", []string{"extra"}},
 		{"a plot run past the last run is refused", []string{"-runs", "2", "-plot-run", "2"}},
 		{"a fractional b is refused in kopecks", []string{"-exclusive", "-b", "100.5"}},
+		{"a fractional b is refused for a design too", []string{"-b", "100.5"}},
+		{"an unknown design is refused", []string{"-design", "cpmm"}},
+		{"a margin above the platform's is refused", []string{"-margin", "0.3"}},
+		{"a mix not summing to 1 is refused", []string{"-mix", "informed=0.5,noise=0.2"}},
+		{"an unknown kind of trader is refused", []string{"-mix", "informed=0.5,whale=0.5"}},
+		{"two modes at once are refused", []string{"-sweep", "-exclusive"}},
+		{"a sweep over an unknown design is refused", []string{"-sweep", "-designs", "pool,cpmm", "-runs", "1"}},
+		{"a sweep with a bad b is refused", []string{"-sweep", "-bs", "100,x"}},
 		{"a fractional budget is refused in kopecks", []string{"-exclusive", "-budget", "0.5"}},
 		{"a single outcome is refused for a pool too", []string{"-exclusive", "-outcomes", "1"}},
 	}

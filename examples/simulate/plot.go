@@ -73,7 +73,7 @@ func plotPnL(cfg config, res result, path string) error {
 		label string
 		c     color.Color
 	}{
-		{res.bound, "bound −b·ln n", color.RGBA{R: 200, A: 255}},
+		{res.bound, "bound −subsidy", color.RGBA{R: 200, A: 255}},
 		{mean, "mean", color.RGBA{G: 140, A: 255}},
 	} {
 		l, err := plotter.NewLine(plotter.XYs{{X: mark.x, Y: 0}, {X: mark.x, Y: top}})

@@ -1,0 +1,146 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// drawTruth fills dst with fixed, or else a draw from the flat Dirichlet
+// (normalised exponentials), kept away from 0 so that prices can reach it.
+func drawTruth(rng *rand.Rand, fixed, dst []float64) {
+	if fixed != nil {
+		copy(dst, fixed)
+		return
+	}
+	sum := 0.0
+	for i := range dst {
+		dst[i] = rng.ExpFloat64() + 1e-3
+		sum += dst[i]
+	}
+	for i := range dst {
+		dst[i] /= sum
+	}
+}
+
+// drawBelief scatters a trader's belief around the truth: log p* plus
+// Gaussian noise of the given standard deviation, renormalised.
+func drawBelief(rng *rand.Rand, truth []float64, noise float64, dst []float64) {
+	mx := math.Inf(-1)
+	for i, p := range truth {
+		dst[i] = math.Log(p) + noise*rng.NormFloat64()
+		mx = max(mx, dst[i])
+	}
+	sum := 0.0
+	for i := range dst {
+		dst[i] = math.Exp(dst[i] - mx)
+		sum += dst[i]
+	}
+	for i := range dst {
+		dst[i] /= sum
+	}
+}
+
+// drawIndex draws an index with probabilities p.
+func drawIndex(rng *rand.Rand, p []float64) int {
+	u := rng.Float64()
+	for i, x := range p {
+		if u < x {
+			return i
+		}
+		u -= x
+	}
+	return len(p) - 1
+}
+
+// placeOutputs makes the output directory (a new temporary one when -out
+// is not given) and puts the output files in it: a relative name is
+// taken within it, an absolute path as given. With no output asked for
+// it makes nothing.
+func (c *config) placeOutputs() error {
+	paths := []*string{&c.csvPath, &c.pricesPath, &c.pnlPath}
+	if c.exclusive {
+		paths = append(paths, &c.sumsPath)
+	}
+	if c.sweep {
+		paths = []*string{&c.csvPath, &c.summaryPath}
+	}
+	if !slices.ContainsFunc(paths, func(p *string) bool { return *p != "" }) {
+		return nil
+	}
+	if c.outDir == "" {
+		dir, err := os.MkdirTemp("", "predictkit-simulate-")
+		if err != nil {
+			return err
+		}
+		c.outDir = dir
+	} else if err := os.MkdirAll(c.outDir, 0o755); err != nil {
+		return err
+	}
+	for _, p := range paths {
+		if *p != "" && !filepath.IsAbs(*p) {
+			*p = filepath.Join(c.outDir, *p)
+		}
+	}
+	return nil
+}
+
+// wrote is the summary's last line: the directory, and the files written
+// into it (the CSV with its rows).
+func (c *config) wrote(rows int, plots ...string) string {
+	name := func(p string) string {
+		if rel, err := filepath.Rel(c.outDir, p); err == nil && filepath.IsLocal(rel) {
+			return rel
+		}
+		return p
+	}
+	var outs []string
+	if c.csvPath != "" {
+		outs = append(outs, fmt.Sprintf("%s (%d rows)", name(c.csvPath), rows))
+	}
+	for _, p := range plots {
+		if p != "" {
+			outs = append(outs, name(p))
+		}
+	}
+	if len(outs) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("wrote into %s: %s\n", c.outDir, strings.Join(outs, ", "))
+}
+
+func meanSD(x []float64) (mean, sd float64) {
+	for _, v := range x {
+		mean += v
+	}
+	mean /= float64(len(x))
+	if len(x) < 2 {
+		return mean, 0
+	}
+	for _, v := range x {
+		sd += (v - mean) * (v - mean)
+	}
+	return mean, math.Sqrt(sd / float64(len(x)-1))
+}
+
+// quantile returns the q-quantile of sorted x by linear interpolation.
+func quantile(x []float64, q float64) float64 {
+	pos := q * float64(len(x)-1)
+	i := int(pos)
+	if i >= len(x)-1 {
+		return x[len(x)-1]
+	}
+	return x[i] + (pos-float64(i))*(x[i+1]-x[i])
+}
+
+func intsToFloats(x []int) []float64 {
+	f := make([]float64, len(x))
+	for i, v := range x {
+		f[i] = float64(v)
+	}
+	return f
+}

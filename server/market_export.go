@@ -51,6 +51,9 @@ var errsTradesCSV = table("internal_error",
 // cache, open markets' streamed fresh a page at a time.
 type tradeExports struct {
 	markets *market.Service
+	// trades reads a page of a market's trade log: the service's
+	// TradesAfter.
+	trades  func(ctx context.Context, marketID, after int64, limit int) ([]*market.Trade, error)
 	page    int
 	cache   *exportCache
 	renders singleflight.Group
@@ -58,7 +61,7 @@ type tradeExports struct {
 }
 
 func exportRoutes(cfg Config, markets *market.Service, log *slog.Logger) RoutesOut {
-	x := &tradeExports{markets: markets, page: cfg.ExportPageSize, log: log}
+	x := &tradeExports{markets: markets, trades: markets.TradesAfter, page: cfg.ExportPageSize, log: log}
 	if x.page <= 0 {
 		x.page = DefaultExportPageSize
 	}
@@ -173,7 +176,7 @@ func (cw *cappedWriter) Write(p []byte) (int, error) {
 }
 
 func (x *tradeExports) newReader(ctx context.Context, id int64) *tradeCSV {
-	r := &tradeCSV{market: id, page: x.page, read: x.markets.TradesAfter, ctx: ctx, log: x.log}
+	r := &tradeCSV{market: id, page: x.page, read: x.trades, ctx: ctx, log: x.log}
 	r.w = csv.NewWriter(&r.buf)
 	_ = r.w.Write(TradesCSVHeader)
 	r.w.Flush()

@@ -74,7 +74,9 @@ func TestResolvedTradesFilesAreRenderedOnce(t *testing.T) {
 
 func TestExportCacheKeepsItsBytesBound(t *testing.T) {
 	ec := newExportCache(1000)
-	file := func(id int64, n int) *exportFile { return &exportFile{market: id, etag: `"x"`, body: bytes.Repeat([]byte("a"), n)} }
+	file := func(id int64, n int) *exportFile {
+		return &exportFile{market: id, etag: `"x"`, body: bytes.Repeat([]byte("a"), n)}
+	}
 	for id := int64(1); id <= 10; id++ {
 		ec.put(file(id, 200))
 		if ec.bytes() > 1000 {

@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/csv"
+	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/predictkit/predictkit/market"
@@ -185,6 +188,19 @@ func TestTradesCSV(t *testing.T) {
 				}
 			})
 
+			t.Run("a hidden event's market is answered as GET /markets/{id} answers it", func(t *testing.T) {
+				h.activate(t, w.creator.token, w.event.ID, false)
+				defer h.activate(t, w.creator.token, w.event.ID, true)
+				r := h.do(t, req{method: http.MethodGet, path: tradesCSVPath(w.a2.ID)})
+				m := h.do(t, req{method: http.MethodGet, path: fmt.Sprintf("/api/v1/markets/%d", w.a2.ID)})
+				if r.status != m.status || r.status != http.StatusOK {
+					t.Fatalf("the file is %d, the market %d; want both 200", r.status, m.status)
+				}
+				if rows := readTradesCSV(t, r.body); len(rows) != 1 {
+					t.Fatalf("%d rows, want the one trade", len(rows))
+				}
+			})
+
 			t.Run("an unknown or malformed market id is answered as GET /markets/{id} answers it", func(t *testing.T) {
 				for _, c := range []struct {
 					id     string
@@ -223,5 +239,46 @@ func TestTradesCSVOverTheNetwork(t *testing.T) {
 	}
 	if cl := r.header.Get("Content-Length"); cl != "" {
 		t.Errorf("an open market's file has a Content-Length %s: it was not streamed", cl)
+	}
+}
+
+// failingStore fails every page of a market's trades after the first.
+type failingStore struct {
+	server.Store
+	mu    sync.Mutex
+	reads int
+}
+
+func (f *failingStore) TradesAfter(ctx context.Context, marketID, after int64, limit int) ([]*market.Trade, error) {
+	f.mu.Lock()
+	f.reads++
+	n := f.reads
+	f.mu.Unlock()
+	if n > 1 {
+		return nil, errors.New("pq: connection reset by peer")
+	}
+	return f.Store.TradesAfter(ctx, marketID, after, limit)
+}
+
+// TestTradesCSVCutShort: a store error once the file has begun ends the
+// answer without its last chunk, so that the client's download fails
+// instead of ending on a file that looks whole.
+func TestTradesCSVCutShort(t *testing.T) {
+	store := &failingStore{Store: memoryStore()}
+	cfg := testConfig(store)
+	cfg.ExportPageSize = 2
+	h, _ := startServer(t, cfg)
+	w := newExportWorld(t, h)
+	res, err := http.Get("http://" + h.base + tradesCSVPath(w.a1.ID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	body, err := io.ReadAll(res.Body)
+	if res.StatusCode != http.StatusOK || err == nil {
+		t.Fatalf("status %d, read error %v after %q; want 200 and a failed read", res.StatusCode, err, body)
+	}
+	if rows := strings.Count(string(body), "\n"); rows != 3 {
+		t.Errorf("%d lines before the cut, want the header and the first page of 2", rows)
 	}
 }

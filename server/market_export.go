@@ -86,27 +86,17 @@ func (x *tradeExports) handle(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	h := &c.Response().Header
-	h.Set(fiber.HeaderContentDisposition, `attachment; filename="market-`+strconv.FormatInt(id, 10)+`-trades.csv"`)
-	cacheable := m.Resolved
-	if len(h.Peek(fiber.HeaderCacheControl)) == 0 { // a request with credentials is no-store (headerPolicy)
-		if cacheable {
-			h.Set(fiber.HeaderCacheControl, "public, no-cache")
-		} else {
-			h.Set(fiber.HeaderCacheControl, "no-cache")
-		}
-	}
-	if cacheable {
+	if m.Resolved {
 		f, err := x.resolvedFile(ctx, id)
 		if err != nil {
 			return err
 		}
 		if f != nil {
-			h.Set(fiber.HeaderETag, f.etag)
+			fileHeaders(c, id, true)
+			c.Set(fiber.HeaderETag, f.etag)
 			if etagMatch(c.Get(fiber.HeaderIfNoneMatch), f.etag) {
 				return c.SendStatus(http.StatusNotModified)
 			}
-			h.Set(fiber.HeaderContentType, "text/csv; charset=utf-8")
 			return c.Send(f.body)
 		}
 		// Too large to keep: streamed like an open market's.
@@ -117,12 +107,29 @@ func (x *tradeExports) handle(c *fiber.Ctx) error {
 	if err := r.fill(ctx); err != nil {
 		return err
 	}
-	h.Set(fiber.HeaderContentType, "text/csv; charset=utf-8")
+	fileHeaders(c, id, false)
 	// The request's deadline ends with the handler; each later page gets
 	// its own.
 	r.ctx = context.WithoutCancel(ctx)
 	c.Context().SetBodyStream(r, -1)
 	return nil
+}
+
+// fileHeaders sets the headers of a trades file: its type and name, and
+// whether a cache may keep it (a resolved market's, revalidated with its
+// ETag).
+func fileHeaders(c *fiber.Ctx, id int64, resolved bool) {
+	h := &c.Response().Header
+	h.Set(fiber.HeaderContentType, "text/csv; charset=utf-8")
+	h.Set(fiber.HeaderContentDisposition, `attachment; filename="market-`+strconv.FormatInt(id, 10)+`-trades.csv"`)
+	if len(h.Peek(fiber.HeaderCacheControl)) > 0 { // a request with credentials is no-store (headerPolicy)
+		return
+	}
+	if resolved {
+		h.Set(fiber.HeaderCacheControl, "public, no-cache")
+	} else {
+		h.Set(fiber.HeaderCacheControl, "no-cache")
+	}
 }
 
 // resolvedFile returns resolved market id's file from the cache, or

@@ -4320,6 +4320,12 @@ type QuoteParams struct {
 // QuoteParamsSide defines parameters for Quote.
 type QuoteParamsSide string
 
+// MarketTradesCSVParams defines parameters for MarketTradesCSV.
+type MarketTradesCSVParams struct {
+	// IfNoneMatch the ETag of a resolved market's file received before
+	IfNoneMatch *string `json:"If-None-Match,omitempty"`
+}
+
 // ListNotificationsParams defines parameters for ListNotifications.
 type ListNotificationsParams struct {
 	// Limit page size: default 50, at most 100
@@ -6793,6 +6799,30 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /api/v1/markets/{market_id}/sell (the `Sell` operationId).
 	Sell(ctx context.Context, marketID int64, body SellJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// MarketTradesCSV Every trade of the market as a CSV file, oldest first, for anyone (no user ids).
+	//
+	// An RFC 4180 CSV file with a header row, then one row per trade in
+	// trade order (ascending `trade_id`). Columns: `trade_id`, `time`
+	// (RFC 3339 in UTC to the microsecond), `side` (YES or NO), `action`
+	// (buy or sell), `shares`, `amount_kopecks` (what changed hands, the
+	// fee included: the cost of a buy, the payout of a sell),
+	// `fee_kopecks`, `lmsr_cost_kopecks` (the market maker's cost of a
+	// buy or refund of a sale, before the fee), `yes_probability_before`
+	// and `yes_probability_after` (the market's YES probability around
+	// the trade). No user, partner or partner bet id is in it. On a
+	// market of an exclusive pool the other markets' trades move its
+	// price too; they are in their own files.
+	//
+	// The file is streamed, a page of trades at a time. An error once
+	// the file has begun cuts it short (no last chunk): the download
+	// fails, and may be repeated. A resolved market's trades never
+	// change: its file is kept in memory and answered with a strong
+	// `ETag`, and `If-None-Match` gets 304. An open market's file is
+	// read afresh for every request and has no `ETag`.
+	//
+	// Corresponds with GET /api/v1/markets/{market_id}/trades.csv (the `MarketTradesCSV` operationId).
+	MarketTradesCSV(ctx context.Context, marketID int64, params *MarketTradesCSVParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListNotifications All the caller's notifications, read or not, newest first.
 	//
@@ -10559,6 +10589,40 @@ func (c *Client) SellWithBody(ctx context.Context, marketID int64, contentType s
 // Corresponds with POST /api/v1/markets/{market_id}/sell (the `Sell` operationId).
 func (c *Client) Sell(ctx context.Context, marketID int64, body SellJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewSellRequest(c.Server, marketID, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// MarketTradesCSV Every trade of the market as a CSV file, oldest first, for anyone (no user ids).
+//
+// An RFC 4180 CSV file with a header row, then one row per trade in
+// trade order (ascending `trade_id`). Columns: `trade_id`, `time`
+// (RFC 3339 in UTC to the microsecond), `side` (YES or NO), `action`
+// (buy or sell), `shares`, `amount_kopecks` (what changed hands, the
+// fee included: the cost of a buy, the payout of a sell),
+// `fee_kopecks`, `lmsr_cost_kopecks` (the market maker's cost of a
+// buy or refund of a sale, before the fee), `yes_probability_before`
+// and `yes_probability_after` (the market's YES probability around
+// the trade). No user, partner or partner bet id is in it. On a
+// market of an exclusive pool the other markets' trades move its
+// price too; they are in their own files.
+//
+// The file is streamed, a page of trades at a time. An error once
+// the file has begun cuts it short (no last chunk): the download
+// fails, and may be repeated. A resolved market's trades never
+// change: its file is kept in memory and answered with a strong
+// `ETag`, and `If-None-Match` gets 304. An open market's file is
+// read afresh for every request and has no `ETag`.
+//
+// Corresponds with GET /api/v1/markets/{market_id}/trades.csv (the `MarketTradesCSV` operationId).
+func (c *Client) MarketTradesCSV(ctx context.Context, marketID int64, params *MarketTradesCSVParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewMarketTradesCSVRequest(c.Server, marketID, params)
 	if err != nil {
 		return nil, err
 	}
@@ -15497,6 +15561,55 @@ func NewSellRequestWithBody(server string, marketID int64, contentType string, b
 	return req, nil
 }
 
+// NewMarketTradesCSVRequest constructs an http.Request for the MarketTradesCSV method
+func NewMarketTradesCSVRequest(server string, marketID int64, params *MarketTradesCSVParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "market_id", marketID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/markets/%s/trades.csv", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IfNoneMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewListNotificationsRequest constructs an http.Request for the ListNotifications method
 func NewListNotificationsRequest(server string, params *ListNotificationsParams) (*http.Request, error) {
 	var err error
@@ -19304,6 +19417,32 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /api/v1/markets/{market_id}/sell (the `Sell` operationId).
 	SellWithResponse(ctx context.Context, marketID int64, body SellJSONRequestBody, reqEditors ...RequestEditorFn) (*SellResponse, error)
+
+	// MarketTradesCSVWithResponse Every trade of the market as a CSV file, oldest first, for anyone (no user ids).
+	//
+	// An RFC 4180 CSV file with a header row, then one row per trade in
+	// trade order (ascending `trade_id`). Columns: `trade_id`, `time`
+	// (RFC 3339 in UTC to the microsecond), `side` (YES or NO), `action`
+	// (buy or sell), `shares`, `amount_kopecks` (what changed hands, the
+	// fee included: the cost of a buy, the payout of a sell),
+	// `fee_kopecks`, `lmsr_cost_kopecks` (the market maker's cost of a
+	// buy or refund of a sale, before the fee), `yes_probability_before`
+	// and `yes_probability_after` (the market's YES probability around
+	// the trade). No user, partner or partner bet id is in it. On a
+	// market of an exclusive pool the other markets' trades move its
+	// price too; they are in their own files.
+	//
+	// The file is streamed, a page of trades at a time. An error once
+	// the file has begun cuts it short (no last chunk): the download
+	// fails, and may be repeated. A resolved market's trades never
+	// change: its file is kept in memory and answered with a strong
+	// `ETag`, and `If-None-Match` gets 304. An open market's file is
+	// read afresh for every request and has no `ETag`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/markets/{market_id}/trades.csv (the `MarketTradesCSV` operationId).
+	MarketTradesCSVWithResponse(ctx context.Context, marketID int64, params *MarketTradesCSVParams, reqEditors ...RequestEditorFn) (*MarketTradesCSVResponse, error)
 
 	// ListNotificationsWithResponse All the caller's notifications, read or not, newest first.
 	//
@@ -27746,6 +27885,91 @@ func (r SellResponse) ContentType() string {
 	return ""
 }
 
+// MarketTradesCSVResponse200Headers the declared response headers of an HTTP 200 response for MarketTradesCSV
+type MarketTradesCSVResponse200Headers struct {
+	CacheControl       *string
+	ContentDisposition *string
+	ETag               *string
+}
+
+// MarketTradesCSVResponse304Headers the declared response headers of an HTTP 304 response for MarketTradesCSV
+type MarketTradesCSVResponse304Headers struct {
+	ETag *string
+}
+
+type MarketTradesCSVResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *InvalidID
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ScopeOrCrossOrigin
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *MarketNotFound
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *MarketTradesCSVResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *MarketTradesCSVResponse304Headers
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r MarketTradesCSVResponse) GetJSON400() *InvalidID {
+	return r.JSON400
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r MarketTradesCSVResponse) GetJSON403() *ScopeOrCrossOrigin {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r MarketTradesCSVResponse) GetJSON404() *MarketNotFound {
+	return r.JSON404
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r MarketTradesCSVResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r MarketTradesCSVResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r MarketTradesCSVResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r MarketTradesCSVResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r MarketTradesCSVResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r MarketTradesCSVResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type ListNotificationsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -33856,6 +34080,38 @@ func (c *ClientWithResponses) SellWithResponse(ctx context.Context, marketID int
 		return nil, err
 	}
 	return ParseSellResponse(rsp)
+}
+
+// MarketTradesCSVWithResponse Every trade of the market as a CSV file, oldest first, for anyone (no user ids).
+//
+// An RFC 4180 CSV file with a header row, then one row per trade in
+// trade order (ascending `trade_id`). Columns: `trade_id`, `time`
+// (RFC 3339 in UTC to the microsecond), `side` (YES or NO), `action`
+// (buy or sell), `shares`, `amount_kopecks` (what changed hands, the
+// fee included: the cost of a buy, the payout of a sell),
+// `fee_kopecks`, `lmsr_cost_kopecks` (the market maker's cost of a
+// buy or refund of a sale, before the fee), `yes_probability_before`
+// and `yes_probability_after` (the market's YES probability around
+// the trade). No user, partner or partner bet id is in it. On a
+// market of an exclusive pool the other markets' trades move its
+// price too; they are in their own files.
+//
+// The file is streamed, a page of trades at a time. An error once
+// the file has begun cuts it short (no last chunk): the download
+// fails, and may be repeated. A resolved market's trades never
+// change: its file is kept in memory and answered with a strong
+// `ETag`, and `If-None-Match` gets 304. An open market's file is
+// read afresh for every request and has no `ETag`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/markets/{market_id}/trades.csv (the `MarketTradesCSV` operationId).
+func (c *ClientWithResponses) MarketTradesCSVWithResponse(ctx context.Context, marketID int64, params *MarketTradesCSVParams, reqEditors ...RequestEditorFn) (*MarketTradesCSVResponse, error) {
+	rsp, err := c.MarketTradesCSV(ctx, marketID, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseMarketTradesCSVResponse(rsp)
 }
 
 // ListNotificationsWithResponse All the caller's notifications, read or not, newest first.
@@ -41496,6 +41752,100 @@ func ParseSellResponse(rsp *http.Response) (*SellResponse, error) {
 			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseMarketTradesCSVResponse parses an HTTP response from a MarketTradesCSVWithResponse call
+func ParseMarketTradesCSVResponse(rsp *http.Response) (*MarketTradesCSVResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &MarketTradesCSVResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 304:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest InvalidID
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ScopeOrCrossOrigin
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest MarketNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers MarketTradesCSVResponse200Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = &value
+		}
+		if values := rsp.Header.Values("Content-Disposition"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Disposition", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentDisposition = &value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers MarketTradesCSVResponse304Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		response.Headers304 = &headers
 	}
 
 	return response, nil

@@ -59,6 +59,18 @@ func (s *Service) UserTrades(ctx context.Context, userID int64, limit int, curso
 	return page, nil
 }
 
+// TradesAfter returns a page of market marketID's trade log: the trades
+// with an id above after (0 for the first page), oldest first, at most
+// limit. The next page starts after the last trade's id; a trade made
+// meanwhile has a larger id, so it lands on a later page, never twice.
+// A market that does not exist has no trades (ask Market to tell).
+func (s *Service) TradesAfter(ctx context.Context, marketID, after int64, limit int) ([]*Trade, error) {
+	if limit < 1 {
+		return nil, input.Invalid("limit", "must be at least 1")
+	}
+	return s.store.TradesAfter(ctx, marketID, after, limit)
+}
+
 func encodeTradeCursor(id int64) string {
 	return base64.RawURLEncoding.EncodeToString([]byte("t" + strconv.FormatInt(id, 10)))
 }

@@ -190,6 +190,11 @@ type Store interface {
 	PriceHistory(ctx context.Context, marketID int64, limit int) ([]PricePoint, error)
 	// Trades returns market id's trade log, oldest first.
 	Trades(ctx context.Context, marketID int64) ([]*Trade, error)
+	// TradesAfter returns market id's trades with an id above after,
+	// oldest (lowest id) first, at most limit of them: a keyset page of
+	// the trade log. Its cost must not grow with the market's number of
+	// trades (PostgreSQL walks the index on (market_id, id)).
+	TradesAfter(ctx context.Context, marketID, after int64, limit int) ([]*Trade, error)
 	// UserTrades returns user userID's trades, newest (highest id) first,
 	// at most limit of them, only those with an id below before when
 	// before is positive. Its cost must not grow with the user's number of

@@ -268,6 +268,12 @@ type Config struct {
 	// Now, when set, is the clock of the rate limits instead of
 	// time.Now. Tests use it.
 	Now func() time.Time `json:"-"`
+	// ExportPageSize is how many trades the trades export reads from the
+	// store at a time (DefaultExportPageSize when 0), and
+	// ExportCacheBytes bounds the resolved markets' trades files kept in
+	// memory (DefaultExportCacheBytes when 0). Tests set them.
+	ExportPageSize   int   `json:"-"`
+	ExportCacheBytes int64 `json:"-"`
 }
 
 // DefaultAuthCache is the default Config.AuthCache. Any active user sends

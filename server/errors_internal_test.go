@@ -230,6 +230,7 @@ var canOccur = []struct {
 	{"GET /admin/disputes", errsAdminDisputes, []string{"server.errAdminOff", "account.ErrUnauthorized"}},
 	{"GET /markets/{id}/history", errsHistory, []string{"server.errInvalidID", "market.ErrMarketNotFound"}},
 	{"GET /markets/{id}/candles", errsCandles, []string{"server.errInvalidID", "server.requestError", "input.Error", "input.ErrInvalid", "market.ErrMarketNotFound"}},
+	{"GET /markets/{id}/trades.csv", errsTradesCSV, []string{"server.errInvalidID", "market.ErrMarketNotFound"}},
 	{"admin routes", errsAdmin, []string{"server.errAdminOff", "account.ErrUnauthorized", "server.errInvalidID", "server.requestError",
 		"account.ErrUserNotFound", "input.Error", "input.ErrInvalid", "account.ErrInvalidAmount"}},
 	{"GET /readyz", errsMeta, []string{"server.errUnavailabe"}},

@@ -16,10 +16,10 @@ import (
 )
 
 // MarketModule provides the market service and the routes of events,
-// pools, markets, trading, positions, the PnL chart, the public feeds and
-// tags (module_tags.go).
+// pools, markets, trading, positions, the PnL chart, the public feeds,
+// the trades export (market_export.go) and tags (module_tags.go).
 var MarketModule = fx.Module("market",
-	fx.Provide(newTrader, newMarketService, marketRoutes, tagRoutes, amendRoutes, challengeRoutes),
+	fx.Provide(newTrader, newMarketService, marketRoutes, exportRoutes, tagRoutes, amendRoutes, challengeRoutes),
 	fx.Invoke(runChallengeWorker),
 )
 

@@ -94,10 +94,11 @@ func accessMatrix() map[string][]cell {
 		"GET /api/v1/markets/:market_id/quote": mxPublic(mxGet(func(w *secWorld) string {
 			return fmt.Sprintf("/api/v1/markets/%d/quote?side=YES&amount_kopecks=1000", w.a1.ID)
 		}), 200),
-		"GET /api/v1/markets/:market_id/history": mxPublic(mxGet(func(w *secWorld) string { return fmt.Sprintf("/api/v1/markets/%d/history", w.a1.ID) }), 200),
-		"GET /api/v1/markets/:market_id/candles": mxPublic(mxGet(func(w *secWorld) string { return fmt.Sprintf("/api/v1/markets/%d/candles?interval=1h", w.a1.ID) }), 200),
-		"GET /api/v1/market/trades/latest":       mxPublic(mxGet(mxPath("/api/v1/market/trades/latest")), 200),
-		"GET /api/v1/leaderboard":                mxPublic(mxGet(mxPath("/api/v1/leaderboard?period=7d&by=volume")), 200),
+		"GET /api/v1/markets/:market_id/history":    mxPublic(mxGet(func(w *secWorld) string { return fmt.Sprintf("/api/v1/markets/%d/history", w.a1.ID) }), 200),
+		"GET /api/v1/markets/:market_id/candles":    mxPublic(mxGet(func(w *secWorld) string { return fmt.Sprintf("/api/v1/markets/%d/candles?interval=1h", w.a1.ID) }), 200),
+		"GET /api/v1/markets/:market_id/trades.csv": mxPublic(mxGet(func(w *secWorld) string { return fmt.Sprintf("/api/v1/markets/%d/trades.csv", w.a1.ID) }), 200),
+		"GET /api/v1/market/trades/latest":          mxPublic(mxGet(mxPath("/api/v1/market/trades/latest")), 200),
+		"GET /api/v1/leaderboard":                   mxPublic(mxGet(mxPath("/api/v1/leaderboard?period=7d&by=volume")), 200),
 		// The statistics: stats viewers and the operator; any other user 403.
 		"GET /api/v1/stats/daily":               statsCells(mxGet(mxPath("/api/v1/stats/daily?from=2026-01-01&to=2026-01-31"))),
 		"GET /api/v1/stats/overview":            statsCells(mxGet(mxPath("/api/v1/stats/overview"))),

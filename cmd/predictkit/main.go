@@ -4,6 +4,7 @@
 //	predictkit migrate [up|status|down|version] [flags]   migrate the PostgreSQL database (up by default)
 //	predictkit bench [flags]     load-test a running server and report
 //	predictkit admin <command>   operator tasks over the admin API
+//	predictkit export [flags]    download a market's trades as CSV or Parquet
 //	predictkit health [flags]    exit 0 when a running server is ready (/readyz)
 //	predictkit version           print the version, revision and Go version
 //
@@ -41,6 +42,7 @@ Commands:
   bench     load-test a running server: throughput, latency, errors, audit
   admin     operator tasks over the admin API: partners, floats, credits,
             roles, P2P ads, escalated chats, the audit
+  export    download every trade of a market as CSV or Parquet (no token)
   health    exit 0 when a running server answers /readyz with 200, else 1
             (for a container HEALTHCHECK or an exec probe)
   version   print the version, the VCS revision and the Go version
@@ -67,6 +69,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return benchCmd(ctx, args, stdout, stderr)
 	case "admin":
 		return adminCmd(ctx, args, stdout, stderr)
+	case "export":
+		return exportCmd(ctx, args, stdout, stderr)
 	case "health":
 		return healthCmd(ctx, args, stdout, stderr)
 	case "version":

@@ -668,6 +668,24 @@ func (s *Store) Trades(_ context.Context, marketID int64) ([]*market.Trade, erro
 	return out, nil
 }
 
+// TradesAfter implements market.Store: a binary search in the market's
+// trades, which are kept in id order, then one step per trade returned.
+func (s *Store) TradesAfter(_ context.Context, marketID, after int64, limit int) ([]*market.Trade, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ts := s.tradesOf[marketID]
+	i, found := slices.BinarySearchFunc(ts, after, func(t *market.Trade, id int64) int { return cmp.Compare(t.ID, id) })
+	if found {
+		i++
+	}
+	out := []*market.Trade{}
+	for ; i < len(ts) && len(out) < limit; i++ {
+		c := *ts[i]
+		out = append(out, &c)
+	}
+	return out, nil
+}
+
 // UserTrades implements market.Store: a binary search in the user's
 // trades, which are kept in id order, then one step per trade returned.
 func (s *Store) UserTrades(_ context.Context, userID, before int64, limit int) ([]*market.Trade, error) {

@@ -37,6 +37,7 @@ var FeedQueries = map[string]struct {
 	"price history":    {sqlPriceHistory, []any{int64(1), int64(1000)}},
 	"trades":           {sqlTrades, []any{int64(1)}},
 	"user trades":      {sqlUserTrades, []any{int64(1), int64(1 << 40), 51}},
+	"trades after":     {sqlTradesAfter, []any{int64(1), int64(1000), 5000}},
 	"active events":    {sqlActiveEvents, []any{int64(20), 0}},
 	"candles":          {sqlCandles, []any{int64(1), int32(60), time.Unix(0, 0), time.Unix(1<<32, 0), 1500}},
 	"changes":          {sqlChanges, []any{int64(1000), 1000}},

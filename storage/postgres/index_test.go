@@ -25,6 +25,7 @@ func TestFeedsWalkIndexes(t *testing.T) {
 		"price history":    "price_points_market_id_idx",
 		"trades":           "trades_market_id_idx",
 		"user trades":      "trades_user_id_id_idx",
+		"trades after":     "trades_market_id_idx",
 		"active events":    "events_active_created_idx",
 		"candles":          "candles_pkey",
 		"changes":          "change_log_pkey",

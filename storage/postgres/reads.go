@@ -148,6 +148,9 @@ var (
 	// sqlUserTrades walks trades_user_id_id_idx backwards from $2: a
 	// page costs its rows, however long the user's history.
 	sqlUserTrades = `SELECT ` + tradeCols + ` FROM trades t WHERE t.user_id = $1 AND t.id < $2 ORDER BY t.id DESC LIMIT $3`
+	// sqlTradesAfter walks trades_market_id_idx forward from $2: a page
+	// costs its rows, however many trades the market has.
+	sqlTradesAfter = `SELECT ` + tradeCols + ` FROM trades t WHERE t.market_id = $1 AND t.id > $2 ORDER BY t.id LIMIT $3`
 )
 
 func scanPositionDetails(rows pgx.Rows) ([]*market.PositionDetail, error) {
@@ -260,6 +263,29 @@ func (s *Store) PriceHistory(ctx context.Context, marketID int64, limit int) ([]
 // Trades returns market id's trade log, oldest first.
 func (s *Store) Trades(ctx context.Context, marketID int64) ([]*market.Trade, error) {
 	rows, err := s.pool.Query(ctx, sqlTrades, marketID)
+	if err != nil {
+		return nil, translate(err, nil)
+	}
+	out := []*market.Trade{}
+	for rows.Next() {
+		t := &market.Trade{}
+		dest, finish := tradeDest(t)
+		if err := rows.Scan(dest...); err != nil {
+			rows.Close()
+			return nil, translate(err, nil)
+		}
+		finish()
+		out = append(out, t)
+	}
+	return out, translate(rows.Err(), nil)
+}
+
+// TradesAfter returns market id's trades with an id above after, oldest
+// first, at most limit. It reads the primary: a resolved market's file
+// is cached, so it must not miss the last trades a lagging replica has
+// not applied yet.
+func (s *Store) TradesAfter(ctx context.Context, marketID, after int64, limit int) ([]*market.Trade, error) {
+	rows, err := s.pool.Query(ctx, sqlTradesAfter, marketID, after, pageLimit(limit))
 	if err != nil {
 		return nil, translate(err, nil)
 	}

@@ -79,6 +79,7 @@ func Run(t *testing.T, newStores func(t *testing.T) Stores) {
 	t.Run("api keys", func(t *testing.T) { testAPIKeys(t, newStores) })
 	t.Run("password resets and api keys", func(t *testing.T) { testResetRevokesAPIKeys(t, newStores) })
 	t.Run("own trade history", func(t *testing.T) { testUserTrades(t, newStores) })
+	t.Run("a market's trade log in pages", func(t *testing.T) { testTradesAfter(t, newStores) })
 	t.Run("ledger", func(t *testing.T) { testLedger(t, newStores) })
 	t.Run("money bounds", func(t *testing.T) { testLimits(t, newStores) })
 	t.Run("events", func(t *testing.T) { testEvents(t, newStores) })

@@ -66,10 +66,13 @@ func (c *config) placeOutputs() error {
 	if c.exclusive {
 		paths = append(paths, &c.sumsPath)
 	}
+	if !c.exclusive && !c.split && !c.sweep {
+		paths = append(paths, &c.figures.calibrationPath)
+	}
 	if c.sweep {
 		paths = []*string{&c.csvPath, &c.summaryPath}
 	}
-	if !slices.ContainsFunc(paths, func(p *string) bool { return *p != "" }) {
+	if !slices.ContainsFunc(paths, func(p *string) bool { return *p != "" }) && !(c.sweep && len(c.figures.plotMetrics) > 0) {
 		return nil
 	}
 	if c.outDir == "" {

@@ -151,11 +151,12 @@ type config struct {
 	pricesPath, pnlPath   string
 	sumsPath              string // -exclusive only
 	plotRun               int
+	figures               figureFlags
 }
 
 func parseFlags(args []string, out io.Writer) (config, error) {
 	var c config
-	var truth, design, mix, designs, margins, bs, informed string
+	var truth, design, mix, designs, margins, bs, informed, plotMetrics string
 	def := sim.DefaultConfig()
 	fs := flag.NewFlagSet("simulate", flag.ContinueOnError)
 	fs.SetOutput(out)
@@ -185,15 +186,19 @@ func parseFlags(args []string, out io.Writer) (config, error) {
 	fs.StringVar(&c.outDir, "out", "", "directory the CSV and the plots are written into, made if missing (default: a new directory under the system's temporary directory, printed)")
 	fs.StringVar(&c.csvPath, "csv", "simulate.csv", "CSV file name in -out (empty: none)")
 	fs.StringVar(&c.summaryPath, "summary", "summary.csv", "with -sweep: file name in -out of the summary per point (empty: none)")
-	fs.StringVar(&c.pricesPath, "prices", "prices.png", "price-path plot file name in -out, .png or .svg (empty: none)")
+	fs.StringVar(&c.pricesPath, "prices", "prices.png", "price plot file name in -out, .png or .svg (empty: none): the quantile bands over the runs, one panel per outcome (with -exclusive: one run's paths)")
 	fs.StringVar(&c.pnlPath, "pnl", "pnl.png", "P&L distribution plot file name in -out, .png or .svg (empty: none)")
 	fs.StringVar(&c.sumsPath, "sums", "sums.png", "with -exclusive: file name in -out of the plot of the sum of the YES prices, .png or .svg (empty: none)")
-	fs.IntVar(&c.plotRun, "plot-run", 0, "which run's price paths to draw")
+	fs.IntVar(&c.plotRun, "plot-run", 0, "with -exclusive: which run's price paths to draw")
 	fs.BoolVar(&c.exclusive, "exclusive", false, "compare n independent binary markets (one per outcome, b each) with one exclusive pool (b), in kopecks")
 	fs.BoolVar(&c.split, "split", false, "run an exclusive pool whose last market is Other and add an answer out of it mid-run, checking every trader's payouts (CSV only)")
 	fs.IntVar(&c.splitAt, "split-at", 0, "with -split: the step at which the answer is added (default: half of -trades)")
 	fs.Float64Var(&c.splitShare, "split-share", 0.5, "with -split: the new answer's share of Other's price, in (0, 1)")
+	c.figures.register(fs, &plotMetrics)
 	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if err := c.figures.check(plotMetrics); err != nil {
 		return c, err
 	}
 	if fs.NArg() > 0 {
@@ -372,13 +377,18 @@ func run(args []string, stdout io.Writer) error {
 		}
 	}
 	if cfg.pricesPath != "" {
-		if err := plotPrices(cfg, res, cfg.pricesPath); err != nil {
+		if err := plotRuns(cfg, res, cfg.pricesPath); err != nil {
 			return fmt.Errorf("price plot: %w", err)
 		}
 	}
 	if cfg.pnlPath != "" {
 		if err := plotPnL(cfg, res, cfg.pnlPath); err != nil {
 			return fmt.Errorf("P&L plot: %w", err)
+		}
+	}
+	if cfg.figures.calibrationPath != "" {
+		if err := plotCalibration(cfg, res, cfg.figures.calibrationPath); err != nil {
+			return fmt.Errorf("calibration plot: %w", err)
 		}
 	}
 	return summarize(stdout, cfg, res)

@@ -61,7 +61,7 @@ func TestRunWritesIntoOutAndNothingIntoTheWorkingDirectory(t *testing.T) {
 	}
 }
 
-var wroteInto = regexp.MustCompile(`(?m)^wrote into (.+): simulate\.csv \(\d+ rows\), prices\.png, pnl\.png$`)
+var wroteInto = regexp.MustCompile(`(?m)^wrote into (.+): simulate\.csv \(\d+ rows\), prices\.png, pnl\.png, calibration\.png$`)
 
 func TestRunWithoutOutWritesIntoANewTemporaryDirectoryItPrints(t *testing.T) {
 	tmp := t.TempDir()
@@ -78,7 +78,7 @@ func TestRunWithoutOutWritesIntoANewTemporaryDirectoryItPrints(t *testing.T) {
 	if filepath.Dir(m[1]) != tmp || !strings.HasPrefix(filepath.Base(m[1]), "predictkit-simulate-") {
 		t.Errorf("it wrote into %s, want a new predictkit-simulate-* directory in %s", m[1], tmp)
 	}
-	for _, name := range []string{"simulate.csv", "prices.png", "pnl.png"} {
+	for _, name := range []string{"simulate.csv", "prices.png", "pnl.png", "calibration.png"} {
 		if _, err := os.Stat(filepath.Join(m[1], name)); err != nil {
 			t.Errorf("%s is not where the summary says: %v", name, err)
 		}
@@ -90,7 +90,7 @@ func TestRunWithNoOutputMakesNoDirectory(t *testing.T) {
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp)
 	wd := emptyWorkingDirectory(t)
-	args := append([]string{"-csv", "", "-prices", "", "-pnl", ""}, quick["binary markets"]...)
+	args := append([]string{"-csv", "", "-prices", "", "-pnl", "", "-calibration", ""}, quick["binary markets"]...)
 	var stdout bytes.Buffer
 	if err := run(args, &stdout); err != nil {
 		t.Fatalf("run: %v\n%s", err, stdout.String())

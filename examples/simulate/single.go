@@ -12,12 +12,10 @@ import (
 
 // result is what the plots and the summary need from the runs.
 type result struct {
-	runs     []*sim.Result
-	pnl      []float64   // market-maker P&L at resolution, per run
-	bound    float64     // its floor, −subsidy
-	path     [][]float64 // price of each outcome at each step of cfg.plotRun
-	pathTrue []float64   // the truth of cfg.plotRun
-	rows     int         // CSV data rows written
+	runs  []*sim.Result
+	pnl   []float64 // market-maker P&L at resolution, per run
+	bound float64   // its floor, −subsidy
+	rows  int       // CSV data rows written
 }
 
 // simulate runs cfg.runs runs of one configuration (run r with the seed
@@ -36,7 +34,6 @@ func simulate(cfg config, w io.Writer) (result, error) {
 		res.pnl = append(res.pnl, float64(r.Metrics.PnL))
 		res.rows += len(r.Prices) * cfg.outcomes
 	}
-	res.path, res.pathTrue = runs[cfg.plotRun].Prices, runs[cfg.plotRun].Truth
 	return res, nil
 }
 
@@ -85,7 +82,7 @@ func summarize(w io.Writer, cfg config, res result) error {
 	} else {
 		fmt.Fprintf(&b, "within ε = %g of the truth to the end: %d of %d runs, from step %.0f on average\n", cfg.epsilon, at.N, len(res.runs), at.Mean)
 	}
-	b.WriteString(cfg.wrote(res.rows, cfg.pricesPath, cfg.pnlPath))
+	b.WriteString(cfg.wrote(res.rows, cfg.pricesPath, cfg.pnlPath, cfg.figures.calibrationPath))
 	_, err := io.WriteString(w, b.String())
 	return err
 }

@@ -52,6 +52,10 @@ func runSweep(cfg config, stdout io.Writer) error {
 	if err := write(cfg.summaryPath, sim.WriteSummaryCSV); err != nil {
 		return err
 	}
+	figures, err := sweepFigures(cfg, res)
+	if err != nil {
+		return err
+	}
 	workers := cfg.workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
@@ -69,7 +73,11 @@ func runSweep(cfg config, stdout io.Writer) error {
 		fmt.Fprintf(&b, "%-6s %6g %7d %8g %8.0f [%5.0f, %5.0f] %8.0f %8.4f %8.4f\n",
 			c.Design, c.Margin, c.B, c.Mix.Informed, pnl.Mean, pnl.Lo, pnl.Hi, fees.Mean, mae.Mean, brier.Mean)
 	}
-	b.WriteString(cfg.wrote(len(res.Rows), cfg.summaryPath))
+	written := []string{cfg.summaryPath}
+	for _, f := range figures {
+		written = append(written, cfg.inOut(f))
+	}
+	b.WriteString(cfg.wrote(len(res.Rows), written...))
 	_, err = io.WriteString(stdout, b.String())
 	return err
 }

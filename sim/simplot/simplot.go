@@ -108,6 +108,9 @@ type Figure struct {
 	width  vg.Length
 	height vg.Length
 	dpi    int
+	// xLabel, when set, is drawn once under the whole grid instead of
+	// under each bottom panel: see Sweep's log axis.
+	xLabel string
 }
 
 type legendEntry struct {
@@ -166,6 +169,13 @@ func (f *Figure) draw(c draw.Canvas) {
 	}
 	if len(f.legend) > 0 {
 		c.Max.Y -= f.drawLegend(c) + vg.Points(4)
+	}
+
+	if f.xLabel != "" {
+		sty := textStyle(9)
+		sty.XAlign, sty.YAlign = draw.XCenter, draw.YBottom
+		c.FillText(sty, vg.Point{X: c.Center().X, Y: c.Min.Y + vg.Points(2)}, f.xLabel)
+		c.Min.Y += sty.Height(f.xLabel) + vg.Points(6)
 	}
 
 	rows := (len(f.panels) + f.cols - 1) / f.cols

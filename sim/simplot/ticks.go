@@ -141,9 +141,10 @@ func formatNumber(v float64, dec int) string {
 	return b.String()
 }
 
-// LogTicks is a plot.Ticker for a logarithmic axis. Over three decades or
+// LogTicks is a plot.Ticker for a logarithmic axis. Over two decades or
 // less it labels 1, 2 and 5 of every decade; over a wider range, only the
-// powers of ten, with 2 and 5 as unlabelled minor ticks.
+// powers of ten, with 2 and 5 as unlabelled minor ticks (their labels ran
+// into each other in a small multiple a third of a page wide).
 type LogTicks struct{}
 
 // Ticks returns the ticks in [min, max]; none if min is not positive, since
@@ -155,7 +156,7 @@ func (LogTicks) Ticks(min, max float64) []plot.Tick {
 	if min > max {
 		min, max = max, min
 	}
-	wide := math.Log10(max/min) > 3
+	wide := math.Log10(max/min) > 2
 	var ticks []plot.Tick
 	for k := math.Floor(math.Log10(min)); ; k++ {
 		p := math.Pow(10, k)

@@ -77,7 +77,8 @@ func TestLogTicks(t *testing.T) {
 		min, max float64
 		want     string
 	}{
-		{"three decades label 1, 2 and 5", 10, 5000, "10 20 50 100 200 500 1,000 2,000 5,000"},
+		{"two decades label 1, 2 and 5", 10, 1000, "10 20 50 100 200 500 1,000"},
+		{"nearly three decades label only powers of ten", 10, 5000, "10 · · 100 · · 1,000 · ·"},
 		{"ticks stay inside the range", 3, 30, "5 10 20"},
 		{"fractions keep their decimals", 0.01, 1, "0.01 0.02 0.05 0.1 0.2 0.5 1"},
 		{"six decades label only powers of ten", 1, 1e6, "1 · · 10 · · 100 · · 1,000 · · 10,000 · · 100,000 · · 1,000,000"},

@@ -51,25 +51,26 @@ func (f *figureFlags) check(metrics string) error {
 	return nil
 }
 
-// metricLabel names a metric and its unit on an axis.
+// metricLabel names a metric and its unit on an axis: short, since a
+// vertical label longer than its panel pushes the panel's title up.
 var metricLabel = map[string]string{
-	"mm_pnl":         "market maker's P&L at resolution (kopecks)",
-	"mm_worst_pnl":   "market maker's worst-case P&L (kopecks)",
+	"mm_pnl":         "maker's P&L (kopecks)",
+	"mm_worst_pnl":   "maker's worst-case P&L (kopecks)",
 	"fees":           "fees (kopecks)",
 	"subsidy":        "subsidy (kopecks)",
 	"volume":         "volume (kopecks)",
 	"collected":      "money collected (kopecks)",
-	"brier_final":    "Brier score of the final prices",
-	"brier_avg":      "Brier score of the time-averaged prices",
-	"log_final":      "log score of the final prices",
-	"log_avg":        "log score of the time-averaged prices",
-	"mae_final":      "mean |p − p*| of the final prices",
+	"brier_final":    "Brier score, final prices",
+	"brier_avg":      "Brier score, mean prices",
+	"log_final":      "log score, final prices",
+	"log_avg":        "log score, mean prices",
+	"mae_final":      "mean |p − p*|, final",
 	"mae_avg":        "mean |p − p*| over the run",
-	"rmse_final":     "RMSE of the final prices against the truth",
-	"rmse_avg":       "RMSE against the truth over the run",
-	"steps_to_eps":   "trades until within ε of the truth (runs that got there)",
-	"arbitrage_left": "arbitrage left at the end (kopecks)",
-	"price_sum":      "Σ of the final YES prices",
+	"rmse_final":     "RMSE to the truth, final",
+	"rmse_avg":       "RMSE to the truth, mean",
+	"steps_to_eps":   "trades to within ε",
+	"arbitrage_left": "arbitrage left (kopecks)",
+	"price_sum":      "Σ final YES prices",
 	"trades":         "trades executed",
 	"refused":        "trades refused",
 }
@@ -251,7 +252,7 @@ func sweepFigures(cfg config, res *sim.SweepResult) ([]string, error) {
 			columns = n / 2
 		}
 		fig, err := simplot.Sweep(panels, simplot.Options{
-			Title:   fmt.Sprintf("%s (mean and 95%% interval over %d runs a point)", label(metric), cfg.runs),
+			Title:   fmt.Sprintf("%s: mean and 95%% interval over %d runs a point", label(metric), cfg.runs),
 			XLabel:  xLabel,
 			YLabel:  label(metric),
 			Columns: columns,

@@ -271,7 +271,17 @@ func parseFlags(args []string, out io.Writer) (config, error) {
 		// A sweep draws no plot.
 		c.pricesPath, c.pnlPath = "", ""
 	}
-	if !c.exclusive && !c.split {
+	switch {
+	case c.exclusive:
+		// -exclusive runs both designs whatever -design says.
+		for _, d := range exclusiveDesigns {
+			sc := c.simConfig()
+			sc.Design = d
+			if err := sc.Validate(); err != nil {
+				return c, err
+			}
+		}
+	case !c.split:
 		// sim checks the rest: the design, the fee, the mix, the truth.
 		if err := c.simConfig().Validate(); err != nil {
 			return c, err
@@ -347,6 +357,9 @@ func run(args []string, stdout io.Writer) error {
 	if cfg.sweep {
 		return runSweep(cfg, stdout)
 	}
+	if cfg.exclusive {
+		return runExclusive(cfg, stdout)
+	}
 	var csvOut io.Writer = io.Discard
 	var file *os.File
 	if cfg.csvPath != "" {
@@ -355,9 +368,6 @@ func run(args []string, stdout io.Writer) error {
 		}
 		defer file.Close()
 		csvOut = file
-	}
-	if cfg.exclusive {
-		return runExclusive(cfg, csvOut, file, stdout)
 	}
 	if cfg.split {
 		return runSplit(cfg, csvOut, file, stdout)

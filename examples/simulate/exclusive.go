@@ -30,8 +30,8 @@ var exclusiveHeader = []string{
 // its columns.
 var exclusiveDesigns = [2]sim.Kind{sim.Binary, sim.Pool}
 
-// designName is how the summary and the plots name a design.
-func designName(k sim.Kind) string {
+// venueName is how -exclusive's summary and plots name a design.
+func venueName(k sim.Kind) string {
 	if k == sim.Binary {
 		return "binary markets"
 	}
@@ -230,7 +230,7 @@ func summarizeExclusive(b *strings.Builder, cfg config, res exclusiveResult) {
 	subsidy := func(runs []*sim.Result) int64 { return runs[0].Metrics.Subsidy }
 	worst := func(runs []*sim.Result) float64 { return slices.Min(metric(runs, pnl)) }
 
-	row("", func(runs []*sim.Result) string { return designName(runs[0].Config.Design) })
+	row("", func(runs []*sim.Result) string { return venueName(runs[0].Config.Design) })
 	row("trades executed per run (mean)", func(runs []*sim.Result) string {
 		return fmt.Sprintf("%.1f", mean(func(m sim.Metrics) float64 { return float64(m.Trades) })(runs))
 	})

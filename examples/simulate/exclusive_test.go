@@ -248,7 +248,7 @@ func TestExclusiveMarketMakersStayWithinTheirSubsidies(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, runs := range res.runs {
-		t.Run("the "+designName(runs[0].Config.Design)+" never lose more than their subsidy, whoever wins", func(t *testing.T) {
+		t.Run("the "+venueName(runs[0].Config.Design)+" never lose more than their subsidy, whoever wins", func(t *testing.T) {
 			for r, run := range runs {
 				if m := run.Metrics; m.PnL < -m.Subsidy || m.WorstPnL < -m.Subsidy {
 					t.Fatalf("run %d lost %d (at worst %d) with a subsidy of %d", r, -m.PnL, -m.WorstPnL, m.Subsidy)

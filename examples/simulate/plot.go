@@ -167,7 +167,7 @@ func plotExclusivePnL(cfg config, res exclusiveResult, path string) error {
 		h.FillColor = colours[k]
 		h.LineStyle.Width = 0
 		p.Add(h)
-		p.Legend.Add(designName(exclusiveDesigns[k]), h)
+		p.Legend.Add(venueName(exclusiveDesigns[k]), h)
 		for _, b := range h.Bins {
 			top = max(top, b.Weight)
 		}
@@ -182,7 +182,7 @@ func plotExclusivePnL(cfg config, res exclusiveResult, path string) error {
 		l.Dashes = dashed
 		l.Width = vg.Points(1.5)
 		p.Add(l)
-		p.Legend.Add("−subsidy, "+designName(exclusiveDesigns[k]), l)
+		p.Legend.Add("−subsidy, "+venueName(exclusiveDesigns[k]), l)
 	}
 	p.Legend.Top = true
 	return p.Save(8*vg.Inch, 5*vg.Inch, path)
@@ -209,7 +209,7 @@ func plotPriceSums(cfg config, res exclusiveResult, path string) error {
 		l.Color = plotutil.Color(k)
 		l.Width = vg.Points(1.5)
 		p.Add(l)
-		p.Legend.Add(designName(exclusiveDesigns[k]), l)
+		p.Legend.Add(venueName(exclusiveDesigns[k]), l)
 	}
 	p.Add(plotter.NewGrid())
 	return p.Save(8*vg.Inch, 5*vg.Inch, path)

@@ -30,7 +30,13 @@ func smallExclusive(t *testing.T, dir string, extra ...string) string {
 // readCSV returns the rows of dir/out.csv, header first.
 func readCSV(t *testing.T, dir string) [][]string {
 	t.Helper()
-	f, err := os.Open(filepath.Join(dir, "out.csv"))
+	return readCSVFile(t, filepath.Join(dir, "out.csv"))
+}
+
+// readCSVFile returns the rows of the CSV file path, header first.
+func readCSVFile(t *testing.T, path string) [][]string {
+	t.Helper()
+	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,10 +70,10 @@ func TestExclusiveRunWritesItsOutputs(t *testing.T) {
 	dir := t.TempDir()
 	summary := smallExclusive(t, dir)
 	rows := readCSV(t, dir)
+	perRun := readCSVFile(t, filepath.Join(dir, "out-runs.csv"))
 
-	t.Run("the CSV has both venues side by side, one row per run, step and outcome", func(t *testing.T) {
-		want := "run,step,outcome,truth,binary_q_yes,binary_q_no,binary_price,pool_q_yes,pool_q_no,pool_price," +
-			"binary_mm_pnl,pool_mm_pnl,binary_price_sum,pool_price_sum,arbitrage"
+	t.Run("the CSV has both designs side by side, one row per run, step and outcome", func(t *testing.T) {
+		want := "run,step,outcome,truth,won,binary_price,pool_price,binary_mm_pnl,pool_mm_pnl,binary_price_sum,pool_price_sum"
 		if got := strings.Join(rows[0], ","); got != want {
 			t.Fatalf("header %q", got)
 		}
@@ -75,12 +81,63 @@ func TestExclusiveRunWritesItsOutputs(t *testing.T) {
 			t.Fatalf("%d data rows, want runs·(trades+1)·outcomes = %d", got, want)
 		}
 	})
-	t.Run("both venues open every market at 1/n with the same binary view", func(t *testing.T) {
-		// InitialQ(100, 1/4) and the pool's complement of three even
-		// outcomes are both round(100·ln 3) = 110.
+	t.Run("both designs open every market at about 1/n with the maker even", func(t *testing.T) {
 		for _, r := range rows[1:5] {
-			if r[1] != "0" || r[4] != "0" || r[5] != "110" || r[7] != "0" || r[8] != "110" || r[9] != "0.25" || r[10] != "0" || r[11] != "0" {
+			bin, err := strconv.ParseFloat(r[5], 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The binary market opens at InitialQ(100, 1/4): its log-odds
+			// within 0.5/b of logit(1/4).
+			if r[1] != "0" || r[6] != "0.25" || math.Abs(bin-0.25) > 0.25*0.75*0.5/100*1.01 || r[7] != "0" || r[8] != "0" || r[10] != "1" {
 				t.Fatalf("opening row %v", r)
+			}
+		}
+	})
+	t.Run("exactly one outcome of every run and step is marked won", func(t *testing.T) {
+		won := map[string]int{}
+		for _, r := range rows[1:] {
+			if r[4] == "1" {
+				won[r[0]+"/"+r[1]]++
+			}
+		}
+		if len(won) != 5*41 {
+			t.Fatalf("%d run-steps have a winner, want %d", len(won), 5*41)
+		}
+		for k, n := range won {
+			if n != 1 {
+				t.Fatalf("run/step %s has %d winners", k, n)
+			}
+		}
+	})
+	t.Run("the per-run CSV has sim's metrics of both designs, binary first", func(t *testing.T) {
+		if len(perRun) != 1+2*5 {
+			t.Fatalf("%d rows, want a header and 2 designs × 5 runs", len(perRun))
+		}
+		design := slices.Index(perRun[0], "design")
+		for _, name := range []string{"point", "run", "seed", "truth_3", "winner", "final_0", "mm_pnl", "arbitrage_left", "price_sum"} {
+			if !slices.Contains(perRun[0], name) {
+				t.Errorf("no column %q in %v", name, perRun[0])
+			}
+		}
+		for k, r := range perRun[1:] {
+			if want := []string{"binary", "pool"}[k/5]; r[design] != want {
+				t.Fatalf("row %d is of design %q, want %q", k+1, r[design], want)
+			}
+		}
+	})
+	t.Run("the P&L at the last step of the winner is the per-run P&L", func(t *testing.T) {
+		mmPnL := slices.Index(perRun[0], "mm_pnl")
+		for _, r := range rows[1:] {
+			if r[1] != "40" || r[4] != "1" {
+				continue
+			}
+			run, _ := strconv.Atoi(r[0])
+			if got := perRun[1+run][mmPnL]; got != r[7] {
+				t.Errorf("run %d: the binary maker's P&L is %s in the path, %s per run", run, r[7], got)
+			}
+			if got := perRun[1+5+run][mmPnL]; got != r[8] {
+				t.Errorf("run %d: the pool maker's P&L is %s in the path, %s per run", run, r[8], got)
 			}
 		}
 	})
@@ -95,14 +152,14 @@ func TestExclusiveRunWritesItsOutputs(t *testing.T) {
 			}
 		}
 	})
-	t.Run("the summary compares the venues and neither crosses its bound", func(t *testing.T) {
-		for _, want := range []string{"binary markets", "exclusive pool", "subsidy escrowed", "arbitrage left", "mean |p − p*|", "out.csv (820 rows)"} {
+	t.Run("the summary compares the designs and neither crosses its bound", func(t *testing.T) {
+		for _, want := range []string{"binary markets", "exclusive pool", "subsidy escrowed", "fees per run", "arbitrage left", "mean |p − p*|", "Brier score", "out.csv (820 rows), out-runs.csv"} {
 			if !strings.Contains(summary, want) {
 				t.Errorf("summary lacks %q:\n%s", want, summary)
 			}
 		}
 		if n := strings.Count(summary, "never crossed"); n != 2 {
-			t.Errorf("%d venues within their bound, want 2:\n%s", n, summary)
+			t.Errorf("%d designs within their bound, want 2:\n%s", n, summary)
 		}
 	})
 }
@@ -112,29 +169,48 @@ func TestExclusiveRunIsReproducibleFromItsSeed(t *testing.T) {
 	sa := smallExclusive(t, a)
 	sb := smallExclusive(t, b)
 	smallExclusive(t, c, "-seed", "8")
-	read := func(dir string) []byte {
-		data, err := os.ReadFile(filepath.Join(dir, "out.csv"))
+	read := func(dir, name string) []byte {
+		data, err := os.ReadFile(filepath.Join(dir, name))
 		if err != nil {
 			t.Fatal(err)
 		}
 		return data
 	}
-	if !bytes.Equal(read(a), read(b)) {
-		t.Fatal("the same seed gave different CSVs")
+	for _, name := range []string{"out.csv", "out-runs.csv"} {
+		if !bytes.Equal(read(a, name), read(b, name)) {
+			t.Fatalf("the same seed gave different %s", name)
+		}
+		if bytes.Equal(read(a, name), read(c, name)) {
+			t.Fatalf("a different seed gave the same %s", name)
+		}
 	}
 	if strings.ReplaceAll(sa, a, "") != strings.ReplaceAll(sb, b, "") {
 		t.Fatalf("the same seed gave different summaries:\n%s\n%s", sa, sb)
 	}
-	if bytes.Equal(read(a), read(c)) {
-		t.Fatal("a different seed gave the same CSV")
+}
+
+func TestExclusiveDesignsAreComparedOnTheSameDraws(t *testing.T) {
+	dir := t.TempDir()
+	smallExclusive(t, dir)
+	perRun := readCSVFile(t, filepath.Join(dir, "out-runs.csv"))
+	for _, name := range []string{"seed", "truth_0", "truth_1", "truth_2", "truth_3", "winner"} {
+		t.Run("run r of both designs has the same "+name, func(t *testing.T) {
+			k := slices.Index(perRun[0], name)
+			for r := range 5 {
+				if bin, pool := perRun[1+r][k], perRun[1+5+r][k]; bin != pool {
+					t.Fatalf("run %d: %s is %s on the binary markets, %s on the pool", r, name, bin, pool)
+				}
+			}
+		})
 	}
 }
 
 func TestExclusivePricesSumToOneAndBinaryPricesDrift(t *testing.T) {
 	dir := t.TempDir()
-	smallExclusive(t, dir, "-noise", "1")
+	smallExclusive(t, dir, "-noise", "1", "-margin", "0")
 	rows := readCSV(t, dir)
-	pool, binary, arb := column(t, rows, "pool_price_sum"), column(t, rows, "binary_price_sum"), column(t, rows, "arbitrage")
+	pool, binary := column(t, rows, "pool_price_sum"), column(t, rows, "binary_price_sum")
+	arb := column(t, readCSVFile(t, filepath.Join(dir, "out-runs.csv")), "arbitrage_left")
 	t.Run("the pool's YES prices sum to 1 after every trade", func(t *testing.T) {
 		for k, s := range pool {
 			if math.Abs(s-1) > 1e-12 {
@@ -151,9 +227,13 @@ func TestExclusivePricesSumToOneAndBinaryPricesDrift(t *testing.T) {
 			t.Fatalf("the binary markets' prices never summed further from 1 than %v", worst)
 		}
 	})
-	t.Run("the drift leaves arbitrage on the binary markets", func(t *testing.T) {
-		if slices.Max(arb) < 1 {
-			t.Fatalf("at most %v kopecks of arbitrage", slices.Max(arb))
+	t.Run("the drift leaves arbitrage on the binary markets and none on the pool", func(t *testing.T) {
+		bin, pl := arb[:5], arb[5:]
+		if slices.Max(bin) < 1 {
+			t.Fatalf("at most %v kopecks of arbitrage on the binary markets", slices.Max(bin))
+		}
+		if slices.Max(pl) != 0 {
+			t.Fatalf("%v kopecks of arbitrage on the pool", slices.Max(pl))
 		}
 	})
 }
@@ -163,57 +243,52 @@ func TestExclusiveMarketMakersStayWithinTheirSubsidies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := simulateExclusive(cfg, new(bytes.Buffer))
+	res, err := simulateExclusive(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, v := range []venueStats{res.binary, res.pool} {
-		t.Run("the "+v.name+" never lose more than their subsidy", func(t *testing.T) {
-			for r, p := range v.pnl {
-				if p < -float64(v.subsidy) {
-					t.Fatalf("run %d lost %v with a subsidy of %d", r, -p, v.subsidy)
+	for _, runs := range res.runs {
+		t.Run("the "+venueName(runs[0].Config.Design)+" never lose more than their subsidy, whoever wins", func(t *testing.T) {
+			for r, run := range runs {
+				if m := run.Metrics; m.PnL < -m.Subsidy || m.WorstPnL < -m.Subsidy {
+					t.Fatalf("run %d lost %d (at worst %d) with a subsidy of %d", r, -m.PnL, -m.WorstPnL, m.Subsidy)
 				}
 			}
 		})
 	}
 	t.Run("the pool escrows a fifth of what five binary markets do", func(t *testing.T) {
 		// ceil(50·ln 5) for the pool; ceil(50·ln(1/0.2)) for each market.
-		if res.pool.subsidy != 81 || res.binary.subsidy != 5*81 {
-			t.Fatalf("subsidies %d and %d", res.pool.subsidy, res.binary.subsidy)
+		if bin, pool := res.runs[0][0].Metrics.Subsidy, res.runs[1][0].Metrics.Subsidy; pool != 81 || bin != 5*81 {
+			t.Fatalf("subsidies %d and %d", bin, pool)
 		}
 	})
 }
 
-func TestArbitrage(t *testing.T) {
-	logit := func(p float64) float64 { return math.Log(p / (1 - p)) }
+func TestExclusiveRefusesWhatSimRefuses(t *testing.T) {
 	tests := []struct {
-		name   string
-		prices []float64
-		want   float64
+		name string
+		args []string
 	}{
-		// Two markets at 0.4: YES on both up to 0.5 each, Δ = b·ln 1.5, at
-		// b·ln(1 + 0.4·0.5) each: b·(ln 1.5 − 2·ln 1.2).
-		{"two YES prices summing to 0.8 leave b·(ln 1.5 − 2·ln 1.2)", []float64{0.4, 0.4}, 1000 * (math.Log(1.5) - 2*math.Log(1.2))},
-		{"two YES prices summing to 1.2 leave the same on the NO side", []float64{0.6, 0.6}, 1000 * (math.Log(1.5) - 2*math.Log(1.2))},
-		{"prices summing to 1 leave nothing", []float64{0.25, 0.25, 0.5}, 0},
-		{"three even markets at a third leave nothing", []float64{1.0 / 3, 1.0 / 3, 1.0 / 3}, 0},
+		{"a margin above the platform's is refused", []string{"-margin", "0.3"}},
+		{"a mix not summing to 1 is refused", []string{"-mix", "informed=0.5,noise=0.2"}},
+		{"a truth that does not sum to 1 is refused", []string{"-outcomes", "2", "-truth", "0.5,0.6"}},
+		{"zero cash is refused", []string{"-cash", "0"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			x := make([]float64, len(tt.prices))
-			for i, p := range tt.prices {
-				x[i] = logit(p)
+			dir := t.TempDir()
+			args := append([]string{"-exclusive", "-out", dir}, tt.args...)
+			if err := run(args, new(bytes.Buffer)); err == nil {
+				t.Fatal("run succeeded")
 			}
-			if got := arbitrage(1000, x); math.Abs(got-tt.want) > 1e-9 {
-				t.Fatalf("arbitrage = %v, want %v", got, tt.want)
+			if entries, _ := os.ReadDir(dir); len(entries) > 0 {
+				t.Errorf("a refused run wrote %v", entries)
 			}
 		})
 	}
-	t.Run("more drift leaves more arbitrage", func(t *testing.T) {
-		a := arbitrage(1000, []float64{logit(0.3), logit(0.3), logit(0.3)})
-		b := arbitrage(1000, []float64{logit(0.32), logit(0.32), logit(0.32)})
-		if !(a > b && b > 0) {
-			t.Fatalf("Σ = 0.9 leaves %v, Σ = 0.96 leaves %v", a, b)
+	t.Run("-design is ignored: both designs run", func(t *testing.T) {
+		if _, err := parseFlags([]string{"-exclusive", "-design", "cpmm"}, new(bytes.Buffer)); err != nil {
+			t.Fatal(err)
 		}
 	})
 }

@@ -129,21 +129,3 @@ func meanSD(x []float64) (mean, sd float64) {
 	}
 	return mean, math.Sqrt(sd / float64(len(x)-1))
 }
-
-// quantile returns the q-quantile of sorted x by linear interpolation.
-func quantile(x []float64, q float64) float64 {
-	pos := q * float64(len(x)-1)
-	i := int(pos)
-	if i >= len(x)-1 {
-		return x[len(x)-1]
-	}
-	return x[i] + (pos-float64(i))*(x[i+1]-x[i])
-}
-
-func intsToFloats(x []int) []float64 {
-	f := make([]float64, len(x))
-	for i, v := range x {
-		f[i] = float64(v)
-	}
-	return f
-}

@@ -46,37 +46,31 @@
 //
 // # Exclusive pools
 //
-// With -exclusive it compares two ways of running n markets of which
-// exactly one resolves YES, trading in integer shares and kopecks through
-// the platform's pricer (no fee): n independent binary LMSR markets, one
-// per outcome with liquidity b each, and one exclusive pool, an n-outcome
-// LMSR of liquidity b (lmsr.Exclusive). Both open every market at 1/n and
-// see the same truth, the same traders and the same order of traders.
-// A trader takes the market whose YES price is furthest from their belief,
-// YES if the price is below it and NO if above, and buys the shares that
-// bring the price to the belief, spending at most -budget (a whole number
-// of kopecks, as -b must be).
+// With -exclusive it compares two of sim's designs for n markets of which
+// exactly one resolves YES: n independent binary LMSR markets (binary),
+// one per outcome with liquidity b each, and one exclusive pool (pool),
+// an n-outcome LMSR of liquidity b. It takes the flags of the default
+// mode but -design, and runs run r of both designs with the same seed, as
+// a sweep with -common does: the same truth, winner and informed
+// traders' signals.
 //
 //	go run ./examples/simulate -exclusive -outcomes 5 -b 1000 -runs 200 -seed 1
 //
-// The CSV then has one row per run, step and outcome with both venues
+// The CSV then has one row per run, step and outcome with both designs
 // side by side:
 //
-//	run,step,outcome,truth,binary_q_yes,binary_q_no,binary_price,pool_q_yes,pool_q_no,pool_price,
-//	binary_mm_pnl,pool_mm_pnl,binary_price_sum,pool_price_sum,arbitrage
+//	run,step,outcome,truth,won,binary_price,pool_price,binary_mm_pnl,pool_mm_pnl,binary_price_sum,pool_price_sum
 //
-// where pool_q_yes and pool_q_no are what the pool's market shows (its
-// outcome's quantity and the rounded log-sum-exp of the others), mm_pnl is
-// the maker's profit in kopecks if that outcome wins (costs collected
-// less the payout), the price sums are Σ YES prices over the markets, and
-// arbitrage is the most a trader could lock in on the binary markets, in
-// kopecks before rounding: buying the same shares of YES on every market
-// when the sum is below 1, or of NO when above. It prints, for each venue,
-// the subsidy, the maker's P&L at resolution against −subsidy, how far the
-// YES prices sum from 1, the arbitrage left on the binary markets, and the
-// error of the final prices against the truth; it draws the price paths of
-// one run (-prices), the two P&L distributions (-pnl) and the sums of the
-// YES prices over one run (-sums).
+// where the price sums are Σ YES prices over the markets. Next to it,
+// NAME-runs.csv for -csv NAME.csv has one row per design and run in the
+// form of a sweep's CSV: point 0 the binary markets, point 1 the pool,
+// with every metric, arbitrage_left among them. It prints, for each
+// design, the subsidy, the fees, the maker's P&L at resolution against
+// −subsidy, how far the YES prices sum from 1, the error of the final
+// prices against the truth and the Brier score, and the arbitrage left on
+// the binary markets; it draws the price paths of one run (-prices), the
+// two P&L distributions (-pnl) and the sums of the YES prices over one
+// run (-sums).
 //
 // # Answers added later
 //
@@ -276,7 +270,17 @@ func parseFlags(args []string, out io.Writer) (config, error) {
 		// A sweep draws no plot.
 		c.pricesPath, c.pnlPath = "", ""
 	}
-	if !c.exclusive && !c.split {
+	switch {
+	case c.exclusive:
+		// -exclusive runs both designs whatever -design says.
+		for _, d := range exclusiveDesigns {
+			sc := c.simConfig()
+			sc.Design = d
+			if err := sc.Validate(); err != nil {
+				return c, err
+			}
+		}
+	case !c.split:
 		// sim checks the rest: the design, the fee, the mix, the truth.
 		if err := c.simConfig().Validate(); err != nil {
 			return c, err
@@ -352,6 +356,9 @@ func run(args []string, stdout io.Writer) error {
 	if cfg.sweep {
 		return runSweep(cfg, stdout)
 	}
+	if cfg.exclusive {
+		return runExclusive(cfg, stdout)
+	}
 	var csvOut io.Writer = io.Discard
 	var file *os.File
 	if cfg.csvPath != "" {
@@ -360,9 +367,6 @@ func run(args []string, stdout io.Writer) error {
 		}
 		defer file.Close()
 		csvOut = file
-	}
-	if cfg.exclusive {
-		return runExclusive(cfg, csvOut, file, stdout)
 	}
 	if cfg.split {
 		return runSplit(cfg, csvOut, file, stdout)

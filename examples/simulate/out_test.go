@@ -46,7 +46,7 @@ func TestRunWritesIntoOutAndNothingIntoTheWorkingDirectory(t *testing.T) {
 			}
 			want := []string{"simulate.csv", "prices.png", "pnl.png"}
 			if mode == "exclusive pool" {
-				want = append(want, "sums.png")
+				want = append(want, "simulate-runs.csv", "sums.png")
 			}
 			for _, name := range want {
 				if fi, err := os.Stat(filepath.Join(out, name)); err != nil || fi.Size() == 0 {

@@ -5,6 +5,7 @@ import (
 	"image/color"
 	"slices"
 
+	"github.com/predictkit/predictkit/sim"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
@@ -23,14 +24,15 @@ func plotExclusivePrices(cfg config, res exclusiveResult, path string) error {
 	p.Y.Label.Text = "price"
 	p.Y.Min, p.Y.Max = 0, 1
 	p.Legend.Top = true
-	steps := float64(len(res.pool.path) - 1)
+	bin, pool := res.runs[0][cfg.plotRun], res.runs[1][cfg.plotRun]
+	steps := float64(len(pool.Prices) - 1)
 	for i := range cfg.outcomes {
 		for _, v := range []struct {
-			st     venueStats
+			run    *sim.Result
 			dashes []vg.Length
-		}{{res.pool, nil}, {res.binary, dashed}} {
-			xys := make(plotter.XYs, len(v.st.path))
-			for step, prices := range v.st.path {
+		}{{pool, nil}, {bin, dashed}} {
+			xys := make(plotter.XYs, len(v.run.Prices))
+			for step, prices := range v.run.Prices {
 				xys[step] = plotter.XY{X: float64(step), Y: prices[i]}
 			}
 			l, err := plotter.NewLine(xys)
@@ -45,7 +47,7 @@ func plotExclusivePrices(cfg config, res exclusiveResult, path string) error {
 				p.Legend.Add(fmt.Sprintf("outcome %d", i), l)
 			}
 		}
-		truth, err := plotter.NewLine(plotter.XYs{{X: 0, Y: res.pathTrue[i]}, {X: steps, Y: res.pathTrue[i]}})
+		truth, err := plotter.NewLine(plotter.XYs{{X: 0, Y: pool.Truth[i]}, {X: steps, Y: pool.Truth[i]}})
 		if err != nil {
 			return err
 		}
@@ -59,24 +61,26 @@ func plotExclusivePrices(cfg config, res exclusiveResult, path string) error {
 
 var dotted = []vg.Length{vg.Points(1), vg.Points(3)}
 
-// plotExclusivePnL draws the market maker's P&L over runs for both venues
+// plotExclusivePnL draws the market maker's P&L over runs for both designs
 // as two histograms on the same bins, each with its floor, −subsidy.
 func plotExclusivePnL(cfg config, res exclusiveResult, path string) error {
 	p := plot.New()
 	p.Title.Text = fmt.Sprintf("Market-maker P&L at resolution, %d runs", cfg.runs)
 	p.X.Label.Text = "P&L (kopecks)"
 	p.Y.Label.Text = "runs"
-	lo := min(slices.Min(res.binary.pnl), slices.Min(res.pool.pnl))
-	hi := max(slices.Max(res.binary.pnl), slices.Max(res.pool.pnl))
-	bins := min(max(len(res.pool.pnl)/5, 5), 50)
+	pnl := func(m sim.Metrics) float64 { return float64(m.PnL) }
+	pnls := [2][]float64{metric(res.runs[0], pnl), metric(res.runs[1], pnl)}
+	lo := min(slices.Min(pnls[0]), slices.Min(pnls[1]))
+	hi := max(slices.Max(pnls[0]), slices.Max(pnls[1]))
+	bins := min(max(cfg.runs/5, 5), 50)
 	colours := []color.NRGBA{{R: 220, G: 110, B: 40, A: 150}, {R: 60, G: 110, B: 210, A: 150}}
 	top := 0.0
-	for k, v := range []venueStats{res.binary, res.pool} {
+	for k, x := range pnls {
 		// Two weightless points at the common range give both histograms
 		// the same bins.
-		xys := make(plotter.XYs, 0, len(v.pnl)+2)
-		for _, x := range v.pnl {
-			xys = append(xys, plotter.XY{X: x, Y: 1})
+		xys := make(plotter.XYs, 0, len(x)+2)
+		for _, v := range x {
+			xys = append(xys, plotter.XY{X: v, Y: 1})
 		}
 		xys = append(xys, plotter.XY{X: lo}, plotter.XY{X: hi})
 		h, err := plotter.NewHistogram(xys, bins)
@@ -86,13 +90,14 @@ func plotExclusivePnL(cfg config, res exclusiveResult, path string) error {
 		h.FillColor = colours[k]
 		h.LineStyle.Width = 0
 		p.Add(h)
-		p.Legend.Add(v.name, h)
+		p.Legend.Add(venueName(exclusiveDesigns[k]), h)
 		for _, b := range h.Bins {
 			top = max(top, b.Weight)
 		}
 	}
-	for k, v := range []venueStats{res.binary, res.pool} {
-		l, err := plotter.NewLine(plotter.XYs{{X: -float64(v.subsidy), Y: 0}, {X: -float64(v.subsidy), Y: top}})
+	for k, runs := range res.runs {
+		floor := -float64(runs[0].Metrics.Subsidy)
+		l, err := plotter.NewLine(plotter.XYs{{X: floor, Y: 0}, {X: floor, Y: top}})
 		if err != nil {
 			return err
 		}
@@ -100,7 +105,7 @@ func plotExclusivePnL(cfg config, res exclusiveResult, path string) error {
 		l.Dashes = dashed
 		l.Width = vg.Points(1.5)
 		p.Add(l)
-		p.Legend.Add("−subsidy, "+v.name, l)
+		p.Legend.Add("−subsidy, "+venueName(exclusiveDesigns[k]), l)
 	}
 	p.Legend.Top = true
 	return p.Save(8*vg.Inch, 5*vg.Inch, path)
@@ -114,10 +119,11 @@ func plotPriceSums(cfg config, res exclusiveResult, path string) error {
 	p.X.Label.Text = "step"
 	p.Y.Label.Text = "Σ YES prices"
 	p.Legend.Top = true
-	for k, v := range []venueStats{res.binary, res.pool} {
-		xys := make(plotter.XYs, len(v.sums))
-		for step, s := range v.sums {
-			xys[step] = plotter.XY{X: float64(step), Y: s}
+	for k, runs := range res.runs {
+		path := runs[cfg.plotRun].Prices
+		xys := make(plotter.XYs, len(path))
+		for step, prices := range path {
+			xys[step] = plotter.XY{X: float64(step), Y: priceSum(prices)}
 		}
 		l, err := plotter.NewLine(xys)
 		if err != nil {
@@ -126,7 +132,7 @@ func plotPriceSums(cfg config, res exclusiveResult, path string) error {
 		l.Color = plotutil.Color(k)
 		l.Width = vg.Points(1.5)
 		p.Add(l)
-		p.Legend.Add(v.name, l)
+		p.Legend.Add(venueName(exclusiveDesigns[k]), l)
 	}
 	p.Add(plotter.NewGrid())
 	return p.Save(8*vg.Inch, 5*vg.Inch, path)

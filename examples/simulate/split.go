@@ -19,6 +19,95 @@ import (
 // outcome listed at that step (the new answer only from the split on).
 var splitHeader = []string{"run", "step", "outcome", "truth", "q", "q0", "price", "claim", "escrow"}
 
+// pool is one exclusive pool over n outcomes, traded in integer shares
+// and kopecks through the lmsr kopeck functions, without a fee.
+type pool struct {
+	p         lmsr.Exclusive
+	q0        []int64 // the opening quantities
+	collected int64   // the costs taken, kopecks
+}
+
+// newPool opens a pool of n outcomes at 1/n each and returns it with its
+// subsidy.
+func newPool(b int64, n int) (*pool, int64, error) {
+	uniform := make([]float64, n)
+	for i := range uniform {
+		uniform[i] = 1 / float64(n)
+	}
+	p, err := lmsr.NewExclusive(b, uniform)
+	if err != nil {
+		return nil, 0, err
+	}
+	sub, err := p.SubsidyKopecks()
+	return &pool{p: p, q0: slices.Clone(p.Q)}, sub, err
+}
+
+func (v *pool) buy(i int, s lmsr.Side, shares int64) (lmsr.Buy, error) {
+	return v.p.BuyShares(i, s, shares, 0)
+}
+
+func (v *pool) buyForSpend(i int, s lmsr.Side, budget int64) (lmsr.Buy, error) {
+	return v.p.BuyForSpend(i, s, budget, 0)
+}
+
+func (v *pool) apply(i int, s lmsr.Side, b lmsr.Buy) {
+	v.p = v.p.With(i, s, b.Shares)
+	v.collected += b.Cost
+}
+
+// payout returns what the pool owes if outcome k wins.
+func (v *pool) payout(k int) int64 { return v.p.Q[k] - v.q0[k] }
+
+// venue is what a trader of tradeVenue trades on.
+type venue interface {
+	// buy prices a buy of shares of side s of market i; it does not trade.
+	buy(i int, s lmsr.Side, shares int64) (lmsr.Buy, error)
+	// buyForSpend prices the most shares a budget buys; it does not trade.
+	buyForSpend(i int, s lmsr.Side, budget int64) (lmsr.Buy, error)
+	// apply executes a priced buy.
+	apply(i int, s lmsr.Side, b lmsr.Buy)
+}
+
+// tradeVenue lets a trader with belief bel take the market with the
+// largest gap |bel_i − p_i| between belief and YES price: YES when the
+// price is below the belief, NO when above. It buys the shares that bring
+// that price to the belief with the market's other quantities fixed,
+// Δ = b·|logit bel_i − logit p_i| (exact for a pool's market, whose
+// log-odds are (q_i − q_no)/b), but spends at most budget. It reports
+// whether it traded.
+func tradeVenue(v venue, b float64, prices, bel []float64, budget int64) bool {
+	best, gap := -1, 0.0
+	for i, p := range prices {
+		if g := math.Abs(bel[i] - p); g > gap {
+			best, gap = i, g
+		}
+	}
+	if best < 0 {
+		return false
+	}
+	p, t := prices[best], bel[best]
+	s := lmsr.Yes
+	if t < p {
+		s = lmsr.No
+	}
+	shares := int64(math.Floor(b * math.Abs(logit(t)-logit(p))))
+	if shares < 1 {
+		return false
+	}
+	buy, err := v.buy(best, s, shares)
+	if err == nil && buy.Charge > budget {
+		buy, err = v.buyForSpend(best, s, budget)
+	}
+	if err != nil {
+		// Past the price limit, or the budget buys no share.
+		return false
+	}
+	v.apply(best, s, buy)
+	return true
+}
+
+func logit(p float64) float64 { return math.Log(p) - math.Log1p(-p) }
+
 // recorder is the pool as one trader sees it: their buys are recorded as
 // holdings.
 type recorder struct {
@@ -202,8 +291,7 @@ func splitPool(pl *pool, holdings [][]lmsr.Holding, other int, share float64) (s
 		holdings[t] = mapHoldings(&s, holdings[t])
 	}
 	pl.p, pl.q0 = s.Pool, s.Q0
-	pl.views = make([]lmsr.BinaryView, s.Pool.N())
-	return d, pl.p.BinaryViewsInto(pl.views)
+	return d, nil
 }
 
 // mapHoldings returns the holdings hs become at the split s.

@@ -57,15 +57,15 @@ func run(c Config, keep bool) (*Result, error) {
 	n := c.Outcomes
 	rng := rand.New(rand.NewPCG(c.Seed, seedStream))
 	res := &Result{Config: c, Truth: make([]float64, n)}
-	drawTruth(rng, c.Truth, res.Truth)
-	res.Winner = drawIndex(rng, res.Truth)
+	DrawTruth(rng, c.Truth, res.Truth)
+	res.Winner = DrawIndex(rng, res.Truth)
 
 	w := &world{cfg: c, rng: rng, d: d, keep: keep, path: make([][]float64, 0, c.Steps+1)}
 	for _, kind := range assignKinds(c.Mix, c.Traders) {
 		t := trader{kind: kind, cash: c.Cash, hold: make([]int64, 2*n)}
 		if kind == informed {
 			t.belief = make([]float64, n)
-			drawSignal(rng, res.Truth, c.Noise, t.belief)
+			DrawSignal(rng, res.Truth, c.Noise, t.belief)
 		}
 		w.traders = append(w.traders, t)
 	}
@@ -156,10 +156,11 @@ func (w *world) metrics(res *Result) Metrics {
 	return m
 }
 
-// drawTruth fills dst with fixed, or else a draw from the flat Dirichlet
+// DrawTruth fills dst with fixed, or else a draw from the flat Dirichlet
 // (normalised exponentials), kept 1e-3 away from 0 before normalising so
-// that prices can reach it.
-func drawTruth(rng *rand.Rand, fixed, dst []float64) {
+// that prices can reach it. Run draws every truth with it; an experiment
+// of one's own (examples/simulate -split) draws the same way.
+func DrawTruth(rng *rand.Rand, fixed, dst []float64) {
 	if fixed != nil {
 		copy(dst, fixed)
 		return
@@ -174,9 +175,9 @@ func drawTruth(rng *rand.Rand, fixed, dst []float64) {
 	}
 }
 
-// drawSignal is an informed trader's private signal: the log of the truth
-// plus Gaussian noise of standard deviation sd, renormalised.
-func drawSignal(rng *rand.Rand, truth []float64, sd float64, dst []float64) {
+// DrawSignal fills dst with an informed trader's private signal: the log of
+// the truth plus Gaussian noise of standard deviation sd, renormalised.
+func DrawSignal(rng *rand.Rand, truth []float64, sd float64, dst []float64) {
 	mx := math.Inf(-1)
 	for i, p := range truth {
 		dst[i] = math.Log(p) + sd*rng.NormFloat64()
@@ -192,8 +193,9 @@ func drawSignal(rng *rand.Rand, truth []float64, sd float64, dst []float64) {
 	}
 }
 
-// drawIndex draws an index with probabilities p.
-func drawIndex(rng *rand.Rand, p []float64) int {
+// DrawIndex draws an index with probabilities p, such as the winner from
+// the truth.
+func DrawIndex(rng *rand.Rand, p []float64) int {
 	u := rng.Float64()
 	for i, x := range p {
 		if u < x {

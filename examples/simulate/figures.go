@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"flag"
 	"fmt"
 	"math"
@@ -225,7 +226,7 @@ func sweepFigures(cfg config, res *sim.SweepResult) ([]string, error) {
 				if len(ss) == 0 {
 					continue
 				}
-				slices.SortFunc(ss, func(a, b sim.Summary) int { return cmpFloat(x(a), x(b)) })
+				slices.SortFunc(ss, func(a, b sim.Summary) int { return cmp.Compare(x(a), x(b)) })
 				mean, lo, hi := sim.Column(ss, metric)
 				xs := make([]float64, len(ss))
 				for i, s := range ss {
@@ -267,16 +268,6 @@ func sweepFigures(cfg config, res *sim.SweepResult) ([]string, error) {
 		files = append(files, name)
 	}
 	return files, nil
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // inOut is the path of a file named name in the output directory.

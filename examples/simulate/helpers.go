@@ -3,59 +3,11 @@ package main
 import (
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 )
-
-// drawTruth fills dst with fixed, or else a draw from the flat Dirichlet
-// (normalised exponentials), kept away from 0 so that prices can reach it.
-func drawTruth(rng *rand.Rand, fixed, dst []float64) {
-	if fixed != nil {
-		copy(dst, fixed)
-		return
-	}
-	sum := 0.0
-	for i := range dst {
-		dst[i] = rng.ExpFloat64() + 1e-3
-		sum += dst[i]
-	}
-	for i := range dst {
-		dst[i] /= sum
-	}
-}
-
-// drawBelief scatters a trader's belief around the truth: log p* plus
-// Gaussian noise of the given standard deviation, renormalised.
-func drawBelief(rng *rand.Rand, truth []float64, noise float64, dst []float64) {
-	mx := math.Inf(-1)
-	for i, p := range truth {
-		dst[i] = math.Log(p) + noise*rng.NormFloat64()
-		mx = max(mx, dst[i])
-	}
-	sum := 0.0
-	for i := range dst {
-		dst[i] = math.Exp(dst[i] - mx)
-		sum += dst[i]
-	}
-	for i := range dst {
-		dst[i] /= sum
-	}
-}
-
-// drawIndex draws an index with probabilities p.
-func drawIndex(rng *rand.Rand, p []float64) int {
-	u := rng.Float64()
-	for i, x := range p {
-		if u < x {
-			return i
-		}
-		u -= x
-	}
-	return len(p) - 1
-}
 
 // placeOutputs makes the output directory (a new temporary one when -out
 // is not given) and puts the output files in it: a relative name is

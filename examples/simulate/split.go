@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/predictkit/predictkit/lmsr"
+	"github.com/predictkit/predictkit/sim"
 )
 
 // splitHeader is the CSV header of -split: one row per run, step and
@@ -159,9 +160,9 @@ func simulateSplit(cfg config, w io.Writer) (splitResult, error) {
 	}
 	record := make([]string, len(splitHeader))
 	for r := range cfg.runs {
-		drawTruth(rng, cfg.truth, truth)
+		sim.DrawTruth(rng, cfg.truth, truth)
 		for _, bel := range beliefs {
-			drawBelief(rng, truth, cfg.noise, bel)
+			sim.DrawSignal(rng, truth, cfg.noise, bel)
 		}
 		pl, subsidy, err := newPool(b, n)
 		if err != nil {
@@ -251,7 +252,7 @@ func simulateSplit(cfg config, w io.Writer) (splitResult, error) {
 				res.checked++
 			}
 		}
-		winner := drawIndex(rng, truth)
+		winner := sim.DrawIndex(rng, truth)
 		res.topUp = append(res.topUp, float64(topUp))
 		res.pnl = append(res.pnl, float64(pl.collected-pl.payout(winner)))
 	}

@@ -262,22 +262,7 @@ func (s *Store) PriceHistory(ctx context.Context, marketID int64, limit int) ([]
 
 // Trades returns market id's trade log, oldest first.
 func (s *Store) Trades(ctx context.Context, marketID int64) ([]*market.Trade, error) {
-	rows, err := s.pool.Query(ctx, sqlTrades, marketID)
-	if err != nil {
-		return nil, translate(err, nil)
-	}
-	out := []*market.Trade{}
-	for rows.Next() {
-		t := &market.Trade{}
-		dest, finish := tradeDest(t)
-		if err := rows.Scan(dest...); err != nil {
-			rows.Close()
-			return nil, translate(err, nil)
-		}
-		finish()
-		out = append(out, t)
-	}
-	return out, translate(rows.Err(), nil)
+	return collectTrades(s.pool.Query(ctx, sqlTrades, marketID))
 }
 
 // TradesAfter returns market id's trades with an id above after, oldest
@@ -285,7 +270,12 @@ func (s *Store) Trades(ctx context.Context, marketID int64) ([]*market.Trade, er
 // is cached, so it must not miss the last trades a lagging replica has
 // not applied yet.
 func (s *Store) TradesAfter(ctx context.Context, marketID, after int64, limit int) ([]*market.Trade, error) {
-	rows, err := s.pool.Query(ctx, sqlTradesAfter, marketID, after, pageLimit(limit))
+	return collectTrades(s.pool.Query(ctx, sqlTradesAfter, marketID, after, pageLimit(limit)))
+}
+
+// collectTrades reads the rows of a trades query (its columns those
+// tradeDest scans) into trades.
+func collectTrades(rows pgx.Rows, err error) ([]*market.Trade, error) {
 	if err != nil {
 		return nil, translate(err, nil)
 	}

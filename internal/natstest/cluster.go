@@ -133,20 +133,29 @@ func Dial(t testing.TB, urls string) natsjs.JetStream {
 	return js
 }
 
-// Leader is the name of the node that leads stream, asked through js.
+// Leader is the name of the node that leads stream, asked through js. A
+// stream between leaders (an election runs for seconds on a loaded
+// machine) is asked again, for up to 30 seconds.
 func Leader(t testing.TB, js natsjs.JetStream, stream string) string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	s, err := js.Stream(ctx, stream)
-	if err != nil {
-		t.Fatal(err)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		s, err := js.Stream(ctx, stream)
+		cancel()
+		if err == nil {
+			if info := s.CachedInfo(); info.Cluster != nil && info.Cluster.Leader != "" {
+				return info.Cluster.Leader
+			}
+		}
+		if time.Now().After(deadline) {
+			if err != nil {
+				t.Fatalf("stream %s: %v", stream, err)
+			}
+			t.Fatalf("stream %s has had no leader for 30 s: %+v", stream, s.CachedInfo().Cluster)
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
-	info := s.CachedInfo()
-	if info.Cluster == nil || info.Cluster.Leader == "" {
-		t.Fatalf("stream %s has no leader: %+v", stream, info.Cluster)
-	}
-	return info.Cluster.Leader
 }
 
 // ready waits until the cluster has elected its JetStream meta leader

@@ -32,6 +32,9 @@ const (
 	// exportPageTimeout bounds each page's read once the answer streams,
 	// past the request's own deadline.
 	exportPageTimeout = 10 * time.Second
+	// exportRenderTimeout bounds the render of a resolved market's file
+	// for the cache, which outlives the request that started it.
+	exportRenderTimeout = time.Minute
 )
 
 // TradesCSVHeader is the header row of a market's trades file, its
@@ -143,8 +146,12 @@ func (x *tradeExports) resolvedFile(ctx context.Context, id int64) (*exportFile,
 		if f := x.cache.get(id); f != nil {
 			return f, nil
 		}
-		r := x.newReader(ctx, id)
-		r.ctx = ctx
+		// The render is shared by every download that waits for it, so
+		// the first client's leaving must not end it: it has a deadline
+		// of its own.
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), exportRenderTimeout)
+		defer cancel()
+		r := x.newReader(rctx, id)
 		var b bytes.Buffer
 		_, err := io.Copy(&cappedWriter{w: &b, left: x.cache.maxFile()}, r)
 		if errors.Is(err, errTooLarge) {

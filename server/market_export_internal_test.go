@@ -18,7 +18,10 @@ type fakeLog struct {
 	n, reads, failAfter int
 }
 
-func (f *fakeLog) read(_ context.Context, _, after int64, limit int) ([]*market.Trade, error) {
+func (f *fakeLog) read(ctx context.Context, _, after int64, limit int) ([]*market.Trade, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	f.reads++
 	if f.failAfter > 0 && f.reads > f.failAfter {
 		return nil, errors.New("pq: connection reset")
@@ -53,6 +56,20 @@ func TestResolvedTradesFilesAreRenderedOnce(t *testing.T) {
 		second, err := x.resolvedFile(ctx, 7)
 		if err != nil || second != first || f.reads != 3 {
 			t.Fatalf("second download: %p (first %p), %v, %d reads", second, first, err, f.reads)
+		}
+	})
+
+	t.Run("a download whose client has gone still renders the file the others wait for", func(t *testing.T) {
+		f := &fakeLog{n: 10}
+		x := exportsOver(f, 4, 1<<20)
+		gone, cancel := context.WithCancel(ctx)
+		cancel()
+		got, err := x.resolvedFile(gone, 7)
+		if err != nil || got == nil {
+			t.Fatalf("render for a client that has gone: %v, %v; want the file", got, err)
+		}
+		if lines := strings.Count(string(got.body), "\n"); lines != 11 {
+			t.Fatalf("%d lines, want the header and 10 rows", lines)
 		}
 	})
 

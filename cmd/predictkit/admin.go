@@ -153,19 +153,19 @@ func adminCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "predictkit admin %s: no operator token: set PREDICTKIT_ADMIN_TOKEN or pass -token\n", cmd.name)
 		return 2
 	}
-	base, err := url.Parse(strings.TrimRight(common.url, "/"))
-	if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
-		fmt.Fprintf(stderr, "predictkit admin %s: -url %q: must be an http or https URL such as http://127.0.0.1:8080\n", cmd.name, common.url)
+	base, err := serverBase(common.url)
+	if err != nil {
+		fmt.Fprintf(stderr, "predictkit admin %s: %v\n", cmd.name, err)
 		return 2
 	}
-	api, err := client.NewClientWithResponses(base.String(),
+	api, err := client.NewClientWithResponses(base,
 		client.WithBearerToken(common.token),
 		client.WithHTTPClient(&http.Client{Timeout: common.timeout}))
 	if err != nil {
 		fmt.Fprintf(stderr, "predictkit admin %s: %v\n", cmd.name, err)
 		return 2
 	}
-	a := &adminClient{ClientWithResponses: api, base: base.String(), arg: operand}
+	a := &adminClient{ClientWithResponses: api, base: base, arg: operand}
 	out := &adminOutput{w: stdout, json: common.json}
 	if err := runFn(ctx, a, out); err != nil {
 		var ue usageError
@@ -177,6 +177,16 @@ func adminCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return 1
 	}
 	return 0
+}
+
+// serverBase checks a -url flag: the base URL of a server, http or https,
+// without its trailing slashes.
+func serverBase(raw string) (string, error) {
+	u, err := url.Parse(strings.TrimRight(raw, "/"))
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "", fmt.Errorf("-url %q: must be an http or https URL such as http://127.0.0.1:8080", raw)
+	}
+	return u.String(), nil
 }
 
 type adminCommonFlags struct {

@@ -104,11 +104,10 @@ func parseExportArgs(args []string, lookup func(string) (string, bool), stderr i
 	case o.format == "parquet" && (o.out == "" || o.out == "-"):
 		return fail("-format parquet needs -o FILE: Parquet is not written to standard output")
 	}
-	u, err := url.Parse(strings.TrimRight(base, "/"))
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fail("-url %q: must be an http or https URL such as http://127.0.0.1:8080", base)
+	var err error
+	if o.base, err = serverBase(base); err != nil {
+		return fail("%v", err)
 	}
-	o.base = u.String()
 	return o, nil
 }
 
